@@ -1,0 +1,78 @@
+package abi
+
+import "encoding/json"
+
+// Version is the version of mcphost's additions to the hyper-mcp v2 ABI.
+// A guest built with sdk-guest reports it through [ExportABIVersion]; a guest
+// that does not is treated as plain hyper-mcp v2.
+const Version = 1
+
+// Exports of the v2 ABI (hyper-mcp compatible).
+const (
+	ExportListTools             = "list_tools"
+	ExportCallTool              = "call_tool"
+	ExportListResources         = "list_resources"
+	ExportListResourceTemplates = "list_resource_templates"
+	ExportReadResource          = "read_resource"
+	ExportListPrompts           = "list_prompts"
+	ExportGetPrompt             = "get_prompt"
+	ExportComplete              = "complete"
+	ExportOnRootsListChanged    = "on_roots_list_changed"
+
+	// ExportABIVersion is mcphost's optional addition: a plain Wasm export
+	// with no parameters returning the guest's [Version] as i32.
+	ExportABIVersion = "mcphost_abi_version"
+)
+
+// Exports of the v1 ABI (mcp.run servlets; tools only).
+const (
+	ExportDescribe = "describe" // input empty, output ListToolsResult
+	ExportCall     = "call"     // input {"params":CallToolParams}, output CallToolResult
+)
+
+// HostNamespace is the Wasm import module of mcphost's host functions.
+const HostNamespace = "extism:host/user"
+
+// Host functions (imports in [HostNamespace]). Names, signatures and JSON
+// shapes are hyper-mcp's, because wazero checks import signatures exactly:
+// a function with a payload takes one i64 (the Extism memory offset of its
+// JSON), one without takes nothing; requests return one i64 (the offset of
+// the JSON reply), notifications return nothing. The comment on each gives
+// its payload → reply.
+const (
+	HostLog                 = "notify_logging_message"           // LoggingMessageParams → nothing
+	HostProgress            = "notify_progress"                  // ProgressParams → nothing
+	HostSample              = "create_message"                   // CreateMessageParams → CreateMessageResult
+	HostElicit              = "create_elicitation"               // ElicitParams → ElicitResult
+	HostListRoots           = "list_roots"                       // nothing → ListRootsResult
+	HostToolListChanged     = "notify_tool_list_changed"         // nothing → nothing
+	HostPromptListChanged   = "notify_prompt_list_changed"       // nothing → nothing
+	HostResourceListChanged = "notify_resource_list_changed"     // nothing → nothing
+	HostResourceUpdated     = "notify_resource_updated"          // {"uri":…} → nothing
+	HostURLElicitComplete   = "notify_url_elicitation_completed" // {"elicitationId":…} → nothing
+)
+
+// Context travels with every v2 call as the "context" member of the input.
+// It tells the guest which client request it serves.
+type Context struct {
+	// ID is the JSON-RPC id of the client request, exactly as sent.
+	ID json.RawMessage `json:"id,omitempty"`
+	// Meta is the request's params._meta, exactly as sent (it carries
+	// progressToken, among others).
+	Meta json.RawMessage `json:"_meta,omitempty"`
+	// ProtocolVersion is the version the session negotiated (mcphost addition).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Plugin is the plugin's configured name (mcphost addition).
+	Plugin string `json:"plugin,omitempty"`
+}
+
+// Input is the envelope of every v2 export's input.
+type Input struct {
+	Request json.RawMessage `json:"request,omitempty"`
+	Context Context         `json:"context"`
+}
+
+// V1CallInput is the input of the v1 "call" export.
+type V1CallInput struct {
+	Params CallToolParams `json:"params"`
+}
