@@ -1,0 +1,158 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// EngineOptions configure an [Engine].
+type EngineOptions struct {
+	// CacheDir holds wazero's compilation cache. "" means
+	// os.UserCacheDir()/mcphost/wazero. The directory holds native code and
+	// must be writable only by this user.
+	CacheDir string
+	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Mount is one allowed path.
+type Mount struct {
+	Host     string // directory on the host
+	Guest    string // path the guest sees; "" means the same as Host
+	ReadOnly bool
+}
+
+// Limits bound one module. Zero values mean the documented defaults.
+type Limits struct {
+	// MemoryPages caps each linear memory, in 64 KiB pages (default 4096 =
+	// 256 MiB; at most 65536). Go guests need at least 42 pages.
+	MemoryPages uint32
+	// Timeout bounds each call (default 5s).
+	Timeout time.Duration
+	// Instances is the size of the warm pool (default runtime.NumCPU()).
+	Instances int
+	// MaxInputBytes and MaxOutputBytes bound payloads (default 4 MiB / 16 MiB).
+	MaxInputBytes  int
+	MaxOutputBytes int
+	// AllowedHosts for Extism HTTP; empty denies all. "*" and "*.example.com" allowed.
+	AllowedHosts []string
+	// AllowedPaths are preopened directories; empty means no filesystem.
+	AllowedPaths []Mount
+	// Env is the guest's whole environment.
+	Env map[string]string
+	// Config is the Extism config (config_get).
+	Config map[string]string
+}
+
+// Kind classifies a failed call.
+type Kind int
+
+const (
+	KindTrap          Kind = iota + 1 // unreachable, Go panic, divide by zero, stack overflow, OOB
+	KindTimeout                       // the call's time budget ran out
+	KindCanceled                      // the caller's context was cancelled
+	KindOutOfMemory                   // the guest ran out of memory
+	KindGuestError                    // the guest called error_set (or returned non-zero)
+	KindBadOutput                     // the output is too large (or, for callers, not valid JSON)
+	KindMissingExport                 // the export does not exist
+	KindExit                          // the guest called proc_exit
+	KindHostPanic                     // a host function failed
+	KindBadInput                      // the input is too large
+	KindClosed                        // the module was closed
+)
+
+var kindNames = map[Kind]string{
+	KindTrap: "trap", KindTimeout: "timeout", KindCanceled: "canceled", KindOutOfMemory: "out of memory",
+	KindGuestError: "guest error", KindBadOutput: "bad output", KindMissingExport: "missing export",
+	KindExit: "exit", KindHostPanic: "host function failed", KindBadInput: "input too large", KindClosed: "closed",
+}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// CallError is every error [Module.Call] returns.
+type CallError struct {
+	Module string // module (plugin) name
+	Export string
+	Kind   Kind
+	// Detail is a human-readable cause: the guest's error message, the
+	// trap message, or the tail of the guest's stderr (a Go panic's text).
+	Detail string
+	Err    error // underlying runtime error, if any
+}
+
+func (e *CallError) Error() string {
+	if e.Detail == "" {
+		return fmt.Sprintf("%s: %s: %s", e.Module, e.Export, e.Kind)
+	}
+	return fmt.Sprintf("%s: %s: %s: %s", e.Module, e.Export, e.Kind, e.Detail)
+}
+
+func (e *CallError) Unwrap() error { return e.Err }
+
+// Is lets errors.Is(err, sandbox.ErrTimeout) and friends work.
+func (e *CallError) Is(target error) bool {
+	k, ok := target.(kindError)
+	return ok && Kind(k) == e.Kind
+}
+
+type kindError Kind
+
+func (k kindError) Error() string { return Kind(k).String() }
+
+// Sentinels for errors.Is.
+var (
+	ErrTrap          error = kindError(KindTrap)
+	ErrTimeout       error = kindError(KindTimeout)
+	ErrCanceled      error = kindError(KindCanceled)
+	ErrOutOfMemory   error = kindError(KindOutOfMemory)
+	ErrGuest         error = kindError(KindGuestError)
+	ErrMissingExport error = kindError(KindMissingExport)
+)
+
+// LoadError is returned by [Engine.Load] (bad wasm, limits below the module's
+// minimum, instantiation failure).
+type LoadError struct {
+	Module string
+	Stage  string // "compile", "instantiate", "limits"
+	Err    error
+}
+
+func (e *LoadError) Error() string { return fmt.Sprintf("%s: %s: %v", e.Module, e.Stage, e.Err) }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Peer is how host functions reach the MCP client of the call being served.
+// The host package implements it; sandbox only routes. Every method is
+// bounded by ctx (the call's own deadline and cancellation).
+type Peer interface {
+	// Request sends a server→client request (sampling/createMessage,
+	// elicitation/create, roots/list) and waits for its result.
+	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Notify sends a notification (notifications/message, notifications/progress,
+	// notifications/*/list_changed, notifications/resources/updated, …).
+	Notify(ctx context.Context, method string, params json.RawMessage) error
+}
+
+type peerKey struct{}
+
+// WithPeer returns a context whose calls route host functions to p.
+func WithPeer(ctx context.Context, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+// PeerFrom returns the Peer in ctx, or nil.
+func PeerFrom(ctx context.Context) Peer {
+	p, _ := ctx.Value(peerKey{}).(Peer)
+	return p
+}
+
+// ErrNoPeer is returned to a host function called outside any client request.
+var ErrNoPeer = errors.New("no client is attached to this call")

@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// hostFunc is one import of abi.HostNamespace and the MCP method it
+// becomes.
+//
+// Signatures are exactly hyper-mcp's (src/service.rs host_fns), because
+// wazero refuses to instantiate a guest whose import signature differs, and
+// hyper-mcp plugins must run unmodified: a function takes an i64 offset of a
+// kernel memory block holding JSON only when it has a payload, and returns
+// an i64 offset of a JSON reply only when it is a request.
+type hostFunc struct {
+	name    string
+	method  string
+	input   bool // takes one i64 offset of a JSON payload
+	request bool // Peer.Request and returns one i64 offset of the JSON reply; else Peer.Notify
+}
+
+// hostFuncs is the whole name → method table.
+var hostFuncs = []hostFunc{
+	{name: abi.HostLog, method: "notifications/message", input: true},
+	{name: abi.HostProgress, method: "notifications/progress", input: true},
+	{name: abi.HostSample, method: "sampling/createMessage", input: true, request: true},
+	{name: abi.HostElicit, method: "elicitation/create", input: true, request: true},
+	{name: abi.HostListRoots, method: "roots/list", request: true},
+	{name: abi.HostToolListChanged, method: "notifications/tools/list_changed"},
+	{name: abi.HostPromptListChanged, method: "notifications/prompts/list_changed"},
+	{name: abi.HostResourceListChanged, method: "notifications/resources/list_changed"},
+	{name: abi.HostResourceUpdated, method: "notifications/resources/updated", input: true},
+	{name: abi.HostURLElicitComplete, method: "notifications/elicitation/complete", input: true},
+}
+
+// hostFunctions returns the host functions given to every instance of one
+// module; log already carries the plugin attribute.
+func hostFunctions(log *slog.Logger) []extism.HostFunction {
+	fns := make([]extism.HostFunction, 0, len(hostFuncs))
+	for _, h := range hostFuncs {
+		var params, results []extism.ValueType
+		if h.input {
+			params = []extism.ValueType{extism.ValueTypePTR}
+		}
+		if h.request {
+			results = []extism.ValueType{extism.ValueTypePTR}
+		}
+		f := extism.NewHostFunctionWithStack(h.name, h.callback(log), params, results)
+		f.SetNamespace(abi.HostNamespace)
+		fns = append(fns, f)
+	}
+	return fns
+}
+
+// callback serves one host function. ctx is the ctx of the Call being
+// served (with its deadline), so the Peer is the one given to that Call.
+// A request never traps and never outlives the call: without a Peer, or when
+// the Peer fails, the guest gets {"error":"…"}.
+func (h hostFunc) callback(log *slog.Logger) extism.HostFunctionStackCallback {
+	return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		var payload json.RawMessage
+		var perr error
+		if h.input {
+			payload, perr = readJSON(p, stack[0])
+		}
+		peer := PeerFrom(ctx)
+		if !h.request {
+			switch {
+			case perr != nil:
+				log.Warn("host function payload", "func", h.name, "err", perr)
+			case peer == nil:
+				log.Debug("host notification dropped", "func", h.name, "err", ErrNoPeer)
+			default:
+				if err := peer.Notify(ctx, h.method, payload); err != nil {
+					log.Debug("host notification failed", "func", h.name, "err", err)
+				}
+			}
+			return
+		}
+		var reply []byte
+		switch {
+		case perr != nil:
+			reply = hostError(perr)
+		case peer == nil:
+			reply = hostError(ErrNoPeer)
+		default:
+			res, err := peer.Request(ctx, h.method, payload)
+			switch {
+			case err != nil:
+				log.Debug("host request failed", "func", h.name, "err", err)
+				reply = hostError(err)
+			case len(res) == 0:
+				reply = []byte("null")
+			default:
+				reply = res
+			}
+		}
+		stack[0] = writeBlock(p, reply)
+	}
+}
+
+var errBadPayload = errors.New("host function payload is not valid JSON")
+
+// readJSON reads the kernel block at offset; 0 or an empty block is no
+// payload.
+func readJSON(p *extism.CurrentPlugin, offset uint64) (json.RawMessage, error) {
+	if offset == 0 {
+		return nil, nil
+	}
+	b, err := p.ReadBytes(offset)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(b) {
+		return nil, errBadPayload
+	}
+	return b, nil
+}
+
+// writeBlock copies b into a new kernel block and returns its offset, or 0
+// when the kernel is out of memory (its alloc returns 0, which go-sdk's
+// WriteBytes would then write over).
+func writeBlock(p *extism.CurrentPlugin, b []byte) uint64 {
+	off, err := p.Alloc(uint64(len(b)))
+	if err != nil || off == 0 {
+		return 0
+	}
+	if !p.Memory().Write(uint32(off), b) {
+		return 0
+	}
+	return off
+}
+
+func hostError(err error) []byte {
+	b, _ := json.Marshal(abi.HostError{Error: err.Error()})
+	return b
+}

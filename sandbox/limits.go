@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/gobwas/glob"
+)
+
+// Defaults and bounds of [Limits].
+const (
+	DefaultMemoryPages    = 4096 // 256 MiB per memory
+	MaxMemoryPages        = 65536
+	DefaultTimeout        = 5 * time.Second
+	DefaultMaxInputBytes  = 4 << 20
+	DefaultMaxOutputBytes = 16 << 20
+
+	// kernelMinPages is the minimum memory of the Extism kernel module
+	// (extism-runtime.wasm v1.7.0); the cap applies to it as well.
+	kernelMinPages = 16
+	pageSize       = 64 << 10
+	// defaultMaxHTTPBytes is go-sdk's own default for http_request bodies.
+	defaultMaxHTTPBytes = 50 << 20
+)
+
+// normalize returns lim with defaults filled in, or the first problem found.
+// It runs before anything reaches wazero, whose memory limit panics above
+// 65536 pages.
+func normalize(lim Limits) (Limits, error) {
+	switch {
+	case lim.MemoryPages == 0:
+		lim.MemoryPages = DefaultMemoryPages
+	case lim.MemoryPages > MaxMemoryPages:
+		return lim, fmt.Errorf("memory pages %d over the maximum of %d (4 GiB)", lim.MemoryPages, MaxMemoryPages)
+	case lim.MemoryPages < kernelMinPages:
+		return lim, fmt.Errorf("memory pages %d below the Extism kernel's minimum of %d", lim.MemoryPages, kernelMinPages)
+	}
+	memBytes := int(lim.MemoryPages) * pageSize
+
+	switch {
+	case lim.Timeout < 0:
+		return lim, fmt.Errorf("timeout %v is negative", lim.Timeout)
+	case lim.Timeout == 0:
+		lim.Timeout = DefaultTimeout
+	}
+	switch {
+	case lim.Instances < 0:
+		return lim, fmt.Errorf("instances %d is negative", lim.Instances)
+	case lim.Instances == 0:
+		lim.Instances = runtime.NumCPU()
+	}
+
+	// The input is copied into the kernel's memory before the guest runs.
+	// When it does not fit, go-sdk 1.7.1 silently passes an empty input, so
+	// the input limit must keep well inside the memory limit.
+	switch {
+	case lim.MaxInputBytes < 0:
+		return lim, fmt.Errorf("max input bytes %d is negative", lim.MaxInputBytes)
+	case lim.MaxInputBytes == 0:
+		lim.MaxInputBytes = min(DefaultMaxInputBytes, memBytes/4)
+	case lim.MaxInputBytes > memBytes/2:
+		return lim, fmt.Errorf("max input bytes %d over half the memory limit (%d bytes); raise memory pages", lim.MaxInputBytes, memBytes)
+	}
+	switch {
+	case lim.MaxOutputBytes < 0:
+		return lim, fmt.Errorf("max output bytes %d is negative", lim.MaxOutputBytes)
+	case lim.MaxOutputBytes == 0:
+		lim.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+
+	for _, h := range lim.AllowedHosts {
+		if h == "" {
+			return lim, errors.New("allowed hosts: empty host")
+		}
+		// go-sdk compiles these with glob.MustCompile inside the call; a bad
+		// pattern must fail here instead.
+		if _, err := glob.Compile(h); err != nil {
+			return lim, fmt.Errorf("allowed hosts: %q: %w", h, err)
+		}
+	}
+	lim.AllowedHosts = append([]string(nil), lim.AllowedHosts...)
+
+	mounts := make([]Mount, 0, len(lim.AllowedPaths))
+	seen := make(map[string]bool)
+	for _, m := range lim.AllowedPaths {
+		if m.Host == "" {
+			return lim, errors.New("allowed paths: empty host path")
+		}
+		// An absolute path never starts with go-sdk's "ro:" marker.
+		host, err := filepath.Abs(m.Host)
+		if err != nil {
+			return lim, fmt.Errorf("allowed paths: %q: %w", m.Host, err)
+		}
+		fi, err := os.Stat(host)
+		if err != nil {
+			return lim, fmt.Errorf("allowed paths: %w", err)
+		}
+		if !fi.IsDir() {
+			return lim, fmt.Errorf("allowed paths: %q is not a directory", host)
+		}
+		if seen[host] {
+			return lim, fmt.Errorf("allowed paths: %q is mounted twice", host)
+		}
+		seen[host] = true
+		if m.Guest == "" {
+			m.Guest = m.Host
+		}
+		m.Host = host
+		mounts = append(mounts, m)
+	}
+	lim.AllowedPaths = mounts
+
+	for k, v := range lim.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return lim, fmt.Errorf("env: invalid variable %q", k)
+		}
+	}
+	lim.Env = cloneMap(lim.Env)
+	lim.Config = cloneMap(lim.Config)
+	return lim, nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// hostAllowed reports whether host matches allowed the way go-sdk's
+// http_request does (exact name or gobwas/glob pattern), so that redirects
+// are judged by the same rule as the first request.
+func hostAllowed(allowed []string, host string) bool {
+	for _, a := range allowed {
+		if a == host {
+			return true
+		}
+		g, err := glob.Compile(a)
+		if err == nil && g.Match(host) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,226 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Shared by every test of the binary: the guest is built and compiled once.
+var (
+	guestWasm  []byte // testdata/testguest
+	guestErr   error
+	badImport  []byte // testdata/badimport
+	testDir    string
+	testLogs   = &syncBuffer{}
+	testEngine *Engine
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childModeEnv); mode != "" {
+		os.Exit(stdoutChild(mode))
+	}
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "sandbox-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	testDir = dir
+	guestWasm, guestErr = buildGuest(dir, "testguest")
+	if guestErr == nil {
+		badImport, guestErr = buildGuest(dir, "badimport")
+	}
+	log := slog.New(slog.NewTextHandler(testLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	testEngine, err = NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(dir, "cache"), Logger: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer testEngine.Close(context.Background())
+	if guestErr == nil {
+		// Keeps the guest's compiled code in memory for the whole run, so
+		// each test's Load is an in-memory cache hit.
+		if _, err := testEngine.Load(context.Background(), "pin", guestWasm, Limits{Instances: 1}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// buildGuest builds testdata/<name> as a WASI reactor.
+func buildGuest(dir, name string) ([]byte, error) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return nil, fmt.Errorf("go is not on PATH: %w", err)
+	}
+	out := filepath.Join(dir, name+".wasm")
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./testdata/"+name)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build %s: %v\n%s", name, err, msg)
+	}
+	return os.ReadFile(out)
+}
+
+func needGuest(tb testing.TB) {
+	tb.Helper()
+	if guestErr != nil {
+		tb.Skipf("test guest unavailable: %v", guestErr)
+	}
+}
+
+// load loads the test guest into the shared Engine and closes it after tb.
+func load(tb testing.TB, lim Limits) *Module {
+	tb.Helper()
+	needGuest(tb)
+	m, err := testEngine.Load(context.Background(), tb.Name(), guestWasm, lim)
+	if err != nil {
+		tb.Fatalf("Load: %v", err)
+	}
+	tb.Cleanup(func() { m.Close(context.Background()) })
+	return m
+}
+
+// callErr asserts that err is a *CallError and returns it.
+func callErr(tb testing.TB, err error) *CallError {
+	tb.Helper()
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		tb.Fatalf("got error %v (%T); want *CallError", err, err)
+	}
+	return ce
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) Contains(s string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Contains(b.buf.String(), s)
+}
+
+// fakePeer records what host functions send and answers requests.
+type fakePeer struct {
+	mu    sync.Mutex
+	calls []peerCall
+
+	reply json.RawMessage
+	err   error
+	// onRequest and onNotify, when set, run inside the host function.
+	onRequest func(ctx context.Context, method string) error
+	onNotify  func(method string)
+}
+
+type peerCall struct {
+	kind, method string
+	params       json.RawMessage
+}
+
+func (p *fakePeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	p.record("request", method, params)
+	if p.onRequest != nil {
+		if err := p.onRequest(ctx, method); err != nil {
+			return nil, err
+		}
+	}
+	return p.reply, p.err
+}
+
+func (p *fakePeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	p.record("notify", method, params)
+	if p.onNotify != nil {
+		p.onNotify(method)
+	}
+	return p.err
+}
+
+func (p *fakePeer) record(kind, method string, params json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, peerCall{kind, method, append(json.RawMessage(nil), params...)})
+}
+
+func (p *fakePeer) Calls() []peerCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]peerCall(nil), p.calls...)
+}
+
+// barrier returns an onRequest that blocks each request until n requests
+// have arrived, so it completes only if n calls run at the same time.
+func barrier(n int) func(ctx context.Context, method string) error {
+	var mu sync.Mutex
+	arrived := 0
+	all := make(chan struct{})
+	return func(ctx context.Context, _ string) error {
+		mu.Lock()
+		arrived++
+		if arrived == n {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("barrier: only %d of %d calls arrived: %w", arrived, n, ctx.Err())
+		}
+	}
+}
+
+// hostCall is the input of the guest's "host" export.
+func hostCall(fn string, payload string) []byte {
+	in := map[string]any{"fn": fn}
+	if payload != "" {
+		in["payload"] = json.RawMessage(payload)
+	}
+	b, _ := json.Marshal(in)
+	return b
+}
+
+// warmAll makes m create n instances and run a call on each.
+func warmAll(tb testing.TB, m *Module, n int) {
+	tb.Helper()
+	peer := &fakePeer{reply: json.RawMessage(`{}`), onRequest: barrier(n)}
+	ctx := WithPeer(context.Background(), peer)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			out, err := m.Call(ctx, "host", hostCall("create_message", `{}`))
+			if err == nil && string(out) != "{}" {
+				err = fmt.Errorf("reply %s", out)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			tb.Fatalf("warm-up: %v", err)
+		}
+	}
+}
