@@ -1,0 +1,171 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// Module is what a [Plugin] runs on: a *sandbox.Module in production, or a
+// native Go implementation of the same byte-level ABI (tests, benchmarks,
+// built-ins). Call must be safe for concurrent use.
+type Module interface {
+	Call(ctx context.Context, export string, input []byte) ([]byte, error)
+	HasExport(name string) bool
+	Close(ctx context.Context) error
+}
+
+// Config is a parsed, validated plugins.toml.
+type Config struct {
+	File    string // the file it was read from ("" when built in code)
+	Server  ServerConfig
+	Plugins []Spec
+}
+
+// ServerConfig is the [server] table.
+type ServerConfig struct {
+	Name         string // default "mcphost"
+	Instructions string
+	// PageSize is the number of items per list page (default 100).
+	PageSize int
+	// MaxMessageBytes bounds one incoming JSON-RPC message (default 4 MiB).
+	MaxMessageBytes int64
+	// StartupWait bounds how long the first list requests wait for the
+	// initial load (default 10s).
+	StartupWait time.Duration
+	// PluginDir is a drop-in directory of *.wasm files (may be "").
+	PluginDir string
+	// Defaults applied to every plugin that does not set its own.
+	Timeout      time.Duration // default 5s
+	MemoryPages  uint32        // default 4096 (256 MiB)
+	MaxInstances int           // default runtime.NumCPU()
+}
+
+// Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
+// MaxInstances means the [ServerConfig] default.
+type Spec struct {
+	Name         string
+	Path         string // a .wasm file (absolute, resolved against the config's directory)
+	Source       string // a Go package directory (absolute); exactly one of Path and Source
+	SHA256       string // optional pin of the .wasm (hex)
+	Timeout      time.Duration
+	MemoryPages  uint32
+	AllowedHosts []string
+	AllowedPaths []sandbox.Mount
+	Env          map[string]string
+	Config       map[string]string
+	MaxInstances int
+	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
+	ExcludeTools []string
+	// ToolPrefix is prepended to every tool name; nil means Name+"_".
+	ToolPrefix *string
+	// Line is where the [[plugin]] table starts in File (for messages).
+	Line int
+	// Native, when set, is used instead of Path/Source. Never set from TOML.
+	// Build takes ownership: the module is closed when the last generation
+	// holding it closes, so give each spec a Module of its own. Limits do
+	// not apply to it.
+	Native Module
+}
+
+// Plugin is one loaded plugin.
+type Plugin struct {
+	Name string
+	ABI  int // 1 (describe/call) or 2 (hyper-mcp v2); guests built with sdk-guest also report abi.Version
+	// GuestVersion is the abi.Version the guest reports through
+	// mcphost_abi_version, or 0 when it does not export it.
+	GuestVersion int
+	Spec         Spec
+
+	Tools     []*Tool // this plugin's tools, in its own order
+	Resources []*Resource
+	Templates []*Template
+	Prompts   []*Prompt
+
+	// core is the loaded module and what it listed. Generations share
+	// cores: one whose code and limits did not change is reused as is.
+	core    *core
+	hash    string // identity of the core and this plugin's view (filters, names)
+	tools   map[string]*Tool
+	prompts map[string]*Prompt
+}
+
+// Tool is one exposed tool.
+type Tool struct {
+	Name     string // exposed name (namespaced, valid, unique in its generation)
+	Original string // the plugin's own name
+	Plugin   *Plugin
+	Def      abi.Tool        // as the plugin listed it (Def.Name is Original)
+	Raw      json.RawMessage // the plugin's JSON for this tool, verbatim, with "name" set to Name
+
+	in, out *jsonschema.Schema // compiled inputSchema and outputSchema (nil when absent)
+}
+
+// Resource is one listed resource.
+type Resource struct {
+	Plugin *Plugin
+	Def    abi.Resource
+	Raw    json.RawMessage // verbatim
+}
+
+// Template is one resource template.
+type Template struct {
+	Plugin *Plugin
+	Def    abi.ResourceTemplate
+	Raw    json.RawMessage // verbatim
+
+	tpl *uriTemplate // nil when the template uses expressions mcphost cannot match
+}
+
+// Prompt is one prompt.
+type Prompt struct {
+	Name   string // exposed name (prompts are not namespaced unless they collide)
+	Plugin *Plugin
+	Def    abi.Prompt
+	Raw    json.RawMessage
+}
+
+// Failure records a plugin that did not load.
+type Failure struct {
+	Plugin string
+	Err    error
+}
+
+// Generation is an immutable set of loaded plugins and their merged lists.
+// Lists are sorted (tools and prompts by Name, resources by URI, templates
+// by URITemplate) so cursors are stable.
+type Generation struct {
+	ID       uint64
+	Config   *Config
+	Plugins  []*Plugin // in config order
+	Failures []Failure
+
+	Tools     []*Tool
+	Resources []*Resource
+	Templates []*Template
+	Prompts   []*Prompt
+
+	plugins   map[string]*Plugin
+	tools     map[string]*Tool
+	prompts   map[string]*Prompt
+	resources map[string]*Resource
+	closeOnce sync.Once
+}
+
+// Changes says what differs between two generations.
+type Changes struct {
+	Tools, Resources, Prompts bool
+	// Reloaded names the plugins that were added, removed or replaced.
+	Reloaded []string
+	// Updated lists resource URIs (and templates) served by reloaded plugins.
+	Updated []string
+}
+
+// Any reports whether anything changed.
+func (c Changes) Any() bool { return c.Tools || c.Resources || c.Prompts || len(c.Reloaded) > 0 }

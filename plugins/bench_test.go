@@ -1,0 +1,79 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// BenchmarkRegistryAcquire measures taking and releasing the current
+// generation, from all Ps at once (every request does this once).
+func BenchmarkRegistryAcquire(b *testing.B) {
+	r := NewRegistry()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, release := r.Acquire()
+			release()
+		}
+	})
+}
+
+// BenchmarkCallToolNative measures what plugins adds to a tool call: the
+// envelope, the native handler, and the output shape check.
+func BenchmarkCallToolNative(b *testing.B) {
+	ctx := context.Background()
+	m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: list("tools", []string{tool("echo")}),
+		abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
+			return []byte(`{"content":[{"type":"text","text":"ok"}]}`), nil
+		},
+	})
+	g := build(b, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
+	defer g.Close(ctx)
+	tl := g.Tool("p_echo")
+	args := json.RawMessage(`{"msg":"hello"}`)
+	cc := abi.Context{ID: json.RawMessage(`1`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tl.Call(ctx, args, cc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValidateArguments(b *testing.B) {
+	m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: list("tools", []string{`{"name":"t","inputSchema":{"type":"object",
+			"properties":{"msg":{"type":"string","maxLength":100},"n":{"type":"integer"}},"required":["msg"]}}`}),
+	})
+	g := build(b, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
+	defer g.Close(context.Background())
+	tl := g.Tool("p_t")
+	args := json.RawMessage(`{"msg":"hello","n":3}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tl.ValidateArguments(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMatchTemplate(b *testing.B) {
+	g := &Generation{}
+	for _, s := range []string{"file:///{+path}", "repo://{owner}/{repo}/issues/{n}", "users://{id}/profile"} {
+		tpl, err := parseURITemplate(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Templates = append(g.Templates, &Template{tpl: tpl})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if t, _ := g.MatchTemplate("repo://golang/go/issues/12345"); t == nil {
+			b.Fatal("no match")
+		}
+	}
+}

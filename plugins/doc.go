@@ -1,0 +1,41 @@
+// Package plugins turns plugins.toml into generations of loaded plugins.
+//
+// It owns: reading and validating plugins.toml ([ParseConfig],
+// [LoadConfig]; errors name the file, line, plugin and key), building
+// Go-source plugins with GOOS=wasip1 into a content-keyed cache
+// ([BuildGo]), loading modules through sandbox, detecting each plugin's ABI,
+// reading its lists, naming its tools (namespaced by plugin, always
+// matching ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically
+// with a warning), compiling tool schemas, building a [Generation]
+// ([Loader.Build]), diffing two generations ([Diff]), holding the current
+// generation for concurrent readers ([Registry]), and watching files.
+//
+// It knows nothing about JSON-RPC: it reports changes; it does not send
+// notifications.
+//
+// # Life of a reload
+//
+//  1. [LoadConfig] reads the file; any error keeps the old generation.
+//  2. [Loader.Build] loads the new generation beside the old one, reusing
+//     every plugin whose code and limits did not change (no recompile, no
+//     new instances). A plugin that fails is logged and left out; the rest
+//     load.
+//  3. [Registry.Swap] installs it and returns the [Changes]; subscribers
+//     (the host) turn them into list_changed notifications.
+//  4. The old generation closes when its last in-flight call releases it;
+//     a module closes when the last generation holding it closes.
+//
+// A file watcher drives the same steps: it needs only LoadConfig, Build
+// with the registry's current generation as prev, and Swap.
+//
+// # Names
+//
+// A tool is exposed as its plugin's tool_prefix (default "<name>_") plus
+// its own name, with characters outside [a-zA-Z0-9_-] replaced by '_' and
+// names over 64 characters cut and suffixed with a hash ([ToolName]). When
+// two tools end up with the same name, the first in config order (then the
+// plugin's own order) keeps it and later ones get "_2", "_3", …; prompts
+// are not prefixed but are de-duplicated the same way; a resource URI or
+// template listed by two plugins goes to the first. Plugin names match
+// ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$ so that prefixes are valid and short.
+package plugins

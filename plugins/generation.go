@@ -1,0 +1,308 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"path"
+	"slices"
+	"strings"
+)
+
+// assemble names and merges the loaded cores into a generation. cores[i]
+// belongs to cfg.Plugins[i] (nil when it failed).
+func (l *Loader) assemble(cfg *Config, cores []*core, prev *Generation, id uint64) *Generation {
+	type view struct {
+		spec  *Spec
+		core  *core
+		tools []int // indexes into core.tools that pass the filters
+	}
+	var views []view
+	var toolReqs, promptReqs, resKeys, tplKeys []nameReq
+	for i, c := range cores {
+		if c == nil {
+			continue
+		}
+		v := view{spec: &cfg.Plugins[i], core: c}
+		prefix := v.spec.Name + "_"
+		if v.spec.ToolPrefix != nil {
+			prefix = *v.spec.ToolPrefix
+		}
+		for j, t := range c.tools {
+			if keepTool(v.spec, t.def.Name) {
+				v.tools = append(v.tools, j)
+				toolReqs = append(toolReqs, nameReq{plugin: v.spec.Name, want: ToolName(prefix, t.def.Name)})
+			}
+		}
+		for _, p := range c.prompts {
+			promptReqs = append(promptReqs, nameReq{plugin: v.spec.Name, want: p.def.Name})
+		}
+		for _, r := range c.resources {
+			resKeys = append(resKeys, nameReq{plugin: v.spec.Name, want: r.def.URI})
+		}
+		for _, t := range c.templates {
+			tplKeys = append(tplKeys, nameReq{plugin: v.spec.Name, want: t.def.URITemplate})
+		}
+		views = append(views, v)
+	}
+	toolNames := assignNames(l.log, "tool", toolReqs, MaxToolName)
+	promptNames := assignNames(l.log, "prompt", promptReqs, 0)
+	keepRes := firstWins(l.log, "resource", resKeys)
+	keepTpl := firstWins(l.log, "template", tplKeys)
+
+	g := &Generation{ID: id, Config: cfg}
+	var ti, pi, ri, tpi int // cursors into the flat name and keep lists
+	for _, v := range views {
+		c := v.core
+		names := toolNames[ti : ti+len(v.tools)]
+		prompts := promptNames[pi : pi+len(c.prompts)]
+		res := keepRes[ri : ri+len(c.resources)]
+		tpls := keepTpl[tpi : tpi+len(c.templates)]
+		ti, pi, ri, tpi = ti+len(v.tools), pi+len(c.prompts), ri+len(c.resources), tpi+len(c.templates)
+
+		hash := viewHash(v.spec, c, v.tools, names, prompts, res, tpls)
+		p := prev.lookup(v.spec.Name)
+		if p == nil || p.core != c || p.hash != hash {
+			p = newPlugin(v.spec, c, hash, v.tools, names, prompts, res, tpls)
+		}
+		g.Plugins = append(g.Plugins, p)
+	}
+	g.index()
+	return g
+}
+
+// keepTool applies include_tools and exclude_tools (path.Match globs on
+// the plugin's own tool name).
+func keepTool(spec *Spec, name string) bool {
+	match := func(pats []string) bool {
+		return slices.ContainsFunc(pats, func(p string) bool { ok, _ := path.Match(p, name); return ok })
+	}
+	return (len(spec.IncludeTools) == 0 || match(spec.IncludeTools)) && !match(spec.ExcludeTools)
+}
+
+// viewHash identifies what a generation shows of a core: the spec (except
+// its line and native module), the tools kept and every name given.
+func viewHash(spec *Spec, c *core, tools []int, names, prompts []string, res, tpls []bool) string {
+	s := *spec
+	s.Line, s.Native = 0, nil
+	b, _ := json.Marshal(struct {
+		Spec                Spec
+		Core                string
+		Tools               []int
+		Names, Prompts      []string
+		Resources, Template []bool
+	}{s, c.hash, tools, names, prompts, res, tpls})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func newPlugin(spec *Spec, c *core, hash string, tools []int, names, prompts []string, res, tpls []bool) *Plugin {
+	p := &Plugin{Name: spec.Name, ABI: c.abi, GuestVersion: c.guestVersion, Spec: *spec, core: c, hash: hash,
+		tools: map[string]*Tool{}, prompts: map[string]*Prompt{}}
+	for k, j := range tools {
+		lt := c.tools[j]
+		t := &Tool{Name: names[k], Original: lt.def.Name, Plugin: p, Def: lt.def, Raw: lt.raw, in: lt.in, out: lt.out}
+		if t.Name != t.Original {
+			t.Raw = setMember(lt.raw, "name", t.Name)
+		}
+		p.Tools = append(p.Tools, t)
+		p.tools[t.Original] = t
+	}
+	for k, lp := range c.prompts {
+		pr := &Prompt{Name: prompts[k], Plugin: p, Def: lp.def, Raw: lp.raw}
+		if pr.Name != lp.def.Name {
+			pr.Raw = setMember(lp.raw, "name", pr.Name)
+		}
+		p.Prompts = append(p.Prompts, pr)
+		p.prompts[lp.def.Name] = pr
+	}
+	for k, lr := range c.resources {
+		if res[k] {
+			p.Resources = append(p.Resources, &Resource{Plugin: p, Def: lr.def, Raw: lr.raw})
+		}
+	}
+	for k, lt := range c.templates {
+		if tpls[k] {
+			p.Templates = append(p.Templates, &Template{Plugin: p, Def: lt.def, Raw: lt.raw, tpl: lt.tpl})
+		}
+	}
+	return p
+}
+
+// setMember returns the JSON object raw with member key set to the string
+// v, keeping every other member, and the order, as they are.
+func setMember(raw json.RawMessage, key, v string) json.RawMessage {
+	val, _ := json.Marshal(v)
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return raw
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	found := false
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return raw
+		}
+		k, _ := tok.(string)
+		var m json.RawMessage
+		if err := d.Decode(&m); err != nil {
+			return raw
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		if k == key {
+			b.Write(val)
+			found = true
+		} else {
+			b.Write(m)
+		}
+	}
+	if _, err := d.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return raw
+	}
+	if !found {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(key)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// index merges the plugins' lists, sorted, and builds the lookups.
+func (g *Generation) index() {
+	g.plugins = make(map[string]*Plugin, len(g.Plugins))
+	g.tools = map[string]*Tool{}
+	g.prompts = map[string]*Prompt{}
+	g.resources = map[string]*Resource{}
+	for _, p := range g.Plugins {
+		g.plugins[p.Name] = p
+		g.Tools = append(g.Tools, p.Tools...)
+		g.Resources = append(g.Resources, p.Resources...)
+		g.Templates = append(g.Templates, p.Templates...)
+		g.Prompts = append(g.Prompts, p.Prompts...)
+	}
+	slices.SortFunc(g.Tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(g.Prompts, func(a, b *Prompt) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(g.Resources, func(a, b *Resource) int { return strings.Compare(a.Def.URI, b.Def.URI) })
+	slices.SortFunc(g.Templates, func(a, b *Template) int {
+		return strings.Compare(a.Def.URITemplate, b.Def.URITemplate)
+	})
+	for _, t := range g.Tools {
+		g.tools[t.Name] = t
+	}
+	for _, p := range g.Prompts {
+		g.prompts[p.Name] = p
+	}
+	for _, r := range g.Resources {
+		g.resources[r.Def.URI] = r
+	}
+}
+
+func (g *Generation) lookup(name string) *Plugin {
+	if g == nil {
+		return nil
+	}
+	return g.plugins[name]
+}
+
+// Plugin returns the loaded plugin called name, or nil.
+func (g *Generation) Plugin(name string) *Plugin { return g.lookup(name) }
+
+// Tool returns the tool exposed as name, or nil.
+func (g *Generation) Tool(name string) *Tool {
+	if g == nil {
+		return nil
+	}
+	return g.tools[name]
+}
+
+// Prompt returns the prompt exposed as name, or nil.
+func (g *Generation) Prompt(name string) *Prompt {
+	if g == nil {
+		return nil
+	}
+	return g.prompts[name]
+}
+
+// Resource returns the listed resource with exactly this URI, or nil.
+func (g *Generation) Resource(uri string) *Resource {
+	if g == nil {
+		return nil
+	}
+	return g.resources[uri]
+}
+
+// MatchTemplate returns the resource template that uri expands, and its
+// variables; nil when none does. When several match, the one with the most
+// literal characters (the most specific) wins, then the first in order.
+// Look for an exact [Generation.Resource] first.
+func (g *Generation) MatchTemplate(uri string) (*Template, map[string]string) {
+	if g == nil {
+		return nil, nil
+	}
+	var best *Template
+	var bestVars map[string]string
+	for _, t := range g.Templates {
+		if t.tpl == nil || best != nil && t.tpl.lits <= best.tpl.lits {
+			continue
+		}
+		if vars, ok := t.tpl.match(uri); ok {
+			best, bestVars = t, vars
+		}
+	}
+	return best, bestVars
+}
+
+// Close releases the generation's plugins; a plugin's module is closed
+// when the last generation holding it is closed. Close is idempotent. Calls
+// still running on the generation must finish first (a [Registry] sees to
+// that).
+func (g *Generation) Close(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	var errs []error
+	g.closeOnce.Do(func() {
+		for _, p := range g.Plugins {
+			if err := p.core.release(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// Tool returns this plugin's tool by the plugin's own name for it, or nil
+// (also when include_tools or exclude_tools left it out).
+func (p *Plugin) Tool(original string) *Tool { return p.tools[original] }
+
+// Prompt returns this plugin's prompt by the plugin's own name for it, or nil.
+func (p *Plugin) Prompt(name string) *Prompt { return p.prompts[name] }
+
+// Failed returns the failure recorded for the plugin called name, or nil.
+func (g *Generation) Failed(name string) error {
+	if g == nil {
+		return nil
+	}
+	for _, f := range g.Failures {
+		if f.Plugin == name {
+			return f.Err
+		}
+	}
+	return nil
+}

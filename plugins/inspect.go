@@ -1,0 +1,276 @@
+package plugins
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// v2Exports are the exports that make a module a hyper-mcp v2 plugin.
+var v2Exports = []string{
+	abi.ExportListTools, abi.ExportCallTool, abi.ExportListResources, abi.ExportListResourceTemplates,
+	abi.ExportReadResource, abi.ExportListPrompts, abi.ExportGetPrompt, abi.ExportComplete,
+}
+
+// exporter is implemented by modules that can list their exports
+// (*sandbox.Module and [NativeModule] do); it only improves messages.
+type exporter interface{ Exports() []string }
+
+// versioner is implemented by modules that can call a plain i32 export
+// (*sandbox.Module does), used for mcphost_abi_version.
+type versioner interface {
+	CallI32(ctx context.Context, export string) (int32, error)
+}
+
+// detectABI tells the ABI by export names, as hyper-mcp does: "describe"
+// and "call" make v1; any v2 export makes v2.
+func detectABI(m Module) (int, error) {
+	if m.HasExport(abi.ExportDescribe) && m.HasExport(abi.ExportCall) {
+		return 1, nil
+	}
+	for _, e := range v2Exports {
+		if m.HasExport(e) {
+			return 2, nil
+		}
+	}
+	if x, ok := m.(exporter); ok {
+		return 0, fmt.Errorf("unknown ABI: exports %q (want list_tools, call_tool, … or describe and call)", x.Exports())
+	}
+	return 0, fmt.Errorf("unknown ABI: no known export (want list_tools, call_tool, … or describe and call)")
+}
+
+// inspect detects c's ABI and reads its lists. A list export that fails or
+// returns something that is not a list makes the whole plugin fail;
+// malformed items are skipped with a warning.
+func (l *Loader) inspect(ctx context.Context, c *core) error {
+	m := c.module
+	v, err := detectABI(m)
+	if err != nil {
+		return err
+	}
+	c.abi = v
+	if vm, ok := m.(versioner); ok && m.HasExport(abi.ExportABIVersion) {
+		n, err := vm.CallI32(ctx, abi.ExportABIVersion)
+		if err != nil {
+			return fmt.Errorf("%s: %w", abi.ExportABIVersion, err)
+		}
+		c.guestVersion = int(n)
+		if n > abi.Version {
+			l.log.Warn("plugin reports a newer ABI version", "plugin", c.name, "version", n, "host", abi.Version)
+		}
+	}
+	if c.abi == 1 {
+		raws, err := listCall(ctx, m, abi.ExportDescribe, nil, "tools")
+		if err != nil {
+			return err
+		}
+		c.tools = l.readTools(c.name, raws)
+		return nil
+	}
+	input, err := json.Marshal(abi.Input{Context: abi.Context{Plugin: c.name}})
+	if err != nil {
+		return err
+	}
+	lists := []struct {
+		export, member string
+		read           func([]json.RawMessage)
+	}{
+		{abi.ExportListTools, "tools", func(r []json.RawMessage) { c.tools = l.readTools(c.name, r) }},
+		{abi.ExportListResources, "resources", func(r []json.RawMessage) { c.resources = l.readResources(c.name, r) }},
+		{abi.ExportListResourceTemplates, "resourceTemplates", func(r []json.RawMessage) { c.templates = l.readTemplates(c.name, r) }},
+		{abi.ExportListPrompts, "prompts", func(r []json.RawMessage) { c.prompts = l.readPrompts(c.name, r) }},
+	}
+	for _, x := range lists {
+		if !m.HasExport(x.export) {
+			continue
+		}
+		raws, err := listCall(ctx, m, x.export, input, x.member)
+		if err != nil {
+			return err
+		}
+		x.read(raws)
+	}
+	return nil
+}
+
+// listCall calls a list export and returns the items of its member array.
+// An absent or null member is an empty list.
+func listCall(ctx context.Context, m Module, export string, input []byte, member string) ([]json.RawMessage, error) {
+	out, err := m.Call(ctx, export, input)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", export, err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(out, &top); err != nil || top == nil {
+		return nil, fmt.Errorf("%s: output is not a JSON object: %s", export, snippet(out))
+	}
+	raw, ok := top[member]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%s: %q is not an array", export, member)
+	}
+	return items, nil
+}
+
+// snippet shortens guest output for a message.
+func snippet(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		return fmt.Sprintf("%q…", b[:n])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// nameOf digs the "name" out of an item that did not decode, for logs.
+func nameOf(raw json.RawMessage) string {
+	var v struct {
+		Name any `json:"name"`
+	}
+	_ = json.Unmarshal(raw, &v)
+	if s, ok := v.Name.(string); ok {
+		return s
+	}
+	return ""
+}
+
+func (l *Loader) skip(plugin, kind string, index int, name string, err error) {
+	l.log.Warn(kind+" skipped", "plugin", plugin, kind, name, "index", index, "err", err)
+}
+
+func (l *Loader) readTools(plugin string, raws []json.RawMessage) []listedTool {
+	var out []listedTool
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		var t listedTool
+		if err := json.Unmarshal(raw, &t.def); err != nil {
+			l.skip(plugin, "tool", i, nameOf(raw), fmt.Errorf("invalid tool: %w", err))
+			continue
+		}
+		name := t.def.Name
+		var err error
+		switch {
+		case name == "":
+			err = fmt.Errorf("missing name")
+		case seen[name]:
+			err = fmt.Errorf("listed twice")
+		case len(bytes.TrimSpace(t.def.InputSchema)) == 0:
+			err = fmt.Errorf("missing inputSchema")
+		}
+		if err == nil {
+			t.in, err = compileSchema(plugin, name, "inputSchema", t.def.InputSchema)
+		}
+		if o := bytes.TrimSpace(t.def.OutputSchema); err == nil && len(o) > 0 && !bytes.Equal(o, []byte("null")) {
+			t.out, err = compileSchema(plugin, name, "outputSchema", t.def.OutputSchema)
+		}
+		if err != nil {
+			l.skip(plugin, "tool", i, name, err)
+			continue
+		}
+		seen[name] = true
+		t.raw = compact(raw)
+		out = append(out, t)
+	}
+	return out
+}
+
+func (l *Loader) readResources(plugin string, raws []json.RawMessage) []listedResource {
+	var out []listedResource
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		var r listedResource
+		err := json.Unmarshal(raw, &r.def)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("invalid resource: %w", err)
+		case r.def.URI == "":
+			err = fmt.Errorf("missing uri")
+		case r.def.Name == "":
+			err = fmt.Errorf("missing name")
+		case seen[r.def.URI]:
+			err = fmt.Errorf("listed twice")
+		}
+		if err != nil {
+			l.skip(plugin, "resource", i, r.def.URI, err)
+			continue
+		}
+		seen[r.def.URI] = true
+		r.raw = compact(raw)
+		out = append(out, r)
+	}
+	return out
+}
+
+func (l *Loader) readTemplates(plugin string, raws []json.RawMessage) []listedTemplate {
+	var out []listedTemplate
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		var t listedTemplate
+		err := json.Unmarshal(raw, &t.def)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("invalid resource template: %w", err)
+		case t.def.URITemplate == "":
+			err = fmt.Errorf("missing uriTemplate")
+		case t.def.Name == "":
+			err = fmt.Errorf("missing name")
+		case seen[t.def.URITemplate]:
+			err = fmt.Errorf("listed twice")
+		}
+		if err != nil {
+			l.skip(plugin, "template", i, t.def.URITemplate, err)
+			continue
+		}
+		seen[t.def.URITemplate] = true
+		if t.tpl, err = parseURITemplate(t.def.URITemplate); err != nil {
+			// Still listed, so clients see it, but reads cannot be routed
+			// to it by matching.
+			l.log.Warn("template cannot be matched", "plugin", plugin, "template", t.def.URITemplate, "err", err)
+		}
+		t.raw = compact(raw)
+		out = append(out, t)
+	}
+	return out
+}
+
+func (l *Loader) readPrompts(plugin string, raws []json.RawMessage) []listedPrompt {
+	var out []listedPrompt
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		var p listedPrompt
+		err := json.Unmarshal(raw, &p.def)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("invalid prompt: %w", err)
+		case p.def.Name == "":
+			err = fmt.Errorf("missing name")
+		case seen[p.def.Name]:
+			err = fmt.Errorf("listed twice")
+		case slices.ContainsFunc(p.def.Arguments, func(a abi.PromptArgument) bool { return a.Name == "" }):
+			err = fmt.Errorf("an argument has no name")
+		}
+		if err != nil {
+			l.skip(plugin, "prompt", i, cmp.Or(p.def.Name, nameOf(raw)), err)
+			continue
+		}
+		seen[p.def.Name] = true
+		p.raw = compact(raw)
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,276 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// LoaderOptions configure a [Loader].
+type LoaderOptions struct {
+	// Engine loads Wasm modules. With nil, only specs with a Native module
+	// load; the others fail.
+	Engine *sandbox.Engine
+	// BuildCacheDir holds Go-source plugins built by [BuildGo]; "" means
+	// os.UserCacheDir()/mcphost/build.
+	BuildCacheDir string
+	// Logger receives load progress, skipped items and failures. nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Loader builds generations. It is safe for concurrent use, though callers
+// normally build one generation at a time.
+type Loader struct {
+	log      *slog.Logger
+	cacheDir string
+	load     func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
+	lastID   atomic.Uint64
+}
+
+// NewLoader returns a Loader.
+func NewLoader(opts LoaderOptions) *Loader {
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	if e := opts.Engine; e != nil {
+		l.load = func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+			m, err := e.Load(ctx, name, wasm, lim)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		}
+	}
+	return l
+}
+
+// Build loads every plugin of cfg into a new generation, loading plugins in
+// parallel (at most runtime.NumCPU at a time).
+//
+// A plugin that fails (missing file, checksum mismatch, bad Wasm, build
+// error, unknown ABI, a list export that fails) is logged, recorded in
+// Generation.Failures and left out; the others load. Items a plugin lists
+// that are malformed (a tool without a usable inputSchema, a resource
+// without a URI, …) are logged and left out.
+//
+// A plugin of prev whose code and limits are unchanged is reused: its
+// module is neither recompiled nor re-instantiated, and when its filters
+// and names are unchanged too, the new generation holds the very same
+// *Plugin. prev may be nil.
+//
+// Build fails only when ctx ends; then it releases everything it loaded.
+// The caller owns the result and must Close it (a [Registry] does so when
+// the generation is replaced).
+func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Generation, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	id := l.nextID(prev)
+	start := time.Now()
+	cores := make([]*core, len(cfg.Plugins))
+	errs := make([]error, len(cfg.Plugins))
+	reused := make([]bool, len(cfg.Plugins))
+	valid := l.checkNames(cfg.Plugins, errs)
+
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i := range cfg.Plugins {
+		if !valid[i] {
+			continue
+		}
+		wg.Add(1)
+		go func() { // owned by Build, which waits for it below
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			spec := &cfg.Plugins[i]
+			t := time.Now()
+			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name))
+			cores[i], reused[i], errs[i] = c, reuse, err
+			switch {
+			case err != nil:
+			case reuse:
+				l.log.Debug("plugin reused", "plugin", spec.Name, "gen", id)
+			default:
+				l.log.Info("plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
+					"tools", len(c.tools), "resources", len(c.resources)+len(c.templates),
+					"prompts", len(c.prompts), "dur", time.Since(t))
+			}
+		}()
+	}
+	wg.Wait()
+
+	if err := ctx.Err(); err != nil {
+		for i, c := range cores {
+			switch {
+			case c == nil:
+			case c.native != nil && !reused[i]:
+				c.refs.Store(0) // never held by a generation: leave the caller's module open
+			default:
+				_ = c.release(context.WithoutCancel(ctx))
+			}
+		}
+		return nil, fmt.Errorf("build generation %d: %w", id, err)
+	}
+	var failures []Failure
+	for i, err := range errs {
+		if err != nil {
+			name := cfg.Plugins[i].Name
+			l.log.Error("plugin failed", "plugin", name, "gen", id, "err", err)
+			failures = append(failures, Failure{Plugin: name, Err: err})
+		}
+	}
+	g := l.assemble(cfg, cores, prev, id)
+	g.Failures = failures
+	l.log.Info("generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
+		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
+		"dur", time.Since(start))
+	return g, nil
+}
+
+func (l *Loader) nextID(prev *Generation) uint64 {
+	for {
+		last := l.lastID.Load()
+		next := last + 1
+		if prev != nil && prev.ID >= next {
+			next = prev.ID + 1
+		}
+		if l.lastID.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
+
+// checkNames rejects specs built in code with a bad or repeated name
+// (ParseConfig already rejects them in files).
+func (l *Loader) checkNames(specs []Spec, errs []error) []bool {
+	valid := make([]bool, len(specs))
+	seen := map[string]bool{}
+	for i, s := range specs {
+		switch {
+		case !pluginNameRE.MatchString(s.Name):
+			errs[i] = fmt.Errorf("invalid plugin name %q", s.Name)
+		case seen[s.Name]:
+			errs[i] = fmt.Errorf("duplicate plugin name %q", s.Name)
+		default:
+			seen[s.Name] = true
+			valid[i] = true
+		}
+	}
+	return valid
+}
+
+// loadOne returns the core for spec: prev's when it can be shared (with a
+// reference taken), or a newly loaded one.
+func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, prev *Plugin) (*core, bool, error) {
+	if spec.Native != nil {
+		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
+			return prev.core, true, nil
+		}
+		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native"}
+		if err := l.inspect(ctx, c); err != nil {
+			return nil, false, err // a Native module is closed only by the generations that hold it
+		}
+		c.refs.Store(1)
+		return c, false, nil
+	}
+	lim := effectiveLimits(spec, server)
+	wasm, sum, err := l.code(ctx, spec)
+	if err != nil {
+		return nil, false, err
+	}
+	hash := coreHash(spec.Name, sum, lim)
+	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
+		return prev.core, true, nil
+	}
+	if l.load == nil {
+		return nil, false, errors.New("no sandbox engine to load Wasm with")
+	}
+	m, err := l.load(ctx, spec.Name, wasm, lim)
+	if err != nil {
+		return nil, false, fmt.Errorf("load: %w", err)
+	}
+	c := &core{name: spec.Name, module: m, hash: hash}
+	if err := l.inspect(ctx, c); err != nil {
+		_ = m.Close(context.WithoutCancel(ctx))
+		return nil, false, err
+	}
+	c.refs.Store(1)
+	return c, false, nil
+}
+
+// code returns the plugin's Wasm and its SHA-256 (hex): read from Path and
+// checked against the pin, or built from Source.
+func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
+	file := spec.Path
+	switch {
+	case spec.Source != "":
+		out, err := BuildGo(ctx, spec.Source, l.cacheDir)
+		if err != nil {
+			return nil, "", err
+		}
+		file = out
+	case spec.Path == "":
+		return nil, "", errors.New("no path, source or native module")
+	}
+	wasm, err := os.ReadFile(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("read: %w", err)
+	}
+	h := sha256.Sum256(wasm)
+	sum := hex.EncodeToString(h[:])
+	if spec.SHA256 != "" && spec.Path != "" && sum != spec.SHA256 {
+		return nil, "", &ChecksumError{File: file, Want: spec.SHA256, Got: sum}
+	}
+	return wasm, sum, nil
+}
+
+// ChecksumError says a .wasm file does not match its sha256 pin.
+type ChecksumError struct {
+	File      string
+	Want, Got string // hex
+}
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("sha256 mismatch for %s: config pins %s, file has %s", e.File, e.Want, e.Got)
+}
+
+// coreHash identifies a loaded module: the same name, code and limits give
+// the same module, which can then be shared across generations.
+func coreHash(name, codeSum string, lim sandbox.Limits) string {
+	b, _ := json.Marshal(struct {
+		Name, Code string
+		Limits     sandbox.Limits
+	}{name, codeSum, lim}) // maps marshal with sorted keys, so this is canonical
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// sameModule reports whether a and b are the same module value, without
+// panicking on modules of an incomparable type.
+func sameModule(a, b Module) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}

@@ -1,0 +1,160 @@
+package plugins
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// ValidationError says why a tool's arguments or structured output do not
+// match its schema.
+type ValidationError struct {
+	Tool   string // exposed tool name
+	What   string // "arguments" or "structuredContent"
+	Detail string // one line; each failed check is "at '<pointer>': <cause>"
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("tool %q: invalid %s: %s", e.Tool, e.What, e.Detail)
+}
+
+// noRemote refuses every $ref outside the schema itself: a plugin's schema
+// must not make the host read files or fetch URLs.
+type noRemote struct{}
+
+func (noRemote) Load(u string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not allowed", u)
+}
+
+// compileSchema compiles one tool schema (Draft 2020-12 unless it says
+// otherwise in $schema). The schema must be an object whose "type" is
+// "object", as MCP requires of both inputSchema and outputSchema.
+func compileSchema(plugin, tool, which string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := decodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", which, err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a JSON object, got %s", which, jsonKind(doc))
+	}
+	if obj["type"] != "object" {
+		return nil, fmt.Errorf(`%s: want "type": "object"`, which)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noRemote{})
+	loc := "urn:mcphost:" + url.PathEscape(plugin) + ":" + url.PathEscape(tool) + ":" + which
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, fmt.Errorf("%s: %s", which, flatten(err))
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", which, flatten(err))
+	}
+	return s, nil
+}
+
+// decodeJSON decodes one JSON value, keeping numbers exact (json.Number),
+// and rejects trailing data.
+func decodeJSON(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("invalid JSON: data after the value")
+	}
+	return v, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// flatten turns jsonschema's indented, multi-line errors into one line:
+// the leaf causes joined with "; ".
+func flatten(err error) string {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		var leaves []string
+		collectLeaves(ve, &leaves)
+		if len(leaves) > 0 {
+			return strings.Join(leaves, "; ")
+		}
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
+}
+
+func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
+	if len(ve.Causes) == 0 {
+		s := ve.Error() // a leaf prints as "at '<ptr>': <message>"
+		*out = append(*out, strings.Join(strings.Fields(s), " "))
+		return
+	}
+	for _, c := range ve.Causes {
+		collectLeaves(c, out)
+	}
+}
+
+// ValidateArguments checks args against the tool's inputSchema. Absent or
+// null arguments are checked as {}.
+func (t *Tool) ValidateArguments(args json.RawMessage) error {
+	if t.in == nil {
+		return nil
+	}
+	v := any(map[string]any{})
+	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		var err error
+		if v, err = decodeJSON(trimmed); err != nil {
+			return &ValidationError{Tool: t.Name, What: "arguments", Detail: err.Error()}
+		}
+	}
+	if err := t.in.Validate(v); err != nil {
+		return &ValidationError{Tool: t.Name, What: "arguments", Detail: flatten(err)}
+	}
+	return nil
+}
+
+// ValidateStructured checks a result's structuredContent against the
+// tool's outputSchema. It returns nil when the tool has no outputSchema,
+// and an error when it has one but v is absent.
+func (t *Tool) ValidateStructured(v json.RawMessage) error {
+	if t.out == nil {
+		return nil
+	}
+	trimmed := bytes.TrimSpace(v)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return &ValidationError{Tool: t.Name, What: "structuredContent",
+			Detail: "missing: the tool declares an outputSchema"}
+	}
+	doc, err := decodeJSON(trimmed)
+	if err != nil {
+		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: err.Error()}
+	}
+	if err := t.out.Validate(doc); err != nil {
+		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: flatten(err)}
+	}
+	return nil
+}
