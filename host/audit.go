@@ -1,0 +1,52 @@
+package host
+
+import (
+	"io"
+	"sync"
+	"time"
+)
+
+// auditLog appends every message in and out, one JSON line each:
+//
+//	{"time":"<RFC 3339 nano>","dir":"in"|"out","session":"<id>","msg":<message>}
+//
+// A line that is not JSON is recorded as a JSON string, so the log itself
+// always parses. Writes are serialized; a nil *auditLog records nothing.
+type auditLog struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+func newAuditLog(w io.Writer) *auditLog {
+	if w == nil {
+		return nil
+	}
+	return &auditLog{w: w}
+}
+
+func (a *auditLog) record(session, dir string, msg []byte) {
+	if a == nil {
+		return
+	}
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := append(a.buf[:0], `{"time":"`...)
+	b = now.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","dir":"`...)
+	b = append(b, dir...)
+	b = append(b, `","session":`...)
+	b = appendString(b, session)
+	b = append(b, `,"msg":`...)
+	if validJSON(msg) {
+		b = append(b, compactLine(msg)...)
+	} else {
+		b = appendString(b, string(msg))
+	}
+	b = append(b, '}', '\n')
+	a.w.Write(b) // best effort: auditing must not stop the server
+	if cap(b) <= 1<<20 {
+		a.buf = b[:0]
+	}
+}

@@ -1,0 +1,69 @@
+package host
+
+import (
+	"context"
+	"sync"
+)
+
+// batch collects the responses of one JSON-RPC batch (2025-03-26 only).
+// Each slot is written by exactly one goroutine before wg.Done, and read
+// only after wg.Wait, so it needs no lock. A nil slot (a notification, a
+// response, a cancelled request) gets no entry in the answer.
+type batch struct {
+	wg  sync.WaitGroup
+	out [][]byte
+}
+
+// handleBatch serves a JSON array of messages. Only sessions that
+// negotiated 2025-03-26 may send one: the revisions before it did not
+// define batches and the ones after removed them.
+func (s *session) handleBatch(ctx context.Context, raw []byte) {
+	elems, err := splitBatch(raw)
+	if err == nil && s.version() != v20250326 {
+		err = errorf(codeInvalidRequest, "invalid request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: %s)", s.version())
+	}
+	if err != nil {
+		s.reply(nil, nil, err, nil, 0)
+		return
+	}
+	b := &batch{out: make([][]byte, len(elems))}
+	for i, e := range elems {
+		msg, err := decode(e)
+		switch {
+		case err != nil:
+			s.reject(&msg, err, b, i)
+		case msg.kind == kindRequest && string(msg.method) == "initialize":
+			s.reply(msg.id, nil, errorf(codeInvalidRequest, "invalid request: initialize must not be part of a batch"), b, i)
+		default:
+			s.dispatch(ctx, &msg, b, i)
+		}
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		b.wg.Wait()
+		s.sendBatch(b)
+	}()
+}
+
+func (s *session) sendBatch(b *batch) {
+	buf := getBuf()
+	msg := append(*buf, '[')
+	n := 0
+	for _, part := range b.out {
+		if part == nil {
+			continue
+		}
+		if n > 0 {
+			msg = append(msg, ',')
+		}
+		msg = append(msg, part...)
+		n++
+	}
+	msg = append(msg, ']')
+	if n > 0 {
+		s.send(msg, nil)
+	}
+	*buf = msg
+	putBuf(buf)
+}

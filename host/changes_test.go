@@ -1,0 +1,198 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins"
+)
+
+func TestChangesAreCoalesced(t *testing.T) {
+	srv := newServer(t, newFixture(), Options{})
+	srv.coalesce = time.Hour // the test flushes by hand
+	ready, out := newTestSession(t, srv, v20251125, clientCaps{})
+	ready.subs["test://a"] = struct{}{}
+	unready, unreadyOut := newTestSession(t, srv, v20251125, clientCaps{})
+	unready.ready.Store(false)
+
+	srv.onChange(plugins.Changes{Tools: true, Reloaded: []string{"x"}, Updated: []string{"test://a", "test://b"}})
+	srv.onChange(plugins.Changes{Tools: true, Prompts: true, Updated: []string{"test://a"}})
+	srv.onChange(plugins.Changes{Tools: true})
+	srv.flushChanges()
+
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`,
+		`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://a"}}`,
+	}
+	if got := out.take(); !slices.Equal(got, want) {
+		t.Errorf("initialized session got\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	if got := unreadyOut.take(); len(got) != 0 {
+		t.Errorf("session without notifications/initialized got %v; want nothing", got)
+	}
+}
+
+// TestRegistrySwapNotifiesClient goes end to end: a Swap on the registry
+// reaches a stdio client as list_changed.
+func TestRegistrySwapNotifiesClient(t *testing.T) {
+	reg := loadRegistry(t, newFixture(), "test")
+	srv := New(reg, Options{Logger: quietLog})
+	defer srv.Close()
+	c := startClient(t, srv)
+	c.initialize("2025-11-25", `{}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	c.next()
+
+	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
+	if ch := reg.Swap(context.Background(), g); !ch.Tools {
+		t.Fatalf("swap: got %+v; want tools changed", ch)
+	}
+	got := map[string]bool{}
+	for range 3 { // the echo set has no resources or prompts: all three kinds changed
+		got[c.next().Method] = true
+	}
+	for _, k := range []string{"tools", "resources", "prompts"} {
+		if !got["notifications/"+k+"/list_changed"] {
+			t.Fatalf("after swap: got %v; want one list_changed of each kind", got)
+		}
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if w := c.next(); string(w.ID) != "2" {
+		t.Fatalf("got %s; want no more notifications, then the ping's response", w.raw)
+	}
+}
+
+func TestLoadFailureIsNotified(t *testing.T) {
+	reg := loadRegistry(t, newFixture(), "echo")
+	srv := New(reg, Options{Logger: quietLog})
+	defer srv.Close()
+	srv.coalesce = time.Hour
+	listening, out := newTestSession(t, srv, v20251125, clientCaps{})
+	listening.level.Store(1) // debug
+	_, silentOut := newTestSession(t, srv, v20251125, clientCaps{})
+
+	broken := plugins.NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) { return nil, errors.New("cannot list") },
+		abi.ExportCallTool:  func(context.Context, []byte) ([]byte, error) { return nil, nil },
+	})
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), &plugins.Config{
+		Plugins: []plugins.Spec{{Name: "broken", Native: broken}},
+	}, nil)
+	if err != nil || len(g.Failures) != 1 {
+		t.Fatalf("build: %v, failures %v; want one failure", err, g.Failures)
+	}
+	reg.Swap(context.Background(), g)
+	srv.flushChanges()
+
+	var logs []string
+	for _, m := range out.take() {
+		if strings.Contains(m, "notifications/message") {
+			logs = append(logs, m)
+		}
+	}
+	if len(logs) != 1 || !strings.Contains(logs[0], `"level":"error"`) || !strings.Contains(logs[0], `"plugin":"broken"`) ||
+		!strings.Contains(logs[0], "cannot list") {
+		t.Fatalf("got %v; want one error log naming plugin broken and its cause", logs)
+	}
+	for _, m := range silentOut.take() {
+		if strings.Contains(m, "notifications/message") {
+			t.Fatalf("session without a level got %s", m)
+		}
+	}
+	srv.flushChanges() // the same generation again: not reported twice
+	for _, m := range out.take() {
+		if strings.Contains(m, "notifications/message") {
+			t.Fatalf("failure reported twice: %s", m)
+		}
+	}
+}
+
+func TestServerNotifyLevels(t *testing.T) {
+	srv := newServer(t, newFixture(), Options{})
+	tests := []struct {
+		level   int32 // 0 = never set; otherwise index+1
+		notify  string
+		wantOut bool
+	}{
+		{0, "emergency", false},
+		{1, "debug", true},
+		{2, "debug", false},
+		{4, "warning", true},
+		{4, "notice", false},
+		{8, "emergency", true},
+		{1, "bogus", false},
+	}
+	for _, tt := range tests {
+		s, out := newTestSession(t, srv, v20251125, clientCaps{})
+		s.level.Store(tt.level)
+		srv.Notify(tt.notify, "host", map[string]string{"m": "x"})
+		got := out.take()
+		if (len(got) == 1) != tt.wantOut {
+			t.Errorf("level %d, Notify(%s): got %v; want sent=%v", tt.level, tt.notify, got, tt.wantOut)
+		}
+		if tt.wantOut && got[0] != `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`+tt.notify+`","logger":"host","data":{"m":"x"}}}` {
+			t.Errorf("got %s", got[0])
+		}
+		s.close()
+	}
+}
+
+func buildGeneration(t *testing.T, specs ...plugins.Spec) *plugins.Generation {
+	t.Helper()
+	cfg := plugins.DefaultConfig()
+	cfg.Plugins = specs
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("build: %v %v", err, g.Failures)
+	}
+	return g
+}
+
+// TestHammerCallsDuringReloads keeps calls running while generations are
+// swapped underneath: every call is answered, and none fails.
+func TestHammerCallsDuringReloads(t *testing.T) {
+	const calls, swaps = 400, 20
+	reg := loadRegistry(t, nil, "echo")
+	srv := New(reg, Options{Logger: quietLog})
+	defer srv.Close()
+	c := startClient(t, srv)
+	c.initialize("2025-11-25", `{}`)
+
+	go func() {
+		for i := range calls {
+			fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo_echo","arguments":{"msg":"m"}}}`+"\n", i)
+		}
+	}()
+	swapped := make(chan struct{})
+	go func() {
+		defer close(swapped)
+		for range swaps {
+			g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(),
+				&plugins.Config{Plugins: []plugins.Spec{{Name: "echo", Native: plugins.NativeModule(echoExports())}}}, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			reg.Swap(context.Background(), g)
+		}
+	}()
+	answered := 0
+	for answered < calls {
+		w := c.next()
+		if w.Method != "" {
+			continue // a list_changed from a swap
+		}
+		if w.Error != nil || strings.Contains(string(w.Result), `"isError":true`) {
+			t.Fatalf("call during reloads failed: %s", w.raw)
+		}
+		answered++
+	}
+	<-swapped
+}

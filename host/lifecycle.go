@@ -1,0 +1,275 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// handler serves one request. It returns a result (json.RawMessage is sent
+// as is; anything else goes through encoding/json) or an error (*rpcError
+// chooses the code; any other error is -32603).
+type handler func(ctx context.Context, s *session, req *request) (any, error)
+
+type method struct {
+	name       string
+	fn         handler
+	inline     bool // cheap: served on the reader goroutine, in order
+	beforeInit bool // allowed before initialize
+}
+
+// methods is the dispatch table of client→server requests.
+var methods = func() map[string]*method {
+	ms := []*method{
+		{name: "initialize", fn: initialize, inline: true, beforeInit: true},
+		{name: "ping", fn: ping, inline: true, beforeInit: true},
+		{name: "logging/setLevel", fn: setLevel, inline: true},
+		{name: "tools/list", fn: listTools},
+		{name: "tools/call", fn: callTool},
+		{name: "resources/list", fn: listResources},
+		{name: "resources/templates/list", fn: listTemplates},
+		{name: "resources/read", fn: readResource},
+		{name: "resources/subscribe", fn: subscribe, inline: true},
+		{name: "resources/unsubscribe", fn: unsubscribe, inline: true},
+		{name: "prompts/list", fn: listPrompts},
+		{name: "prompts/get", fn: getPrompt},
+		{name: "completion/complete", fn: complete},
+	}
+	t := make(map[string]*method, len(ms))
+	for _, m := range ms {
+		t[m.name] = m
+	}
+	return t
+}()
+
+// decodeParams unmarshals params (absent means {}) into v; a mismatch is
+// -32602.
+func decodeParams(params json.RawMessage, v any) error {
+	if params == nil {
+		return nil
+	}
+	err := json.Unmarshal(params, v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te) && te.Field != "":
+		return invalidParams("invalid params: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+	case errors.As(err, &te):
+		return invalidParams("invalid params: must be %s, not %s", jsonKind(te.Type), te.Value)
+	}
+	return invalidParams("invalid params: %v", err)
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another type"
+}
+
+type initializeParams struct {
+	ProtocolVersion *string         `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+}
+
+func initialize(_ context.Context, s *session, req *request) (any, error) {
+	var p initializeParams
+	if err := decodeParams(req.params, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, invalidParams("invalid params: missing protocolVersion")
+	}
+	caps, err := parseClientCaps(p.Capabilities)
+	if err != nil {
+		return nil, err
+	}
+	st := &clientState{version: negotiate(*p.ProtocolVersion), caps: caps, info: p.ClientInfo}
+	if !s.state.CompareAndSwap(nil, st) {
+		return nil, errorf(codeInvalidRequest, "invalid request: already initialized")
+	}
+	s.log.Info("session initialized", "requested", *p.ProtocolVersion, "version", st.version.String(),
+		"client", string(p.ClientInfo))
+	return s.srv.initResult[st.version], nil
+}
+
+func ping(context.Context, *session, *request) (any, error) { return emptyJSON, nil }
+
+// Client capabilities that gate server→client requests.
+type clientCaps struct {
+	sampling, roots        bool
+	elicitForm, elicitURL  bool
+	samplingTools, rootsLC bool
+}
+
+func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
+	var c struct {
+		Sampling *struct {
+			Tools json.RawMessage `json:"tools"`
+		} `json:"sampling"`
+		Roots *struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"roots"`
+		Elicitation *struct {
+			Form json.RawMessage `json:"form"`
+			URL  json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	if err := decodeParams(raw, &c); err != nil {
+		return clientCaps{}, err
+	}
+	caps := clientCaps{sampling: c.Sampling != nil, roots: c.Roots != nil}
+	if c.Sampling != nil {
+		caps.samplingTools = c.Sampling.Tools != nil
+	}
+	if c.Roots != nil {
+		caps.rootsLC = c.Roots.ListChanged
+	}
+	if e := c.Elicitation; e != nil {
+		caps.elicitURL = e.URL != nil
+		// An empty elicitation object means form mode only.
+		caps.elicitForm = e.Form != nil || e.URL == nil
+	}
+	return caps, nil
+}
+
+// initResults builds the InitializeResult for every version once.
+func initResults(opts *Options) map[version]json.RawMessage {
+	type impl struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	type result struct {
+		ProtocolVersion string         `json:"protocolVersion"`
+		Capabilities    map[string]any `json:"capabilities"`
+		ServerInfo      impl           `json:"serverInfo"`
+		Instructions    string         `json:"instructions,omitempty"`
+	}
+	out := make(map[version]json.RawMessage)
+	for v := v20241105; v <= latestVersion; v++ {
+		caps := map[string]any{
+			"tools":     map[string]bool{"listChanged": true},
+			"resources": map[string]bool{"subscribe": true, "listChanged": true},
+			"prompts":   map[string]bool{"listChanged": true},
+			"logging":   struct{}{},
+		}
+		if v >= v20250326 { // 2024-11-05 did not define the capability
+			caps["completions"] = struct{}{}
+		}
+		b, err := json.Marshal(result{v.String(), caps, impl{opts.Name, opts.Version}, opts.Instructions})
+		if err != nil {
+			panic(fmt.Sprintf("host: encode initialize result: %v", err)) // static data
+		}
+		out[v] = b
+	}
+	return out
+}
+
+// Logging levels, in increasing severity (RFC 5424).
+var logLevels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func parseLevel(s string) (int32, bool) {
+	for i, l := range logLevels {
+		if l == s {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
+func setLevel(_ context.Context, s *session, req *request) (any, error) {
+	var p struct {
+		Level *string `json:"level"`
+	}
+	if err := decodeParams(req.params, &p); err != nil {
+		return nil, err
+	}
+	if p.Level == nil {
+		return nil, invalidParams("invalid params: missing level")
+	}
+	l, ok := parseLevel(*p.Level)
+	if !ok {
+		return nil, invalidParams("invalid log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", *p.Level)
+	}
+	s.level.Store(l + 1)
+	return emptyJSON, nil
+}
+
+// admits reports whether a log message at level goes to this session: only
+// once the client has chosen a level, and only at or above it.
+func (s *session) admits(level string) bool {
+	min := s.level.Load()
+	if min == 0 {
+		return false
+	}
+	l, ok := parseLevel(level)
+	return ok && l+1 >= min
+}
+
+// notification serves a client notification, in order, on the reader.
+// Notifications are never answered, not even when they are malformed.
+func (s *session) notification(ctx context.Context, msg *message) {
+	switch string(msg.method) {
+	case "notifications/initialized":
+		if s.state.Load() != nil {
+			s.ready.Store(true)
+		}
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		}
+		if json.Unmarshal(msg.params, &p) == nil && p.RequestID != nil {
+			s.cancelRequest(p.RequestID, p.Reason)
+		}
+	case "notifications/roots/list_changed":
+		s.rootsChanged(ctx)
+	case "notifications/progress":
+		// Nothing to do: we send no progress-tracked requests.
+	default:
+		s.log.Debug("ignored notification", "method", string(msg.method))
+	}
+}
+
+// rootsChanged tells every plugin exporting on_roots_list_changed that the
+// client's roots changed. It runs in its own goroutine (owned by the
+// session), since plugins may ask the client for the new roots through the
+// Peer, which would otherwise wait on the reader that must deliver the
+// answer.
+func (s *session) rootsChanged(ctx context.Context) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		g, release := s.srv.reg.Acquire()
+		defer release()
+		req := &request{sess: s, method: "notifications/roots/list_changed"}
+		ctx := sandbox.WithPeer(ctx, req.peer())
+		cc := abi.Context{ProtocolVersion: s.version().String()}
+		for _, p := range g.Plugins {
+			if err := p.RootsListChanged(ctx, cc); err != nil {
+				s.log.Warn("roots list changed", "plugin", p.Name, "err", err)
+			}
+		}
+	}()
+}

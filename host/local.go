@@ -1,0 +1,71 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// Call serves one request on a private in-process session that has been
+// initialized like a real client's (protocol 2025-11-25, no client
+// capabilities) and returns the raw JSON-RPC response. It runs the same
+// dispatch path as every transport, so `mcphost call` exercises the whole
+// stack. Notifications the request emits (logs, progress) are passed to
+// notify, which may be nil.
+func (srv *Server) Call(ctx context.Context, method string, params json.RawMessage, notify func(msg []byte)) (json.RawMessage, error) {
+	out := &localOut{resp: make(chan []byte, 1), notify: notify}
+	sess := srv.newSession(out, "local")
+	defer sess.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	sess.handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcphost-call","version":"1"}}}`))
+	if r := <-out.resp; !bytes.Contains(r, []byte(`"result"`)) {
+		return nil, fmt.Errorf("initialize: %s", r)
+	}
+	sess.handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	req, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      int             `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params,omitempty"`
+	}{"2.0", 1, method, params})
+	if err != nil {
+		return nil, err
+	}
+	sess.handle(ctx, req)
+	select {
+	case r := <-out.resp:
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// localOut collects what a local session sends: responses go to resp,
+// everything else to notify.
+type localOut struct {
+	mu     sync.Mutex
+	resp   chan []byte
+	notify func([]byte)
+}
+
+func (o *localOut) send(msg []byte, _ json.RawMessage) error {
+	m := bytes.Clone(msg)
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(m, &probe) == nil && probe.Method == "" && len(probe.ID) > 0 {
+		o.resp <- m
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.notify != nil {
+		o.notify(m)
+	}
+	return nil
+}

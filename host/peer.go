@@ -1,0 +1,216 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// peer is the [sandbox.Peer] of one request: the host functions of the
+// plugin call serving the request reach the client through it. Everything
+// it sends is related to the request's id, so Streamable HTTP can put it on
+// that request's stream. It is the request itself, seen through another
+// method set, so a call costs no extra allocation.
+type peer request
+
+var _ sandbox.Peer = (*peer)(nil)
+
+func (req *request) peer() *peer { return (*peer)(req) }
+
+// Notify sends a notification about the request. Log messages go out only
+// if the session's level admits them, progress only if the request carried
+// a progress token (which is filled in with its exact JSON type), and
+// resources/updated only to a subscriber. Nothing is sent once the request
+// has been answered: the spec forbids progress after completion.
+func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) error {
+	req := (*request)(p)
+	s := req.sess
+	if params != nil && !validJSON(params) {
+		return fmt.Errorf("notify %s: params are not valid JSON", method)
+	}
+	if req.done.Load() {
+		return nil
+	}
+	switch method {
+	case "notifications/message":
+		level, _ := unquote(member(params, "level"))
+		if !s.admits(level) {
+			return nil
+		}
+	case "notifications/progress":
+		token := progressToken(req.params)
+		if token == nil {
+			return nil
+		}
+		params = filterProgress(setMember(params, "progressToken", token), s.version())
+	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
+		if !s.ready.Load() {
+			return nil
+		}
+	case "notifications/resources/updated":
+		uri, _ := unquote(member(params, "uri"))
+		if !s.subscribed(uri) {
+			return nil
+		}
+	case "notifications/elicitation/complete":
+		if s.version() < v20251125 {
+			return nil
+		}
+	default:
+		return fmt.Errorf("notify %s: not a notification a plugin may send: %w", method, ErrNotSupported)
+	}
+	s.notify(method, params, req.id)
+	return nil
+}
+
+// Request sends a server→client request and waits for the client's answer,
+// bounded by ctx (the plugin call's deadline and cancellation; when ctx
+// ends first the client is sent notifications/cancelled). A request the
+// client did not declare a capability for, or that its protocol version
+// does not define, fails at once with ErrNotSupported. An error response
+// becomes a *ClientError.
+func (p *peer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	req := (*request)(p)
+	s := req.sess
+	if params != nil && !validJSON(params) {
+		return nil, fmt.Errorf("%s: params are not valid JSON", method)
+	}
+	if err := s.mayRequest(method, params); err != nil {
+		return nil, err
+	}
+	id, ch, err := s.newPending()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	buf := getBuf()
+	*buf = appendRequest(*buf, id, method, params)
+	s.send(*buf, req.id)
+	putBuf(buf)
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("%s: %w", method, r.err)
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		if s.dropPending(id) {
+			s.notify("notifications/cancelled", cancelParams(id, ctx.Err()), req.id)
+		}
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}
+
+// mayRequest checks the client's capabilities and version for a
+// server→client request.
+func (s *session) mayRequest(method string, params json.RawMessage) error {
+	st := s.state.Load()
+	if st == nil {
+		return fmt.Errorf("%s: %w (session not initialized)", method, ErrNotSupported)
+	}
+	missing := func(what string) error {
+		return fmt.Errorf("%s: %w: the client did not declare %s", method, ErrNotSupported, what)
+	}
+	switch method {
+	case "ping":
+	case "sampling/createMessage":
+		if !st.caps.sampling {
+			return missing("the sampling capability")
+		}
+		if member(params, "tools") != nil && !st.caps.samplingTools {
+			return missing("sampling.tools")
+		}
+	case "elicitation/create":
+		mode, _ := unquote(member(params, "mode"))
+		switch {
+		case st.version < v20250618:
+			return fmt.Errorf("%s: %w: protocol version %s has no elicitation", method, ErrNotSupported, st.version)
+		case mode == "url" && st.version < v20251125:
+			return fmt.Errorf("%s: %w: protocol version %s has no URL elicitation", method, ErrNotSupported, st.version)
+		case mode == "url" && !st.caps.elicitURL:
+			return missing("elicitation.url")
+		case mode != "url" && !st.caps.elicitForm:
+			return missing("elicitation (form mode)")
+		}
+	case "roots/list":
+		if !st.caps.roots {
+			return missing("the roots capability")
+		}
+	default:
+		return fmt.Errorf("%s: %w: not a request a plugin may send", method, ErrNotSupported)
+	}
+	return nil
+}
+
+// newPending allocates a server→client request id and its reply channel.
+func (s *session) newPending() (json.RawMessage, chan reply, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return nil, nil, ErrClosed
+	}
+	s.nextID++
+	id := json.RawMessage(strconv.AppendInt(nil, s.nextID, 10))
+	ch := make(chan reply, 1)
+	s.pending[string(id)] = ch
+	return id, ch, nil
+}
+
+// dropPending forgets a request we no longer wait for and reports whether
+// it was still pending (no answer has arrived).
+func (s *session) dropPending(id json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.pending[string(id)]
+	delete(s.pending, string(id))
+	return ok
+}
+
+func cancelParams(id json.RawMessage, cause error) []byte {
+	b := append([]byte(`{"requestId":`), id...)
+	b = append(b, `,"reason":`...)
+	b = appendString(b, cause.Error())
+	return append(b, '}')
+}
+
+// progressToken returns params._meta.progressToken, raw, or nil when absent
+// or not a string or number.
+func progressToken(params json.RawMessage) json.RawMessage {
+	tok := member(member(params, "_meta"), "progressToken")
+	if len(tok) == 0 || tok[0] != '"' && tok[0] != '-' && (tok[0] < '0' || tok[0] > '9') {
+		return nil
+	}
+	return tok
+}
+
+// setMember returns obj with key set to val (replaced in place, or added
+// at the end). A nil or non-object obj becomes {key: val}.
+func setMember(obj []byte, key string, val []byte) []byte {
+	if !isObject(obj) {
+		obj = emptyJSON
+	}
+	found := false
+	out := rewriteObject(nil, obj, func(dst, k, v []byte) ([]byte, bool) {
+		if keyIs(k, key) {
+			if found {
+				return dst, false
+			}
+			found = true
+			return append(dst, val...), true
+		}
+		return append(dst, v...), true
+	})
+	if found {
+		return out
+	}
+	out = out[:len(out)-1]
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = appendString(out, key)
+	out = append(out, ':')
+	out = append(out, val...)
+	return append(out, '}')
+}

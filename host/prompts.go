@@ -1,0 +1,139 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+func listPrompts(ctx context.Context, s *session, req *request) (any, error) {
+	cursor, err := listParams(req)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	all := list(sc, func(g *plugins.Generation) []*plugins.Prompt { return g.Prompts },
+		func(p *plugins.Plugin) []*plugins.Prompt { return p.Prompts }, sc.promptKey)
+	page, next, err := paginate(all, sc.promptKey, cursor, s.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	v := s.version()
+	return json.RawMessage(appendPage("prompts", page, next, func(dst []byte, p *plugins.Prompt) []byte {
+		return filterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
+	})), nil
+}
+
+func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
+	var p struct {
+		Name      *string           `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+		Meta      json.RawMessage   `json:"_meta"`
+	}
+	if err := decodeParams(req.params, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == nil {
+		return nil, invalidParams("invalid params: missing prompt name")
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	pr := sc.prompt(*p.Name)
+	if pr == nil {
+		return nil, invalidParams("unknown prompt: %s", *p.Name)
+	}
+	var missing []string
+	for _, a := range pr.Def.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, invalidParams("prompt %q: missing required arguments: %s", *p.Name, strings.Join(missing, ", "))
+	}
+	cc := abi.Context{ID: req.id, Meta: p.Meta, ProtocolVersion: s.version().String(), Plugin: pr.Plugin.Name}
+	out, err := pr.Plugin.GetPrompt(sandbox.WithPeer(ctx, req.peer()), pr.Def.Name, p.Arguments, cc)
+	if err != nil {
+		return nil, pluginError("prompt", pr.Plugin.Name, pr.Def.Name, err)
+	}
+	return json.RawMessage(filterPromptResult(out, s.version())), nil
+}
+
+// complete routes completion/complete to the plugin that owns the prompt
+// or resource template. A plugin without a complete export offers no
+// values.
+//
+// Plugin results (here and in the other handlers) are not re-validated:
+// plugins.Plugin checks that every output is a JSON object of the right
+// shape and reports *plugins.OutputError otherwise.
+func complete(ctx context.Context, s *session, req *request) (any, error) {
+	var p abi.CompleteParams
+	if err := decodeParams(req.params, &p); err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	var owner *plugins.Plugin
+	var item string
+	switch p.Ref.Type {
+	case "ref/prompt":
+		pr := sc.prompt(p.Ref.Name)
+		if pr == nil {
+			return nil, invalidParams("unknown prompt: %s", p.Ref.Name)
+		}
+		owner, item = pr.Plugin, pr.Def.Name
+		p.Ref = abi.CompleteRef{Type: "prompt", Name: pr.Def.Name}
+	case "ref/resource":
+		owner = sc.templateOwner(p.Ref.URI)
+		if owner == nil {
+			return nil, invalidParams("unknown resource template: %s", p.Ref.URI)
+		}
+		item = p.Ref.URI
+		p.Ref = abi.CompleteRef{Type: "resource", URI: p.Ref.URI}
+	default:
+		return nil, invalidParams("invalid params: ref.type must be ref/prompt or ref/resource, not %q", p.Ref.Type)
+	}
+	cc := abi.Context{ID: req.id, ProtocolVersion: s.version().String(), Plugin: owner.Name}
+	out, err := owner.Complete(sandbox.WithPeer(ctx, req.peer()), p, cc)
+	if errors.Is(err, sandbox.ErrMissingExport) {
+		return noCompletions, nil
+	}
+	if err != nil {
+		return nil, pluginError("completion for", owner.Name, item, err)
+	}
+	return out, nil
+}
+
+var noCompletions = json.RawMessage(`{"completion":{"values":[]}}`)
+
+// templateOwner finds the plugin whose resource template (or, failing
+// that, resource) has exactly this URI.
+func (sc scope) templateOwner(uri string) *plugins.Plugin {
+	if sc.g == nil {
+		return nil
+	}
+	for _, t := range sc.g.Templates {
+		if t.Def.URITemplate == uri && sc.owns(t.Plugin) {
+			return t.Plugin
+		}
+	}
+	if r := sc.g.Resource(uri); r != nil && sc.owns(r.Plugin) {
+		return r.Plugin
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+func listResources(ctx context.Context, s *session, req *request) (any, error) {
+	cursor, err := listParams(req)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	all := list(sc, func(g *plugins.Generation) []*plugins.Resource { return g.Resources },
+		func(p *plugins.Plugin) []*plugins.Resource { return p.Resources }, resourceKey)
+	page, next, err := paginate(all, resourceKey, cursor, s.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	v := s.version()
+	return json.RawMessage(appendPage("resources", page, next, func(dst []byte, r *plugins.Resource) []byte {
+		return filterItem(dst, r.Raw, v)
+	})), nil
+}
+
+func listTemplates(ctx context.Context, s *session, req *request) (any, error) {
+	cursor, err := listParams(req)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	all := list(sc, func(g *plugins.Generation) []*plugins.Template { return g.Templates },
+		func(p *plugins.Plugin) []*plugins.Template { return p.Templates }, templateKey)
+	page, next, err := paginate(all, templateKey, cursor, s.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	v := s.version()
+	return json.RawMessage(appendPage("resourceTemplates", page, next, func(dst []byte, t *plugins.Template) []byte {
+		return filterItem(dst, t.Raw, v)
+	})), nil
+}
+
+type uriParams struct {
+	URI *string `json:"uri"`
+}
+
+func (p *uriParams) decode(req *request) (string, error) {
+	if err := decodeParams(req.params, p); err != nil {
+		return "", err
+	}
+	if p.URI == nil {
+		return "", invalidParams("invalid params: missing uri")
+	}
+	return *p.URI, nil
+}
+
+// readResource serves an exact resource first, then a matching template.
+// An unknown URI is -32002 with the URI in data; a plugin failure is a
+// JSON-RPC error (-32001 on timeout) naming the plugin and the cause.
+func readResource(ctx context.Context, s *session, req *request) (any, error) {
+	var p uriParams
+	uri, err := p.decode(req)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	pl, _ := sc.resource(uri)
+	if pl == nil {
+		return nil, &rpcError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+	}
+	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: s.version().String(), Plugin: pl.Name}
+	out, err := pl.ReadResource(sandbox.WithPeer(ctx, req.peer()), uri, cc)
+	if err != nil {
+		return nil, pluginError("resource", pl.Name, uri, err)
+	}
+	return out, nil
+}
+
+func subscribe(_ context.Context, s *session, req *request) (any, error) {
+	var p uriParams
+	uri, err := p.decode(req)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.subs[uri] = struct{}{}
+	s.mu.Unlock()
+	return emptyJSON, nil
+}
+
+func unsubscribe(_ context.Context, s *session, req *request) (any, error) {
+	var p uriParams
+	uri, err := p.decode(req)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	delete(s.subs, uri)
+	s.mu.Unlock()
+	return emptyJSON, nil
+}

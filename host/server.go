@@ -1,0 +1,199 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// Options configure a [Server]. Zero values mean the documented defaults.
+type Options struct {
+	// Name and Version are the serverInfo sent to clients (default
+	// "mcphost" and "dev").
+	Name, Version string
+	// Instructions is sent in the initialize result when not empty.
+	Instructions string
+	// PageSize is the number of items per page of tools/list,
+	// resources/list, resources/templates/list and prompts/list
+	// (default 100).
+	PageSize int
+	// MaxMessageBytes bounds one incoming message (default 4 MiB). A
+	// longer line is discarded and answered with -32600; the session goes
+	// on.
+	MaxMessageBytes int64
+	// StartupWait bounds how long requests that need plugins wait for the
+	// registry's initial load, counted from New (default 10s; negative
+	// means do not wait). Clients that ignore list_changed then still see
+	// the initial plugins.
+	StartupWait time.Duration
+	// Logger receives the server's own logs (default slog.Default()).
+	Logger *slog.Logger
+	// Audit, when not nil, receives every message in and out as one JSON
+	// line: {"time","dir":"in"|"out","session","msg"}.
+	Audit io.Writer
+}
+
+const (
+	defaultPageSize    = 100
+	defaultMaxMessage  = 4 << 20
+	defaultStartupWait = 10 * time.Second
+	// coalesceDelay is how long registry changes are gathered before one
+	// notification per kind goes out: a reload touches several plugins in
+	// quick succession, and clients re-list on every notification.
+	coalesceDelay = 5 * time.Millisecond
+)
+
+// Server is an MCP server over a plugin registry. One Server serves any
+// number of sessions (ServeStdio serves one); it is safe for concurrent use.
+type Server struct {
+	reg        *plugins.Registry
+	opts       Options
+	log        *slog.Logger
+	audit      *auditLog
+	initResult map[version]json.RawMessage
+	readyBy    time.Time // StartupWait deadline
+	coalesce   time.Duration
+
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+
+	chMu    sync.Mutex
+	changes plugins.Changes // gathered since the timer started
+	timer   *time.Timer     // nil when no flush is scheduled
+	lastGen uint64          // last generation whose failures were reported
+	stop    func()          // ends the registry subscription
+
+	// testHookLine, when set, runs on the reader goroutine after each
+	// line has been handed to the session (tests use it to step).
+	testHookLine func(*session)
+}
+
+// New returns a Server for reg. It subscribes to reg's changes at once;
+// [Server.Close] ends the subscription.
+func New(reg *plugins.Registry, opts Options) *Server {
+	if opts.Name == "" {
+		opts.Name = "mcphost"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = defaultPageSize
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = defaultMaxMessage
+	}
+	if opts.StartupWait == 0 {
+		opts.StartupWait = defaultStartupWait
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	srv := &Server{
+		reg:        reg,
+		opts:       opts,
+		log:        opts.Logger,
+		audit:      newAuditLog(opts.Audit),
+		initResult: initResults(&opts),
+		readyBy:    time.Now().Add(opts.StartupWait),
+		coalesce:   coalesceDelay,
+		sessions:   make(map[*session]struct{}),
+	}
+	srv.stop = reg.Subscribe(srv.onChange)
+	return srv
+}
+
+// Close ends the registry subscription. Sessions being served go on.
+func (srv *Server) Close() {
+	srv.stop()
+	srv.chMu.Lock()
+	if srv.timer != nil {
+		srv.timer.Stop()
+		srv.timer = nil
+	}
+	srv.chMu.Unlock()
+}
+
+func (srv *Server) addSession(s *session) {
+	srv.mu.Lock()
+	srv.sessions[s] = struct{}{}
+	srv.mu.Unlock()
+}
+
+func (srv *Server) removeSession(s *session) {
+	srv.mu.Lock()
+	delete(srv.sessions, s)
+	srv.mu.Unlock()
+}
+
+func (srv *Server) eachSession(fn func(*session)) {
+	srv.mu.Lock()
+	ss := make([]*session, 0, len(srv.sessions))
+	for s := range srv.sessions {
+		ss = append(ss, s)
+	}
+	srv.mu.Unlock()
+	for _, s := range ss {
+		fn(s)
+	}
+}
+
+// acquire returns the current generation once the initial load is done
+// (waiting at most until the StartupWait deadline) and its release func.
+// The generation may be nil if nothing was ever loaded.
+func (srv *Server) acquire(ctx context.Context) (*plugins.Generation, func()) {
+	select {
+	case <-srv.reg.Ready():
+	default:
+		if d := time.Until(srv.readyBy); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-srv.reg.Ready():
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+		}
+	}
+	return srv.reg.Acquire()
+}
+
+// Notify reports one of the host's own events (a plugin that failed to
+// load, a reload, …) to the log and, as notifications/message, to every
+// session whose logging/setLevel level admits level. Sessions that never
+// set a level receive nothing. level is an MCP level ("debug" … "emergency").
+func (srv *Server) Notify(level, logger string, data any) {
+	srv.log.Log(context.Background(), slogLevel(level), "mcp log message", "level", level, "logger", logger, "data", data)
+	params, err := json.Marshal(struct {
+		Level  string `json:"level"`
+		Logger string `json:"logger,omitempty"`
+		Data   any    `json:"data"`
+	}{level, logger, data})
+	if err != nil {
+		srv.log.Error("encode log notification", "err", err)
+		return
+	}
+	srv.eachSession(func(s *session) {
+		if s.admits(level) {
+			s.notify("notifications/message", params, nil)
+		}
+	})
+}
+
+func slogLevel(level string) slog.Level {
+	switch l, _ := parseLevel(level); {
+	case l == 0:
+		return slog.LevelDebug
+	case l <= 2:
+		return slog.LevelInfo
+	case l == 3:
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}

@@ -1,0 +1,228 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// clientState is what initialize established. It never changes afterwards.
+type clientState struct {
+	version version
+	caps    clientCaps
+	info    json.RawMessage // clientInfo as sent
+}
+
+// session is one client connection's protocol state, independent of the
+// transport: the transport feeds it whole messages through handle and
+// receives everything it sends through outbound.
+type session struct {
+	srv *Server
+	id  string
+	out outbound
+	log *slog.Logger
+
+	state atomic.Pointer[clientState] // nil until initialize
+	ready atomic.Bool                 // notifications/initialized received
+	level atomic.Int32                // logging level + 1; 0 means no level set
+
+	mu       sync.Mutex
+	inflight map[string]*request   // by raw id: concurrent requests being served
+	pending  map[string]chan reply // by raw id: our requests awaiting the client
+	subs     map[string]struct{}   // subscribed resource URIs
+	nextID   int64                 // ids of server→client requests
+	gone     bool                  // the client can no longer answer
+
+	wg   sync.WaitGroup // requests in flight and batch collectors
+	work chan task      // hands requests to idle workers
+	idle atomic.Int32   // workers waiting on work
+	quit chan struct{}  // closed by close: idle workers exit
+
+	closeOnce sync.Once
+}
+
+// request is one client request being served. For concurrent requests it
+// is also the Peer of the plugin call (see peer.go).
+type request struct {
+	sess     *session
+	id       json.RawMessage
+	method   string
+	params   json.RawMessage
+	serverID string // the gateway's top-level "server_id"
+	routed   bool   // serverID was given
+
+	cancel    context.CancelFunc // nil for requests served in order
+	cancelled bool               // guarded by sess.mu
+	done      atomic.Bool        // answered (or dropped): the Peer sends no more
+}
+
+// reply is a client's answer to one of our requests.
+type reply struct {
+	result json.RawMessage
+	err    error
+}
+
+func (srv *Server) newSession(out outbound, id string) *session {
+	s := &session{
+		srv:      srv,
+		id:       id,
+		out:      out,
+		log:      srv.log.With("session", id),
+		inflight: make(map[string]*request),
+		pending:  make(map[string]chan reply),
+		subs:     make(map[string]struct{}),
+		work:     make(chan task),
+		quit:     make(chan struct{}),
+	}
+	srv.addSession(s)
+	return s
+}
+
+// version returns the negotiated version, or 0 before initialize.
+func (s *session) version() version {
+	if st := s.state.Load(); st != nil {
+		return st.version
+	}
+	return 0
+}
+
+// handle serves one incoming message (or batch). ctx bounds every request
+// it starts; cancelling it cancels them and suppresses their responses.
+// The session keeps raw: the caller must not modify it afterwards.
+func (s *session) handle(ctx context.Context, raw []byte) {
+	defer func() { // handlers recover on their own; this guards everything else
+		if r := recover(); r != nil {
+			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	s.srv.audit.record(s.id, "in", raw)
+	if isBatch(raw) {
+		s.handleBatch(ctx, raw)
+		return
+	}
+	msg, err := decode(raw)
+	if err != nil {
+		s.reject(&msg, err, nil, 0)
+		return
+	}
+	s.dispatch(ctx, &msg, nil, 0)
+}
+
+// reject answers a message that failed to decode, unless it was a
+// notification or a response, which are never answered.
+func (s *session) reject(msg *message, err *rpcError, b *batch, slot int) {
+	if msg.kind == kindNotification || msg.kind == kindResponse {
+		s.log.Debug("dropped malformed message", "err", err.Message)
+		return
+	}
+	s.reply(msg.id, nil, err, b, slot)
+}
+
+func (s *session) dispatch(ctx context.Context, msg *message, b *batch, slot int) {
+	switch msg.kind {
+	case kindResponse:
+		s.deliver(msg)
+	case kindNotification:
+		s.notification(ctx, msg)
+	case kindRequest:
+		s.request(ctx, msg, b, slot)
+	}
+}
+
+func (s *session) request(ctx context.Context, msg *message, b *batch, slot int) {
+	m := methods[string(msg.method)]
+	if m == nil {
+		s.reply(msg.id, nil, errorf(codeMethodNotFound, "method not found: %s", msg.method), b, slot)
+		return
+	}
+	if !m.beforeInit && s.state.Load() == nil {
+		s.reply(msg.id, nil, errorf(codeInvalidRequest, "invalid request: server not initialized"), b, slot)
+		return
+	}
+	req := &request{sess: s, id: msg.id, method: m.name, params: msg.params}
+	if msg.serverID != nil {
+		req.serverID, _ = unquote(msg.serverID)
+		req.routed = true
+	}
+	if m.inline {
+		res, err := s.invoke(ctx, m, req)
+		req.done.Store(true)
+		s.reply(req.id, res, err, b, slot)
+		return
+	}
+	s.start(ctx, m, req, b, slot)
+}
+
+// deliver routes a client's response to the server→client request waiting
+// for it.
+func (s *session) deliver(msg *message) {
+	s.mu.Lock()
+	ch := s.pending[string(msg.id)]
+	delete(s.pending, string(msg.id))
+	s.mu.Unlock()
+	if ch == nil {
+		s.log.Debug("response to no pending request", "id", string(msg.id))
+		return
+	}
+	if msg.error == nil {
+		ch <- reply{result: msg.result}
+		return
+	}
+	ce := &ClientError{Code: codeInternal, Message: "malformed error response"}
+	if err := json.Unmarshal(msg.error, ce); err != nil {
+		ce.Message = "malformed error response: " + string(msg.error)
+	}
+	ch <- reply{err: ce}
+}
+
+// clientGone fails every pending server→client request and refuses new
+// ones: the client can no longer answer (stdin reached EOF).
+func (s *session) clientGone() {
+	s.mu.Lock()
+	s.gone = true
+	pending := s.pending
+	s.pending = make(map[string]chan reply)
+	s.mu.Unlock()
+	for _, ch := range pending {
+		ch <- reply{err: ErrClosed}
+	}
+}
+
+// drain waits up to grace for the requests in flight to finish and reports
+// whether they did.
+func (s *session) drain(grace time.Duration) bool {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// close ends the session once its requests have been cancelled: it waits
+// for their goroutines and stops all server-initiated traffic.
+// close is idempotent.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		s.clientGone()
+		s.wg.Wait()
+		close(s.quit)
+		s.srv.removeSession(s)
+	})
+}
+
+// subscribed reports whether the client subscribed to uri.
+func (s *session) subscribed(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.subs[uri]
+	return ok
+}

@@ -1,0 +1,159 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+func listTools(ctx context.Context, s *session, req *request) (any, error) {
+	cursor, err := listParams(req)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	all := list(sc, func(g *plugins.Generation) []*plugins.Tool { return g.Tools },
+		func(p *plugins.Plugin) []*plugins.Tool { return p.Tools }, sc.toolKey)
+	page, next, err := paginate(all, sc.toolKey, cursor, s.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	v := s.version()
+	return json.RawMessage(appendPage("tools", page, next, func(dst []byte, t *plugins.Tool) []byte {
+		return filterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
+	})), nil
+}
+
+// parseCallParams reads tools/call params without reflection: this is the
+// hot path.
+func parseCallParams(params json.RawMessage) (name string, args, meta json.RawMessage, err error) {
+	var rawName []byte
+	if !eachMember(params, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "name"):
+			rawName = v
+		case keyIs(k, "arguments"):
+			args = v
+		case keyIs(k, "_meta"):
+			meta = v
+		}
+		return true
+	}) {
+		return "", nil, nil, invalidParams("invalid params: tools/call needs an object with a name")
+	}
+	name, ok := unquote(rawName)
+	switch {
+	case rawName == nil:
+		return "", nil, nil, invalidParams("invalid params: missing tool name")
+	case !ok:
+		return "", nil, nil, invalidParams("invalid params: tool name must be a string")
+	case string(args) == "null":
+		args = nil
+	case args != nil && args[0] != '{':
+		return "", nil, nil, invalidParams("invalid params: arguments must be an object")
+	}
+	if meta != nil && meta[0] != '{' {
+		return "", nil, nil, invalidParams("invalid params: _meta must be an object")
+	}
+	return name, args, meta, nil
+}
+
+// callTool runs a tool. Everything that goes wrong inside the tool —
+// arguments that fail its schema, a trap, a timeout, running out of memory,
+// a guest error, bad output, structuredContent that fails its outputSchema —
+// is a tool execution error: an isError result the model can read, never a
+// protocol error. Only an unknown tool or malformed params are -32602.
+func callTool(ctx context.Context, s *session, req *request) (any, error) {
+	name, args, meta, err := parseCallParams(req.params)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	t := sc.tool(name)
+	if t == nil {
+		return nil, invalidParams("unknown tool: %s", name)
+	}
+	if args == nil {
+		args = emptyJSON
+	}
+	if err := t.ValidateArguments(args); err != nil {
+		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", name, validationDetail(err))), nil
+	}
+	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: s.version().String(), Plugin: t.Plugin.Name}
+	out, err := t.Plugin.CallTool(sandbox.WithPeer(ctx, req.peer()), t.Original, args, cc)
+	if err != nil {
+		return toolError(describeFailure("tool", t.Plugin.Name, t.Original, err)), nil
+	}
+	return s.toolResult(t, out), nil
+}
+
+// toolResult checks a plugin's CallToolResult and filters it for the
+// client's version; it is otherwise passed through byte for byte.
+func (s *session) toolResult(t *plugins.Tool, out json.RawMessage) json.RawMessage {
+	if len(t.Def.OutputSchema) > 0 && string(member(out, "isError")) != "true" {
+		if err := t.ValidateStructured(member(out, "structuredContent")); err != nil {
+			return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
+				t.Plugin.Name, t.Original, validationDetail(err)))
+		}
+	}
+	return filterCallResult(out, s.version())
+}
+
+// validationDetail is what failed in a schema check, without the tool
+// name the caller already gives.
+func validationDetail(err error) string {
+	var ve *plugins.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Detail
+	}
+	return err.Error()
+}
+
+// toolError is an isError CallToolResult carrying text.
+func toolError(text string) json.RawMessage {
+	b := append(make([]byte, 0, len(text)+64), `{"content":[{"type":"text","text":`...)
+	b = appendString(b, text)
+	return append(b, `}],"isError":true}`...)
+}
+
+// describeFailure names the plugin, the item and the cause of a failed
+// plugin call: `plugin "faulty" tool "loop": timeout: …`.
+func describeFailure(kind, plugin, item string, err error) string {
+	var ce *sandbox.CallError
+	var oe *plugins.OutputError
+	if errors.As(err, &oe) {
+		return fmt.Sprintf("plugin %q %s %q: bad output: %s", plugin, kind, item, oe.Msg)
+	}
+	if errors.As(err, &ce) {
+		cause := ce.Kind.String()
+		if ce.Detail != "" {
+			cause += ": " + ce.Detail
+		}
+		return fmt.Sprintf("plugin %q %s %q: %s", plugin, kind, item, cause)
+	}
+	return fmt.Sprintf("plugin %q %s %q: %v", plugin, kind, item, err)
+}
+
+// pluginError turns a failed resources/read, prompts/get or
+// completion/complete into a JSON-RPC error: -32001 when the plugin ran
+// out of time, -32603 otherwise.
+func pluginError(kind, plugin, item string, err error) error {
+	code := codeInternal
+	if errors.Is(err, sandbox.ErrTimeout) {
+		code = codeTimeout
+	}
+	return &rpcError{Code: code, Message: describeFailure(kind, plugin, item, err)}
+}

@@ -1,0 +1,294 @@
+package host
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// version is a negotiated protocol revision; later revisions compare greater.
+type version uint8
+
+const (
+	v20241105 version = iota + 1
+	v20250326
+	v20250618
+	v20251125
+
+	latestVersion = v20251125
+)
+
+var versionNames = [...]string{
+	v20241105: "2024-11-05",
+	v20250326: "2025-03-26",
+	v20250618: "2025-06-18",
+	v20251125: "2025-11-25",
+}
+
+func (v version) String() string {
+	if int(v) < len(versionNames) && v > 0 {
+		return versionNames[v]
+	}
+	return "none"
+}
+
+// negotiate answers a client's requested version: the same version when
+// we support it, our latest otherwise (the client decides whether it can
+// go on).
+func negotiate(requested string) version {
+	for v := v20241105; v <= latestVersion; v++ {
+		if versionNames[v] == requested {
+			return v
+		}
+	}
+	return latestVersion
+}
+
+// Version filtering. A client never receives a member its negotiated
+// revision does not define (checked against schema/<rev>/schema.json).
+// Every filter is type-aware, because the same key means different things
+// in different places ("title" is also a JSON Schema keyword, and schemas
+// pass through untouched), and every filter returns its input unchanged
+// when none of the keys it could drop appear in the bytes, so the common
+// case costs one substring scan.
+//
+// _meta is kept at every revision: it is reserved for metadata in all of
+// them, and clients ignore what they do not understand there.
+//
+// Content blocks a revision does not define are not dropped silently
+// (which could leave a result with no content, or a prompt message with
+// none): resource_link and audio become text blocks that describe what was
+// there, so the model still learns that something was returned.
+
+// keysFor lists, per revision, the quoted keys whose presence forces the
+// slow path of a filter.
+func keysFor(v version, after20250618, after20250326, after20251125 []string) [][]byte {
+	var ks []string
+	if v < v20251125 {
+		ks = append(ks, after20251125...)
+	}
+	if v < v20250618 {
+		ks = append(ks, after20250618...)
+	}
+	if v < v20250326 {
+		ks = append(ks, after20250326...)
+	}
+	out := make([][]byte, len(ks))
+	for i, k := range ks {
+		out[i] = []byte(strconv.Quote(k))
+	}
+	return out
+}
+
+type filterKeys struct{ tool, item, prompt, result [][]byte }
+
+var filterTable = func() [latestVersion + 1]filterKeys {
+	var t [latestVersion + 1]filterKeys
+	for v := v20241105; v <= latestVersion; v++ {
+		t[v] = filterKeys{
+			tool:   keysFor(v, []string{"title", "outputSchema"}, []string{"annotations"}, []string{"icons", "execution"}),
+			item:   keysFor(v, []string{"title", "lastModified"}, nil, []string{"icons"}),
+			prompt: keysFor(v, []string{"title"}, nil, []string{"icons"}),
+			result: keysFor(v, []string{"structuredContent", "lastModified", "resource_link"}, []string{"audio"}, []string{"icons"}),
+		}
+	}
+	return t
+}()
+
+func containsAny(b []byte, keys [][]byte) bool {
+	for _, k := range keys {
+		if bytes.Contains(b, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func keep(dst, val []byte) ([]byte, bool) { return append(dst, val...), true }
+
+// keepIf keeps the member when ok, and drops it otherwise.
+func keepIf(dst, val []byte, ok bool) ([]byte, bool) {
+	if !ok {
+		return dst, false
+	}
+	return keep(dst, val)
+}
+
+// filterTool appends a Tool object as the client's revision defines it.
+func filterTool(dst, raw []byte, v version) []byte {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].tool) {
+		return append(dst, raw...)
+	}
+	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+		switch string(key) {
+		case "icons", "execution":
+			return keepIf(dst, val, v >= v20251125)
+		case "title", "outputSchema":
+			return keepIf(dst, val, v >= v20250618)
+		case "annotations":
+			return keepIf(dst, val, v >= v20250326)
+		}
+		return keep(dst, val)
+	})
+}
+
+// filterItem appends a Resource, ResourceTemplate or ResourceLink-like
+// object (icons, title, annotations) for the client's revision.
+func filterItem(dst, raw []byte, v version) []byte {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].item) {
+		return append(dst, raw...)
+	}
+	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+		switch string(key) {
+		case "icons":
+			return keepIf(dst, val, v >= v20251125)
+		case "title":
+			return keepIf(dst, val, v >= v20250618)
+		case "annotations":
+			return filterAnnotations(dst, val, v), true
+		}
+		return keep(dst, val)
+	})
+}
+
+// filterAnnotations drops lastModified (2025-06-18) from an Annotations
+// object.
+func filterAnnotations(dst, raw []byte, v version) []byte {
+	if v >= v20250618 || !isObject(raw) {
+		return append(dst, raw...)
+	}
+	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+		if string(key) == "lastModified" {
+			return dst, false
+		}
+		return keep(dst, val)
+	})
+}
+
+// filterPrompt appends a Prompt object for the client's revision.
+func filterPrompt(dst, raw []byte, v version) []byte {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].prompt) {
+		return append(dst, raw...)
+	}
+	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+		switch string(key) {
+		case "icons":
+			return keepIf(dst, val, v >= v20251125)
+		case "title":
+			return keepIf(dst, val, v >= v20250618)
+		case "arguments":
+			if v < v20250618 && val[0] == '[' {
+				return rewriteArray(dst, val, func(dst, arg []byte) []byte {
+					return filterItem(dst, arg, v)
+				}), true
+			}
+		}
+		return keep(dst, val)
+	})
+}
+
+// filterCallResult rewrites a CallToolResult for the client's revision:
+// structuredContent is dropped before 2025-06-18 (the text content already
+// carries the JSON, as the spec asks tools to do) and every content block
+// is filtered.
+func filterCallResult(raw []byte, v version) []byte {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !isObject(raw) {
+		return raw
+	}
+	return rewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
+		switch string(key) {
+		case "structuredContent":
+			return keepIf(dst, val, v >= v20250618)
+		case "content":
+			return filterContents(dst, val, v), true
+		}
+		return keep(dst, val)
+	})
+}
+
+// filterPromptResult rewrites a GetPromptResult: each message's content
+// block is filtered.
+func filterPromptResult(raw []byte, v version) []byte {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !isObject(raw) {
+		return raw
+	}
+	return rewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
+		if string(key) != "messages" || val[0] != '[' {
+			return keep(dst, val)
+		}
+		return rewriteArray(dst, val, func(dst, m []byte) []byte {
+			if !isObject(m) {
+				return append(dst, m...)
+			}
+			return rewriteObject(dst, m, func(dst, key, val []byte) ([]byte, bool) {
+				if string(key) == "content" {
+					return filterContent(dst, val, v), true
+				}
+				return keep(dst, val)
+			})
+		}), true
+	})
+}
+
+func filterContents(dst, arr []byte, v version) []byte {
+	if arr[0] != '[' {
+		return append(dst, arr...)
+	}
+	return rewriteArray(dst, arr, func(dst, c []byte) []byte { return filterContent(dst, c, v) })
+}
+
+// filterContent appends one content block for the client's revision.
+func filterContent(dst, raw []byte, v version) []byte {
+	if !isObject(raw) {
+		return append(dst, raw...)
+	}
+	typ, _ := unquote(member(raw, "type"))
+	switch {
+	case typ == "resource_link" && v < v20250618:
+		return appendTextBlock(dst, describeLink(raw))
+	case typ == "audio" && v < v20250326:
+		mime, _ := unquote(member(raw, "mimeType"))
+		return appendTextBlock(dst, "[audio content ("+mime+") omitted: protocol version "+v.String()+" cannot carry audio]")
+	case typ == "resource_link":
+		return filterItem(dst, raw, v)
+	}
+	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+		if string(key) == "annotations" {
+			return filterAnnotations(dst, val, v), true
+		}
+		return keep(dst, val)
+	})
+}
+
+func describeLink(raw []byte) string {
+	uri, _ := unquote(member(raw, "uri"))
+	name, _ := unquote(member(raw, "name"))
+	desc, _ := unquote(member(raw, "description"))
+	s := "[resource link] " + uri
+	if name != "" {
+		s += " (" + name + ")"
+	}
+	if desc != "" {
+		s += ": " + desc
+	}
+	return s
+}
+
+func appendTextBlock(dst []byte, text string) []byte {
+	dst = append(dst, `{"type":"text","text":`...)
+	dst = appendString(dst, text)
+	return append(dst, '}')
+}
+
+// filterProgress drops the progress message, which 2024-11-05 does not
+// define.
+func filterProgress(raw []byte, v version) []byte {
+	if v >= v20250326 || !bytes.Contains(raw, []byte(`"message"`)) {
+		return raw
+	}
+	return rewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
+		if string(key) == "message" {
+			return dst, false
+		}
+		return keep(dst, val)
+	})
+}
