@@ -76,3 +76,27 @@ type Input struct {
 type V1CallInput struct {
 	Params CallToolParams `json:"params"`
 }
+
+// HostFunc describes one host function: its signature and the MCP message
+// the host turns it into.
+type HostFunc struct {
+	Name    string
+	Method  string // the MCP request or notification it becomes
+	Payload bool   // takes one i64: the offset of a JSON payload
+	Reply   bool   // a request: returns one i64, the offset of the JSON reply
+}
+
+// HostFuncs is every host function in [HostNamespace], with hyper-mcp's
+// signatures.
+var HostFuncs = []HostFunc{
+	{Name: HostLog, Method: "notifications/message", Payload: true},
+	{Name: HostProgress, Method: "notifications/progress", Payload: true},
+	{Name: HostSample, Method: "sampling/createMessage", Payload: true, Reply: true},
+	{Name: HostElicit, Method: "elicitation/create", Payload: true, Reply: true},
+	{Name: HostListRoots, Method: "roots/list", Reply: true},
+	{Name: HostToolListChanged, Method: "notifications/tools/list_changed"},
+	{Name: HostPromptListChanged, Method: "notifications/prompts/list_changed"},
+	{Name: HostResourceListChanged, Method: "notifications/resources/list_changed"},
+	{Name: HostResourceUpdated, Method: "notifications/resources/updated", Payload: true},
+	{Name: HostURLElicitComplete, Method: "notifications/elicitation/complete", Payload: true},
+}

@@ -33,7 +33,7 @@
 // takes an i64 offset of a JSON block only if it has a payload
 // (notify_tool_list_changed and list_roots take none), and returns an i64
 // offset of a JSON reply only if it is a request (create_message,
-// create_elicitation, list_roots). The table is hostFuncs in hostfuncs.go.
+// create_elicitation, list_roots). The table is abi.HostFuncs.
 //
 // # Process-wide settings
 //

@@ -11,48 +11,29 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-// hostFunc is one import of abi.HostNamespace and the MCP method it
-// becomes.
+// hostFunc is one import of abi.HostNamespace (see abi.HostFuncs).
 //
 // Signatures are exactly hyper-mcp's (src/service.rs host_fns), because
 // wazero refuses to instantiate a guest whose import signature differs, and
 // hyper-mcp plugins must run unmodified: a function takes an i64 offset of a
 // kernel memory block holding JSON only when it has a payload, and returns
 // an i64 offset of a JSON reply only when it is a request.
-type hostFunc struct {
-	name    string
-	method  string
-	input   bool // takes one i64 offset of a JSON payload
-	request bool // Peer.Request and returns one i64 offset of the JSON reply; else Peer.Notify
-}
-
-// hostFuncs is the whole name → method table.
-var hostFuncs = []hostFunc{
-	{name: abi.HostLog, method: "notifications/message", input: true},
-	{name: abi.HostProgress, method: "notifications/progress", input: true},
-	{name: abi.HostSample, method: "sampling/createMessage", input: true, request: true},
-	{name: abi.HostElicit, method: "elicitation/create", input: true, request: true},
-	{name: abi.HostListRoots, method: "roots/list", request: true},
-	{name: abi.HostToolListChanged, method: "notifications/tools/list_changed"},
-	{name: abi.HostPromptListChanged, method: "notifications/prompts/list_changed"},
-	{name: abi.HostResourceListChanged, method: "notifications/resources/list_changed"},
-	{name: abi.HostResourceUpdated, method: "notifications/resources/updated", input: true},
-	{name: abi.HostURLElicitComplete, method: "notifications/elicitation/complete", input: true},
-}
+type hostFunc abi.HostFunc
 
 // hostFunctions returns the host functions given to every instance of one
 // module; log already carries the plugin attribute.
 func hostFunctions(log *slog.Logger) []extism.HostFunction {
-	fns := make([]extism.HostFunction, 0, len(hostFuncs))
-	for _, h := range hostFuncs {
+	fns := make([]extism.HostFunction, 0, len(abi.HostFuncs))
+	for _, af := range abi.HostFuncs {
+		h := hostFunc(af)
 		var params, results []extism.ValueType
-		if h.input {
+		if h.Payload {
 			params = []extism.ValueType{extism.ValueTypePTR}
 		}
-		if h.request {
+		if h.Reply {
 			results = []extism.ValueType{extism.ValueTypePTR}
 		}
-		f := extism.NewHostFunctionWithStack(h.name, h.callback(log), params, results)
+		f := extism.NewHostFunctionWithStack(h.Name, h.callback(log), params, results)
 		f.SetNamespace(abi.HostNamespace)
 		fns = append(fns, f)
 	}
@@ -67,19 +48,19 @@ func (h hostFunc) callback(log *slog.Logger) extism.HostFunctionStackCallback {
 	return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 		var payload json.RawMessage
 		var perr error
-		if h.input {
+		if h.Payload {
 			payload, perr = readJSON(p, stack[0])
 		}
 		peer := PeerFrom(ctx)
-		if !h.request {
+		if !h.Reply {
 			switch {
 			case perr != nil:
-				log.Warn("host function payload", "func", h.name, "err", perr)
+				log.Warn("host function payload", "func", h.Name, "err", perr)
 			case peer == nil:
-				log.Debug("host notification dropped", "func", h.name, "err", ErrNoPeer)
+				log.Debug("host notification dropped", "func", h.Name, "err", ErrNoPeer)
 			default:
-				if err := peer.Notify(ctx, h.method, payload); err != nil {
-					log.Debug("host notification failed", "func", h.name, "err", err)
+				if err := peer.Notify(ctx, h.Method, payload); err != nil {
+					log.Debug("host notification failed", "func", h.Name, "err", err)
 				}
 			}
 			return
@@ -91,10 +72,10 @@ func (h hostFunc) callback(log *slog.Logger) extism.HostFunctionStackCallback {
 		case peer == nil:
 			reply = hostError(ErrNoPeer)
 		default:
-			res, err := peer.Request(ctx, h.method, payload)
+			res, err := peer.Request(ctx, h.Method, payload)
 			switch {
 			case err != nil:
-				log.Debug("host request failed", "func", h.name, "err", err)
+				log.Debug("host request failed", "func", h.Name, "err", err)
 				reply = hostError(err)
 			case len(res) == 0:
 				reply = []byte("null")
