@@ -1,0 +1,28 @@
+// Command echo is the smallest useful mcphost plugin: one tool that returns
+// its argument. mcphost's latency benchmarks use it, so keep it tiny.
+package main
+
+import (
+	"github.com/mcphost/mcphost/abi"
+	guest "github.com/mcphost/mcphost/sdk-guest"
+)
+
+// EchoIn is the echo tool's input.
+type EchoIn struct {
+	Text string `json:"text" jsonschema:"the text to return"`
+}
+
+func main() {}
+
+func init() {
+	guest.AddTool(guest.Tool{
+		Name:        "echo",
+		Title:       "Echo",
+		Description: "Returns the given text unchanged.",
+		Annotations: &abi.ToolAnnotations{ReadOnlyHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false)},
+	}, echo)
+}
+
+func echo(_ *guest.Context, in EchoIn) (*guest.Result, error) {
+	return guest.TextResult(in.Text), nil
+}

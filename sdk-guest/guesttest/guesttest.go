@@ -1,0 +1,141 @@
+package guesttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+	guest "github.com/mcphost/mcphost/sdk-guest"
+)
+
+// Host is a fake of everything a plugin can ask of mcphost. The zero value
+// answers sampling and elicitation with host errors (as a client without
+// those capabilities would), has no roots, no config and no network.
+type Host struct {
+	ConfigValues map[string]string
+	Sample       func(abi.CreateMessageParams) (*abi.CreateMessageResult, error)
+	Elicit       func(abi.ElicitParams) (*abi.ElicitResult, error)
+	Roots        []abi.Root
+	HTTP         func(*guest.HTTPRequest) (*guest.HTTPResponse, error)
+
+	mu    sync.Mutex
+	calls []Call
+	logs  []string
+}
+
+// Call is one recorded host-function call.
+type Call struct {
+	Name    string          // an abi.Host* name
+	Payload json.RawMessage // nil when there was none
+}
+
+// Install makes h the SDK's host until the test ends and returns it; nil
+// installs a new zero Host.
+func Install(t testing.TB, h *Host) *Host {
+	t.Helper()
+	if h == nil {
+		h = &Host{}
+	}
+	t.Cleanup(guest.SetHostForTesting(hostFuncs{h}))
+	return h
+}
+
+// Calls returns the recorded calls of host function name ("" for all).
+func (h *Host) Calls(name string) []Call {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Call
+	for _, c := range h.calls {
+		if name == "" || c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Logs returns the lines written with guest.Logf.
+func (h *Host) Logs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.logs...)
+}
+
+// hostFuncs adapts Host to guest.HostFuncs without giving Host methods
+// whose names clash with its fields.
+type hostFuncs struct{ h *Host }
+
+func (f hostFuncs) Call(name string, payload []byte) ([]byte, error) {
+	h := f.h
+	h.mu.Lock()
+	var p json.RawMessage
+	if payload != nil {
+		p = append(json.RawMessage(nil), payload...)
+	}
+	h.calls = append(h.calls, Call{Name: name, Payload: p})
+	sample, elicit, roots := h.Sample, h.Elicit, h.Roots
+	h.mu.Unlock()
+
+	switch name {
+	case abi.HostSample:
+		if sample == nil {
+			return hostError("sampling is not supported by the test host")
+		}
+		var req abi.CreateMessageParams
+		if err := json.Unmarshal(payload, &req); err != nil {
+			return nil, fmt.Errorf("decode %s payload: %w", name, err)
+		}
+		return reply(sample(req))
+	case abi.HostElicit:
+		if elicit == nil {
+			return hostError("elicitation is not supported by the test host")
+		}
+		var req abi.ElicitParams
+		if err := json.Unmarshal(payload, &req); err != nil {
+			return nil, fmt.Errorf("decode %s payload: %w", name, err)
+		}
+		return reply(elicit(req))
+	case abi.HostListRoots:
+		if roots == nil {
+			roots = []abi.Root{}
+		}
+		return json.Marshal(abi.ListRootsResult{Roots: roots})
+	case abi.HostLog, abi.HostProgress, abi.HostToolListChanged, abi.HostPromptListChanged,
+		abi.HostResourceListChanged, abi.HostResourceUpdated, abi.HostURLElicitComplete:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown host function %q", name)
+}
+
+func reply[T any](v *T, err error) ([]byte, error) {
+	if err != nil {
+		return hostError(err.Error())
+	}
+	return json.Marshal(v)
+}
+
+func hostError(msg string) ([]byte, error) { return json.Marshal(abi.HostError{Error: msg}) }
+
+func (f hostFuncs) Config(key string) (string, bool) {
+	f.h.mu.Lock()
+	defer f.h.mu.Unlock()
+	v, ok := f.h.ConfigValues[key]
+	return v, ok
+}
+
+func (f hostFuncs) HTTP(req *guest.HTTPRequest) (*guest.HTTPResponse, error) {
+	f.h.mu.Lock()
+	fn := f.h.HTTP
+	f.h.mu.Unlock()
+	if fn == nil {
+		return nil, fmt.Errorf("HTTP request to %q is not allowed", req.URL)
+	}
+	return fn(req)
+}
+
+func (f hostFuncs) Log(level guest.Level, msg string) {
+	f.h.mu.Lock()
+	defer f.h.mu.Unlock()
+	f.h.logs = append(f.h.logs, string(level)+": "+msg)
+}

@@ -1,0 +1,310 @@
+//go:build wasip1
+
+package guest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// The Extism kernel (extism:host/env). Offsets are into the kernel's
+// memory, not the guest's; bulk transfers use the 64-bit load and store
+// functions, which the host implements directly.
+
+//go:wasmimport extism:host/env input_length
+func extismInputLength() uint64
+
+//go:wasmimport extism:host/env input_load_u64
+func extismInputLoadU64(offset uint64) uint64
+
+//go:wasmimport extism:host/env input_load_u8
+func extismInputLoadU8(offset uint64) uint32
+
+//go:wasmimport extism:host/env alloc
+func extismAlloc(n uint64) uint64
+
+//go:wasmimport extism:host/env free
+func extismFree(offset uint64)
+
+//go:wasmimport extism:host/env length
+func extismLength(offset uint64) uint64
+
+//go:wasmimport extism:host/env load_u8
+func extismLoadU8(offset uint64) uint32
+
+//go:wasmimport extism:host/env load_u64
+func extismLoadU64(offset uint64) uint64
+
+//go:wasmimport extism:host/env store_u8
+func extismStoreU8(offset uint64, v uint32)
+
+//go:wasmimport extism:host/env store_u64
+func extismStoreU64(offset uint64, v uint64)
+
+//go:wasmimport extism:host/env output_set
+func extismOutputSet(offset, length uint64)
+
+//go:wasmimport extism:host/env error_set
+func extismErrorSet(offset uint64)
+
+//go:wasmimport extism:host/env config_get
+func extismConfigGet(offset uint64) uint64
+
+//go:wasmimport extism:host/env http_request
+func extismHTTPRequest(req, body uint64) uint64
+
+//go:wasmimport extism:host/env http_status_code
+func extismHTTPStatusCode() int32
+
+//go:wasmimport extism:host/env http_headers
+func extismHTTPHeaders() uint64
+
+//go:wasmimport extism:host/env log_debug
+func extismLogDebug(offset uint64)
+
+//go:wasmimport extism:host/env log_info
+func extismLogInfo(offset uint64)
+
+//go:wasmimport extism:host/env log_warn
+func extismLogWarn(offset uint64)
+
+//go:wasmimport extism:host/env log_error
+func extismLogError(offset uint64)
+
+// mcphost's host functions (extism:host/user, abi.HostNamespace), with
+// hyper-mcp's signatures (see abi.HostFuncs): a payload is one i64 offset
+// of a JSON block, a reply one i64 offset of a JSON block. The host frees
+// the payload; the guest frees the reply.
+
+//go:wasmimport extism:host/user notify_logging_message
+func hostNotifyLoggingMessage(payload uint64)
+
+//go:wasmimport extism:host/user notify_progress
+func hostNotifyProgress(payload uint64)
+
+//go:wasmimport extism:host/user create_message
+func hostCreateMessage(payload uint64) uint64
+
+//go:wasmimport extism:host/user create_elicitation
+func hostCreateElicitation(payload uint64) uint64
+
+//go:wasmimport extism:host/user list_roots
+func hostListRoots() uint64
+
+//go:wasmimport extism:host/user notify_tool_list_changed
+func hostNotifyToolListChanged()
+
+//go:wasmimport extism:host/user notify_prompt_list_changed
+func hostNotifyPromptListChanged()
+
+//go:wasmimport extism:host/user notify_resource_list_changed
+func hostNotifyResourceListChanged()
+
+//go:wasmimport extism:host/user notify_resource_updated
+func hostNotifyResourceUpdated(payload uint64)
+
+//go:wasmimport extism:host/user notify_url_elicitation_completed
+func hostNotifyURLElicitationCompleted(payload uint64)
+
+// errKernelMemory is returned when the Extism kernel cannot allocate: its
+// alloc returns 0 instead of failing.
+var errKernelMemory = errors.New("extism kernel memory exhausted")
+
+func platformHost() HostFuncs { return extismHost{} }
+
+// readInput copies the call's input out of the kernel.
+func readInput() []byte {
+	n := extismInputLength()
+	buf := make([]byte, n)
+	var i uint64
+	for ; i+8 <= n; i += 8 {
+		binary.LittleEndian.PutUint64(buf[i:], extismInputLoadU64(i))
+	}
+	for ; i < n; i++ {
+		buf[i] = byte(extismInputLoadU8(i))
+	}
+	return buf
+}
+
+// readBlock copies a kernel block out and frees it.
+func readBlock(off uint64) []byte {
+	n := extismLength(off)
+	buf := make([]byte, n)
+	var i uint64
+	for ; i+8 <= n; i += 8 {
+		binary.LittleEndian.PutUint64(buf[i:], extismLoadU64(off+i))
+	}
+	for ; i < n; i++ {
+		buf[i] = byte(extismLoadU8(off + i))
+	}
+	extismFree(off)
+	return buf
+}
+
+// writeBlock copies b into a new kernel block. b must not be empty.
+func writeBlock(b []byte) (uint64, error) {
+	off := extismAlloc(uint64(len(b)))
+	if off == 0 {
+		return 0, errKernelMemory
+	}
+	n := uint64(len(b))
+	var i uint64
+	for ; i+8 <= n; i += 8 {
+		extismStoreU64(off+i, binary.LittleEndian.Uint64(b[i:]))
+	}
+	for ; i < n; i++ {
+		extismStoreU8(off+i, uint32(b[i]))
+	}
+	return off, nil
+}
+
+// run is the body of every byte-level export.
+func run(export string) int32 {
+	out, err := Dispatch(export, readInput())
+	if err != nil {
+		setError(err.Error())
+		return 1
+	}
+	if len(out) == 0 {
+		extismOutputSet(0, 0)
+		return 0
+	}
+	off, err := writeBlock(out)
+	if err != nil {
+		setError(fmt.Sprintf("%s: output of %d bytes: %v", export, len(out), err))
+		return 1
+	}
+	extismOutputSet(off, uint64(len(out)))
+	return 0
+}
+
+// setError reports msg through error_set. When even that cannot be
+// allocated the export's non-zero return code is all the host gets.
+func setError(msg string) {
+	if msg == "" {
+		msg = "error"
+	}
+	if off, err := writeBlock([]byte(msg)); err == nil {
+		extismErrorSet(off)
+	}
+}
+
+type extismHost struct{}
+
+func (extismHost) Call(name string, payload []byte) ([]byte, error) {
+	var off uint64
+	if len(payload) > 0 {
+		var err error
+		if off, err = writeBlock(payload); err != nil {
+			return nil, err
+		}
+	}
+	var ret uint64
+	switch name {
+	case abi.HostLog:
+		hostNotifyLoggingMessage(off)
+	case abi.HostProgress:
+		hostNotifyProgress(off)
+	case abi.HostSample:
+		ret = hostCreateMessage(off)
+	case abi.HostElicit:
+		ret = hostCreateElicitation(off)
+	case abi.HostListRoots:
+		ret = hostListRoots()
+	case abi.HostToolListChanged:
+		hostNotifyToolListChanged()
+	case abi.HostPromptListChanged:
+		hostNotifyPromptListChanged()
+	case abi.HostResourceListChanged:
+		hostNotifyResourceListChanged()
+	case abi.HostResourceUpdated:
+		hostNotifyResourceUpdated(off)
+	case abi.HostURLElicitComplete:
+		hostNotifyURLElicitationCompleted(off)
+	default:
+		if off != 0 {
+			extismFree(off)
+		}
+		return nil, fmt.Errorf("unknown host function %q", name)
+	}
+	if ret == 0 {
+		return nil, nil
+	}
+	return readBlock(ret), nil
+}
+
+func (extismHost) Config(key string) (string, bool) {
+	if key == "" {
+		return "", false
+	}
+	k, err := writeBlock([]byte(key))
+	if err != nil {
+		return "", false
+	}
+	v := extismConfigGet(k)
+	extismFree(k) // config_get does not free the key
+	if v == 0 {
+		return "", false
+	}
+	return string(readBlock(v)), true
+}
+
+// httpMeta is Extism's HttpRequest on the wire.
+type httpMeta struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+func (extismHost) HTTP(req *HTTPRequest) (*HTTPResponse, error) {
+	meta, err := json.Marshal(httpMeta{URL: req.URL, Method: req.Method, Headers: req.Header})
+	if err != nil {
+		return nil, err
+	}
+	reqOff, err := writeBlock(meta)
+	if err != nil {
+		return nil, err
+	}
+	var bodyOff uint64
+	if len(req.Body) > 0 {
+		if bodyOff, err = writeBlock(req.Body); err != nil {
+			extismFree(reqOff)
+			return nil, err
+		}
+	}
+	respOff := extismHTTPRequest(reqOff, bodyOff) // the host frees both blocks
+	resp := &HTTPResponse{Status: int(extismHTTPStatusCode()), Header: map[string]string{}}
+	if respOff != 0 {
+		resp.Body = readBlock(respOff)
+	}
+	if h := extismHTTPHeaders(); h != 0 {
+		if err := json.Unmarshal(readBlock(h), &resp.Header); err != nil {
+			return nil, fmt.Errorf("response headers: %w", err)
+		}
+	}
+	return resp, nil
+}
+
+func (extismHost) Log(level Level, msg string) {
+	if msg == "" {
+		return
+	}
+	off, err := writeBlock([]byte(msg))
+	if err != nil {
+		return
+	}
+	switch level { // the host frees the block
+	case LevelDebug:
+		extismLogDebug(off)
+	case LevelInfo, LevelNotice:
+		extismLogInfo(off)
+	case LevelWarning:
+		extismLogWarn(off)
+	default:
+		extismLogError(off)
+	}
+}

@@ -1,0 +1,221 @@
+package wasmrun
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	done map[string]*build // by absolute package directory
+}
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Build compiles the Go main package in dir as a wasip1 reactor and
+// returns the path of the .wasm file. Each package is built once per test
+// binary, and different packages may be built in parallel; call Cleanup
+// from TestMain to remove the files.
+func Build(t testing.TB, dir string) string {
+	t.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds.mu.Lock()
+	if builds.dir == "" {
+		if builds.dir, err = os.MkdirTemp("", "wasmrun-"); err != nil {
+			builds.mu.Unlock()
+			t.Fatal(err)
+		}
+		builds.done = map[string]*build{}
+	}
+	b, ok := builds.done[abs]
+	if !ok {
+		b = &build{path: filepath.Join(builds.dir, fmt.Sprintf("%d-%s.wasm", len(builds.done), filepath.Base(abs)))}
+		builds.done[abs] = b
+	}
+	builds.mu.Unlock()
+	b.once.Do(func() {
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", b.path, ".")
+		cmd.Dir = abs
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared in %s: %v\n%s", dir, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// Cleanup removes the modules Build made.
+func Cleanup() {
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
+	builds.dir, builds.done = "", nil
+}
+
+// Options configure a loaded plugin.
+type Options struct {
+	Config       map[string]string
+	AllowedHosts []string
+	AllowedPaths map[string]string // host path → guest path
+	Timeout      time.Duration     // 0 means none
+	MaxPages     uint32            // memory limit in 64 KiB pages; 0 means none
+	// Replies answers host functions that return something; the default
+	// reply is none (0).
+	Replies map[string]func(payload []byte) []byte
+}
+
+// HostCall records one call of a host function.
+type HostCall struct {
+	Name    string
+	Payload []byte
+	At      time.Time
+}
+
+// Plugin is one loaded instance.
+type Plugin struct {
+	p      *extism.Plugin
+	stderr *syncBuffer
+
+	mu    sync.Mutex
+	calls []HostCall
+}
+
+var cache = wazero.NewCompilationCache()
+
+// Load instantiates the module at path with real clocks and randomness.
+func Load(t testing.TB, path string, opts Options) *Plugin {
+	t.Helper()
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &Plugin{stderr: &syncBuffer{}}
+	var fns []extism.HostFunction
+	for _, hf := range abi.HostFuncs {
+		name, hf := hf.Name, hf
+		reply := opts.Replies[name]
+		f := extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
+			var payload []byte
+			if hf.Payload && stack[0] != 0 {
+				b, err := cp.ReadBytes(stack[0])
+				if err != nil {
+					panic(err)
+				}
+				payload = append([]byte(nil), b...)
+				_ = cp.Free(stack[0])
+			}
+			pl.mu.Lock()
+			pl.calls = append(pl.calls, HostCall{Name: name, Payload: payload, At: time.Now()})
+			pl.mu.Unlock()
+			if !hf.Reply {
+				return
+			}
+			stack[0] = 0
+			if reply != nil {
+				if r := reply(payload); r != nil {
+					off, err := cp.WriteBytes(r)
+					if err != nil {
+						panic(err)
+					}
+					stack[0] = off
+				}
+			}
+		}, types(hf.Payload), types(hf.Reply))
+		f.SetNamespace(abi.HostNamespace)
+		fns = append(fns, f)
+	}
+	m := extism.Manifest{
+		Wasm:         []extism.Wasm{extism.WasmData{Data: wasm}},
+		Config:       opts.Config,
+		AllowedHosts: opts.AllowedHosts,
+		AllowedPaths: opts.AllowedPaths,
+		Timeout:      uint64(opts.Timeout / time.Millisecond),
+	}
+	if opts.MaxPages > 0 {
+		m.Memory = &extism.ManifestMemory{MaxPages: opts.MaxPages}
+	}
+	cfg := extism.PluginConfig{
+		EnableWasi:    true,
+		RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(opts.Timeout > 0),
+		ModuleConfig: wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+			WithRandSource(rand.Reader).WithStderr(pl.stderr),
+		EnableHttpResponseHeaders: true,
+	}
+	p, err := extism.NewPlugin(context.Background(), m, cfg, fns)
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	p.SetLogger(func(extism.LogLevel, string) {})
+	t.Cleanup(func() { p.Close(context.Background()) })
+	pl.p = p
+	return pl
+}
+
+// Call runs export with input.
+func (p *Plugin) Call(export string, input []byte) (rc uint32, out []byte, err error) {
+	return p.p.Call(export, input)
+}
+
+// Has reports whether the module exports name.
+func (p *Plugin) Has(name string) bool { return p.p.FunctionExists(name) }
+
+// Calls returns the host-function calls so far.
+func (p *Plugin) Calls() []HostCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]HostCall(nil), p.calls...)
+}
+
+// Stderr returns what the guest wrote to stderr.
+func (p *Plugin) Stderr() string { return p.stderr.String() }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// types is the signature half of a host function: one i64 or nothing.
+func types(present bool) []extism.ValueType {
+	if present {
+		return []extism.ValueType{extism.ValueTypeI64}
+	}
+	return nil
+}

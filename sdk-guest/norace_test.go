@@ -1,0 +1,5 @@
+//go:build !race
+
+package guest_test
+
+const raceEnabled = false

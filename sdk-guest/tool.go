@@ -1,0 +1,199 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// AddTool registers a tool whose arguments decode into In. The input
+// schema is derived from In (see [SchemaFor]) unless tool.InputSchema is
+// set. A handler's error becomes a result with isError set and the error's
+// text, so the model can see it and correct itself; so do arguments that do
+// not decode into In or lack a required member. A panic in the handler is
+// recovered and reported the same way.
+//
+// Registering a name again replaces the earlier tool. AddTool panics when
+// the name is invalid or In has no JSON Schema: both are programming errors
+// that show up on the first load.
+func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
+	def := toolDef(tool, reflect.TypeFor[In](), nil)
+	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	std.addTool(&toolEntry{
+		def: def,
+		handler: func(ctx *Context, args json.RawMessage) (*Result, error) {
+			in, err := decodeArgs[In](args)
+			if err != nil {
+				return Error(err.Error()), nil
+			}
+			if name, ok := missing(&in, args); ok {
+				return Errorf("invalid arguments: missing required argument %q", name), nil
+			}
+			return h(ctx, in)
+		},
+	})
+}
+
+// AddToolOut registers a tool with typed input and output. The output
+// schema is derived from Out, which must be a struct or a map with string
+// keys (MCP requires an object); the result carries Out as
+// structuredContent and, for clients that predate structured content, the
+// same JSON as a text block.
+func AddToolOut[In, Out any](tool Tool, h func(*Context, In) (Out, error)) {
+	def := toolDef(tool, reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	std.addTool(&toolEntry{
+		def: def,
+		handler: func(ctx *Context, args json.RawMessage) (*Result, error) {
+			in, err := decodeArgs[In](args)
+			if err != nil {
+				return Error(err.Error()), nil
+			}
+			if name, ok := missing(&in, args); ok {
+				return Errorf("invalid arguments: missing required argument %q", name), nil
+			}
+			out, err := h(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			return JSON(out)
+		},
+	})
+}
+
+// AddToolRaw registers a tool exactly as described: its schemas, _meta and
+// every other member are passed through verbatim (an empty InputSchema
+// becomes {"type":"object"}). The handler gets the arguments as sent, or
+// nil when the client sent none.
+func AddToolRaw(tool abi.Tool, h func(*Context, json.RawMessage) (*abi.CallToolResult, error)) {
+	if len(bytes.TrimSpace(tool.InputSchema)) == 0 {
+		tool.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	std.addTool(&toolEntry{def: tool, handler: h})
+}
+
+func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
+	def := abi.Tool{
+		Name: tool.Name, Title: tool.Title, Description: tool.Description, Icons: tool.Icons,
+		Annotations: tool.Annotations, Meta: tool.Meta,
+		InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema,
+	}
+	if len(def.InputSchema) == 0 {
+		s, err := schemaOf(in)
+		if err != nil {
+			panic(fmt.Sprintf("guest: tool %q: input %v", tool.Name, err))
+		}
+		def.InputSchema = s
+	}
+	if out != nil && len(def.OutputSchema) == 0 {
+		s, err := schemaOf(out)
+		if err != nil {
+			panic(fmt.Sprintf("guest: tool %q: output %v", tool.Name, err))
+		}
+		def.OutputSchema = s
+	}
+	return def
+}
+
+// decodeArgs decodes a tool's arguments; missing or null arguments give
+// In's zero value.
+func decodeArgs[In any](args json.RawMessage) (In, error) {
+	var in In
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		return in, nil
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return in, fmt.Errorf("invalid arguments: %v", err)
+	}
+	return in, nil
+}
+
+// requiredCheck returns a function that reports the first required
+// argument absent from args. A present argument never decodes to a zero
+// value unless it was sent as one, so args is parsed again only when a
+// required field of the decoded value is zero.
+func requiredCheck[In any](required []string) func(in *In, args json.RawMessage) (string, bool) {
+	if len(required) == 0 {
+		return func(*In, json.RawMessage) (string, bool) { return "", false }
+	}
+	t := reflect.TypeFor[In]()
+	if t.Kind() != reflect.Struct {
+		return func(_ *In, args json.RawMessage) (string, bool) { return missingRequired(required, args) }
+	}
+	index := fieldIndex(t)
+	return func(in *In, args json.RawMessage) (string, bool) {
+		v := reflect.ValueOf(in).Elem()
+		for _, name := range required {
+			idx, ok := index[name]
+			if !ok {
+				return missingRequired(required, args)
+			}
+			f, err := v.FieldByIndexErr(idx)
+			if err != nil || f.IsZero() {
+				return missingRequired(required, args)
+			}
+		}
+		return "", false
+	}
+}
+
+// fieldIndex maps the JSON names of t's fields to their indexes, with the
+// naming rules of the schema deriver.
+func fieldIndex(t reflect.Type) map[string][]int {
+	out := map[string][]int{}
+	var walk func(t reflect.Type, prefix []int)
+	walk = func(t reflect.Type, prefix []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			idx := append(append([]int(nil), prefix...), i)
+			if f.Anonymous && name == "" {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft, idx)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, taken := out[name]; !taken {
+				out[name] = idx
+			}
+		}
+	}
+	walk(t, nil)
+	return out
+}
+
+// missingRequired returns the first required argument absent from args.
+func missingRequired(required []string, args json.RawMessage) (string, bool) {
+	if len(required) == 0 {
+		return "", false
+	}
+	var m map[string]json.RawMessage
+	if t := bytes.TrimSpace(args); len(t) > 0 && string(t) != "null" && json.Unmarshal(t, &m) != nil {
+		return "", false // not an object: decoding the arguments reports it
+	}
+	for _, name := range required {
+		if _, ok := m[name]; !ok {
+			return name, true
+		}
+	}
+	return "", false
+}
