@@ -135,6 +135,10 @@ type Prompt struct {
 type Failure struct {
 	Plugin string
 	Err    error
+	// Kept says the previous generation's plugin of this name serves in
+	// the new generation in place of the version that failed (see
+	// [Loader.Build]); false means the plugin is absent.
+	Kept bool
 }
 
 // Generation is an immutable set of loaded plugins and their merged lists.

@@ -171,7 +171,10 @@ func configDir(file string) (string, error) {
 }
 
 // addDropIns appends a plugin for every *.wasm file in PluginDir, in name
-// order, with the server defaults.
+// order, with the server defaults and nothing else (no hosts, no paths, no
+// environment, no config). A plugin is named after its file, sanitised
+// (see dropInName); hidden files (".x.wasm", often an editor's or a
+// copier's temporary file) are skipped.
 func (c *Config) addDropIns() error {
 	dir := c.Server.PluginDir
 	if dir == "" {
@@ -190,22 +193,41 @@ func (c *Config) addDropIns() error {
 	}
 	var errs []error
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".wasm")
-		if !ok || e.IsDir() {
+		base, ok := strings.CutSuffix(e.Name(), ".wasm")
+		if !ok || e.IsDir() || strings.HasPrefix(base, ".") {
 			continue
 		}
 		file := filepath.Join(dir, e.Name())
+		name := dropInName(base)
 		switch {
 		case !pluginNameRE.MatchString(name):
-			errs = append(errs, &ConfigError{File: file, Msg: fmt.Sprintf("drop-in plugin name %q is invalid: want 1-32 letters, digits, '_' or '-', starting with a letter or digit", name)})
+			errs = append(errs, &ConfigError{File: file, Msg: fmt.Sprintf("drop-in plugin name %q is invalid: want 1-32 letters, digits, '_' or '-', starting with a letter or digit", base)})
 		case taken[name]:
-			errs = append(errs, &ConfigError{File: file, Msg: fmt.Sprintf("drop-in plugin name %q is already used by a [[plugin]] in %s", name, c.File)})
+			errs = append(errs, &ConfigError{File: file, Msg: fmt.Sprintf("drop-in plugin name %q is already used (by a [[plugin]] in %s, or another drop-in)", name, c.File)})
 		default:
 			taken[name] = true
 			c.Plugins = append(c.Plugins, Spec{Name: name, Path: file})
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dropInName turns a file name (without ".wasm") into a plugin name:
+// characters other than letters, digits, '_' and '-' become '_', leading
+// '_' and '-' are dropped and the result is cut to 32 bytes. It may return
+// "" (a name of only punctuation), which the caller rejects.
+func dropInName(base string) string {
+	b := []byte(base)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	name := strings.TrimLeft(string(b), "_-")
+	if len(name) > 32 {
+		name = name[:32]
+	}
+	return name
 }
 
 // effectiveLimits returns the sandbox limits of spec under server's

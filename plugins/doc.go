@@ -8,25 +8,35 @@
 // matching ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically
 // with a warning), compiling tool schemas, building a [Generation]
 // ([Loader.Build]), diffing two generations ([Diff]), holding the current
-// generation for concurrent readers ([Registry]), and watching files.
+// generation for concurrent readers ([Registry]), and watching files to
+// reload ([Watcher], [Manager]).
 //
 // It knows nothing about JSON-RPC: it reports changes; it does not send
 // notifications.
 //
 // # Life of a reload
 //
-//  1. [LoadConfig] reads the file; any error keeps the old generation.
+// A [Manager] drives reloads; its [Watcher] watches the parent directory
+// of plugins.toml and of every plugin's .wasm file, every Go-source
+// plugin's directory and the plugin_dir (see [Config.WatchPaths]), and
+// turns a burst of changes into one batch once the files have been quiet
+// for the debounce period (100 ms by default). For each batch:
+//
+//  1. [LoadConfig] reads the file and expands plugin_dir; any error keeps
+//     the old generation, and the error is reported.
 //  2. [Loader.Build] loads the new generation beside the old one, reusing
 //     every plugin whose code and limits did not change (no recompile, no
-//     new instances). A plugin that fails is logged and left out; the rest
-//     load.
+//     new instances; a file saved with identical content changes nothing).
+//     A plugin that fails keeps its previous version when there was one
+//     ([Failure].Kept); the rest load.
 //  3. [Registry.Swap] installs it and returns the [Changes]; subscribers
 //     (the host) turn them into list_changed notifications.
 //  4. The old generation closes when its last in-flight call releases it;
 //     a module closes when the last generation holding it closes.
+//  5. The [ReloadReport] goes to the Manager's OnReload (cmd/mcphost logs
+//     it as one line and sends its errors to clients).
 //
-// A file watcher drives the same steps: it needs only LoadConfig, Build
-// with the registry's current generation as prev, and Swap.
+// The watch never stops: whatever failed, the next change is loaded.
 //
 // # Names
 //

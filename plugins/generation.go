@@ -14,8 +14,9 @@ import (
 )
 
 // assemble names and merges the loaded cores into a generation. cores[i]
-// belongs to cfg.Plugins[i] (nil when it failed).
-func (l *Loader) assemble(cfg *Config, cores []*core, prev *Generation, id uint64) *Generation {
+// runs specs[i] (nil when it failed); specs[i] is cfg.Plugins[i] unless a
+// previous version was kept.
+func (l *Loader) assemble(cfg *Config, specs []*Spec, cores []*core, prev *Generation, id uint64) *Generation {
 	type view struct {
 		spec  *Spec
 		core  *core
@@ -27,7 +28,7 @@ func (l *Loader) assemble(cfg *Config, cores []*core, prev *Generation, id uint6
 		if c == nil {
 			continue
 		}
-		v := view{spec: &cfg.Plugins[i], core: c}
+		v := view{spec: specs[i], core: c}
 		prefix := v.spec.Name + "_"
 		if v.spec.ToolPrefix != nil {
 			prefix = *v.spec.ToolPrefix

@@ -72,6 +72,17 @@ func NewLoader(opts LoaderOptions) *Loader {
 // and names are unchanged too, the new generation holds the very same
 // *Plugin. prev may be nil.
 //
+// When a plugin fails and prev holds a plugin of the same name, that
+// previous plugin (its module, lists and spec) serves in the new
+// generation instead, and its Failure has Kept set: a broken save during
+// development never takes a working tool away. A plugin that is not in cfg
+// any more is dropped, working or not. The generation's Config is cfg even
+// though a kept plugin runs under its old spec.
+//
+// Progress is logged at Info for a first build (prev == nil) and at Debug
+// for rebuilds, whose callers report one summary per reload; failures are
+// always logged at Error.
+//
 // Build fails only when ctx ends; then it releases everything it loaded.
 // The caller owns the result and must Close it (a [Registry] does so when
 // the generation is replaced).
@@ -81,6 +92,10 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 	}
 	id := l.nextID(prev)
 	start := time.Now()
+	progress := slog.LevelInfo
+	if prev != nil {
+		progress = slog.LevelDebug
+	}
 	cores := make([]*core, len(cfg.Plugins))
 	errs := make([]error, len(cfg.Plugins))
 	reused := make([]bool, len(cfg.Plugins))
@@ -111,7 +126,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 			case reuse:
 				l.log.Debug("plugin reused", "plugin", spec.Name, "gen", id)
 			default:
-				l.log.Info("plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
+				l.log.Log(ctx, progress, "plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
 					"tools", len(c.tools), "resources", len(c.resources)+len(c.templates),
 					"prompts", len(c.prompts), "dur", time.Since(t))
 			}
@@ -131,17 +146,25 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 		}
 		return nil, fmt.Errorf("build generation %d: %w", id, err)
 	}
+	specs := make([]*Spec, len(cfg.Plugins))
+	for i := range cfg.Plugins {
+		specs[i] = &cfg.Plugins[i]
+	}
 	var failures []Failure
 	for i, err := range errs {
-		if err != nil {
-			name := cfg.Plugins[i].Name
-			l.log.Error("plugin failed", "plugin", name, "gen", id, "err", err)
-			failures = append(failures, Failure{Plugin: name, Err: err})
+		if err == nil {
+			continue
 		}
+		f := Failure{Plugin: cfg.Plugins[i].Name, Err: err}
+		if old := prev.lookup(f.Plugin); valid[i] && old != nil && old.core.acquire() {
+			cores[i], specs[i], f.Kept = old.core, &old.Spec, true
+		}
+		l.log.Error("plugin failed", "plugin", f.Plugin, "gen", id, "kept", f.Kept, "err", err)
+		failures = append(failures, f)
 	}
-	g := l.assemble(cfg, cores, prev, id)
+	g := l.assemble(cfg, specs, cores, prev, id)
 	g.Failures = failures
-	l.log.Info("generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
+	l.log.Log(ctx, progress, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
 	return g, nil

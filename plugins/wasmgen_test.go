@@ -1,13 +1,8 @@
 package plugins
 
-import "encoding/binary"
+import "github.com/mcphost/mcphost/internal/wasmgen"
 
-// A tiny Wasm assembler for tests: modules whose exports return canned
-// output through the Extism kernel, trap, or return an i32. They compile in
-// microseconds, so Wasm-backed tests stay fast even under -race (a Go guest
-// takes ~30 s to compile there).
-
-// wfunc is one export of a generated module.
+// wfunc is one export of a generated test module (see internal/wasmgen).
 type wfunc struct {
 	name   string
 	output string // the export sets this as its output and returns 0
@@ -15,100 +10,12 @@ type wfunc struct {
 	i32    *int32 // the export returns this (a plain i32 export)
 }
 
-func uleb(v uint64) []byte { return binary.AppendUvarint(nil, v) }
-
-func sleb(v int64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func vec(items ...[]byte) []byte {
-	b := uleb(uint64(len(items)))
-	for _, it := range items {
-		b = append(b, it...)
-	}
-	return b
-}
-
-func wname(s string) []byte { return append(uleb(uint64(len(s))), s...) }
-
-func wsection(id byte, body []byte) []byte {
-	return append(append([]byte{id}, uleb(uint64(len(body)))...), body...)
-}
-
-func cat(parts ...[]byte) []byte {
-	var b []byte
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return b
-}
-
-const (
-	wI32 = 0x7f
-	wI64 = 0x7e
-)
-
-// wasmModule assembles a module importing alloc, store_u8 and output_set
-// from extism:host/env and exporting fns.
+// wasmModule assembles a tiny Extism-ABI module exporting fns; it
+// compiles in microseconds, even under -race.
 func wasmModule(fns ...wfunc) []byte {
-	types := wsection(1, vec(
-		[]byte{0x60, 1, wI64, 1, wI64}, // 0: alloc(i64) i64
-		[]byte{0x60, 2, wI64, wI32, 0}, // 1: store_u8(i64, i32)
-		[]byte{0x60, 2, wI64, wI64, 0}, // 2: output_set(i64, i64)
-		[]byte{0x60, 0, 1, wI32},       // 3: export() i32
-	))
-	imports := wsection(2, vec(
-		cat(wname("extism:host/env"), wname("alloc"), []byte{0, 0}),
-		cat(wname("extism:host/env"), wname("store_u8"), []byte{0, 1}),
-		cat(wname("extism:host/env"), wname("output_set"), []byte{0, 2}),
-	))
-	var funcs, exports, bodies, data [][]byte
-	offset := 1024
+	out := make([]wasmgen.Func, len(fns))
 	for i, f := range fns {
-		funcs = append(funcs, []byte{3})
-		exports = append(exports, cat(wname(f.name), []byte{0}, uleb(uint64(3+i))))
-		var code []byte
-		switch {
-		case f.trap:
-			code = cat(vec(), []byte{0x00, 0x0b})
-		case f.i32 != nil:
-			code = cat(vec(), []byte{0x41}, sleb(int64(*f.i32)), []byte{0x0b})
-		default:
-			n := int64(len(f.output))
-			code = cat(
-				vec([]byte{1, wI64}, []byte{1, wI32}),           // local 0: p, local 1: i
-				[]byte{0x42}, sleb(n), []byte{0x10, 0, 0x21, 0}, // p = alloc(n)
-				[]byte{0x02, 0x40, 0x03, 0x40},                        // block loop
-				[]byte{0x20, 1, 0x41}, sleb(n), []byte{0x4f, 0x0d, 1}, // if i >= n: break
-				[]byte{0x20, 0, 0x20, 1, 0xad, 0x7c},           // p + i
-				[]byte{0x20, 1, 0x2d, 0}, uleb(uint64(offset)), // load8_u(offset + i)
-				[]byte{0x10, 1}, // store_u8
-				[]byte{0x20, 1, 0x41, 1, 0x6a, 0x21, 1, 0x0c, 0}, // i++; continue
-				[]byte{0x0b, 0x0b},                              // end loop, end block
-				[]byte{0x20, 0, 0x42}, sleb(n), []byte{0x10, 2}, // output_set(p, n)
-				[]byte{0x41, 0, 0x0b}, // return 0
-			)
-			data = append(data, cat([]byte{0, 0x41}, sleb(int64(offset)), []byte{0x0b}, wname(f.output)))
-			offset += len(f.output)
-		}
-		bodies = append(bodies, append(uleb(uint64(len(code))), code...))
+		out[i] = wasmgen.Func{Name: f.name, Output: f.output, Trap: f.trap, I32: f.i32}
 	}
-	pages := uint64(offset/65536 + 1)
-	return cat(
-		[]byte("\x00asm\x01\x00\x00\x00"),
-		types, imports,
-		wsection(3, vec(funcs...)),
-		wsection(5, vec(cat([]byte{0}, uleb(pages)))),
-		wsection(7, vec(exports...)),
-		wsection(10, vec(bodies...)),
-		wsection(11, vec(data...)),
-	)
+	return wasmgen.Module(out...)
 }

@@ -1,0 +1,260 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ManagerOptions configure a [Manager].
+type ManagerOptions struct {
+	// Loader builds the generations and Registry serves them. Both are
+	// required.
+	Loader   *Loader
+	Registry *Registry
+	// ConfigFile is the plugins.toml every load reads ([LoadConfig]) and,
+	// when watching, watches. "" means no file: every load uses
+	// DefaultConfig() (no plugins) unless ReadConfig is set.
+	ConfigFile string
+	// ReadConfig, when set, is called instead of LoadConfig(ConfigFile) for
+	// every load. Embedders and tests use it to supply specs with Native
+	// modules.
+	ReadConfig func() (*Config, error)
+	// Watch turns on reloading when a watched file changes (see
+	// [Config.WatchPaths]).
+	Watch bool
+	// Debounce is the quiet period that ends a burst of changes (default
+	// [DefaultDebounce]).
+	Debounce time.Duration
+	// OnReload hears about every load, initial or not, after the swap,
+	// except one cut short because its ctx ended (shutting down). It runs
+	// on the goroutine doing the load and delays the next one. nil means
+	// [ReloadReport.Log] to Logger.
+	OnReload func(ReloadReport)
+	// Logger receives watch problems. nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ReloadReport says what one load did.
+type ReloadReport struct {
+	// Gen is the ID of the generation serving afterwards (the one that
+	// served before when Err is set).
+	Gen uint64
+	// Initial is true for the first load of [Manager.Run].
+	Initial bool
+	// Trigger holds the changed paths that caused the reload, sorted (nil
+	// for the initial load and for [Manager.Reload] calls without paths).
+	Trigger []string
+	// Changes is what the swap changed ([Diff]).
+	Changes Changes
+	// Err is set when nothing was loaded: plugins.toml could not be read or
+	// is invalid (one or more *ConfigError, joined), or ctx ended. The
+	// previous generation keeps serving.
+	Err error
+	// Failures are the plugins of the new generation that failed to load;
+	// for those with Kept set the previous version serves instead.
+	Failures []Failure
+	// Dur is how long the load took, from reading the config to the end
+	// of the swap.
+	Dur time.Duration
+}
+
+// Log writes the report as one line: "plugins loaded" for the initial
+// load, "reloaded" for later ones (Info), "reload failed" when Err is set
+// (Error). Plugin failures are listed by name only; the [Loader] has
+// already logged each with its cause.
+func (r ReloadReport) Log(ctx context.Context, log *slog.Logger) {
+	dur := r.Dur.Round(100 * time.Microsecond)
+	if r.Err != nil {
+		log.ErrorContext(ctx, "reload failed", "gen", r.Gen, "trigger", r.Trigger, "err", r.Err, "dur", dur)
+		return
+	}
+	var failed []string
+	for _, f := range r.Failures {
+		failed = append(failed, f.Plugin)
+	}
+	msg := "reloaded"
+	if r.Initial {
+		msg = "plugins loaded"
+	}
+	attrs := []any{"gen", r.Gen, "plugins", r.Changes.Reloaded, "changed", r.Changes.Kinds()}
+	if len(failed) > 0 {
+		attrs = append(attrs, "failed", failed)
+	}
+	log.InfoContext(ctx, msg, append(attrs, "dur", dur)...)
+}
+
+// Kinds names the lists that changed, in the order tools, resources,
+// prompts.
+func (c Changes) Kinds() []string {
+	var k []string
+	if c.Tools {
+		k = append(k, "tools")
+	}
+	if c.Resources {
+		k = append(k, "resources")
+	}
+	if c.Prompts {
+		k = append(k, "prompts")
+	}
+	return k
+}
+
+// Manager keeps a Registry in step with plugins.toml and the files it
+// names, the way Caddy reloads: each load builds the new generation to one
+// side, reusing every plugin whose code and limits did not change, swaps
+// it in atomically, and lets the old generation close once its in-flight
+// calls finish. A load that cannot read the config changes nothing; a
+// plugin that fails keeps its previous version (see [Loader.Build]). The
+// watch never stops: the next change is loaded whatever happened before.
+type Manager struct {
+	opts ManagerOptions
+	log  *slog.Logger
+
+	mu      sync.Mutex // serializes loads
+	watcher *Watcher   // set while Run watches
+}
+
+// NewManager returns a Manager; [Manager.Run] starts it.
+func NewManager(opts ManagerOptions) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Manager{opts: opts, log: opts.Logger}
+}
+
+// Run does the initial load and then, when watching, reloads after every
+// debounced burst of changes until ctx is done. It returns nil once ctx is
+// done (or right after the initial load without watching), or the error
+// that kept it from watching at all. The registry keeps the last
+// generation; closing it is the caller's business.
+func (m *Manager) Run(ctx context.Context) error {
+	if !m.opts.Watch {
+		m.initial(ctx)
+		return nil
+	}
+	w, err := NewWatcher(WatcherOptions{Debounce: m.opts.Debounce, Logger: m.log})
+	if err != nil {
+		m.initial(ctx)
+		return err
+	}
+	defer w.Close()
+	m.mu.Lock()
+	m.watcher = w
+	// Watches are set up before the initial load reads any file, so a
+	// change made while it runs is seen and reloaded afterwards.
+	m.load(ctx, nil, true)
+	m.mu.Unlock()
+
+	_ = w.Run(ctx, func(ctx context.Context, paths []string) { m.Reload(ctx, paths) })
+
+	m.mu.Lock()
+	m.watcher = nil
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Manager) initial(ctx context.Context) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.load(ctx, nil, true)
+}
+
+// Reload loads the config and plugins now, as a change to trigger would,
+// and returns the report also given to OnReload. Reloads never overlap; the
+// first call (Run's, or this one) is the initial load.
+func (m *Manager) Reload(ctx context.Context, trigger []string) ReloadReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	first := false
+	select {
+	case <-m.opts.Registry.Ready():
+	default:
+		first = true
+	}
+	return m.load(ctx, trigger, first)
+}
+
+// load does one load. m.mu must be held.
+func (m *Manager) load(ctx context.Context, trigger []string, initial bool) (rep ReloadReport) {
+	start := time.Now()
+	rep = ReloadReport{Initial: initial, Trigger: trigger}
+	reg := m.opts.Registry
+	defer func() {
+		if r := recover(); r != nil { // a bug must not end the watch
+			rep.Err = fmt.Errorf("reload panicked: %v", r)
+		}
+		if rep.Err != nil {
+			cur, release := reg.Acquire()
+			rep.Gen = cur.ID
+			release()
+			if initial {
+				reg.Swap(ctx, nil) // nothing loaded: let requests waiting for the initial load go on
+			}
+		}
+		rep.Dur = time.Since(start)
+		switch {
+		case rep.Err != nil && ctx.Err() != nil: // shutting down: nothing to report
+		case m.opts.OnReload != nil:
+			m.opts.OnReload(rep)
+		default:
+			rep.Log(ctx, m.log)
+		}
+	}()
+
+	cfg, err := m.readConfig()
+	m.watch(cfg)
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	prev, release := reg.Acquire() // held so that what Build reuses stays open
+	defer release()
+	if initial {
+		prev = nil
+	}
+	g, err := m.opts.Loader.Build(ctx, cfg, prev)
+	if err != nil {
+		rep.Err = err
+		return rep
+	}
+	rep.Changes = reg.Swap(ctx, g)
+	rep.Gen, rep.Failures = g.ID, g.Failures
+	return rep
+}
+
+func (m *Manager) readConfig() (*Config, error) {
+	switch {
+	case m.opts.ReadConfig != nil:
+		return m.opts.ReadConfig()
+	case m.opts.ConfigFile == "":
+		return DefaultConfig(), nil
+	}
+	return LoadConfig(m.opts.ConfigFile)
+}
+
+// watch points the watcher at cfg's paths; with cfg nil (a config that
+// failed to load) it adds the config file to what is watched already, so
+// the fix is seen. m.mu must be held.
+func (m *Manager) watch(cfg *Config) {
+	w := m.watcher
+	if w == nil {
+		return
+	}
+	var paths []string
+	if cfg != nil {
+		paths = cfg.WatchPaths()
+	} else {
+		w.mu.Lock()
+		paths = append(paths, w.set.targets...)
+		w.mu.Unlock()
+	}
+	if m.opts.ConfigFile != "" {
+		paths = append(paths, m.opts.ConfigFile)
+	}
+	if err := w.Set(paths); err != nil {
+		m.log.Warn("watch", "err", err)
+	}
+}
