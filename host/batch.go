@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 )
 
@@ -10,23 +11,27 @@ import (
 // only after wg.Wait, so it needs no lock. A nil slot (a notification, a
 // response, a cancelled request) gets no entry in the answer.
 type batch struct {
-	wg  sync.WaitGroup
-	out [][]byte
+	wg      sync.WaitGroup
+	out     [][]byte
+	related json.RawMessage // the transport's key for the answer (see handleMessage)
 }
 
 // handleBatch serves a JSON array of messages. Only sessions that
 // negotiated 2025-03-26 may send one: the revisions before it did not
 // define batches and the ones after removed them.
-func (s *session) handleBatch(ctx context.Context, raw []byte) {
+func (s *session) handleBatch(ctx context.Context, raw []byte, related json.RawMessage) {
 	elems, err := splitBatch(raw)
 	if err == nil && s.version() != v20250326 {
 		err = errorf(codeInvalidRequest, "invalid request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: %s)", s.version())
 	}
 	if err != nil {
-		s.reply(nil, nil, err, nil, 0)
+		buf := getBuf()
+		*buf = appendError(*buf, nil, toRPCError(err))
+		s.send(*buf, related)
+		putBuf(buf)
 		return
 	}
-	b := &batch{out: make([][]byte, len(elems))}
+	b := &batch{out: make([][]byte, len(elems)), related: related}
 	for i, e := range elems {
 		msg, err := decode(e)
 		switch {
@@ -62,7 +67,9 @@ func (s *session) sendBatch(b *batch) {
 	}
 	msg = append(msg, ']')
 	if n > 0 {
-		s.send(msg, nil)
+		s.send(msg, b.related)
+	} else {
+		s.unanswered(b.related)
 	}
 	*buf = msg
 	putBuf(buf)

@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
@@ -24,8 +25,13 @@ func (srv *Server) onChange(c plugins.Changes) {
 }
 
 // flushChanges sends one notification per changed kind to every
-// initialized session, resources/updated to the subscribers of each
-// updated URI, and reports the new generation's load failures.
+// initialized session, and resources/updated to the subscribers of each
+// URI whose plugin was reloaded: a URI the changes name, or one that a
+// reloaded plugin serves in the current generation (as a resource or
+// through one of its templates). Load failures are reported by whoever
+// drives the reloads (cmd/mcphost, through NotifyClients): only it knows
+// about a plugins.toml that failed to parse or a plugin whose previous
+// version was kept.
 func (srv *Server) flushChanges() {
 	srv.chMu.Lock()
 	c := srv.changes
@@ -33,11 +39,6 @@ func (srv *Server) flushChanges() {
 	srv.timer = nil
 	srv.chMu.Unlock()
 
-	srv.reportFailures()
-	if len(c.Reloaded) > 0 {
-		slices.Sort(c.Reloaded)
-		srv.log.Info("plugins reloaded", "plugins", slices.Compact(c.Reloaded))
-	}
 	var kinds []string
 	if c.Tools {
 		kinds = append(kinds, "notifications/tools/list_changed")
@@ -48,21 +49,50 @@ func (srv *Server) flushChanges() {
 	if c.Prompts {
 		kinds = append(kinds, "notifications/prompts/list_changed")
 	}
-	slices.Sort(c.Updated)
-	updated := slices.Compact(c.Updated)
+	updated := map[string]bool{}
+	for _, u := range c.Updated {
+		updated[u] = true
+	}
+	reloaded := map[string]bool{}
+	for _, p := range c.Reloaded {
+		reloaded[p] = true
+	}
+	g, release := srv.reg.Acquire()
+	defer release()
 	srv.eachSession(func(s *session) {
 		if !s.ready.Load() {
 			return
 		}
+		// Taken first: a subscription made in answer to the list_changed
+		// below is to the new generation, with nothing to update yet.
+		subs := s.subscriptions()
 		for _, k := range kinds {
 			s.notify(k, nil, nil)
 		}
-		for _, uri := range updated {
-			if s.subscribed(uri) {
+		for _, uri := range subs {
+			if updated[uri] || reloaded[owner(g, uri)] {
 				s.notify("notifications/resources/updated", uriJSON(uri), nil)
 			}
 		}
 	})
+}
+
+// subscriptions returns the URIs the session subscribed to, sorted.
+func (s *session) subscriptions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.subs))
+}
+
+// owner names the plugin that serves uri in g, or "".
+func owner(g *plugins.Generation, uri string) string {
+	if r := g.Resource(uri); r != nil {
+		return r.Plugin.Name
+	}
+	if t, _ := g.MatchTemplate(uri); t != nil {
+		return t.Plugin.Name
+	}
+	return ""
 }
 
 func uriJSON(uri string) []byte {
@@ -70,32 +100,4 @@ func uriJSON(uri string) []byte {
 		URI string `json:"uri"`
 	}{uri})
 	return b
-}
-
-// reportFailures tells clients (through Notify) about every plugin that
-// failed to load in a generation not reported yet.
-func (srv *Server) reportFailures() {
-	g, release := srv.reg.Acquire()
-	defer release()
-	if g == nil {
-		return
-	}
-	srv.chMu.Lock()
-	seen := g.ID == srv.lastGen
-	srv.lastGen = g.ID
-	srv.chMu.Unlock()
-	if seen {
-		return
-	}
-	for _, f := range g.Failures {
-		cause := "unknown error"
-		if f.Err != nil {
-			cause = f.Err.Error()
-		}
-		srv.Notify("error", "mcphost", map[string]string{
-			"message": "plugin failed to load",
-			"plugin":  f.Plugin,
-			"error":   cause,
-		})
-	}
 }

@@ -2,14 +2,13 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -69,48 +68,48 @@ func TestRegistrySwapNotifiesClient(t *testing.T) {
 	}
 }
 
-func TestLoadFailureIsNotified(t *testing.T) {
-	reg := loadRegistry(t, newFixture(), "echo")
-	srv := New(reg, Options{Logger: quietLog})
-	defer srv.Close()
-	srv.coalesce = time.Hour
-	listening, out := newTestSession(t, srv, v20251125, clientCaps{})
-	listening.level.Store(1) // debug
-	_, silentOut := newTestSession(t, srv, v20251125, clientCaps{})
+// TestUpdatedFollowsReloadedPlugins checks that a subscriber hears
+// resources/updated for every subscribed URI a reloaded plugin serves,
+// exactly or through a template, and for nothing else.
+func TestUpdatedFollowsReloadedPlugins(t *testing.T) {
+	srv := newServer(t, newFixture(), Options{})
+	srv.coalesce = time.Hour // the test flushes by hand
+	s, out := newTestSession(t, srv, v20251125, clientCaps{})
+	for _, uri := range []string{"test://readme", "test://items/7", "nobody://x", "test://gone"} {
+		s.subs[uri] = struct{}{}
+	}
+	tests := []struct {
+		changes plugins.Changes
+		want    []string // URIs updated, in order
+	}{
+		{plugins.Changes{Reloaded: []string{"test"}}, []string{"test://items/7", "test://readme"}},
+		{plugins.Changes{Reloaded: []string{"other"}}, nil},
+		{plugins.Changes{Reloaded: []string{"old"}, Updated: []string{"test://gone"}}, []string{"test://gone"}},
+	}
+	for _, tt := range tests {
+		srv.onChange(tt.changes)
+		srv.flushChanges()
+		var want []string
+		for _, u := range tt.want {
+			want = append(want, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"`+u+`"}}`)
+		}
+		if got := out.take(); !slices.Equal(got, want) {
+			t.Errorf("%+v: got\n %s\nwant\n %s", tt.changes, strings.Join(got, "\n "), strings.Join(want, "\n "))
+		}
+	}
+}
 
-	broken := plugins.NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
-		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) { return nil, errors.New("cannot list") },
-		abi.ExportCallTool:  func(context.Context, []byte) ([]byte, error) { return nil, nil },
-	})
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), &plugins.Config{
-		Plugins: []plugins.Spec{{Name: "broken", Native: broken}},
-	}, nil)
-	if err != nil || len(g.Failures) != 1 {
-		t.Fatalf("build: %v, failures %v; want one failure", err, g.Failures)
+func TestNotifyClientsDoesNotLog(t *testing.T) {
+	var logged strings.Builder
+	srv := newServer(t, newFixture(), Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	s, out := newTestSession(t, srv, v20251125, clientCaps{})
+	s.level.Store(1) // debug
+	srv.NotifyClients("error", "mcphost", map[string]string{"m": "x"})
+	if got := out.take(); len(got) != 1 || !strings.Contains(got[0], `"level":"error"`) {
+		t.Errorf("sent %v; want one error notification", got)
 	}
-	reg.Swap(context.Background(), g)
-	srv.flushChanges()
-
-	var logs []string
-	for _, m := range out.take() {
-		if strings.Contains(m, "notifications/message") {
-			logs = append(logs, m)
-		}
-	}
-	if len(logs) != 1 || !strings.Contains(logs[0], `"level":"error"`) || !strings.Contains(logs[0], `"plugin":"broken"`) ||
-		!strings.Contains(logs[0], "cannot list") {
-		t.Fatalf("got %v; want one error log naming plugin broken and its cause", logs)
-	}
-	for _, m := range silentOut.take() {
-		if strings.Contains(m, "notifications/message") {
-			t.Fatalf("session without a level got %s", m)
-		}
-	}
-	srv.flushChanges() // the same generation again: not reported twice
-	for _, m := range out.take() {
-		if strings.Contains(m, "notifications/message") {
-			t.Fatalf("failure reported twice: %s", m)
-		}
+	if logged.Len() != 0 {
+		t.Errorf("logged %q; want nothing", logged.String())
 	}
 }
 

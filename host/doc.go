@@ -14,7 +14,14 @@
 //     of every result, and server→client requests through a sandbox.Peer
 //     bound to each request (peer.go);
 //   - the transports: stdio (stdio.go) reads newline-delimited JSON with a
-//     size limit and writes each message in one locked write.
+//     size limit and writes each message in one locked write; Streamable
+//     HTTP (http*.go) maps sessions to Mcp-Session-Id, answers each POST
+//     with JSON or, once a call emits something before its result, with
+//     SSE, keeps a bounded per-session replay buffer for Last-Event-ID,
+//     serves the standalone GET stream, checks Host, Origin and the bearer
+//     token, expires idle sessions and shuts down gracefully; it also
+//     serves the 2024-11-05 HTTP+SSE transport (httplegacy.go). Both
+//     transports only frame and route: everything above is shared.
 //
 // A session never ends because of one bad message: parse errors, invalid
 // requests, oversize lines and handler panics are answered and serving
@@ -23,5 +30,5 @@
 //
 // It does not own: loading plugins or watching files (package plugins),
 // running Wasm (package sandbox; host never imports wazero or Extism),
-// flags and signals (cmd/mcphost).
+// flags, signals and creating the listener (cmd/mcphost).
 package host

@@ -69,6 +69,8 @@ func (s *session) run(t task) {
 	req.cancel()
 	if !cancelled {
 		s.reply(req.id, res, err, t.b, t.slot)
+	} else if t.b == nil {
+		s.unanswered(req.id)
 	}
 	if t.b != nil {
 		t.b.wg.Done()

@@ -17,6 +17,21 @@ type outbound interface {
 	send(msg []byte, related json.RawMessage) error
 }
 
+// finisher is implemented by transports that hold a connection open for
+// each request until its response (Streamable HTTP). unanswered tells them
+// that the request related to id ended without one (it was cancelled), so
+// that the connection can be closed instead of waiting forever.
+type finisher interface {
+	unanswered(related json.RawMessage)
+}
+
+// unanswered reports a request that will get no response to the transport.
+func (s *session) unanswered(related json.RawMessage) {
+	if f, ok := s.out.(finisher); ok {
+		f.unanswered(related)
+	}
+}
+
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 func getBuf() *[]byte { return bufPool.Get().(*[]byte) }

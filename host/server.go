@@ -65,7 +65,6 @@ type Server struct {
 	chMu    sync.Mutex
 	changes plugins.Changes // gathered since the timer started
 	timer   *time.Timer     // nil when no flush is scheduled
-	lastGen uint64          // last generation whose failures were reported
 	stop    func()          // ends the registry subscription
 
 	// testHookLine, when set, runs on the reader goroutine after each
@@ -169,6 +168,13 @@ func (srv *Server) acquire(ctx context.Context) (*plugins.Generation, func()) {
 // set a level receive nothing. level is an MCP level ("debug" … "emergency").
 func (srv *Server) Notify(level, logger string, data any) {
 	srv.log.Log(context.Background(), slogLevel(level), "mcp log message", "level", level, "logger", logger, "data", data)
+	srv.NotifyClients(level, logger, data)
+}
+
+// NotifyClients is [Server.Notify] without the log record, for events the
+// caller has logged already (a reload's errors, which the plugin loader
+// logs with their full cause).
+func (srv *Server) NotifyClients(level, logger string, data any) {
 	params, err := json.Marshal(struct {
 		Level  string `json:"level"`
 		Logger string `json:"logger,omitempty"`

@@ -93,7 +93,12 @@ func (s *session) version() version {
 // handle serves one incoming message (or batch). ctx bounds every request
 // it starts; cancelling it cancels them and suppresses their responses.
 // The session keeps raw: the caller must not modify it afterwards.
-func (s *session) handle(ctx context.Context, raw []byte) {
+func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx, raw, nil) }
+
+// handleMessage is handle with the related key the answer to a batch is
+// sent with (see outbound). Streamable HTTP passes a key of its own per
+// POST, to find the connection the array belongs on; stdio passes nil.
+func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage) {
 	defer func() { // handlers recover on their own; this guards everything else
 		if r := recover(); r != nil {
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
@@ -101,7 +106,7 @@ func (s *session) handle(ctx context.Context, raw []byte) {
 	}()
 	s.srv.audit.record(s.id, "in", raw)
 	if isBatch(raw) {
-		s.handleBatch(ctx, raw)
+		s.handleBatch(ctx, raw, batchKey)
 		return
 	}
 	msg, err := decode(raw)
