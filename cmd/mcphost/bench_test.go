@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// Benchmarks of tools/call round trips over real stdio (OS pipes), with a
+// Wasm echo tool and with a native in-process handler of the same tool (the
+// limit of the stack around the plugin), run in the same process so the
+// ratio cancels the machine's noise:
+//
+//	go test -run '^$' -bench 'Stdio' -benchtime 20000x ./cmd/mcphost
+
+// nativeEcho implements the echo plugin's ABI in Go, its one tool
+// described as desc.
+func nativeEcho(desc string) plugins.Module {
+	tools, _ := json.Marshal(abi.ListToolsResult{Tools: []abi.Tool{{
+		Name: "echo", Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+	}}})
+	return plugins.NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) { return tools, nil },
+		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
+			var env struct {
+				Request struct {
+					Arguments struct {
+						Text string `json:"text"`
+					} `json:"arguments"`
+				} `json:"request"`
+			}
+			if err := json.Unmarshal(in, &env); err != nil {
+				return nil, err
+			}
+			return json.Marshal(abi.CallToolResult{Content: []abi.Content{abi.TextContent(env.Request.Arguments.Text)}})
+		},
+	})
+}
+
+// stdioServer serves cfg in-process over two OS pipes and returns the
+// client's ends.
+func stdioServer(b *testing.B, cfg *plugins.Config) (w io.WriteCloser, r *bufio.Reader) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt, err := newRuntime(ctx, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := rt.loader.Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		b.Fatalf("build: %v %v", err, g.Failures)
+	}
+	reg := plugins.NewRegistry()
+	reg.Swap(ctx, g)
+	srv := host.New(reg, host.Options{Logger: log})
+	inR, inW, _ := os.Pipe()
+	outR, outW, _ := os.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.ServeStdio(ctx, inR, outW)
+	}()
+	b.Cleanup(func() {
+		inW.Close()
+		<-done
+		cancel()
+		srv.Close()
+		reg.Close(context.Background())
+		rt.close(context.Background())
+		inR.Close()
+		outR.Close()
+		outW.Close()
+	})
+	r = bufio.NewReaderSize(outR, 64<<10)
+	handshake(b, inW, r)
+	return inW, r
+}
+
+func handshake(b *testing.B, w io.Writer, r *bufio.Reader) {
+	b.Helper()
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	if line, err := r.ReadBytes('\n'); err != nil || !bytes.Contains(line, []byte(`"result"`)) {
+		b.Fatalf("initialize: %s %v", line, err)
+	}
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// roundTrips makes b.N sequential tools/call round trips of tool and
+// reports calls/s, p50 and p99.
+func roundTrips(b *testing.B, w io.Writer, r *bufio.Reader, tool string) {
+	b.Helper()
+	lat := make([]time.Duration, 0, b.N)
+	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}` + "\n")
+	// Warm the instance pool and the first-call paths.
+	for range 50 {
+		w.Write(req)
+		r.ReadBytes('\n')
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if _, err := w.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+		if !bytes.Contains(line, []byte("hello world")) {
+			b.Fatalf("unexpected response %s", line)
+		}
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+func reportLatency(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	var total time.Duration
+	for _, d := range lat {
+		total += d
+	}
+	b.ReportMetric(float64(len(lat))/total.Seconds(), "calls/s")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+func benchConfig(b *testing.B) *plugins.Config {
+	b.Helper()
+	cfg, err := plugins.LoadConfig("testdata/bench/plugins.toml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Plugins = append(cfg.Plugins, plugins.Spec{Name: "native", Native: nativeEcho("Returns the given text unchanged.")})
+	return cfg
+}
+
+// BenchmarkStdioCall compares the Wasm echo tool with the native handler
+// over the same in-process stdio stack, and reports wasm/native as a ratio
+// from interleaved rounds run in this process.
+func BenchmarkStdioCall(b *testing.B) {
+	cfg := benchConfig(b)
+	w, r := stdioServer(b, cfg)
+	b.Run("native", func(b *testing.B) { roundTrips(b, w, r, "native_echo") })
+	b.Run("wasm", func(b *testing.B) { roundTrips(b, w, r, "wasm_echo") })
+	b.Run("ratio", func(b *testing.B) {
+		// Interleave short rounds so both see the same machine load.
+		var native, wasm time.Duration
+		const round = 200
+		req := func(tool string) []byte {
+			return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}` + "\n")
+		}
+		rn, rw := req("native_echo"), req("wasm_echo")
+		for i := 0; i < b.N; i += round {
+			for _, c := range []struct {
+				req []byte
+				acc *time.Duration
+			}{{rn, &native}, {rw, &wasm}} {
+				t0 := time.Now()
+				for range round {
+					w.Write(c.req)
+					r.ReadBytes('\n')
+				}
+				*c.acc += time.Since(t0)
+			}
+		}
+		b.ReportMetric(float64(wasm)/float64(native), "wasm/native")
+	})
+}
+
+// BenchmarkStdioSubprocess measures the real `mcphost serve` binary over
+// its process stdio with the Wasm echo tool.
+func BenchmarkStdioSubprocess(b *testing.B) {
+	cmd := exec.Command(mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
+	w, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { w.Close(); cmd.Wait() }()
+	r := bufio.NewReaderSize(out, 64<<10)
+	handshake(b, w, r)
+	roundTrips(b, w, r, "wasm_echo")
+}
+
+// BenchmarkStartup measures process start → initialize answered, and
+// process start → first tools/list answered (which waits for the examples
+// to load), for the root plugins.toml, with a cold and a warm cache.
+//
+//	go test -run '^$' -bench Startup -benchtime 3x ./cmd/mcphost
+func BenchmarkStartup(b *testing.B) {
+	bin := mcphostBinary(b)
+	root, _ := filepath.Abs("../..")
+	for _, mode := range []string{"cold", "warm-build-cold-compile", "warm"} {
+		b.Run(mode, func(b *testing.B) {
+			var initTotal, listTotal time.Duration
+			cache := b.TempDir()
+			if mode != "cold" {
+				startOnce(b, bin, root, cache) // fill the cache
+			}
+			for range b.N {
+				if mode == "cold" {
+					cache = b.TempDir()
+				}
+				if mode == "warm-build-cold-compile" {
+					os.RemoveAll(filepath.Join(cache, "mcphost", "wazero"))
+				}
+				ti, tl := startOnce(b, bin, root, cache)
+				initTotal += ti
+				listTotal += tl
+			}
+			b.ReportMetric(float64(initTotal.Milliseconds())/float64(b.N), "ms-to-initialize")
+			b.ReportMetric(float64(listTotal.Milliseconds())/float64(b.N), "ms-to-tools")
+		})
+	}
+}
+
+func startOnce(b *testing.B, bin, root, cache string) (toInit, toList time.Duration) {
+	b.Helper()
+	cmd := exec.Command(bin, "serve", "--no-watch", "--log-level", "error")
+	cmd.Dir = root
+	// Only mcphost's caches (Go-source builds, wazero compilations) move
+	// with XDG_CACHE_HOME; Go's own build cache stays where it is.
+	gocache, _ := goEnv("GOCACHE")
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "GOCACHE="+gocache)
+	w, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { w.Close(); cmd.Wait() }()
+	r := bufio.NewReader(out)
+	handshake(b, w, r)
+	toInit = time.Since(start)
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	line, err := r.ReadBytes('\n')
+	if err != nil || !bytes.Contains(line, []byte(`"tools"`)) {
+		b.Fatalf("tools/list: %s %v", line, err)
+	}
+	return toInit, time.Since(start)
+}

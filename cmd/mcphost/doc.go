@@ -1,0 +1,19 @@
+// Command mcphost is an MCP server whose tools, resources and prompts come
+// from sandboxed WebAssembly plugins declared in plugins.toml.
+//
+//	mcphost serve    [--config plugins.toml] [--no-watch] [--audit-log FILE]
+//	mcphost validate [--config plugins.toml]
+//	mcphost call     [--config plugins.toml] <tool> ['<json args>']
+//	mcphost version
+//
+// serve watches plugins.toml and the plugins' files and hot-reloads them
+// (see package plugins' Manager), logging one line per reload;
+// --watch-debounce sets how long files must stay quiet first (100ms).
+//
+// Every subcommand accepts --log-level (debug|info|warn|error) and
+// --log-format (text|json). Logs go to stderr; in serve mode stdout carries
+// only MCP messages.
+//
+// This package holds flags, the slog handler, signal handling and wiring;
+// the logic lives in host, plugins and sandbox.
+package main

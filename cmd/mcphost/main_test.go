@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestScripts drives the real mcphost binary (built without -race, so Wasm
+// compiles at full speed) through testdata/script/*.txtar.
+func TestScripts(t *testing.T) {
+	bin := mcphostBinary(t)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("REPO", root)
+			e.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			// Share the caches (Go builds, wazero compilations) with the
+			// rest of the test run so scripts stay fast.
+			if dir, err := os.UserCacheDir(); err == nil {
+				e.Setenv("XDG_CACHE_HOME", dir)
+			}
+			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOTOOLCHAIN"} {
+				if v, err := goEnv(k); err == nil && v != "" {
+					e.Setenv(k, v)
+				}
+			}
+			return nil
+		},
+	})
+}

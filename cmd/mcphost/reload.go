@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// manage runs the plugins.Manager over file: the initial load and then,
+// when watching, a reload after every change until ctx is done. Each load
+// is logged as one line; its errors also go to the clients that set a log
+// level, as notifications/message at level "error".
+func manage(ctx context.Context, rt *runtime, reg *plugins.Registry, srv *host.Server, file string, watch bool, debounce time.Duration, log *slog.Logger) {
+	m := plugins.NewManager(plugins.ManagerOptions{
+		Loader: rt.loader, Registry: reg, ConfigFile: file, Watch: watch, Debounce: debounce, Logger: log,
+		OnReload: func(rep plugins.ReloadReport) {
+			rep.Log(ctx, log)
+			notifyErrors(srv, rep)
+		},
+	})
+	if err := m.Run(ctx); err != nil {
+		log.Error("cannot watch for changes", "err", err)
+	}
+}
+
+// notifyErrors sends a load's errors to clients. They are logged already:
+// the config error by ReloadReport.Log, plugin failures by the loader.
+func notifyErrors(srv *host.Server, rep plugins.ReloadReport) {
+	if rep.Err != nil {
+		srv.NotifyClients("error", "mcphost", map[string]string{
+			"message": "plugins.toml not applied; the previous plugins keep serving",
+			"error":   rep.Err.Error(),
+		})
+	}
+	for _, f := range rep.Failures {
+		msg := "plugin failed to load"
+		if f.Kept {
+			msg = "plugin failed to reload; its previous version keeps serving"
+		}
+		srv.NotifyClients("error", "mcphost", map[string]string{
+			"message": msg,
+			"plugin":  f.Plugin,
+			"error":   f.Err.Error(),
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/plugins"
+)
+
+func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	var c common
+	c.register(fs)
+	noWatch := fs.Bool("no-watch", false, "do not watch plugins.toml and plugin files for changes")
+	debounce := fs.Duration("watch-debounce", plugins.DefaultDebounce, "how long changed files must stay quiet before a reload")
+	auditPath := fs.String("audit-log", "", "append every message in and out to this file as JSON lines")
+	var hf httpFlags
+	hf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	log, cfg, rt, err := c.setup(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer rt.close(context.WithoutCancel(ctx))
+	ln, httpOpts, err := hf.listen(log)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
+
+	var audit io.Writer
+	if *auditPath != "" {
+		f, err := os.OpenFile(*auditPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("--audit-log: %w", err)
+		}
+		defer f.Close()
+		audit = f
+	}
+
+	reg := plugins.NewRegistry()
+	srv := host.New(reg, hostOptions(cfg, log, audit))
+
+	// Plugins load in the background so initialize is answered at once;
+	// the first list requests wait (bounded) for this load.
+	loadCtx, cancelLoad := context.WithCancel(ctx)
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		manage(loadCtx, rt, reg, srv, cfg.File, !*noWatch, *debounce, log)
+	}()
+
+	if ln != nil {
+		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
+	} else {
+		err = srv.ServeStdio(ctx, stdin, stdout)
+	}
+	cancelLoad()
+	<-loaded
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	reg.Close(closeCtx)
+	return err
+}
+
+func hostOptions(cfg *plugins.Config, log *slog.Logger, audit io.Writer) host.Options {
+	return host.Options{
+		Name:            cfg.Server.Name,
+		Version:         versionString(),
+		Instructions:    cfg.Server.Instructions,
+		PageSize:        cfg.Server.PageSize,
+		MaxMessageBytes: cfg.Server.MaxMessageBytes,
+		StartupWait:     cfg.Server.StartupWait,
+		Logger:          log,
+		Audit:           audit,
+	}
+}

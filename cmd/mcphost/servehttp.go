@@ -1,0 +1,93 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+)
+
+// httpFlags are serve's flags for the HTTP transports.
+type httpFlags struct {
+	addr, path, tokenEnv string
+	hosts, origins       listFlag
+	idle, pollAfter      time.Duration
+	retry                time.Duration
+}
+
+func (f *httpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "http", "", "serve Streamable HTTP (and legacy HTTP+SSE) on `host:port` instead of stdio; a bare port binds 127.0.0.1, port 0 picks a free one")
+	fs.StringVar(&f.path, "http-path", "/mcp", "the Streamable HTTP endpoint")
+	fs.StringVar(&f.tokenEnv, "auth-token-env", "", "require `VAR`'s value as a bearer token on every HTTP request")
+	fs.Var(&f.hosts, "allow-host", "also accept this Host header (`host` or host:port; repeatable, comma-separated; loopback names are always accepted)")
+	fs.Var(&f.origins, "allow-origin", "also accept this Origin (`scheme://host[:port]`; repeatable, comma-separated; loopback origins are always accepted)")
+	fs.DurationVar(&f.idle, "session-idle", 30*time.Minute, "end HTTP sessions idle this long")
+	fs.DurationVar(&f.pollAfter, "sse-poll-after", 0, "close the SSE stream of a request still running after this long; 2025-11-25 clients resume with Last-Event-ID (0: never)")
+	fs.DurationVar(&f.retry, "sse-retry", time.Second, "reconnection delay sent to SSE clients")
+}
+
+// listen opens the listener --http asks for (nil when serving stdio) and
+// logs its address as `listening addr=http://HOST:PORT/PATH`, which
+// scripts parse.
+func (f *httpFlags) listen(log *slog.Logger) (net.Listener, host.HTTPOptions, error) {
+	var opts host.HTTPOptions
+	if f.addr == "" {
+		return nil, opts, nil
+	}
+	if !strings.HasPrefix(f.path, "/") || f.path == "/sse" || f.path == "/messages" {
+		return nil, opts, fmt.Errorf("--http-path %q: must start with / and not be /sse or /messages", f.path)
+	}
+	addr := f.addr
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	h, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, opts, fmt.Errorf("--http %q: %w", f.addr, err)
+	}
+	if h == "" {
+		h = "127.0.0.1"
+	}
+	opts = host.HTTPOptions{
+		Path:           f.path,
+		AllowedHosts:   f.hosts,
+		AllowedOrigins: f.origins,
+		SessionIdle:    f.idle,
+		PollAfter:      f.pollAfter,
+		Retry:          f.retry,
+	}
+	if f.tokenEnv != "" {
+		opts.AuthToken = os.Getenv(f.tokenEnv)
+		if opts.AuthToken == "" {
+			return nil, opts, fmt.Errorf("--auth-token-env %s: the variable is unset or empty", f.tokenEnv)
+		}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(h, port))
+	if err != nil {
+		return nil, opts, fmt.Errorf("--http: %w", err)
+	}
+	if ip := net.ParseIP(h); (ip == nil || !ip.IsLoopback()) && h != "localhost" && opts.AuthToken == "" {
+		log.Warn("serving HTTP beyond loopback without --auth-token-env: anyone who can reach it can call the plugins", "bind", h)
+	}
+	log.Info("listening", "addr", "http://"+ln.Addr().String()+f.path)
+	return ln, opts, nil
+}
+
+// listFlag is a repeatable, comma-separated string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}

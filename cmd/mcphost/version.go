@@ -1,0 +1,21 @@
+package main
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"runtime/debug"
+)
+
+// version is set at link time by releases (-ldflags "-X main.version=…").
+var version = ""
+
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "devel"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
+	return fmt.Sprintf("mcphost %s (%s, %s/%s)", v, goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
+}

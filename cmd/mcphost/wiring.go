@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// loadConfig reads --config, or ./plugins.toml when present, or the
+// built-in defaults (no plugins).
+func loadConfig(path string, log *slog.Logger) (*plugins.Config, error) {
+	if path == "" {
+		if _, err := os.Stat("plugins.toml"); err == nil {
+			path = "plugins.toml"
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if path == "" {
+		log.Warn("no plugins.toml here and no --config given: serving the built-in defaults (no plugins)")
+		return plugins.DefaultConfig(), nil
+	}
+	return plugins.LoadConfig(path)
+}
+
+// runtime is what every subcommand that loads plugins needs.
+type runtime struct {
+	engine *sandbox.Engine
+	loader *plugins.Loader
+}
+
+func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	cache = filepath.Join(cache, "mcphost")
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cache, "wazero"), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: filepath.Join(cache, "gobuild"), Logger: log})
+	return &runtime{engine: eng, loader: ld}, nil
+}
+
+func (r *runtime) close(ctx context.Context) { _ = r.engine.Close(ctx) }
+
+// setup is what every subcommand that loads plugins starts with: the
+// logger its flags ask for, the config, and the runtime. The caller closes
+// the runtime.
+func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *plugins.Config, *runtime, error) {
+	log, err := c.logger(stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := loadConfig(c.config, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, err := newRuntime(ctx, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return log, cfg, rt, nil
+}
