@@ -28,7 +28,7 @@ echo "node $(node --version), $SUITE_PKG"
 
 go build -o "$dir/mcphost" ./cmd/mcphost
 log=$dir/server.log
-"$dir/mcphost" serve --config examples/conformance/plugins.toml --http 127.0.0.1:0 --no-watch >"$dir/server.out" 2>"$log" &
+"$dir/mcphost" serve --config examples/conformance/plugins.toml --http 127.0.0.1:0 --no-watch --sse-poll-after 50ms --sse-retry 100ms >"$dir/server.out" 2>"$log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 url=
