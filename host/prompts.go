@@ -66,7 +66,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	cc := abi.Context{ID: req.id, Meta: p.Meta, ProtocolVersion: s.version().String(), Plugin: pr.Plugin.Name}
 	out, err := pr.Plugin.GetPrompt(sandbox.WithPeer(ctx, req.peer()), pr.Def.Name, p.Arguments, cc)
 	if err != nil {
-		return nil, pluginError("prompt", pr.Plugin.Name, pr.Def.Name, err)
+		return nil, s.pluginError("prompt", pr.Plugin.Name, pr.Def.Name, err)
 	}
 	return json.RawMessage(filterPromptResult(out, s.version())), nil
 }
@@ -114,7 +114,7 @@ func complete(ctx context.Context, s *session, req *request) (any, error) {
 		return noCompletions, nil
 	}
 	if err != nil {
-		return nil, pluginError("completion for", owner.Name, item, err)
+		return nil, s.pluginError("completion for", owner.Name, item, err)
 	}
 	return out, nil
 }

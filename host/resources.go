@@ -88,7 +88,7 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: s.version().String(), Plugin: pl.Name}
 	out, err := pl.ReadResource(sandbox.WithPeer(ctx, req.peer()), uri, cc)
 	if err != nil {
-		return nil, pluginError("resource", pl.Name, uri, err)
+		return nil, s.pluginError("resource", pl.Name, uri, err)
 	}
 	return out, nil
 }

@@ -95,7 +95,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: s.version().String(), Plugin: t.Plugin.Name}
 	out, err := t.Plugin.CallTool(sandbox.WithPeer(ctx, req.peer()), t.Original, args, cc)
 	if err != nil {
-		return toolError(describeFailure("tool", t.Plugin.Name, t.Original, err)), nil
+		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 	}
 	return s.toolResult(t, out), nil
 }
@@ -129,6 +129,14 @@ func toolError(text string) json.RawMessage {
 	return append(b, `}],"isError":true}`...)
 }
 
+// failure describes a failed plugin call for the client and logs it on
+// stderr too, so no fault is silent.
+func (s *session) failure(kind, plugin, item string, err error) string {
+	msg := describeFailure(kind, plugin, item, err)
+	s.log.Warn("plugin call failed", "plugin", plugin, "item", item, "err", msg)
+	return msg
+}
+
 // describeFailure names the plugin, the item and the cause of a failed
 // plugin call: `plugin "faulty" tool "loop": timeout: …`.
 func describeFailure(kind, plugin, item string, err error) string {
@@ -150,10 +158,10 @@ func describeFailure(kind, plugin, item string, err error) string {
 // pluginError turns a failed resources/read, prompts/get or
 // completion/complete into a JSON-RPC error: -32001 when the plugin ran
 // out of time, -32603 otherwise.
-func pluginError(kind, plugin, item string, err error) error {
+func (s *session) pluginError(kind, plugin, item string, err error) error {
 	code := codeInternal
 	if errors.Is(err, sandbox.ErrTimeout) {
 		code = codeTimeout
 	}
-	return &rpcError{Code: code, Message: describeFailure(kind, plugin, item, err)}
+	return &rpcError{Code: code, Message: s.failure(kind, plugin, item, err)}
 }
