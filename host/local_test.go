@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -25,4 +27,37 @@ func TestCallRunsTheDispatchPath(t *testing.T) {
 			t.Errorf("%s: got %s; want it to contain %s and id 1", tt.method, got, tt.want)
 		}
 	}
+}
+
+func TestFailedPluginCallIsLogged(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	srv := newServer(t, newFixture(), Options{Logger: log})
+	got, err := srv.Call(context.Background(), "tools/call", json.RawMessage(`{"name":"test_trap"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `"isError":true`) {
+		t.Fatalf("result = %s; want isError", got)
+	}
+	if l := buf.String(); !strings.Contains(l, "plugin call failed") || !strings.Contains(l, "plugin=test") {
+		t.Errorf("log = %q; want a warning naming the plugin", l)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
