@@ -300,3 +300,16 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// An unmounted root lists no resources (the tools stay available) and says
+// why on the host's log.
+func TestListResourcesWithoutMount(t *testing.T) {
+	h := &guesttest.Host{ConfigValues: map[string]string{"root": filepath.Join(t.TempDir(), "not-mounted")}}
+	guesttest.Install(t, h)
+	if got := guesttest.ListResources(t); len(got) != 0 {
+		t.Errorf("got %d resources; want none", len(got))
+	}
+	if logs := h.Logs(); len(logs) != 1 || !strings.Contains(logs[0], "allowed_paths") {
+		t.Errorf("logs = %q; want one warning pointing at allowed_paths", logs)
+	}
+}

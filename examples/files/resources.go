@@ -79,7 +79,11 @@ func listResources(*guest.Context) ([]abi.Resource, error) {
 	s := current()
 	files, err := walk(s, maxListed)
 	if err != nil {
-		return nil, err
+		// A root that is not mounted (no allowed_paths) is a configuration
+		// mistake, not a reason to lose the plugin's tools: list nothing and
+		// say why on the host's log.
+		guest.Logf(guest.LevelWarning, "files: listing no resources: %v (is %s mounted with allowed_paths?)", err, s.root)
+		return nil, nil
 	}
 	out := make([]abi.Resource, 0, len(files))
 	for _, p := range files {
