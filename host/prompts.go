@@ -11,28 +11,6 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
-func listPrompts(ctx context.Context, s *session, req *request) (any, error) {
-	cursor, err := listParams(req)
-	if err != nil {
-		return nil, err
-	}
-	sc, release, err := s.scope(ctx, req)
-	defer release()
-	if err != nil {
-		return nil, err
-	}
-	all := list(sc, func(g *plugins.Generation) []*plugins.Prompt { return g.Prompts },
-		func(p *plugins.Plugin) []*plugins.Prompt { return p.Prompts }, sc.promptKey)
-	page, next, err := paginate(all, sc.promptKey, cursor, s.srv.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	v := s.version()
-	return json.RawMessage(appendPage("prompts", page, next, func(dst []byte, p *plugins.Prompt) []byte {
-		return filterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
-	})), nil
-}
-
 func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	var p struct {
 		Name      *string           `json:"name"`

@@ -2,56 +2,10 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/sandbox"
 )
-
-func listResources(ctx context.Context, s *session, req *request) (any, error) {
-	cursor, err := listParams(req)
-	if err != nil {
-		return nil, err
-	}
-	sc, release, err := s.scope(ctx, req)
-	defer release()
-	if err != nil {
-		return nil, err
-	}
-	all := list(sc, func(g *plugins.Generation) []*plugins.Resource { return g.Resources },
-		func(p *plugins.Plugin) []*plugins.Resource { return p.Resources }, resourceKey)
-	page, next, err := paginate(all, resourceKey, cursor, s.srv.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	v := s.version()
-	return json.RawMessage(appendPage("resources", page, next, func(dst []byte, r *plugins.Resource) []byte {
-		return filterItem(dst, r.Raw, v)
-	})), nil
-}
-
-func listTemplates(ctx context.Context, s *session, req *request) (any, error) {
-	cursor, err := listParams(req)
-	if err != nil {
-		return nil, err
-	}
-	sc, release, err := s.scope(ctx, req)
-	defer release()
-	if err != nil {
-		return nil, err
-	}
-	all := list(sc, func(g *plugins.Generation) []*plugins.Template { return g.Templates },
-		func(p *plugins.Plugin) []*plugins.Template { return p.Templates }, templateKey)
-	page, next, err := paginate(all, templateKey, cursor, s.srv.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	v := s.version()
-	return json.RawMessage(appendPage("resourceTemplates", page, next, func(dst []byte, t *plugins.Template) []byte {
-		return filterItem(dst, t.Raw, v)
-	})), nil
-}
 
 type uriParams struct {
 	URI *string `json:"uri"`

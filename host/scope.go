@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -110,9 +111,6 @@ func (sc scope) promptKey(p *plugins.Prompt) string {
 	return p.Name
 }
 
-func resourceKey(r *plugins.Resource) string { return r.Def.URI }
-func templateKey(t *plugins.Template) string { return t.Def.URITemplate }
-
 // list returns the generation's list, or the plugin's own sorted by key.
 func list[T any](sc scope, all func(*plugins.Generation) []T, own func(*plugins.Plugin) []T, key func(T) string) []T {
 	if sc.g == nil {
@@ -207,3 +205,74 @@ func renamed(raw []byte, name, current string) []byte {
 	}
 	return setMember(raw, "name", appendString(nil, name))
 }
+
+// listing is one paginated list method: where its items live, their sort
+// and cursor key, and how one is written for a client of version v.
+type listing[T any] struct {
+	member string                        // the result's member: "tools", …
+	all    func(*plugins.Generation) []T // the merged list
+	own    func(*plugins.Plugin) []T     // one plugin's list, under server_id
+	key    func(scope, T) string
+	write  func(dst []byte, sc scope, it T, v version) []byte
+}
+
+// serve is the handler of a list method.
+func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, error) {
+	cursor, err := listParams(req)
+	if err != nil {
+		return nil, err
+	}
+	sc, release, err := s.scope(ctx, req)
+	defer release()
+	if err != nil {
+		return nil, err
+	}
+	key := func(it T) string { return l.key(sc, it) }
+	page, next, err := paginate(list(sc, l.all, l.own, key), key, cursor, s.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	v := s.version()
+	return json.RawMessage(appendPage(l.member, page, next, func(dst []byte, it T) []byte {
+		return l.write(dst, sc, it, v)
+	})), nil
+}
+
+var (
+	listTools = listing[*plugins.Tool]{
+		member: "tools",
+		all:    func(g *plugins.Generation) []*plugins.Tool { return g.Tools },
+		own:    func(p *plugins.Plugin) []*plugins.Tool { return p.Tools },
+		key:    scope.toolKey,
+		write: func(dst []byte, sc scope, t *plugins.Tool, v version) []byte {
+			return filterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
+		},
+	}.serve
+	listPrompts = listing[*plugins.Prompt]{
+		member: "prompts",
+		all:    func(g *plugins.Generation) []*plugins.Prompt { return g.Prompts },
+		own:    func(p *plugins.Plugin) []*plugins.Prompt { return p.Prompts },
+		key:    scope.promptKey,
+		write: func(dst []byte, sc scope, p *plugins.Prompt, v version) []byte {
+			return filterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
+		},
+	}.serve
+	listResources = listing[*plugins.Resource]{
+		member: "resources",
+		all:    func(g *plugins.Generation) []*plugins.Resource { return g.Resources },
+		own:    func(p *plugins.Plugin) []*plugins.Resource { return p.Resources },
+		key:    func(_ scope, r *plugins.Resource) string { return r.Def.URI },
+		write: func(dst []byte, _ scope, r *plugins.Resource, v version) []byte {
+			return filterItem(dst, r.Raw, v)
+		},
+	}.serve
+	listTemplates = listing[*plugins.Template]{
+		member: "resourceTemplates",
+		all:    func(g *plugins.Generation) []*plugins.Template { return g.Templates },
+		own:    func(p *plugins.Plugin) []*plugins.Template { return p.Templates },
+		key:    func(_ scope, t *plugins.Template) string { return t.Def.URITemplate },
+		write: func(dst []byte, _ scope, t *plugins.Template, v version) []byte {
+			return filterItem(dst, t.Raw, v)
+		},
+	}.serve
+)

@@ -11,28 +11,6 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
-func listTools(ctx context.Context, s *session, req *request) (any, error) {
-	cursor, err := listParams(req)
-	if err != nil {
-		return nil, err
-	}
-	sc, release, err := s.scope(ctx, req)
-	defer release()
-	if err != nil {
-		return nil, err
-	}
-	all := list(sc, func(g *plugins.Generation) []*plugins.Tool { return g.Tools },
-		func(p *plugins.Plugin) []*plugins.Tool { return p.Tools }, sc.toolKey)
-	page, next, err := paginate(all, sc.toolKey, cursor, s.srv.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	v := s.version()
-	return json.RawMessage(appendPage("tools", page, next, func(dst []byte, t *plugins.Tool) []byte {
-		return filterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
-	})), nil
-}
-
 // parseCallParams reads tools/call params without reflection: this is the
 // hot path.
 func parseCallParams(params json.RawMessage) (name string, args, meta json.RawMessage, err error) {
