@@ -23,7 +23,7 @@ const drainGrace = 10 * time.Second
 //
 // When in reaches EOF, ServeStdio stops reading, fails the plugins' pending
 // requests to the client (which can no longer answer), lets the requests in
-// flight finish and send their responses (at most drainGrace, then they are
+// flight finish and send their responses (at most drainTime, then they are
 // cancelled), and returns nil. This is what makes
 // `echo '{…"tools/call"…}' | mcphost` work. When ctx is done it cancels the
 // requests in flight at once, sends nothing more and returns nil: both are
@@ -43,7 +43,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	select {
 	case err = <-readErr:
 		sess.clientGone()
-		if !sess.drain(drainGrace) {
+		if !sess.drain(s.drainTime()) {
 			sess.log.Warn("requests still in flight after stdin closed; cancelling them")
 		}
 	case <-ctx.Done():
@@ -56,6 +56,19 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		err = werr
 	}
 	return err
+}
+
+// drainTime is how long requests in flight may take after stdin closes:
+// drainGrace, plus what is left of the startup wait while the initial load
+// is still running, because a request may be waiting for it (a cold start
+// building plugins from source takes longer than drainGrace).
+func (s *Server) drainTime() time.Duration {
+	select {
+	case <-s.reg.Ready():
+		return drainGrace
+	default:
+		return drainGrace + max(0, time.Until(s.readyBy))
+	}
 }
 
 // readLoop feeds each line of in to sess until EOF (nil) or a read error.

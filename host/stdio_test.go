@@ -2,11 +2,15 @@ package host
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/plugins"
 )
 
 func TestLineReader(t *testing.T) {
@@ -73,4 +77,23 @@ func TestWriteFailureEndsSession(t *testing.T) {
 		t.Fatalf("ServeStdio: got %v; want the write error", err)
 	}
 	inW.Close()
+}
+
+// After stdin closes, requests still waiting for the initial load get the
+// rest of the startup wait on top of drainGrace; once loaded, only drainGrace.
+func TestDrainTimeCoversStartupWait(t *testing.T) {
+	reg := plugins.NewRegistry()
+	srv := New(reg, Options{Logger: quietLog, StartupWait: time.Hour})
+	t.Cleanup(srv.Close)
+	if got := srv.drainTime(); got < 59*time.Minute {
+		t.Errorf("drainTime before the initial load = %v; want about an hour more than %v", got, drainGrace)
+	}
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), plugins.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Swap(context.Background(), g)
+	if got := srv.drainTime(); got != drainGrace {
+		t.Errorf("drainTime after the initial load = %v; want %v", got, drainGrace)
+	}
 }
