@@ -22,16 +22,13 @@ import (
 // that show up on the first load.
 func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
 	def := toolDef(tool, reflect.TypeFor[In](), nil)
-	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	args := typedArgs[In](def)
 	std.addTool(&toolEntry{
 		def: def,
-		handler: func(ctx *Context, args json.RawMessage) (*Result, error) {
-			in, err := decodeArgs[In](args)
-			if err != nil {
-				return Error(err.Error()), nil
-			}
-			if name, ok := missing(&in, args); ok {
-				return Errorf("invalid arguments: missing required argument %q", name), nil
+		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
+			in, bad := args(raw)
+			if bad != nil {
+				return bad, nil
 			}
 			return h(ctx, in)
 		},
@@ -45,16 +42,13 @@ func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
 // same JSON as a text block.
 func AddToolOut[In, Out any](tool Tool, h func(*Context, In) (Out, error)) {
 	def := toolDef(tool, reflect.TypeFor[In](), reflect.TypeFor[Out]())
-	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	args := typedArgs[In](def)
 	std.addTool(&toolEntry{
 		def: def,
-		handler: func(ctx *Context, args json.RawMessage) (*Result, error) {
-			in, err := decodeArgs[In](args)
-			if err != nil {
-				return Error(err.Error()), nil
-			}
-			if name, ok := missing(&in, args); ok {
-				return Errorf("invalid arguments: missing required argument %q", name), nil
+		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
+			in, bad := args(raw)
+			if bad != nil {
+				return bad, nil
 			}
 			out, err := h(ctx, in)
 			if err != nil {
@@ -101,6 +95,22 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 
 // decodeArgs decodes a tool's arguments; missing or null arguments give
 // In's zero value.
+// typedArgs returns the decoder of a typed tool's arguments: the value, or
+// the isError result that says what is wrong with them.
+func typedArgs[In any](def abi.Tool) func(json.RawMessage) (In, *Result) {
+	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	return func(raw json.RawMessage) (In, *Result) {
+		in, err := decodeArgs[In](raw)
+		if err != nil {
+			return in, Error(err.Error())
+		}
+		if name, ok := missing(&in, raw); ok {
+			return in, Errorf("invalid arguments: missing required argument %q", name)
+		}
+		return in, nil
+	}
+}
+
 func decodeArgs[In any](args json.RawMessage) (In, error) {
 	var in In
 	args = bytes.TrimSpace(args)
