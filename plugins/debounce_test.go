@@ -68,6 +68,9 @@ func TestDebounce(t *testing.T) {
 					debounce(ctx, in, out, quiet, max)
 				}()
 				start := time.Now()
+				// The sleeps below run on synctest's fake clock: they place the
+				// simulated file-system events and reads in time, which is what
+				// is under test; nothing waits on real time.
 				go func() { // the file system
 					for _, e := range tt.events {
 						time.Sleep(e.at - time.Since(start))
