@@ -98,9 +98,18 @@ func (w *Watcher) Dirs() []string {
 
 // sync makes the watch list match the set's directories as they exist
 // now. w.mu must be held.
+//
+// The directories to watch are computed from the file system, which keeps
+// changing while watches are added: a directory can vanish between the
+// stat and the add, and a deeper one can appear just before the watch on
+// its parent starts (mkdir -p a/b: a watch added on a after b was created
+// never hears of b). Either way nothing would ever tell us again, so sync
+// looks once more after every round that added a watch, until a round
+// finds the set stable.
 func (w *Watcher) sync() error {
+	const maxRounds = 16 // more than the depth of any path that appears at once in practice
 	var errs []error
-	for range 3 { // a directory can vanish between the stat and the add: look again
+	for range maxRounds {
 		errs = errs[:0]
 		want, have := w.set.dirs(), w.fsw.WatchList()
 		for _, d := range have {
@@ -108,7 +117,7 @@ func (w *Watcher) sync() error {
 				_ = w.fsw.Remove(d) // fails when the directory is gone, which removed the watch anyway
 			}
 		}
-		vanished := false
+		added, vanished := false, false
 		for _, d := range want {
 			if slices.Contains(have, d) {
 				continue
@@ -117,9 +126,11 @@ func (w *Watcher) sync() error {
 				vanished = true
 			} else if err != nil {
 				errs = append(errs, fmt.Errorf("watch %s: %w", d, err))
+			} else {
+				added = true
 			}
 		}
-		if !vanished {
+		if !vanished && (!added || slices.Equal(want, w.set.dirs())) {
 			break
 		}
 	}

@@ -46,14 +46,14 @@ func startWatcher(t *testing.T, paths ...string) *watchRig {
 	return r
 }
 
-// next returns the next batch.
-func (r *watchRig) next(t *testing.T) []string {
+// next returns the next batch, naming the step that waits for it.
+func (r *watchRig) next(t *testing.T, step string) []string {
 	t.Helper()
 	select {
 	case b := <-r.batches:
 		return b
 	case <-time.After(batchTimeout):
-		t.Fatalf("no batch within %v", batchTimeout)
+		t.Fatalf("%s: no batch within %v (watching %q)", step, batchTimeout, r.w.Dirs())
 		return nil
 	}
 }
@@ -113,7 +113,7 @@ func TestWatcher(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.do()
-		got := r.next(t)
+		got := r.next(t, st.name)
 		switch {
 		case st.want != nil && !reflect.DeepEqual(got, st.want):
 			t.Errorf("%s: got batch %q; want %q", st.name, got, st.want)
@@ -129,7 +129,7 @@ func TestWatcher(t *testing.T) {
 	}
 	write(t, p("src", "echo", "main.go"), "package main // v4") // no longer watched
 	write(t, p("plugins.toml"), "# v4")
-	if got, want := r.next(t), []string{p("plugins.toml")}; !reflect.DeepEqual(got, want) {
+	if got, want := r.next(t, "after Set"), []string{p("plugins.toml")}; !reflect.DeepEqual(got, want) {
 		t.Errorf("after Set: got batch %q; want %q", got, want)
 	}
 }
