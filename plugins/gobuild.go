@@ -113,16 +113,30 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		return "", &BuildError{Dir: dir, Err: err}
 	}
 	idxFile := filepath.Join(cacheDir, "index-"+indexKey(dir, mod)+".json")
-	if out, ok := cachedBuild(idxFile, cacheDir, opts.Go); ok {
-		return out, nil
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-
+	cached, found := cachedBuild(idxFile, cacheDir, opts.Go)
+	if found == indexHit {
+		log.Debug("go build cached; go not run", "plugin", opts.Plugin, "wasm", cached)
+		return cached, nil
+	}
 	goCmd := opts.Go
 	if goCmd == "" {
 		if goCmd, err = FindGo(); err != nil {
+			if found == indexEnvOnly {
+				log.Warn("serving a build made under other go settings: no go command to rebuild with",
+					"plugin", opts.Plugin, "vars", strings.Join(goEnvVars[:], ","))
+				return cached, nil
+			}
 			return "", &BuildError{Dir: dir, Err: err}
 		}
+		if p, perr := exec.LookPath("go"); perr != nil || p != goCmd {
+			log.Info("go command found outside PATH", "plugin", opts.Plugin, "go", goCmd)
+		}
 	}
+	log.Debug("go build: running go list", "plugin", opts.Plugin, "go", goCmd)
 	b := &goBuild{dir: dir, goCmd: goCmd}
 	if mod.embedSDK {
 		tmp, err := os.MkdirTemp(cacheDir, ".modfile-")
@@ -214,7 +228,7 @@ type listedPackage struct {
 // sourceKey computes BuildGo's cache key for the plugin, and the index
 // entry that finds the same key again without the go command.
 func (b *goBuild) sourceKey(ctx context.Context) (string, *buildIndex, error) {
-	idx := &buildIndex{Files: map[string]string{}, Dirs: map[string]string{}}
+	idx := &buildIndex{Env: buildEnv(), Files: map[string]string{}, Dirs: map[string]string{}}
 	h := sha256.New()
 	fmt.Fprintln(h, buildRecipe)
 	env, err := b.run(ctx, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT", "GOWORK")

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +24,7 @@ import (
 // the module built.
 type buildIndex struct {
 	GoVersion string
+	Env       map[string]string // goEnvVars as they were (see buildEnv)
 	Files     map[string]string
 	Dirs      map[string]string
 	Wasm      string // file name in the cache directory
@@ -79,48 +81,99 @@ func (x *buildIndex) write(file string) {
 	}
 }
 
-// cachedBuild returns the cached module that the index entry in idxFile
-// names, if every file and directory it records is unchanged and the Go
-// version has not changed. It never runs the go command: the version is
-// read from the VERSION file of the go command a build would use, and
-// when none is found the recorded build is trusted.
-func cachedBuild(idxFile, cacheDir, goCmd string) (string, bool) {
+// Cache lookups without the go command.
+const (
+	indexMiss    = iota // no usable entry: build
+	indexHit            // the entry matches: serve it
+	indexEnvOnly        // sources match, the go environment differs
+)
+
+// cachedBuild looks up the index entry in idxFile and returns the module
+// it names with indexHit when every recorded file and directory is
+// unchanged, the go environment variables are the same and the Go version
+// has not changed; with indexEnvOnly when only the environment differs. It
+// never runs the go command: the version is read from the VERSION file of
+// the go command a build would use, and when none is found the recorded
+// build is trusted.
+func cachedBuild(idxFile, cacheDir, goCmd string) (string, int) {
 	data, err := os.ReadFile(idxFile)
 	if err != nil {
-		return "", false
+		return "", indexMiss
 	}
 	var x buildIndex
 	if json.Unmarshal(data, &x) != nil || x.Wasm == "" || x.Wasm != filepath.Base(x.Wasm) || len(x.Files) == 0 {
-		return "", false
+		return "", indexMiss
 	}
 	out := filepath.Join(cacheDir, x.Wasm)
 	if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
-		return "", false
+		return "", indexMiss
 	}
 	for f, want := range x.Files {
 		got, err := hashFileHex(f)
 		if want == "" {
 			if !os.IsNotExist(err) {
-				return "", false
+				return "", indexMiss
 			}
 			continue
 		}
 		if err != nil || got != want {
-			return "", false
+			return "", indexMiss
 		}
 	}
 	for d, want := range x.Dirs {
 		if got, err := dirNames(d); err != nil || got != want {
-			return "", false
+			return "", indexMiss
 		}
 	}
 	if goCmd == "" {
 		goCmd, _ = FindGo()
 	}
 	if v := goVersionFile(goCmd); v != "" && v != x.GoVersion {
-		return "", false
+		return "", indexMiss
 	}
-	return out, true
+	if !maps.Equal(x.Env, buildEnv()) {
+		return out, indexEnvOnly
+	}
+	return out, indexHit
+}
+
+// goEnvVars are the go environment settings that change what a build
+// produces, besides the sources and the Go version. GOTOOLCHAIN is left
+// out: the Go version it selects is recorded and compared instead.
+// CGO_ENABLED does not apply to wasip1.
+var goEnvVars = [...]string{"GOFLAGS", "GOEXPERIMENT", "GOWORK"}
+
+// buildEnv returns goEnvVars as the go command would see them: from the
+// environment, else from the go env file (go env -w), without running go.
+func buildEnv() map[string]string {
+	file := os.Getenv("GOENV")
+	if file == "" {
+		if dir, err := os.UserConfigDir(); err == nil {
+			file = filepath.Join(dir, "go", "env")
+		}
+	}
+	fromFile := map[string]string{}
+	if file == "off" {
+		file = ""
+	}
+	if data, err := os.ReadFile(file); file != "" && err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+				fromFile[k] = v
+			}
+		}
+	}
+	env := map[string]string{}
+	for _, k := range goEnvVars {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			v = fromFile[k]
+		}
+		if v != "" {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // goVersionFile reads the version ("go1.26.8") from the VERSION file of
@@ -141,17 +194,15 @@ func goVersionFile(goCmd string) string {
 }
 
 // indexKey names the index entry of a plugin directory: the directory,
-// the recipe, the embedded SDK and the environment variables that change
-// what go builds.
+// the recipe and the embedded SDK. The go environment is recorded in the
+// entry instead, so that a client that starts mcphost without it (and
+// without go) still finds the build.
 func indexKey(dir string, mod *moduleInfo) string {
 	h := sha256.New()
 	fmt.Fprintln(h, buildRecipe)
 	fmt.Fprintln(h, dir)
 	if mod.embedSDK {
 		fmt.Fprintln(h, "sdk", sdksrc.Hash())
-	}
-	for _, k := range []string{"GOFLAGS", "GOEXPERIMENT", "GOWORK", "GOTOOLCHAIN", "CGO_ENABLED"} {
-		fmt.Fprintf(h, "%s=%s\n", k, os.Getenv(k))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
@@ -256,4 +307,33 @@ func quoteModPath(p string) string {
 		return string(b)
 	}
 	return p
+}
+
+// SDKModfile prepares what a go command run in dir needs to use the SDK
+// this binary carries, the way [BuildGo] does: when the module that
+// governs dir requires github.com/mcphost/mcphost without replacing it,
+// it returns a go.mod (beside a go.sum) to pass with -modfile (or
+// GOFLAGS=-modfile=…), written to a temporary directory that cleanup
+// removes. Otherwise it returns "". cacheDir is where the SDK is
+// extracted, as in [BuildOptions]. The plugin's own files are not touched.
+func SDKModfile(dir, cacheDir string) (modfile string, cleanup func(), err error) {
+	cleanup = func() {}
+	mod, err := readModule(dir)
+	if err != nil || !mod.embedSDK {
+		return "", cleanup, err
+	}
+	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
+		return "", cleanup, err
+	}
+	tmp, err := os.MkdirTemp(cacheDir, ".modfile-")
+	if err != nil {
+		return "", cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	file, err := sdkModfile(cacheDir, mod, tmp)
+	if err != nil {
+		cleanup()
+		return "", func() {}, err
+	}
+	return file, cleanup, nil
 }

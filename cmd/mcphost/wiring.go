@@ -37,17 +37,24 @@ type runtime struct {
 	loader *plugins.Loader
 }
 
-func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
+// cacheDir is mcphost's cache: os.UserCacheDir()/mcphost.
+func cacheDir() string {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	cache = filepath.Join(cache, "mcphost")
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cache, "wazero"), Logger: log})
+	return filepath.Join(cache, "mcphost")
+}
+
+// buildCacheDir holds Go-source builds and the extracted SDK.
+func buildCacheDir() string { return filepath.Join(cacheDir(), "gobuild") }
+
+func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheDir(), "wazero"), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: filepath.Join(cache, "gobuild"), Logger: log})
+	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: buildCacheDir(), Logger: log})
 	return &runtime{engine: eng, loader: ld}, nil
 }
 
