@@ -137,15 +137,27 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		}
 	}
 	log.Debug("go build: running go list", "plugin", opts.Plugin, "go", goCmd)
-	b := &goBuild{dir: dir, goCmd: goCmd}
+	b := &goBuild{dir: dir, goCmd: goCmd, cacheDir: cacheDir}
+	done := trackStep(ctx, opts.Logger, opts.Plugin, "build", slog.LevelInfo)
+	out, err := b.keyAndBuild(ctx, mod)
+	done(err)
+	if err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// keyAndBuild computes the cache key with the go command, builds unless
+// the module is cached under it, and writes the index entry.
+func (b *goBuild) keyAndBuild(ctx context.Context, mod *moduleInfo) (string, error) {
 	if mod.embedSDK {
-		tmp, err := os.MkdirTemp(cacheDir, ".modfile-")
+		tmp, err := os.MkdirTemp(b.cacheDir, ".modfile-")
 		if err != nil {
-			return "", &BuildError{Dir: dir, Err: err}
+			return "", &BuildError{Dir: b.dir, Err: err}
 		}
 		defer os.RemoveAll(tmp)
-		if b.modfile, err = sdkModfile(cacheDir, mod, tmp); err != nil {
-			return "", &BuildError{Dir: dir, Err: err}
+		if b.modfile, err = sdkModfile(b.cacheDir, mod, tmp); err != nil {
+			return "", &BuildError{Dir: b.dir, Err: err}
 		}
 		b.tmp = tmp
 	}
@@ -154,41 +166,39 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		return "", err
 	}
 	idx.Wasm = key + ".wasm"
-	out := filepath.Join(cacheDir, idx.Wasm)
+	out := filepath.Join(b.cacheDir, idx.Wasm)
 	if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
-		if err := b.build(ctx, opts, out); err != nil {
+		if err := b.build(ctx, out); err != nil {
 			return "", err
 		}
 	}
-	idx.write(idxFile) // best effort: without it the next start runs go list again
+	idx.write(filepath.Join(b.cacheDir, "index-"+indexKey(b.dir, mod)+".json")) // best effort: without it the next start runs go list again
 	return out, nil
 }
 
 // goBuild is one run of the go command over a plugin.
 type goBuild struct {
-	dir     string
-	goCmd   string
-	modfile string // "" or the -modfile that wires in the embedded SDK
-	tmp     string // a temporary directory removed after the build
+	dir      string
+	goCmd    string
+	cacheDir string
+	modfile  string // "" or the -modfile that wires in the embedded SDK
+	tmp      string // a temporary directory removed after the build
 }
 
-func (b *goBuild) build(ctx context.Context, opts BuildOptions, out string) error {
-	done := trackStep(ctx, opts.Logger, opts.Plugin, "build", slog.LevelInfo)
+func (b *goBuild) build(ctx context.Context, out string) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(out), ".build-")
 	if err != nil {
-		done(err)
 		return &BuildError{Dir: b.dir, Err: err}
 	}
 	defer os.RemoveAll(tmp)
 	built := filepath.Join(tmp, "plugin.wasm")
-	_, err = b.run(ctx, "build", "-buildmode=c-shared", "-o", built, ".")
-	if err == nil {
-		if err = os.Rename(built, out); err != nil {
-			err = &BuildError{Dir: b.dir, Err: err}
-		}
+	if _, err := b.run(ctx, "build", "-buildmode=c-shared", "-o", built, "."); err != nil {
+		return err
 	}
-	done(err)
-	return err
+	if err := os.Rename(built, out); err != nil {
+		return &BuildError{Dir: b.dir, Err: err}
+	}
+	return nil
 }
 
 // run runs the go command in the plugin's directory for wasip1/wasm and

@@ -37,6 +37,11 @@ type runtime struct {
 	loader *plugins.Loader
 }
 
+// newLoader returns a loader on r's engine that logs to log.
+func (r *runtime) newLoader(log *slog.Logger) *plugins.Loader {
+	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(), Logger: log})
+}
+
 // cacheDir is mcphost's cache: os.UserCacheDir()/mcphost.
 func cacheDir() string {
 	cache, err := os.UserCacheDir()
@@ -54,8 +59,9 @@ func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: buildCacheDir(), Logger: log})
-	return &runtime{engine: eng, loader: ld}, nil
+	r := &runtime{engine: eng}
+	r.loader = r.newLoader(log)
+	return r, nil
 }
 
 func (r *runtime) close(ctx context.Context) { _ = r.engine.Close(ctx) }
