@@ -24,7 +24,9 @@ type scope struct {
 // scope acquires the current generation for req and returns its scope and
 // the generation's release func (always to be called).
 func (s *session) scope(ctx context.Context, req *request) (scope, func(), error) {
+	stop := s.startupProgress(req)
 	g, release := s.srv.acquire(ctx)
+	stop()
 	sc := scope{g: g}
 	if !req.routed {
 		return sc, release, nil

@@ -37,7 +37,7 @@ type ServerConfig struct {
 	// MaxMessageBytes bounds one incoming JSON-RPC message (default 4 MiB).
 	MaxMessageBytes int64
 	// StartupWait bounds how long the first list requests wait for the
-	// initial load (default 10s).
+	// initial load (default 50s, see DefaultStartupWait).
 	StartupWait time.Duration
 	// PluginDir is a drop-in directory of *.wasm files (may be "").
 	PluginDir string
@@ -45,6 +45,13 @@ type ServerConfig struct {
 	Timeout      time.Duration // default 5s
 	MemoryPages  uint32        // default 4096 (256 MiB)
 	MaxInstances int           // default runtime.NumCPU()
+
+	// Go-source builds (issue 11).
+
+	// Go is the go command that builds `source =` plugins (absolute,
+	// resolved against the config's directory); "" means [FindGo]. A
+	// cached build needs no go command at all.
+	Go string
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or

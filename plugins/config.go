@@ -23,9 +23,13 @@ const (
 	DefaultName            = "mcphost"
 	DefaultPageSize        = 100
 	DefaultMaxMessageBytes = 4 << 20
-	DefaultStartupWait     = 10 * time.Second
-	DefaultTimeout         = 5 * time.Second
-	DefaultMemoryPages     = 4096 // 256 MiB
+	// DefaultStartupWait is long enough for a cold first start of the root
+	// plugins.toml (three Go builds, 17-36 s measured) and short enough to
+	// answer within the 60 s request timeout of the official TypeScript
+	// SDK; see RATIONALE.md.
+	DefaultStartupWait = 50 * time.Second
+	DefaultTimeout     = 5 * time.Second
+	DefaultMemoryPages = 4096 // 256 MiB
 )
 
 // pluginNameRE is what a plugin name may look like. Names become tool
@@ -40,7 +44,8 @@ var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`)
 var (
 	topKeys    = []string{"server", "plugin"}
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait",
-		"plugin_dir", "timeout", "memory", "max_instances"}
+		"plugin_dir", "timeout", "memory", "max_instances",
+		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances",
 		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
 	mountKeys = []string{"host", "guest", "read_only"}

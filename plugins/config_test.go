@@ -97,7 +97,7 @@ func TestDefaultConfig(t *testing.T) {
 		t.Errorf("empty file: got %+v; want defaults %+v", got, want)
 	}
 	d := DefaultConfig().Server
-	if d.Name != "mcphost" || d.PageSize != 100 || d.MaxMessageBytes != 4<<20 || d.StartupWait != 10*time.Second ||
+	if d.Name != "mcphost" || d.PageSize != 100 || d.MaxMessageBytes != 4<<20 || d.StartupWait != 50*time.Second ||
 		d.Timeout != 5*time.Second || d.MemoryPages != 4096 || d.MaxInstances < 1 {
 		t.Errorf("DefaultConfig: got %+v", d)
 	}
@@ -105,6 +105,23 @@ func TestDefaultConfig(t *testing.T) {
 
 // TestParseConfigErrors checks each problem is found, with the right line,
 // plugin and key.
+func TestParseConfigGo(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ src, want string }{
+		{"", ""},
+		{"[server]\ngo = \"/opt/go/bin/go\"\n", "/opt/go/bin/go"},
+		{"[server]\ngo = \"tools/go/bin/go\"\n", filepath.Join(dir, "tools/go/bin/go")},
+	} {
+		cfg, err := ParseConfig(filepath.Join(dir, "plugins.toml"), []byte(tc.src))
+		if err != nil {
+			t.Fatalf("ParseConfig(%q): %v", tc.src, err)
+		}
+		if cfg.Server.Go != tc.want {
+			t.Errorf("ParseConfig(%q): Go = %q; want %q", tc.src, cfg.Server.Go, tc.want)
+		}
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -121,6 +138,10 @@ verbose = true
 [server]
 pagesize = 3
 `, []string{`2: key "verbose": unknown key`, `4: server: key "pagesize": unknown key (did you mean "page_size"?)`}},
+		{"empty go", `
+[server]
+go = ""
+`, []string{`3: server: key "go": must not be empty (leave it out to search PATH and the usual places)`}},
 		{"missing name", `
 [[plugin]]
 path = "a.wasm"

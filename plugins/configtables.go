@@ -52,6 +52,18 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		sc.MaxInstances = int(v)
 	}
+	p.serverBuild(s, m, sc)
+}
+
+// serverBuild reads the [server] keys of Go-source builds.
+func (p *configParser) serverBuild(s section, m map[string]any, sc *ServerConfig) {
+	if v, ok := s.str(m, "go"); ok {
+		if v == "" {
+			s.errf("go", "must not be empty (leave it out to search PATH and the usual places)")
+		} else {
+			sc.Go = p.abs(v)
+		}
+	}
 }
 
 func (p *configParser) abs(v string) string {

@@ -25,7 +25,7 @@ func TestBuildGoTestdata(t *testing.T) {
 	needGo(t)
 	ctx := context.Background()
 	cache := t.TempDir()
-	out, err := BuildGo(ctx, "testdata/goodplugin", cache)
+	out, err := BuildGo(ctx, "testdata/goodplugin", BuildOptions{CacheDir: cache})
 	if err != nil {
 		t.Fatalf("BuildGo: %v", err)
 	}
@@ -40,11 +40,13 @@ func TestBuildGoTestdata(t *testing.T) {
 		t.Errorf("output %s is not in the cache dir %s", out, cache)
 	}
 	entries, _ := os.ReadDir(cache)
-	if len(entries) != 1 {
-		t.Errorf("cache holds %d entries; want 1 (no temporary files left)", len(entries))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("cache holds the temporary %s; want none left", e.Name())
+		}
 	}
 
-	_, err = BuildGo(ctx, "testdata/badplugin", cache)
+	_, err = BuildGo(ctx, "testdata/badplugin", BuildOptions{CacheDir: cache})
 	var be *BuildError
 	if !errors.As(err, &be) {
 		t.Fatalf("BuildGo(badplugin): got %v; want a *BuildError", err)
@@ -84,13 +86,13 @@ func TestBuildGoCache(t *testing.T) {
 		}
 		return fi
 	}
-	first, err := BuildGo(ctx, mod, cache)
+	first, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache})
 	if err != nil {
 		t.Fatalf("BuildGo: %v", err)
 	}
 	fi := stat(first)
 
-	again, err := BuildGo(ctx, mod, cache)
+	again, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,12 +101,12 @@ func TestBuildGoCache(t *testing.T) {
 	}
 
 	write(t, filepath.Join(mod, "other/other.go"), "package other\n\nconst W = 2\n")
-	if got, err := BuildGo(ctx, mod, cache); err != nil || got != first {
+	if got, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache}); err != nil || got != first {
 		t.Errorf("after editing an unimported package: got %s, %v; want the cached %s", got, err, first)
 	}
 
 	write(t, filepath.Join(mod, "lib/lib.go"), "package lib\n\nconst V = 2\n")
-	changed, err := BuildGo(ctx, mod, cache)
+	changed, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestBuildGoCache(t *testing.T) {
 		t.Errorf("after editing an imported package: got the old cache entry %s; want a new build", changed)
 	}
 	write(t, filepath.Join(mod, "main_test.go"), "package main\n")
-	if got, err := BuildGo(ctx, mod, cache); err != nil || got != changed {
+	if got, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache}); err != nil || got != changed {
 		t.Errorf("after adding a _test.go file: got %s, %v; want the cached %s", got, err, changed)
 	}
 }
@@ -121,8 +123,135 @@ func TestBuildGoCanceled(t *testing.T) {
 	needGo(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := BuildGo(ctx, "testdata/goodplugin", t.TempDir())
+	_, err := BuildGo(ctx, "testdata/goodplugin", BuildOptions{CacheDir: t.TempDir()})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("BuildGo with a canceled context: got %v; want context.Canceled", err)
 	}
+}
+
+// TestBuildGoWithoutGo: a cached build is found without the go command;
+// a change that needs a build then fails with the go command's error.
+func TestBuildGoWithoutGo(t *testing.T) {
+	needGo(t)
+	ctx := context.Background()
+	mod, cache := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(mod, "go.mod"), "module example.com/p\n\ngo 1.24\n")
+	write(t, filepath.Join(mod, "main.go"), "package main\n\nfunc main() {}\n")
+	first, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache})
+	if err != nil {
+		t.Fatalf("BuildGo: %v", err)
+	}
+	noGo := BuildOptions{CacheDir: cache, Go: filepath.Join(t.TempDir(), "no-such-go")}
+	t.Setenv("PATH", "")
+	if got, err := BuildGo(ctx, mod, noGo); err != nil || got != first {
+		t.Fatalf("cached build without go: got %s, %v; want %s", got, err, first)
+	}
+	for _, change := range []struct{ file, data string }{
+		{"main.go", "package main\n\nfunc main() { println() }\n"},
+		{"extra.go", "package main\n"}, // a new file in the package
+	} {
+		write(t, filepath.Join(mod, change.file), change.data)
+		if _, err := BuildGo(ctx, mod, noGo); err == nil || !strings.Contains(err.Error(), "no-such-go") {
+			t.Errorf("after changing %s without go: got %v; want the failure to run %s", change.file, err, noGo.Go)
+		}
+	}
+}
+
+// TestBuildGoEmbeddedSDK builds a plugin outside this module, offline:
+// the SDK comes from the binary and the plugin's go.mod is not touched.
+func TestBuildGoEmbeddedSDK(t *testing.T) {
+	needGo(t)
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	ctx := context.Background()
+	mod, cache := t.TempDir(), t.TempDir()
+	goMod := "module example.com/notes\n\ngo 1.26\n\nrequire github.com/mcphost/mcphost v0.0.0\n"
+	write(t, filepath.Join(mod, "go.mod"), goMod)
+	write(t, filepath.Join(mod, "main.go"), `package main
+
+import guest "github.com/mcphost/mcphost/sdk-guest"
+
+func main() {}
+
+func init() {
+	guest.AddTool(guest.Tool{Name: "hi", Description: "Says hi."},
+		func(ctx *guest.Context, _ struct{}) (*guest.Result, error) { return guest.TextResult("hi"), nil })
+}
+`)
+	out, err := BuildGo(ctx, mod, BuildOptions{CacheDir: cache})
+	if err != nil {
+		t.Fatalf("BuildGo: %v", err)
+	}
+	if wasm, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(wasm, []byte("\x00asm")) {
+		t.Errorf("output %s: %v; want a Wasm module", out, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(mod, "go.mod")); string(got) != goMod {
+		t.Errorf("go.mod changed to %q; want it untouched", got)
+	}
+	if _, err := os.Stat(filepath.Join(mod, "go.sum")); err == nil {
+		t.Error("the build wrote a go.sum into the plugin; want nothing written there")
+	}
+}
+
+func TestScanGoMod(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		embed     bool
+	}{
+		{"require line", "module m\nrequire github.com/mcphost/mcphost v0.0.0\n", true},
+		{"require block", "module m\nrequire (\n\tgithub.com/x/y v1.0.0\n\tgithub.com/mcphost/mcphost v1.2.3 // indirect\n)\n", true},
+		{"own replace", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace github.com/mcphost/mcphost => ../mcphost\n", false},
+		{"replace block", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace (\n\tgithub.com/mcphost/mcphost v0.0.0 => github.com/mcphost/mcphost v1.0.0\n)\n", false},
+		{"no require", "module m\n\ngo 1.26\n", false},
+		{"the module itself", "module github.com/mcphost/mcphost\n", false},
+		{"commented out", "module m\n// require github.com/mcphost/mcphost v0.0.0\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "go.mod"), tc.src)
+			m, err := readModule(filepath.Join(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.embedSDK != tc.embed {
+				t.Errorf("embedSDK = %v; want %v", m.embedSDK, tc.embed)
+			}
+		})
+	}
+}
+
+func TestGoNotFoundError(t *testing.T) {
+	err := error(&GoNotFoundError{Tried: []string{"/usr/local/go/bin/go"}})
+	for _, want := range []string{"go command", "not found", "/usr/local/go/bin/go", `go = "/path/to/go"`, "[server]", "PATH", "go.dev/dl"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int // sign
+	}{
+		{"/sdk/go1.26.10/bin", "/sdk/go1.26.8/bin", 1},
+		{"/sdk/go1.9/bin", "/sdk/go1.26/bin", -1},
+		{"/usr/lib/go-1.22/bin", "/usr/lib/go-1.22/bin", 0},
+		{"go1.26rc1", "go1.26", 1},
+	} {
+		got := compareVersions(tc.a, tc.b)
+		if sign(got) != tc.want {
+			t.Errorf("compareVersions(%q, %q) = %d; want sign %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func sign(n int) int {
+	switch {
+	case n < 0:
+		return -1
+	case n > 0:
+		return 1
+	}
+	return 0
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,20 @@ type Loader struct {
 	cacheDir string
 	load     func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID   atomic.Uint64
+	busy     sync.Map // plugin name → the step it is in ("build", "compile")
+}
+
+// Busy lists the plugins being loaded right now, each with the step it is
+// in ("hash (build)"), sorted. A server whose startup wait runs out names
+// them.
+func (l *Loader) Busy() []string {
+	var out []string
+	l.busy.Range(func(k, v any) bool {
+		out = append(out, fmt.Sprintf("%s (%s)", k, v))
+		return true
+	})
+	slices.Sort(out)
+	return out
 }
 
 // NewLoader returns a Loader.
@@ -217,7 +232,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		return c, false, nil
 	}
 	lim := effectiveLimits(spec, server)
-	wasm, sum, err := l.code(ctx, spec)
+	defer l.busy.Delete(spec.Name)
+	wasm, sum, err := l.code(ctx, server, spec)
 	if err != nil {
 		return nil, false, err
 	}
@@ -228,7 +244,10 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if l.load == nil {
 		return nil, false, errors.New("no sandbox engine to load Wasm with")
 	}
+	l.busy.Store(spec.Name, "compile")
+	done := trackStep(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
 	m, err := l.load(ctx, spec.Name, wasm, lim)
+	done(err)
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
@@ -243,11 +262,12 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 
 // code returns the plugin's Wasm and its SHA-256 (hex): read from Path and
 // checked against the pin, or built from Source.
-func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
+func (l *Loader) code(ctx context.Context, server *ServerConfig, spec *Spec) ([]byte, string, error) {
 	file := spec.Path
 	switch {
 	case spec.Source != "":
-		out, err := BuildGo(ctx, spec.Source, l.cacheDir)
+		l.busy.Store(spec.Name, "build")
+		out, err := BuildGo(ctx, spec.Source, BuildOptions{CacheDir: l.cacheDir, Go: server.Go, Logger: l.log, Plugin: spec.Name})
 		if err != nil {
 			return nil, "", err
 		}

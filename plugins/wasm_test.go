@@ -34,7 +34,7 @@ func TestWasmEndToEnd(t *testing.T) {
 	}
 	defer engine.Close(ctx)
 	buildCache := filepath.Join(dir, "build")
-	built, err := BuildGo(ctx, "testdata/goodplugin", buildCache)
+	built, err := BuildGo(ctx, "testdata/goodplugin", BuildOptions{CacheDir: buildCache})
 	if err != nil {
 		t.Fatalf("BuildGo: %v", err)
 	}

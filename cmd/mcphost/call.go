@@ -6,32 +6,68 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
 )
 
 func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("call", stderr)
+	return oneRequest(ctx, args, stdout, stderr, request{
+		name: "call", synopsis: "<tool> ['<json args>']", method: "tools/call", target: "name", argsKey: "arguments",
+	})
+}
+
+func cmdRead(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return oneRequest(ctx, args, stdout, stderr, request{
+		name: "read", synopsis: "<uri>", method: "resources/read", target: "uri",
+	})
+}
+
+func cmdPrompt(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return oneRequest(ctx, args, stdout, stderr, request{
+		name: "prompt", synopsis: "<name> ['<json args>']", method: "prompts/get", target: "name", argsKey: "arguments",
+	})
+}
+
+// request describes a command that sends one MCP request through the
+// whole stack (config, builds, sandbox, host) and prints the result.
+type request struct {
+	name, synopsis string
+	method         string
+	target         string // the params key of the first argument
+	argsKey        string // the params key of the optional JSON argument; "" takes none
+}
+
+func oneRequest(ctx context.Context, args []string, stdout, stderr io.Writer, rq request) error {
+	fs := newFlagSet(rq.name, stderr)
 	var c common
 	c.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcphost call [flags] <tool> ['<json args>']")
+		fmt.Fprintf(stderr, "usage: mcphost %s [flags] %s\n", rq.name, rq.synopsis)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
+	maxArgs := 1
+	if rq.argsKey != "" {
+		maxArgs = 2
+	}
+	if fs.NArg() < 1 || fs.NArg() > maxArgs {
 		fs.Usage()
 		return errUsage
 	}
-	tool, rawArgs := fs.Arg(0), "{}"
-	if fs.NArg() == 2 {
-		rawArgs = fs.Arg(1)
-	}
-	if !json.Valid([]byte(rawArgs)) {
-		return fmt.Errorf("arguments are not valid JSON: %s", rawArgs)
+	params := map[string]json.RawMessage{rq.target: mustJSON(fs.Arg(0))}
+	if rq.argsKey != "" {
+		raw := "{}"
+		if fs.NArg() == 2 {
+			raw = fs.Arg(1)
+		}
+		if !json.Valid([]byte(raw)) {
+			return fmt.Errorf("arguments are not valid JSON: %s", raw)
+		}
+		params[rq.argsKey] = json.RawMessage(raw)
 	}
 	log, cfg, rt, err := c.setup(ctx, stderr)
 	if err != nil {
@@ -48,19 +84,17 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	srv := host.New(reg, hostOptions(cfg, log, nil))
 	defer srv.Close()
 
-	params, err := json.Marshal(map[string]json.RawMessage{"name": mustJSON(tool), "arguments": json.RawMessage(rawArgs)})
+	body, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
-	resp, err := srv.Call(ctx, "tools/call", params, func(msg []byte) { fmt.Fprintf(stderr, "%s\n", msg) })
+	resp, err := srv.Call(ctx, rq.method, body, func(msg []byte) { fmt.Fprintf(stderr, "%s\n", msg) })
 	if err != nil {
 		return err
 	}
 	var r struct {
-		Result *struct {
-			IsError bool `json:"isError"`
-		} `json:"result"`
-		Error *struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
@@ -69,21 +103,34 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("decode response: %w", err)
 	}
 	if r.Error != nil {
-		return fmt.Errorf("%s (JSON-RPC error %d)", r.Error.Message, r.Error.Code)
+		return withFailures(fmt.Errorf("%s (JSON-RPC error %d)", r.Error.Message, r.Error.Code), g.Failures)
 	}
-	var full struct {
-		Result json.RawMessage `json:"result"`
-	}
-	_ = json.Unmarshal(resp, &full)
 	var out bytes.Buffer
-	if err := json.Indent(&out, full.Result, "", "  "); err != nil {
+	if err := json.Indent(&out, r.Result, "", "  "); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, out.String())
-	if r.Result != nil && r.Result.IsError {
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(r.Result, &res) == nil && res.IsError {
 		return errToolFailed
 	}
 	return nil
+}
+
+// withFailures adds to err the plugins that failed to load: the tool,
+// resource or prompt asked for is most likely one of theirs, and "unknown
+// tool" alone would hide why.
+func withFailures(err error, failures []plugins.Failure) error {
+	if len(failures) == 0 {
+		return err
+	}
+	var b strings.Builder
+	for _, f := range failures {
+		fmt.Fprintf(&b, "\nplugin %q failed to load: %v", f.Plugin, f.Err)
+	}
+	return fmt.Errorf("%w%s", err, b.String())
 }
 
 func mustJSON(s string) json.RawMessage {

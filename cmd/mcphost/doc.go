@@ -2,9 +2,18 @@
 // from sandboxed WebAssembly plugins declared in plugins.toml.
 //
 //	mcphost serve    [--config plugins.toml] [--no-watch] [--audit-log FILE]
-//	mcphost validate [--config plugins.toml]
+//	mcphost new      NAME [--lang go] [--dir D]
+//	mcphost validate [--config plugins.toml] [--json]
 //	mcphost call     [--config plugins.toml] <tool> ['<json args>']
-//	mcphost version
+//	mcphost read     [--config plugins.toml] <uri>
+//	mcphost prompt   [--config plugins.toml] <name> ['<json args>']
+//	mcphost go       <go arguments>
+//	mcphost version | --version
+//	mcphost help | --help
+//
+// The commands are one table (commands in main.go); a new command is one
+// entry there. new renders the templates of a language kit (kits/<lang>/,
+// the kits table in new.go).
 //
 // serve watches plugins.toml and the plugins' files and hot-reloads them
 // (see package plugins' Manager), logging one line per reload;

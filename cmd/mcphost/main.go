@@ -9,47 +9,82 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-const usage = `usage: mcphost <command> [flags]
+// command is one entry of the command table. A command added here is
+// dispatched by run and listed by --help.
+type command struct {
+	name    string
+	args    string // the synopsis after the name
+	summary string
+	run     func(ctx context.Context, args []string, s stdio) error
+}
 
-commands:
-  serve     serve MCP over stdio (the default when no command is given)
-  validate  load every plugin and print what it provides
-  call      run one tool through the whole stack: call <tool> ['<json args>']
-  version   print the version
+// stdio is what a command reads and writes.
+type stdio struct {
+	in          io.Reader
+	out, stderr io.Writer
+}
 
-run 'mcphost <command> -h' for the flags of a command
-`
+// commands is the command table, in the order --help lists it.
+var commands = []command{
+	{"serve", "[flags]", "serve MCP over stdio, or HTTP with --http (the default command)",
+		func(ctx context.Context, a []string, s stdio) error { return cmdServe(ctx, a, s.in, s.out, s.stderr) }},
+	{"new", "NAME [--lang go] [--dir D]", "scaffold a plugin that builds offline: a tool, a resource, a prompt, a test",
+		func(ctx context.Context, a []string, s stdio) error { return cmdNew(ctx, a, s.out, s.stderr) }},
+	{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
+		func(ctx context.Context, a []string, s stdio) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
+	{"call", "TOOL ['{json args}']", "run one tool through the whole stack and print its result",
+		func(ctx context.Context, a []string, s stdio) error { return cmdCall(ctx, a, s.out, s.stderr) }},
+	{"read", "URI", "read one resource and print it",
+		func(ctx context.Context, a []string, s stdio) error { return cmdRead(ctx, a, s.out, s.stderr) }},
+	{"prompt", "NAME ['{json args}']", "get one prompt and print it",
+		func(ctx context.Context, a []string, s stdio) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
+	{"go", "GOARGS...", "run the go command with the SDK this binary carries (e.g. mcphost go test ./...)",
+		func(ctx context.Context, a []string, s stdio) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
+	{"version", "", "print the version (also --version)",
+		func(_ context.Context, _ []string, s stdio) error { fmt.Fprintln(s.out, versionString()); return nil }},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "usage: mcphost <command> [flags] [arguments]\n\nmcphost serves MCP tools, resources and prompts from sandboxed WebAssembly plugins.\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n  %-9s   %s\n", c.name, c.args, "", c.summary)
+	}
+	fmt.Fprint(w, "  help      print this help (also -h, --help)\n\nrun 'mcphost <command> -h' for the flags of a command\n")
+}
 
 // run is main without os.Exit, so testscript can drive it in-process.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	name := "serve"
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			usage(stdout)
+			return 0
+		case "-version", "--version":
+			fmt.Fprintln(stdout, versionString())
+			return 0
+		}
+		if args[0] != "" && args[0][0] != '-' {
+			name, args = args[0], args[1:]
+		}
+	}
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		fmt.Fprintf(stderr, "mcphost: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var err error
-	switch cmd {
-	case "serve":
-		err = cmdServe(ctx, args, stdin, stdout, stderr)
-	case "validate":
-		err = cmdValidate(ctx, args, stdout, stderr)
-	case "call":
-		err = cmdCall(ctx, args, stdout, stderr)
-	case "version":
-		fmt.Fprintln(stdout, versionString())
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-	default:
-		fmt.Fprintf(stderr, "mcphost: unknown command %q\n\n%s", cmd, usage)
-		return 2
-	}
+	err := commands[i].run(ctx, args, stdio{stdin, stdout, stderr})
+	var exit exitError
 	switch {
 	case err == nil:
 		return 0
@@ -59,11 +94,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	case errors.Is(err, errToolFailed):
 		return 1
+	case errors.As(err, &exit):
+		return int(exit)
 	default:
-		fmt.Fprintf(stderr, "mcphost %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "mcphost %s: %v\n", name, err)
 		return 1
 	}
 }
+
+// exitError passes a child's exit status through (mcphost go).
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 var (
 	errUsage      = errors.New("usage")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -20,13 +21,17 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REPO", root)
+			e.Setenv("MCPHOST", bin) // for env -i, which drops PATH
+			if goCmd, err := exec.LookPath("go"); err == nil {
+				e.Setenv("GOCMD", goCmd)
+			}
 			e.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			// Share the caches (Go builds, wazero compilations) with the
 			// rest of the test run so scripts stay fast.
 			if dir, err := os.UserCacheDir(); err == nil {
 				e.Setenv("XDG_CACHE_HOME", dir)
 			}
-			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOTOOLCHAIN"} {
+			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOTOOLCHAIN", "GOROOT"} {
 				if v, err := goEnv(k); err == nil && v != "" {
 					e.Setenv(k, v)
 				}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
@@ -31,6 +32,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	// Build progress goes to clients too, once the server exists.
+	var toClients atomic.Pointer[host.Server]
+	log = slog.New(clientLog{log.Handler(), &toClients})
+	rt.loader = rt.newLoader(log)
 	defer rt.close(context.WithoutCancel(ctx))
 	ln, httpOpts, err := hf.listen(log)
 	if err != nil {
@@ -51,7 +56,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	reg := plugins.NewRegistry()
+	startupDeadline := time.Now().Add(cfg.Server.StartupWait)
 	srv := host.New(reg, hostOptions(cfg, log, audit))
+	toClients.Store(srv)
 
 	// Plugins load in the background so initialize is answered at once;
 	// the first list requests wait (bounded) for this load.
@@ -61,6 +68,11 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer close(loaded)
 		manage(loadCtx, rt, reg, srv, cfg.File, !*noWatch, *debounce, log)
 	}()
+	warned := make(chan struct{})
+	go func() {
+		defer close(warned)
+		warnStartup(loadCtx, startupDeadline, reg, rt.loader, srv, log)
+	}()
 
 	if ln != nil {
 		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
@@ -69,6 +81,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cancelLoad()
 	<-loaded
+	<-warned
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	reg.Close(closeCtx)

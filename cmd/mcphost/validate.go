@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins"
 )
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate", stderr)
 	var c common
 	c.register(fs)
+	asJSON := fs.Bool("json", false, "print what the config loads as one JSON object (see loadReport)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -24,6 +29,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer g.Close(context.WithoutCancel(ctx))
+	if *asJSON {
+		return printJSON(stdout, g)
+	}
 
 	for _, p := range g.Plugins {
 		fmt.Fprintf(stdout, "plugin %s (ABI v%d)\n", p.Name, p.ABI)
@@ -57,4 +65,65 @@ func firstLine(s string) string {
 		s = s[:69] + "..."
 	}
 	return s
+}
+
+// loadReport is validate --json's output: what a config loads, for
+// scripts and editors. Tools carry their exposed (namespaced) names.
+type loadReport struct {
+	OK       bool            `json:"ok"`
+	Plugins  []pluginReport  `json:"plugins"`
+	Failures []failureReport `json:"failures"`
+}
+
+type pluginReport struct {
+	Name      string                 `json:"name"`
+	ABI       int                    `json:"abi"`
+	Source    string                 `json:"source,omitempty"`
+	Path      string                 `json:"path,omitempty"`
+	Tools     []abi.Tool             `json:"tools"`
+	Resources []abi.Resource         `json:"resources"`
+	Templates []abi.ResourceTemplate `json:"resourceTemplates"`
+	Prompts   []abi.Prompt           `json:"prompts"`
+}
+
+type failureReport struct {
+	Plugin string `json:"plugin"`
+	Error  string `json:"error"`
+}
+
+func printJSON(w io.Writer, g *plugins.Generation) error {
+	rep := loadReport{OK: len(g.Failures) == 0, Plugins: []pluginReport{}, Failures: []failureReport{}}
+	for _, p := range g.Plugins {
+		pr := pluginReport{Name: p.Name, ABI: p.ABI, Source: p.Spec.Source, Path: p.Spec.Path,
+			Tools: []abi.Tool{}, Resources: []abi.Resource{}, Templates: []abi.ResourceTemplate{}, Prompts: []abi.Prompt{}}
+		for _, t := range p.Tools {
+			d := t.Def
+			d.Name = t.Name
+			pr.Tools = append(pr.Tools, d)
+		}
+		for _, r := range p.Resources {
+			pr.Resources = append(pr.Resources, r.Def)
+		}
+		for _, t := range p.Templates {
+			pr.Templates = append(pr.Templates, t.Def)
+		}
+		for _, q := range p.Prompts {
+			d := q.Def
+			d.Name = q.Name
+			pr.Prompts = append(pr.Prompts, d)
+		}
+		rep.Plugins = append(rep.Plugins, pr)
+	}
+	for _, f := range g.Failures {
+		rep.Failures = append(rep.Failures, failureReport{Plugin: f.Plugin, Error: f.Err.Error()})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return err
+	}
+	if n := len(g.Failures); n > 0 {
+		return fmt.Errorf("%d of %d plugins failed to load", n, n+len(g.Plugins))
+	}
+	return nil
 }

@@ -37,18 +37,31 @@ type runtime struct {
 	loader *plugins.Loader
 }
 
-func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
+// newLoader returns a loader on r's engine that logs to log.
+func (r *runtime) newLoader(log *slog.Logger) *plugins.Loader {
+	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(), Logger: log})
+}
+
+// cacheDir is mcphost's cache: os.UserCacheDir()/mcphost.
+func cacheDir() string {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	cache = filepath.Join(cache, "mcphost")
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cache, "wazero"), Logger: log})
+	return filepath.Join(cache, "mcphost")
+}
+
+// buildCacheDir holds Go-source builds and the extracted SDK.
+func buildCacheDir() string { return filepath.Join(cacheDir(), "gobuild") }
+
+func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheDir(), "wazero"), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: filepath.Join(cache, "gobuild"), Logger: log})
-	return &runtime{engine: eng, loader: ld}, nil
+	r := &runtime{engine: eng}
+	r.loader = r.newLoader(log)
+	return r, nil
 }
 
 func (r *runtime) close(ctx context.Context) { _ = r.engine.Close(ctx) }

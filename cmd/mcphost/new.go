@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"go/format"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"text/template"
+)
+
+//go:embed kits
+var kitFiles embed.FS
+
+// kit scaffolds plugins in one language. To add a language, put its
+// templates in kits/<lang>/ (each file "X.tmpl" becomes "X", with
+// [scaffold] as the data) and give its entry a dir.
+type kit struct {
+	lang    string
+	dir     string   // under kits/; "" means the kit is not in this build
+	next    []string // commands to suggest after scaffolding, run in the new directory
+	missing string   // for a kit not in this build: what to do instead
+}
+
+// kits is the language table of `mcphost new`, the default first.
+var kits = []kit{
+	{lang: "go", dir: "kits/go", next: []string{
+		"mcphost validate",
+		`mcphost call {{.Name}}_count_words '{"text":"hello plugin world"}'`,
+		"mcphost go test ./...",
+	}},
+	{lang: "c", missing: "write the plugin against abi/README.md and serve the .wasm with path ="},
+	{lang: "assemblyscript", missing: "write the plugin with @extism/as-pdk against abi/README.md and serve the .wasm with path ="},
+}
+
+// scaffold is the data the templates get.
+type scaffold struct {
+	Name   string // the plugin name (a valid plugins.toml name)
+	Module string // the Go module path
+	Scheme string // the URI scheme of its resources
+	Dir    string // the absolute directory it is written to
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+
+func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("new", stderr)
+	lang := fs.String("lang", kits[0].lang, "the plugin's language: "+kitNames())
+	dir := fs.String("dir", "", "the directory to create (default: ./NAME); it must not exist or be empty")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mcphost new NAME [--lang "+kitNames()+"] [--dir D]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	name := pos[0]
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("plugin name %q: want 1-32 letters, digits, '_' or '-', starting with a letter", name)
+	}
+	k, err := findKit(*lang)
+	if err != nil {
+		return err
+	}
+	if *dir == "" {
+		*dir = name
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	if ents, err := os.ReadDir(abs); err == nil && len(ents) > 0 {
+		return fmt.Errorf("%s exists and is not empty; choose another --dir", abs)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	data := scaffold{Name: name, Module: "example.com/" + strings.ToLower(name), Scheme: uriScheme(name), Dir: abs}
+	files, err := render(k, data)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(abs, f.name), f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "created %s plugin %q in %s:\n", k.lang, name, abs)
+	for _, f := range files {
+		fmt.Fprintf(stdout, "  %s\n", f.name)
+	}
+	fmt.Fprintf(stdout, "next:\n  cd %s\n", *dir)
+	for _, n := range k.next {
+		fmt.Fprintf(stdout, "  %s\n", strings.ReplaceAll(n, "{{.Name}}", name))
+	}
+	return nil
+}
+
+func findKit(lang string) (kit, error) {
+	for _, k := range kits {
+		if k.lang != lang {
+			continue
+		}
+		if k.dir == "" {
+			return k, fmt.Errorf("--lang %s: not available in this build of mcphost (%s)", lang, k.missing)
+		}
+		return k, nil
+	}
+	return kit{}, fmt.Errorf("--lang %q: want one of %s", lang, kitNames())
+}
+
+func kitNames() string {
+	names := make([]string, len(kits))
+	for i, k := range kits {
+		names[i] = k.lang
+	}
+	return strings.Join(names, ", ")
+}
+
+type outFile struct {
+	name string
+	data []byte
+}
+
+// render executes the kit's templates; Go files come out gofmt-ed.
+func render(k kit, data scaffold) ([]outFile, error) {
+	ents, err := fs.ReadDir(kitFiles, k.dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []outFile
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".tmpl")
+		if !ok || e.IsDir() {
+			continue
+		}
+		src, err := fs.ReadFile(kitFiles, path.Join(k.dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		t, err := template.New(name).Parse(string(src))
+		if err != nil {
+			return nil, fmt.Errorf("kit %s: %w", k.lang, err)
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("kit %s: %w", k.lang, err)
+		}
+		text := b.Bytes()
+		if strings.HasSuffix(name, ".go") {
+			if text, err = format.Source(text); err != nil {
+				return nil, fmt.Errorf("kit %s: %s: %w", k.lang, name, err)
+			}
+		}
+		out = append(out, outFile{name, text})
+	}
+	return out, nil
+}
+
+// uriScheme turns a plugin name into a URI scheme (RFC 3986: a letter,
+// then letters, digits, '+', '-' or '.').
+func uriScheme(name string) string {
+	return strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+}
+
+// parseInterleaved parses fs's flags wherever they stand among the
+// positional arguments (mcphost new NAME --lang go) and returns the
+// positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
