@@ -39,7 +39,7 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if pl == nil {
 		return nil, &rpcError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 	}
-	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: s.version().String(), Plugin: pl.Name}
+	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
 	out, err := pl.ReadResource(sandbox.WithPeer(ctx, req.peer()), uri, cc)
 	if err != nil {
 		return nil, s.pluginError("resource", pl.Name, uri, err)

@@ -70,24 +70,24 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if err := t.ValidateArguments(args); err != nil {
 		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", name, validationDetail(err))), nil
 	}
-	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: s.version().String(), Plugin: t.Plugin.Name}
+	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String(), Plugin: t.Plugin.Name}
 	out, err := t.Plugin.CallTool(sandbox.WithPeer(ctx, req.peer()), t.Original, args, cc)
 	if err != nil {
 		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 	}
-	return s.toolResult(t, out), nil
+	return s.toolResult(t, out, req.version()), nil
 }
 
 // toolResult checks a plugin's CallToolResult and filters it for the
 // client's version; it is otherwise passed through byte for byte.
-func (s *session) toolResult(t *plugins.Tool, out json.RawMessage) json.RawMessage {
+func (s *session) toolResult(t *plugins.Tool, out json.RawMessage, v version) json.RawMessage {
 	if len(t.Def.OutputSchema) > 0 && string(member(out, "isError")) != "true" {
 		if err := t.ValidateStructured(member(out, "structuredContent")); err != nil {
 			return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
 				t.Plugin.Name, t.Original, validationDetail(err)))
 		}
 	}
-	return filterCallResult(out, s.version())
+	return filterCallResult(out, v)
 }
 
 // validationDetail is what failed in a schema check, without the tool
