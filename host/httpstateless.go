@@ -1,6 +1,8 @@
 package host
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -32,7 +34,11 @@ func isStatelessPost(r *http.Request, msg *message) bool {
 
 // stateless serves one stateless request.
 func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *message) {
-	if err := checkMirrorHeaders(r, msg); err != nil {
+	err := checkMirrorHeaders(r, msg)
+	if err == nil && string(msg.method) == "tools/call" {
+		err = h.checkParamHeaders(r, msg)
+	}
+	if err != nil {
 		writeStatus(w, http.StatusBadRequest, appendError(nil, msg.id, err))
 		return
 	}
@@ -75,6 +81,77 @@ func checkMirrorHeaders(r *http.Request, msg *message) *rpcError {
 		return mismatch("%s is %q, the body names %q", hdrName, hn, name)
 	}
 	return nil
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers of a tools/call against
+// its arguments: every parameter the tool's inputSchema marks with
+// x-mcp-header is mirrored in the header it names, as sent or, wrapped as
+// =?base64?…?=, Base64-encoded. A missing, extra or different header, or
+// bad Base64, is -32020.
+func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *message) *rpcError {
+	name, _ := unquote(member(msg.params, "name"))
+	g, release := h.srv.reg.Acquire()
+	defer release()
+	if g == nil {
+		return nil
+	}
+	t := g.Tool(name)
+	if t == nil {
+		return nil
+	}
+	args := member(msg.params, "arguments")
+	var bad *rpcError
+	eachMember(member(t.Def.InputSchema, "properties"), func(k, prop []byte) bool {
+		suffix, ok := unquote(member(prop, "x-mcp-header"))
+		if !ok {
+			return true
+		}
+		param, _ := unquote(append(append([]byte{'"'}, k...), '"'))
+		hdr := "Mcp-Param-" + suffix
+		vals, sent := r.Header[http.CanonicalHeaderKey(hdr)]
+		arg := member(args, param)
+		if arg == nil || string(arg) == "null" {
+			if sent {
+				bad = errorf(codeHeaderMismatch, "Header mismatch: %s is sent but argument %q is absent", hdr, param)
+			}
+			return bad == nil
+		}
+		want, isString := unquote(arg)
+		if !isString {
+			want = string(arg)
+		}
+		if !sent {
+			bad = errorf(codeHeaderMismatch, "Header mismatch: %s is missing for argument %q", hdr, param)
+			return false
+		}
+		got, err := decodeParamHeader(vals[0])
+		switch {
+		case err != nil:
+			bad = errorf(codeHeaderMismatch, "Header mismatch: %s: %v", hdr, err)
+		case got != want:
+			bad = errorf(codeHeaderMismatch, "Header mismatch: %s is %q, argument %q is %q", hdr, got, param, want)
+		}
+		return bad == nil
+	})
+	return bad
+}
+
+// decodeParamHeader decodes an Mcp-Param-* value: =?base64?…?= is strict
+// standard Base64 (padding required); anything else is literal.
+func decodeParamHeader(v string) (string, error) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, nil
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return v, nil
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
+	if err != nil {
+		return "", fmt.Errorf("invalid Base64: %w", err)
+	}
+	return string(b), nil
 }
 
 // statelessStatus is the HTTP status of a stateless response: errors that

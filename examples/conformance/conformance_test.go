@@ -94,7 +94,7 @@ func TestToolList(t *testing.T) {
 		"test_input_required_result_request_state", "test_input_required_result_multiple_inputs",
 		"test_input_required_result_multi_round", "test_input_required_result_capabilities",
 		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
-		"test_trigger_tool_change", "test_trigger_prompt_change"}
+		"test_trigger_tool_change", "test_trigger_prompt_change", "test_header_param"}
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)

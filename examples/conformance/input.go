@@ -155,6 +155,13 @@ func registerInputTools() {
 			}
 			return guest.TextResult("prompt list changed"), nil
 		})
+	guest.AddToolRaw(abi.Tool{
+		Name:        "test_header_param",
+		Description: "Echoes a region that Streamable HTTP clients also send as the Mcp-Param-Region header",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","description":"A region name","x-mcp-header":"Region"}},"required":["region"]}`),
+	}, func(_ *guest.Context, args json.RawMessage) (*abi.CallToolResult, error) {
+		return guest.TextResult("region: " + compact(args)), nil
+	})
 	guest.AddPrompt(abi.Prompt{Name: "test_input_required_result_prompt", Description: "A prompt that asks the user for context first"},
 		func(ctx *guest.Context, _ map[string]string) (*abi.GetPromptResult, error) {
 			r, err := ctx.Elicit(abi.ElicitParams{Message: "What context should the prompt use?",
