@@ -263,7 +263,7 @@ func (srv *Server) openState(s string) (*requestStateBody, error) {
 	if i < 0 {
 		return nil, errors.New("malformed")
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(s[i+1:])
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(s[i+1:]) // Strict: one encoding per signature
 	if err != nil || !hmac.Equal(sig, srv.mac(s[:i])) {
 		return nil, errors.New("integrity check failed")
 	}
