@@ -385,6 +385,11 @@ type ElicitParams struct {
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
+// ResourceNotFound is the message of a guest's error for a URI it does not
+// serve (the guest SDK's ErrNotFound): the host answers "resource not
+// found" to the client instead of a plugin failure.
+const ResourceNotFound = "resource not found"
+
 // MetaInputKey is the _meta key of a sampling or elicitation request that
 // names it. A 2026-07-28 client cannot be asked while the call runs: the
 // call ends with input_required, listing the request under this name (the

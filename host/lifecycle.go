@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // handler serves one request. It returns a result (json.RawMessage is sent
@@ -270,10 +269,9 @@ func (s *session) rootsChanged(ctx context.Context) {
 		g, release := s.srv.reg.Acquire()
 		defer release()
 		req := &request{sess: s, method: "notifications/roots/list_changed"}
-		ctx := sandbox.WithPeer(ctx, req.peer())
 		cc := abi.Context{ProtocolVersion: req.version().String()}
 		for _, p := range g.Plugins {
-			if err := p.RootsListChanged(ctx, cc); err != nil {
+			if err := p.RootsChanged(ctx, req.peer(), cc); err != nil {
 				s.log.Warn("roots list changed", "plugin", p.Name, "err", err)
 			}
 		}

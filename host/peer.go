@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/plugins"
 )
 
-// peer is the [sandbox.Peer] of one request: the host functions of the
+// peer is the [plugins.Peer] of one request: the host functions of the
 // plugin call serving the request reach the client through it. Everything
 // it sends is related to the request's id, so Streamable HTTP can put it on
 // that request's stream. It is the request itself, seen through another
 // method set, so a call costs no extra allocation.
 type peer request
 
-var _ sandbox.Peer = (*peer)(nil)
+var _ plugins.Peer = (*peer)(nil)
 
 func (req *request) peer() *peer { return (*peer)(req) }
 
