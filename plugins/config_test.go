@@ -105,6 +105,17 @@ func TestDefaultConfig(t *testing.T) {
 
 // TestParseConfigErrors checks each problem is found, with the right line,
 // plugin and key.
+// TestParseConfigStateless: the [server] keys of the 2026-07-28 era.
+func TestParseConfigStateless(t *testing.T) {
+	cfg, err := ParseConfig("plugins.toml", []byte("[server]\ncache_ttl = \"1m\"\ncache_scope = \"public\"\nrequest_state_key_env = \"STATE_KEY\"\n"))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if s := cfg.Server; s.CacheTTL != time.Minute || s.CacheScope != "public" || s.RequestStateKeyEnv != "STATE_KEY" {
+		t.Errorf("got %+v; want cache_ttl 1m, cache_scope public, request_state_key_env STATE_KEY", s)
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -121,6 +132,10 @@ verbose = true
 [server]
 pagesize = 3
 `, []string{`2: key "verbose": unknown key`, `4: server: key "pagesize": unknown key (did you mean "page_size"?)`}},
+		{"bad cache_scope", `
+[server]
+cache_scope = "shared"
+`, []string{`3: server: key "cache_scope": "shared": want "public" or "private"`}},
 		{"missing name", `
 [[plugin]]
 path = "a.wasm"
