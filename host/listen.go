@@ -90,12 +90,20 @@ func (l *listener) wants(method, uri string) bool {
 // asked for it.
 func (srv *Server) notifyListeners(method string, params []byte) {
 	uri, _ := unquote(member(params, "uri"))
+	// Chosen under srv.mu, sent outside it: a client slow to read must not
+	// hold up the others, or the registration of new listeners. A listener
+	// registered (and acknowledged) after the choice misses this change,
+	// which happened before it listened.
 	srv.mu.Lock()
-	defer srv.mu.Unlock()
+	var to []*listener
 	for l := range srv.listeners {
 		if l.wants(method, uri) {
-			l.sess.notify(method, l.tag(params), l.id)
+			to = append(to, l)
 		}
+	}
+	srv.mu.Unlock()
+	for _, l := range to {
+		l.sess.notify(method, l.tag(params), l.id)
 	}
 }
 

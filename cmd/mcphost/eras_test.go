@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -115,5 +117,43 @@ func TestReloadListen2026(t *testing.T) {
 	}
 	if got := e.call(t, "a_x"); !strings.Contains(got, "a1") {
 		t.Errorf("a_x answered %q; want a1", got)
+	}
+}
+
+// TestReloadListenHTTP: the same over Streamable HTTP, where each
+// stateless request is served on its own and the listen request is the
+// only thing that stays open.
+func TestReloadListenHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mcphost serve")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "plugins.toml")
+	if err := os.WriteFile(conf, []byte(reloadHeader), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "reload-http", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs := connectHTTP(t, client, "2026-07-28", "--config", conf)
+	ctx := context.Background()
+	if res, err := cs.ListTools(ctx, nil); err != nil || len(res.Tools) != 0 {
+		t.Fatalf("initial tools/list: %v, %v; want no tools", res, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.wasm"), wasmPlugin("a1", []string{"x"}, nil, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte(reloadHeader+"\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(noteTimeout):
+		t.Fatal("no tools/list_changed through subscriptions/listen after the reload")
+	}
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil || len(res.Tools) != 1 || res.Tools[0].Name != "a_x" {
+		t.Fatalf("tools/list after the reload: %v %+v; want a_x", err, res)
 	}
 }
