@@ -48,20 +48,17 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 		}
 		params = filterProgress(setMember(params, "progressToken", token), req.version())
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
-		if req.state != nil { // the stateless era hears of changes through subscriptions/listen
-			s.srv.notifyListeners(method, params)
-			return nil
-		}
-		if !s.ready.Load() {
+		// A plugin's own change reaches the stateless era's listeners
+		// whichever request it was serving, and the session of the
+		// request when it is one of the handshake era.
+		s.srv.notifyListeners(method, params)
+		if req.state != nil || !s.ready.Load() {
 			return nil
 		}
 	case "notifications/resources/updated":
+		s.srv.notifyListeners(method, params)
 		uri, _ := unquote(member(params, "uri"))
-		if req.state != nil {
-			s.srv.notifyListeners(method, params)
-			return nil
-		}
-		if !s.subscribed(uri) {
+		if req.state != nil || !s.subscribed(uri) {
 			return nil
 		}
 	case "notifications/elicitation/complete":
