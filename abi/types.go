@@ -361,6 +361,9 @@ type CreateMessageParams struct {
 	ModelPreferences json.RawMessage   `json:"modelPreferences,omitempty"`
 	IncludeContext   string            `json:"includeContext,omitempty"`
 	Metadata         json.RawMessage   `json:"metadata,omitempty"`
+	// Meta is the request's _meta. Under MetaInputKey it may name the
+	// request for a 2026-07-28 client, which answers it by that key.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CreateMessageResult is the client's answer to sampling.
@@ -378,7 +381,21 @@ type ElicitParams struct {
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
 	URL             string          `json:"url,omitempty"`
 	ElicitationID   string          `json:"elicitationId,omitempty"`
+	// Meta is the request's _meta (see CreateMessageParams.Meta).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
+
+// ResourceNotFound is the message of a guest's error for a URI it does not
+// serve (the guest SDK's ErrNotFound): the host answers "resource not
+// found" to the client instead of a plugin failure.
+const ResourceNotFound = "resource not found"
+
+// MetaInputKey is the _meta key of a sampling or elicitation request that
+// names it. A 2026-07-28 client cannot be asked while the call runs: the
+// call ends with input_required, listing the request under this name (the
+// method's short name and a counter when absent), and runs again once the
+// client has answered, when the same request gets the answer.
+const MetaInputKey = "io.mcphost/inputKey"
 
 // ElicitResult is the client's answer to elicitation.
 type ElicitResult struct {

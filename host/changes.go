@@ -59,6 +59,7 @@ func (srv *Server) flushChanges() {
 	}
 	g, release := srv.reg.Acquire()
 	defer release()
+	srv.flushListeners(kinds, updated, reloaded, g)
 	srv.eachSession(func(s *session) {
 		if !s.ready.Load() {
 			return

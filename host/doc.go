@@ -1,34 +1,56 @@
 // Package host is mcphost's MCP server: its own JSON-RPC 2.0 layer and the
 // Model Context Protocol on top of it, serving the tools, resources and
-// prompts of a plugins.Registry.
+// prompts of a plugins.Registry to clients of two eras at once:
 //
-// It owns, in three layers that HTTP will share:
+//   - the handshake era (2024-11-05 … 2025-11-25): initialize negotiates a
+//     version for the connection (stdio) or the Mcp-Session-Id (HTTP);
+//   - the stateless era (2026-07-28): no handshake, every request carries
+//     its version, capabilities and log level in _meta, and any replica can
+//     answer it.
 //
-//   - the codec (codec.go, jsonx.go): bytes to messages and back, with no
-//     I/O and no reflection on the hot path; ids are kept exactly as sent;
-//   - the session (session.go and the method files): lifecycle and version
-//     negotiation (2024-11-05 … 2025-11-25), one dispatch table of
-//     func(ctx, *session, *request) (any, error), capabilities, pagination,
-//     subscriptions, logging levels, progress, cancellation, batches
-//     (2025-03-26 only), the gateway's server_id routing, version filtering
-//     of every result, and server→client requests through a sandbox.Peer
-//     bound to each request (peer.go);
-//   - the transports: stdio (stdio.go) reads newline-delimited JSON with a
-//     size limit and writes each message in one locked write; Streamable
-//     HTTP (http*.go) maps sessions to Mcp-Session-Id, answers each POST
-//     with JSON or, once a call emits something before its result, with
-//     SSE, keeps a bounded per-session replay buffer for Last-Event-ID,
-//     serves the standalone GET stream, checks Host, Origin and the bearer
-//     token, expires idle sessions and shuts down gracefully; it also
-//     serves the 2024-11-05 HTTP+SSE transport (httplegacy.go). Both
-//     transports only frame and route: everything above is shared.
+// A client picks its era by how it opens: initialize selects the handshake
+// era, a request with the 2026-07-28 _meta (or, on HTTP, a session-less
+// POST with that MCP-Protocol-Version) the stateless one.
+//
+// Layout, by file:
+//
+//   - codec.go, jsonx.go, errors.go: the JSON-RPC 2.0 wire codec and its
+//     error codes (bytes to messages and back, no I/O, no MCP; ids kept
+//     exactly as sent);
+//   - version.go: protocol revisions, negotiation and the per-revision
+//     filters of every result;
+//   - session.go, router.go, inflight.go, batch.go, outbound.go: the
+//     protocol state of one connection, the dispatch table (a field of the
+//     Server: one method per entry, with the eras that define it),
+//     concurrency, cancellation, batches (2025-03-26 only) and the way
+//     back to the client;
+//   - listing.go (pagination and the gateway's server_id scope), tools.go,
+//     resources.go, prompts.go: the handlers, shared by both eras; each asks
+//     its plugin one question (plugins.Tool.Run, Plugin.Read,
+//     Prompt.Render, …) with the request's Peer;
+//   - peer.go: the plugins.Peer of a request: host functions reach the
+//     client as real server→client requests (handshake era) or as
+//     input_required rounds (stateless era, input.go);
+//   - era.go, input.go, listen.go: the stateless era — _meta,
+//     server/discover, resultType and serverInfo on results, caching
+//     hints, -32022; input_required with an HMAC-signed requestState;
+//     subscriptions/listen;
+//   - changes.go: registry changes become coalesced list_changed
+//     notifications, to handshake sessions and to listeners alike;
+//   - the transports, which only frame and route: stdio.go (one
+//     connection over newline-delimited JSON, both eras on it) and
+//     http*.go (Streamable HTTP: sessions, SSE, resumability, Host/Origin
+//     checks, bearer auth, idle expiry, graceful shutdown; httpstateless.go
+//     serves session-less 2026-07-28 POSTs on a throw-away session after
+//     checking the headers that mirror the body; httplegacy.go serves the
+//     2024-11-05 HTTP+SSE transport); local.go serves in process.
 //
 // A session never ends because of one bad message: parse errors, invalid
 // requests, oversize lines and handler panics are answered and serving
 // goes on. Tool failures of every kind are isError results, not protocol
-// errors. Registry changes become coalesced list_changed notifications.
+// errors.
 //
 // It does not own: loading plugins or watching files (package plugins),
-// running Wasm (package sandbox; host never imports wazero or Extism),
-// flags, signals and creating the listener (cmd/mcphost).
+// running Wasm (package sandbox, which host does not import), flags,
+// signals and creating the listener (cmd/mcphost).
 package host

@@ -157,6 +157,9 @@ func (fx *fixture) testExports() map[string]native {
 				return nil, &sandbox.CallError{Module: "test", Export: "read_resource", Kind: sandbox.KindTimeout, Detail: "call exceeded 5s"}
 			case p.URI == "test://readme":
 				return []byte(`{"contents":[{"uri":"test://readme","mimeType":"text/plain","text":"Read me."}]}`), nil
+			case p.URI == "test://items/missing": // as the guest SDK reports an unknown URI
+				return nil, &sandbox.CallError{Module: "test", Export: "read_resource", Kind: sandbox.KindGuestError,
+					Detail: "read test://items/missing: " + abi.ResourceNotFound + ": test://items/missing"}
 			case strings.HasPrefix(p.URI, "test://items/"):
 				return json.Marshal(abi.ReadResourceResult{Contents: []abi.ResourceContents{{URI: p.URI, Text: "item " + strings.TrimPrefix(p.URI, "test://items/")}}})
 			}

@@ -34,6 +34,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.Header.Get(hdrSession)
 	if sid == "" {
+		if !isBatch(body) {
+			if msg, derr := decode(body); derr == nil && isStatelessPost(r, &msg) {
+				h.stateless(w, r, body, &msg)
+				return
+			}
+		}
 		h.initialize(w, r, body)
 		return
 	}
@@ -188,6 +194,10 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 // get opens the standalone SSE stream, or resumes any stream of the
 // session from Last-Event-ID.
 func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(hdrSession) == "" && isModernClient(r) {
+		methodNotAllowed(w, "POST")
+		return
+	}
 	if !accepts(r.Header.Values("Accept"), ctEventSSE) {
 		httpError(w, http.StatusNotAcceptable, codeHTTP, "Not Acceptable: Client must accept text/event-stream")
 		return
@@ -226,6 +236,10 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 
 // delete ends a session.
 func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get(hdrSession) == "" && isModernClient(r) {
+		methodNotAllowed(w, "POST")
+		return
+	}
 	hs := h.sessionFor(w, r)
 	if hs == nil {
 		return

@@ -26,7 +26,17 @@ func sdkText(t *testing.T, res *mcp.CallToolResult) string {
 	return tc.Text
 }
 
+// TestGoSDKStreamableHTTP drives both eras with the SDK client: the
+// 2025-11-25 handshake (session, GET stream, setLevel, real sampling
+// requests) and the stateless 2026-07-28 protocol (discover, per-request
+// _meta, input_required for sampling, subscriptions/listen).
 func TestGoSDKStreamableHTTP(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { testGoSDKStreamableHTTP(t, version) })
+	}
+}
+
+func testGoSDKStreamableHTTP(t *testing.T, version string) {
 	reg := loadRegistry(t, newFixture(), "test")
 	srv := New(reg, Options{Logger: quietLog})
 	defer srv.Close()
@@ -49,22 +59,32 @@ func TestGoSDKStreamableHTTP(t *testing.T) {
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ht.url, HTTPClient: ht.ts.Client()}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ht.url, HTTPClient: ht.ts.Client()},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
-		t.Errorf("negotiated %s; want 2025-11-25", v)
+	if v := cs.InitializeResult().ProtocolVersion; v != version {
+		t.Errorf("negotiated %s; want %s", v, version)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list: %v %+v", err, tools)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_echo", Arguments: map[string]any{"msg": "hi"}})
 	if err != nil || sdkText(t, res) != "hi" {
 		t.Fatalf("echo: %v %+v", err, res)
 	}
-	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		t.Fatal(err)
+	logCall := &mcp.CallToolParams{Name: "test_log"}
+	if version == "2025-11-25" {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		logCall.Meta = mcp.Meta{"io.modelcontextprotocol/logLevel": "info"}
 	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_log"}); err != nil {
+	if _, err := cs.CallTool(ctx, logCall); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"info at info", "error at error"} {
@@ -89,7 +109,7 @@ func TestGoSDKStreamableHTTP(t *testing.T) {
 	}
 	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
 	reg.Swap(context.Background(), g)
-	recv(t, changed, "tools/list_changed on the GET stream")
+	recv(t, changed, "tools/list_changed (GET stream or subscriptions/listen)")
 }
 
 // TestGoSDKResumesPolledStream: with PollAfter the server closes the

@@ -13,6 +13,9 @@ func (hs *httpSession) respond(w http.ResponseWriter, r *http.Request, st *strea
 		mode, body, prime, finished, detached, ended := st.mode, st.json, st.primeSeq, st.finished, c.detached, hs.ended
 		hs.mu.Unlock()
 		switch {
+		case mode == modeJSON && hs.sess.stateless:
+			writeStatus(w, statelessStatus(body), body)
+			return
 		case mode == modeJSON:
 			writeJSON(w, body)
 			return

@@ -85,7 +85,32 @@ func (s *session) invoke(ctx context.Context, m *method, req *request) (res any,
 			res, err = nil, errorf(codeInternal, "internal error while serving %s", req.method)
 		}
 	}()
-	return m.fn(ctx, s, req)
+	if req.state == nil {
+		return m.fn(ctx, s, req)
+	}
+	if m.input {
+		if req.input, err = s.srv.newInputRound(req); err != nil {
+			return nil, err
+		}
+	}
+	res, err = m.fn(ctx, s, req)
+	if req.input != nil {
+		// A plugin that asked for input may have failed for want of it;
+		// the round it asked for supersedes its result or error.
+		if len(req.input.asked) > 0 {
+			res, err = s.srv.inputRequired(req), nil
+		} else if merr := req.input.missingCapability(res, err); merr != nil {
+			return nil, merr
+		}
+	}
+	if err != nil {
+		return nil, s.srv.statelessError(err)
+	}
+	body, err := marshalResult(res)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(s.srv.decorate(body, m)), nil
 }
 
 // track registers an in-flight request so notifications/cancelled can find it.

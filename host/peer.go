@@ -3,20 +3,21 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/plugins"
 )
 
-// peer is the [sandbox.Peer] of one request: the host functions of the
+// peer is the [plugins.Peer] of one request: the host functions of the
 // plugin call serving the request reach the client through it. Everything
 // it sends is related to the request's id, so Streamable HTTP can put it on
 // that request's stream. It is the request itself, seen through another
 // method set, so a call costs no extra allocation.
 type peer request
 
-var _ sandbox.Peer = (*peer)(nil)
+var _ plugins.Peer = (*peer)(nil)
 
 func (req *request) peer() *peer { return (*peer)(req) }
 
@@ -37,7 +38,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 	switch method {
 	case "notifications/message":
 		level, _ := unquote(member(params, "level"))
-		if !s.admits(level) {
+		if !req.admits(level) {
 			return nil
 		}
 	case "notifications/progress":
@@ -45,18 +46,23 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 		if token == nil {
 			return nil
 		}
-		params = filterProgress(setMember(params, "progressToken", token), s.version())
+		params = filterProgress(setMember(params, "progressToken", token), req.version())
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
-		if !s.ready.Load() {
+		// A plugin's own change reaches the stateless era's listeners
+		// whichever request it was serving, and the session of the
+		// request when it is one of the handshake era.
+		s.srv.notifyListeners(method, params)
+		if req.state != nil || !s.ready.Load() {
 			return nil
 		}
 	case "notifications/resources/updated":
+		s.srv.notifyListeners(method, params)
 		uri, _ := unquote(member(params, "uri"))
-		if !s.subscribed(uri) {
+		if req.state != nil || !s.subscribed(uri) {
 			return nil
 		}
 	case "notifications/elicitation/complete":
-		if s.version() < v20251125 {
+		if req.version() < v20251125 {
 			return nil
 		}
 	default:
@@ -78,8 +84,17 @@ func (p *peer) Request(ctx context.Context, method string, params json.RawMessag
 	if params != nil && !validJSON(params) {
 		return nil, fmt.Errorf("%s: params are not valid JSON", method)
 	}
-	if err := s.mayRequest(method, params); err != nil {
+	if err := mayRequest(req.clientState(), method, params); err != nil {
+		if req.input != nil && errors.Is(err, ErrNotSupported) {
+			req.input.refused(method)
+		}
 		return nil, err
+	}
+	if req.state != nil { // stateless: no waiting, the client retries (input.go)
+		if req.input == nil {
+			return nil, fmt.Errorf("%s: %w: %s cannot ask the client for input in protocol version %s", method, ErrNotSupported, req.method, req.version())
+		}
+		return req.input.ask(method, params)
 	}
 	id, ch, err := s.newPending()
 	if err != nil {
@@ -105,8 +120,7 @@ func (p *peer) Request(ctx context.Context, method string, params json.RawMessag
 
 // mayRequest checks the client's capabilities and version for a
 // server→client request.
-func (s *session) mayRequest(method string, params json.RawMessage) error {
-	st := s.state.Load()
+func mayRequest(st *clientState, method string, params json.RawMessage) error {
 	if st == nil {
 		return fmt.Errorf("%s: %w (session not initialized)", method, ErrNotSupported)
 	}
@@ -115,6 +129,9 @@ func (s *session) mayRequest(method string, params json.RawMessage) error {
 	}
 	switch method {
 	case "ping":
+		if st.version >= statelessVersion {
+			return fmt.Errorf("%s: %w: protocol version %s has no ping", method, ErrNotSupported, st.version)
+		}
 	case "sampling/createMessage":
 		if !st.caps.sampling {
 			return missing("the sampling capability")

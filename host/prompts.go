@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
@@ -41,12 +40,12 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	if len(missing) > 0 {
 		return nil, invalidParams("prompt %q: missing required arguments: %s", *p.Name, strings.Join(missing, ", "))
 	}
-	cc := abi.Context{ID: req.id, Meta: p.Meta, ProtocolVersion: s.version().String(), Plugin: pr.Plugin.Name}
-	out, err := pr.Plugin.GetPrompt(sandbox.WithPeer(ctx, req.peer()), pr.Def.Name, p.Arguments, cc)
+	cc := abi.Context{ID: req.id, Meta: p.Meta, ProtocolVersion: req.version().String(), Plugin: pr.Plugin.Name}
+	out, err := pr.Render(ctx, req.peer(), p.Arguments, cc)
 	if err != nil {
 		return nil, s.pluginError("prompt", pr.Plugin.Name, pr.Def.Name, err)
 	}
-	return json.RawMessage(filterPromptResult(out, s.version())), nil
+	return json.RawMessage(filterPromptResult(out, req.version())), nil
 }
 
 // complete routes completion/complete to the plugin that owns the prompt
@@ -86,9 +85,9 @@ func complete(ctx context.Context, s *session, req *request) (any, error) {
 	default:
 		return nil, invalidParams("invalid params: ref.type must be ref/prompt or ref/resource, not %q", p.Ref.Type)
 	}
-	cc := abi.Context{ID: req.id, ProtocolVersion: s.version().String(), Plugin: owner.Name}
-	out, err := owner.Complete(sandbox.WithPeer(ctx, req.peer()), p, cc)
-	if errors.Is(err, sandbox.ErrMissingExport) {
+	cc := abi.Context{ID: req.id, ProtocolVersion: req.version().String(), Plugin: owner.Name}
+	out, err := owner.CompleteFor(ctx, req.peer(), p, cc)
+	if errors.Is(err, plugins.ErrMissingExport) {
 		return noCompletions, nil
 	}
 	if err != nil {

@@ -2,9 +2,10 @@ package host
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/plugins"
 )
 
 type uriParams struct {
@@ -37,14 +38,24 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	pl, _ := sc.resource(uri)
 	if pl == nil {
-		return nil, &rpcError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+		return nil, resourceNotFound(uri)
 	}
-	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: s.version().String(), Plugin: pl.Name}
-	out, err := pl.ReadResource(sandbox.WithPeer(ctx, req.peer()), uri, cc)
+	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
+	out, err := pl.Read(ctx, req.peer(), uri, cc)
+	if errors.Is(err, plugins.ErrNotFound) {
+		s.log.Debug("resource not found by its plugin", "plugin", pl.Name, "uri", uri, "err", err)
+		return nil, resourceNotFound(uri)
+	}
 	if err != nil {
 		return nil, s.pluginError("resource", pl.Name, uri, err)
 	}
 	return out, nil
+}
+
+// resourceNotFound is -32002 with the URI; the stateless era sends it as
+// -32602 (see statelessError).
+func resourceNotFound(uri string) *rpcError {
+	return &rpcError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 }
 
 func subscribe(_ context.Context, s *session, req *request) (any, error) {

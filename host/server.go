@@ -33,6 +33,17 @@ type Options struct {
 	StartupWait time.Duration
 	// Logger receives the server's own logs (default slog.Default()).
 	Logger *slog.Logger
+	// CacheTTL and CacheScope are the caching hints (ttlMs, cacheScope) of
+	// 2026-07-28 results that may be cached: the lists, resources/read and
+	// server/discover. The defaults are 0 (immediately stale: clients rely
+	// on list_changed through subscriptions/listen) and "private".
+	CacheTTL   time.Duration
+	CacheScope string
+	// RequestStateKey signs the requestState of 2026-07-28 input_required
+	// results (HMAC-SHA256), so that any replica sharing the key accepts a
+	// retry. Empty means a random key per process: retries must then come
+	// back to the same process.
+	RequestStateKey []byte
 	// Audit, when not nil, receives every message in and out as one JSON
 	// line: {"time","dir":"in"|"out","session","msg"}.
 	Audit io.Writer
@@ -56,11 +67,17 @@ type Server struct {
 	log        *slog.Logger
 	audit      *auditLog
 	initResult map[version]json.RawMessage
-	readyBy    time.Time // StartupWait deadline
-	coalesce   time.Duration
+	methods    map[string]*method // the dispatch table
+	serverInfo []byte             // {"name","version"}, for stateless results
+	stateKey   []byte             // signs requestState (see input.go)
 
-	mu       sync.Mutex
-	sessions map[*session]struct{}
+	discoverResult json.RawMessage
+	readyBy        time.Time // StartupWait deadline
+	coalesce       time.Duration
+
+	mu        sync.Mutex
+	sessions  map[*session]struct{}
+	listeners map[*listener]struct{} // open subscriptions/listen requests
 
 	chMu    sync.Mutex
 	changes plugins.Changes // gathered since the timer started
@@ -93,16 +110,27 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.CacheScope == "" {
+		opts.CacheScope = "private"
+	}
+	if opts.CacheTTL < 0 {
+		opts.CacheTTL = 0
+	}
 	srv := &Server{
 		reg:        reg,
 		opts:       opts,
 		log:        opts.Logger,
 		audit:      newAuditLog(opts.Audit),
 		initResult: initResults(&opts),
+		methods:    methodTable(),
 		readyBy:    time.Now().Add(opts.StartupWait),
 		coalesce:   coalesceDelay,
 		sessions:   make(map[*session]struct{}),
 	}
+	srv.serverInfo = srv.serverInfoJSON()
+	srv.discoverResult = discoverResult(&opts)
+	srv.stateKey = stateKey(opts.RequestStateKey)
+	srv.listeners = make(map[*listener]struct{})
 	srv.stop = reg.Subscribe(srv.onChange)
 	return srv
 }

@@ -15,6 +15,7 @@ type clientState struct {
 	version version
 	caps    clientCaps
 	info    json.RawMessage // clientInfo as sent
+	level   int32           // stateless requests: log level + 1 from _meta; 0 means none
 }
 
 // session is one client connection's protocol state, independent of the
@@ -26,9 +27,10 @@ type session struct {
 	out outbound
 	log *slog.Logger
 
-	state atomic.Pointer[clientState] // nil until initialize
-	ready atomic.Bool                 // notifications/initialized received
-	level atomic.Int32                // logging level + 1; 0 means no level set
+	state     atomic.Pointer[clientState] // nil until initialize
+	stateless bool                        // every request is stateless (HTTP without a session)
+	ready     atomic.Bool                 // notifications/initialized received
+	level     atomic.Int32                // logging level + 1; 0 means no level set
 
 	mu       sync.Mutex
 	inflight map[string]*request   // by raw id: concurrent requests being served
@@ -36,6 +38,7 @@ type session struct {
 	subs     map[string]struct{}   // subscribed resource URIs
 	nextID   int64                 // ids of server→client requests
 	gone     bool                  // the client can no longer answer
+	goneCh   chan struct{}         // closed when gone is set: listens end
 
 	wg   sync.WaitGroup // requests in flight and batch collectors
 	work chan task      // hands requests to idle workers
@@ -52,8 +55,10 @@ type request struct {
 	id       json.RawMessage
 	method   string
 	params   json.RawMessage
-	serverID string // the gateway's top-level "server_id"
-	routed   bool   // serverID was given
+	serverID string       // the gateway's top-level "server_id"
+	state    *clientState // stateless requests: from _meta; nil: the session's
+	input    *inputRound  // stateless requests that may ask for input (input.go)
+	routed   bool         // serverID was given
 
 	cancel    context.CancelFunc // nil for requests served in order
 	cancelled bool               // guarded by sess.mu
@@ -76,6 +81,7 @@ func (srv *Server) newSession(out outbound, id string) *session {
 		pending:  make(map[string]chan reply),
 		subs:     make(map[string]struct{}),
 		work:     make(chan task),
+		goneCh:   make(chan struct{}),
 		quit:     make(chan struct{}),
 	}
 	srv.addSession(s)
@@ -88,6 +94,34 @@ func (s *session) version() version {
 		return st.version
 	}
 	return 0
+}
+
+// version returns the request's protocol version: its own in the
+// stateless era, the session's otherwise.
+func (req *request) version() version {
+	if req.state != nil {
+		return req.state.version
+	}
+	return req.sess.version()
+}
+
+// clientState returns what the request is served with, or nil before
+// initialize.
+func (req *request) clientState() *clientState {
+	if req.state != nil {
+		return req.state
+	}
+	return req.sess.state.Load()
+}
+
+// admits reports whether a log message at level goes to the client of
+// this request: in the stateless era only when its _meta set a level.
+func (req *request) admits(level string) bool {
+	if req.state == nil {
+		return req.sess.admits(level)
+	}
+	l, ok := parseLevel(level)
+	return ok && req.state.level != 0 && l+1 >= req.state.level
 }
 
 // handle serves one incoming message (or batch). ctx bounds every request
@@ -139,16 +173,26 @@ func (s *session) dispatch(ctx context.Context, msg *message, b *batch, slot int
 }
 
 func (s *session) request(ctx context.Context, msg *message, b *batch, slot int) {
-	m := methods[string(msg.method)]
-	if m == nil {
-		s.reply(msg.id, nil, errorf(codeMethodNotFound, "method not found: %s", msg.method), b, slot)
-		return
+	m := s.srv.methods[string(msg.method)]
+	var st *clientState
+	if s.state.Load() == nil && !isLegacyInitialize(msg) &&
+		(s.stateless || hasEraMeta(msg.params) || m != nil && m.era == eraStateless) {
+		var err error
+		if st, err = s.statelessRequest(m, msg); err != nil {
+			s.reply(msg.id, nil, err, b, slot)
+			return
+		}
+	} else {
+		if m == nil || m.era == eraStateless {
+			s.reply(msg.id, nil, errorf(codeMethodNotFound, "method not found: %s", msg.method), b, slot)
+			return
+		}
+		if !m.beforeInit && s.state.Load() == nil {
+			s.reply(msg.id, nil, errorf(codeInvalidRequest, "invalid request: server not initialized"), b, slot)
+			return
+		}
 	}
-	if !m.beforeInit && s.state.Load() == nil {
-		s.reply(msg.id, nil, errorf(codeInvalidRequest, "invalid request: server not initialized"), b, slot)
-		return
-	}
-	req := &request{sess: s, id: msg.id, method: m.name, params: msg.params}
+	req := &request{sess: s, id: msg.id, method: m.name, params: msg.params, state: st}
 	if msg.serverID != nil {
 		req.serverID, _ = unquote(msg.serverID)
 		req.routed = true
@@ -188,6 +232,9 @@ func (s *session) deliver(msg *message) {
 // ones: the client can no longer answer (stdin reached EOF).
 func (s *session) clientGone() {
 	s.mu.Lock()
+	if !s.gone {
+		close(s.goneCh)
+	}
 	s.gone = true
 	pending := s.pending
 	s.pending = make(map[string]chan reply)

@@ -89,13 +89,10 @@ func TestConcurrentCallsKeepTheirIDs(t *testing.T) {
 
 func TestHandlerPanicIsInternalError(t *testing.T) {
 	boom := func(context.Context, *session, *request) (any, error) { panic("boom") }
-	methods["test/panic-inline"] = &method{name: "test/panic-inline", fn: boom, inline: true}
-	methods["test/panic-async"] = &method{name: "test/panic-async", fn: boom}
-	t.Cleanup(func() {
-		delete(methods, "test/panic-inline")
-		delete(methods, "test/panic-async")
-	})
-	c := startClient(t, newServer(t, newFixture(), Options{}))
+	srv := newServer(t, newFixture(), Options{})
+	srv.methods["test/panic-inline"] = &method{name: "test/panic-inline", fn: boom, inline: true}
+	srv.methods["test/panic-async"] = &method{name: "test/panic-async", fn: boom}
+	c := startClient(t, srv)
 	c.initialize("2025-11-25", `{}`)
 	for i, m := range []string{"test/panic-inline", "test/panic-async"} {
 		c.send(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i, m)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // parseCallParams reads tools/call params without reflection: this is the
@@ -64,40 +63,19 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if t == nil {
 		return nil, invalidParams("unknown tool: %s", name)
 	}
-	if args == nil {
-		args = emptyJSON
-	}
-	if err := t.ValidateArguments(args); err != nil {
-		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", name, validationDetail(err))), nil
-	}
-	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: s.version().String(), Plugin: t.Plugin.Name}
-	out, err := t.Plugin.CallTool(sandbox.WithPeer(ctx, req.peer()), t.Original, args, cc)
-	if err != nil {
+	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String()}
+	out, err := t.Run(ctx, req.peer(), args, cc)
+	var ve *plugins.ValidationError
+	switch {
+	case errors.As(err, &ve) && ve.What == "arguments":
+		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", name, ve.Detail)), nil
+	case errors.As(err, &ve):
+		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
+			t.Plugin.Name, t.Original, ve.Detail)), nil
+	case err != nil:
 		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 	}
-	return s.toolResult(t, out), nil
-}
-
-// toolResult checks a plugin's CallToolResult and filters it for the
-// client's version; it is otherwise passed through byte for byte.
-func (s *session) toolResult(t *plugins.Tool, out json.RawMessage) json.RawMessage {
-	if len(t.Def.OutputSchema) > 0 && string(member(out, "isError")) != "true" {
-		if err := t.ValidateStructured(member(out, "structuredContent")); err != nil {
-			return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
-				t.Plugin.Name, t.Original, validationDetail(err)))
-		}
-	}
-	return filterCallResult(out, s.version())
-}
-
-// validationDetail is what failed in a schema check, without the tool
-// name the caller already gives.
-func validationDetail(err error) string {
-	var ve *plugins.ValidationError
-	if errors.As(err, &ve) {
-		return ve.Detail
-	}
-	return err.Error()
+	return json.RawMessage(filterCallResult(out, req.version())), nil
 }
 
 // toolError is an isError CallToolResult carrying text.
@@ -118,19 +96,7 @@ func (s *session) failure(kind, plugin, item string, err error) string {
 // describeFailure names the plugin, the item and the cause of a failed
 // plugin call: `plugin "faulty" tool "loop": timeout: …`.
 func describeFailure(kind, plugin, item string, err error) string {
-	var ce *sandbox.CallError
-	var oe *plugins.OutputError
-	if errors.As(err, &oe) {
-		return fmt.Sprintf("plugin %q %s %q: bad output: %s", plugin, kind, item, oe.Msg)
-	}
-	if errors.As(err, &ce) {
-		cause := ce.Kind.String()
-		if ce.Detail != "" {
-			cause += ": " + ce.Detail
-		}
-		return fmt.Sprintf("plugin %q %s %q: %s", plugin, kind, item, cause)
-	}
-	return fmt.Sprintf("plugin %q %s %q: %v", plugin, kind, item, err)
+	return fmt.Sprintf("plugin %q %s %q: %s", plugin, kind, item, plugins.Describe(err))
 }
 
 // pluginError turns a failed resources/read, prompts/get or
@@ -138,7 +104,7 @@ func describeFailure(kind, plugin, item string, err error) string {
 // out of time, -32603 otherwise.
 func (s *session) pluginError(kind, plugin, item string, err error) error {
 	code := codeInternal
-	if errors.Is(err, sandbox.ErrTimeout) {
+	if errors.Is(err, plugins.ErrTimeout) {
 		code = codeTimeout
 	}
 	return &rpcError{Code: code, Message: s.failure(kind, plugin, item, err)}

@@ -13,8 +13,15 @@ const (
 	v20250326
 	v20250618
 	v20251125
+	// v20260728 is the stateless era: no initialize, every request
+	// carries its version and capabilities in _meta (see era.go). It is
+	// never negotiated by initialize.
+	v20260728
 
+	// latestVersion is the latest revision initialize negotiates.
 	latestVersion = v20251125
+	// statelessVersion is the revision served without a handshake.
+	statelessVersion = v20260728
 )
 
 var versionNames = [...]string{
@@ -22,6 +29,7 @@ var versionNames = [...]string{
 	v20250326: "2025-03-26",
 	v20250618: "2025-06-18",
 	v20251125: "2025-11-25",
+	v20260728: "2026-07-28",
 }
 
 func (v version) String() string {

@@ -41,6 +41,13 @@ type ServerConfig struct {
 	StartupWait time.Duration
 	// PluginDir is a drop-in directory of *.wasm files (may be "").
 	PluginDir string
+	// CacheTTL and CacheScope are the caching hints of 2026-07-28 list and
+	// read results (default 0 and "private").
+	CacheTTL   time.Duration
+	CacheScope string
+	// RequestStateKeyEnv names the environment variable holding the key
+	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
+	RequestStateKeyEnv string
 	// Defaults applied to every plugin that does not set its own.
 	Timeout      time.Duration // default 5s
 	MemoryPages  uint32        // default 4096 (256 MiB)

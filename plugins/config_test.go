@@ -122,6 +122,17 @@ func TestParseConfigGo(t *testing.T) {
 	}
 }
 
+// TestParseConfigStateless: the [server] keys of the 2026-07-28 era.
+func TestParseConfigStateless(t *testing.T) {
+	cfg, err := ParseConfig("plugins.toml", []byte("[server]\ncache_ttl = \"1m\"\ncache_scope = \"public\"\nrequest_state_key_env = \"STATE_KEY\"\n"))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if s := cfg.Server; s.CacheTTL != time.Minute || s.CacheScope != "public" || s.RequestStateKeyEnv != "STATE_KEY" {
+		t.Errorf("got %+v; want cache_ttl 1m, cache_scope public, request_state_key_env STATE_KEY", s)
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -142,6 +153,10 @@ pagesize = 3
 [server]
 go = ""
 `, []string{`3: server: key "go": must not be empty (leave it out to search PATH and the usual places)`}},
+		{"bad cache_scope", `
+[server]
+cache_scope = "shared"
+`, []string{`3: server: key "cache_scope": "shared": want "public" or "private"`}},
 		{"missing name", `
 [[plugin]]
 path = "a.wasm"

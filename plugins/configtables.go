@@ -36,6 +36,23 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "startup_wait", 0, time.Hour); ok {
 		sc.StartupWait = v
 	}
+	if v, ok := s.duration(m, "cache_ttl", 0, 365*24*time.Hour); ok {
+		sc.CacheTTL = v
+	}
+	if v, ok := s.str(m, "cache_scope"); ok {
+		if v != "public" && v != "private" {
+			s.errf("cache_scope", "%q: want \"public\" or \"private\"", v)
+		} else {
+			sc.CacheScope = v
+		}
+	}
+	if v, ok := s.str(m, "request_state_key_env"); ok {
+		if v == "" {
+			s.errf("request_state_key_env", "must not be empty (leave it out instead)")
+		} else {
+			sc.RequestStateKeyEnv = v
+		}
+	}
 	if v, ok := s.str(m, "plugin_dir"); ok {
 		if v == "" {
 			s.errf("plugin_dir", "must not be empty (leave it out instead)")

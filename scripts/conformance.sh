@@ -4,8 +4,15 @@
 # failure. Node ≥ 22 and the suite come from npm, at pinned versions, into
 # .conformance/ (reused between runs).
 #
-#   scripts/conformance.sh            # active + pending suites (must be 0 failed)
-#   scripts/conformance.sh --alpha    # also 0.2.0-alpha.12 --requirements 2025-11-25 (reported)
+#   scripts/conformance.sh
+#
+# runs, against one server:
+#   - 0.1.16, active and pending suites: 0 failed;
+#   - 0.2.0-alpha.12 --requirements 2026-07-28 and --requirements 2025-11-25:
+#     0 failed among the required (scored) scenarios of each. The scenarios
+#     the suite runs unscored (the tasks extension, pending ones, ones added
+#     after the release) are reported as numbers and do not gate.
+# (--alpha, once the switch for the second part, is accepted and ignored.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -53,9 +60,38 @@ for suite in active pending; do
 	grep -Eq '^Total: [0-9]+ passed, 0 failed' "$out" || status=1
 done
 
-if [ "${1:-}" = "--alpha" ]; then
-	[ -d "$dir/alpha/node_modules/@modelcontextprotocol/conformance" ] || install alpha "$ALPHA_PKG"
-	echo "== conformance 0.2.0-alpha.12 --requirements 2025-11-25 (reported, not gating)"
-	"$dir/alpha/node_modules/.bin/conformance" server --url "$url" --requirements 2025-11-25 2>&1 | tee "$dir/alpha.txt" | tail -40 || true
-fi
+# summarize FILE: prints the scored and unscored numbers of one
+# --requirements run and fails when a scored scenario failed.
+summarize() {
+	awk '
+	/^=== SUMMARY ===/ { insum = 1; next }
+	insum && /^(✓|✗) [^ ]+: [0-9]+ passed, [0-9]+ failed/ {
+		name = $2; sub(/:$/, "", name); pass[name] = $3; fail[name] = $5; order[++n] = name
+	}
+	/^Not scored/ { insum = 0; inns = 1; next }
+	inns && /^  (✓|✗) [^ ]+ \(/ { r = $3; gsub(/[()]/, "", r); reason[$2] = r }
+	END {
+		for (i = 1; i <= n; i++) {
+			s = order[i]; k = (s in reason) ? reason[s] : "required"
+			sc[k]++; cp[k] += pass[s]; cf[k] += fail[s]; if (fail[s] == 0) ok[k]++
+		}
+		split("required extension pending added-after-release", kinds, " ")
+		for (j = 1; j <= 4; j++) {
+			k = kinds[j]; if (!(k in sc)) continue
+			label = (k == "extension") ? "tasks-extension" : k
+			printf "%s: %d/%d scenarios passed, %d checks passed, %d failed\n", label, ok[k] + 0, sc[k], cp[k], cf[k]
+		}
+		exit (sc["required"] == 0 || cf["required"] > 0) ? 1 : 0
+	}' "$1"
+}
+
+[ -d "$dir/alpha/node_modules/@modelcontextprotocol/conformance" ] || install alpha "$ALPHA_PKG"
+for req in 2026-07-28 2025-11-25; do
+	echo "== conformance 0.2.0-alpha.12 --requirements $req against $url"
+	out=$dir/alpha-$req.txt
+	"$dir/alpha/node_modules/.bin/conformance" server --url "$url" --requirements "$req" -o "$dir/results-alpha-$req" >"$out" 2>&1 || true
+	sed -n '/^=== SUMMARY ===/,$p' "$out"
+	echo "-- $req, as numbers:"
+	summarize "$out" || { echo "FAIL: a required $req scenario failed"; status=1; }
+done
 exit $status

@@ -14,7 +14,7 @@ type Result = abi.CallToolResult
 
 // ErrNotFound is returned (wrapped) by resource handlers for a URI they do
 // not serve. The SDK returns it itself for URIs nothing matches.
-var ErrNotFound = errors.New("resource not found")
+var ErrNotFound = errors.New(abi.ResourceNotFound)
 
 // Tool describes a tool registered with [AddTool] or [AddToolOut]. The
 // input schema is derived from the handler's argument type unless

@@ -65,8 +65,16 @@ type server struct {
 	session  *mcp.ClientSession
 }
 
-// startServer runs mcphost serve with args and connects client to it.
+// startServer runs mcphost serve with args and connects client to it
+// with the 2025-11-25 handshake.
 func startServer(t testing.TB, client *mcp.Client, args ...string) *server {
+	t.Helper()
+	return startServerEra(t, client, "2025-11-25", args...)
+}
+
+// startServerEra is startServer with the client's protocol version:
+// 2026-07-28 makes it probe with server/discover and stay stateless.
+func startServerEra(t testing.TB, client *mcp.Client, version string, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
@@ -87,7 +95,7 @@ func startServer(t testing.TB, client *mcp.Client, args ...string) *server {
 	filtered, pw := io.Pipe()
 	go s.divert(stdout, pw)
 	transport := &mcp.IOTransport{Reader: filtered, Writer: s.stdin}
-	s.session, err = client.Connect(ctx, transport, nil)
+	s.session, err = client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr)
 	}

@@ -42,8 +42,16 @@ func echoModule(desc string, closes *atomic.Int64) *countedModule {
 // the plugins many times: one plugin is replaced by a new module every
 // time, one never changes. No call may fail or get another call's answer;
 // afterwards every module is closed exactly once and the goroutines are
-// back to where they started.
+// back to where they started. It runs once per protocol era (2026-07-28
+// clients hear of the reloads through subscriptions/listen).
 func TestReloadHammer(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { hammer(t, version) })
+	}
+}
+
+// hammer is TestReloadHammer with clients of one protocol era.
+func hammer(t *testing.T, protocolVersion string) {
 	const clients, callers, reloads = 4, 2, 100
 	baseline := goruntime.NumGoroutine()
 	ctx := context.Background()
@@ -106,7 +114,7 @@ func TestReloadHammer(t *testing.T) {
 		client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("hammer%d", c), Version: "1"}, &mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) },
 		})
-		cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
+		cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 		if err != nil {
 			t.Fatalf("client %d: connect: %v", c, err)
 		}

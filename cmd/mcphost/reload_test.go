@@ -72,6 +72,14 @@ const reloadHeader = "[server]\nname = \"reload\"\nplugin_dir = \"dropins\"\n"
 // serve flags given.
 func startReload(t testing.TB, flags ...string) *reloadEnv {
 	t.Helper()
+	return startReloadEra(t, "2025-11-25", flags...)
+}
+
+// startReloadEra is startReload with the client's protocol version; in
+// 2026-07-28 the notifications come through subscriptions/listen, and
+// there is no logging/setLevel.
+func startReloadEra(t testing.TB, version string, flags ...string) *reloadEnv {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs mcphost serve")
 	}
@@ -91,11 +99,14 @@ func startReload(t testing.TB, flags ...string) *reloadEnv {
 			note(fmt.Sprintf("message %s %s", r.Params.Level, data))
 		},
 	})
-	e.s = startServer(t, client, append([]string{"--config", e.conf}, flags...)...)
+	e.s = startServerEra(t, client, version, append([]string{"--config", e.conf}, flags...)...)
 	ctx := context.Background()
 	// tools/list waits for the initial load; the watch began before it.
 	if res, err := e.s.session.ListTools(ctx, nil); err != nil || len(res.Tools) != 0 {
 		t.Fatalf("initial tools/list: %v, %v; want no tools", res, err)
+	}
+	if version >= "2026-07-28" {
+		return e
 	}
 	if err := e.s.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 		t.Fatalf("logging/setLevel: %v", err)

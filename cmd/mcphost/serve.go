@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -96,7 +97,27 @@ func hostOptions(cfg *plugins.Config, log *slog.Logger, audit io.Writer) host.Op
 		PageSize:        cfg.Server.PageSize,
 		MaxMessageBytes: cfg.Server.MaxMessageBytes,
 		StartupWait:     cfg.Server.StartupWait,
+		CacheTTL:        cfg.Server.CacheTTL,
+		CacheScope:      cfg.Server.CacheScope,
+		RequestStateKey: requestStateKey(cfg, log),
 		Logger:          log,
 		Audit:           audit,
 	}
+}
+
+// defaultStateKeyEnv holds the key signing 2026-07-28 requestState when
+// [server] request_state_key_env names no other variable.
+const defaultStateKeyEnv = "MCPHOST_REQUEST_STATE_KEY"
+
+// requestStateKey reads the requestState key from the environment. Without
+// one, each process signs with a random key, so a retry must reach the
+// same replica: the log says so.
+func requestStateKey(cfg *plugins.Config, log *slog.Logger) []byte {
+	env := cmp.Or(cfg.Server.RequestStateKeyEnv, defaultStateKeyEnv)
+	key := os.Getenv(env)
+	if key == "" {
+		log.Debug("no request state key; using a random one for this process", "env", env)
+		return nil
+	}
+	return []byte(key)
 }

@@ -11,6 +11,22 @@ import (
 	"time"
 )
 
+// listeningAddr sends the URL of the first listening line of a server's
+// stderr (r) for path, reading r to its end.
+func listeningAddr(r io.Reader, path string) <-chan string {
+	addr := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`msg=listening addr=(http://127\.0\.0\.1:[0-9]+` + regexp.QuoteMeta(path) + `)`)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	return addr
+}
+
 // TestServeHTTP starts `mcphost serve --http 127.0.0.1:0`, reads the
 // address from the listening line as scripts do, initializes a session
 // and stops the server as SIGTERM would (its context ends).
@@ -25,16 +41,7 @@ func TestServeHTTP(t *testing.T) {
 			strings.NewReader(""), io.Discard, errW)
 		errW.Close()
 	}()
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`msg=listening addr=(http://127\.0\.0\.1:[0-9]+/rpc)`)
-		sc := bufio.NewScanner(errR)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
+	addr := listeningAddr(errR, "/rpc")
 	var url string
 	select {
 	case url = <-addr:

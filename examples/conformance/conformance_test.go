@@ -87,7 +87,14 @@ func TestToolList(t *testing.T) {
 	want := []string{"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
 		"test_multiple_content_types", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
 		"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
-		"json_schema_2020_12_tool", "test_reconnection"}
+		"json_schema_2020_12_tool", "test_reconnection",
+		// 2026-07-28 (input.go)
+		"test_input_required_result_elicitation", "test_input_required_result_tampered_state",
+		"test_input_required_result_sampling", "test_input_required_result_list_roots",
+		"test_input_required_result_request_state", "test_input_required_result_multiple_inputs",
+		"test_input_required_result_multi_round", "test_input_required_result_capabilities",
+		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
+		"test_trigger_tool_change", "test_trigger_prompt_change", "test_header_param"}
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)
@@ -262,7 +269,8 @@ func TestPrompts(t *testing.T) {
 		`{"name":"test_simple_prompt","title":"Simple Test Prompt","description":"A simple prompt without arguments"},` +
 		`{"name":"test_prompt_with_arguments","title":"Prompt With Arguments","description":"A prompt with required arguments","arguments":[{"name":"arg1","description":"First test argument","required":true},{"name":"arg2","description":"Second test argument","required":true}]},` +
 		`{"name":"test_prompt_with_embedded_resource","title":"Prompt With Embedded Resource","description":"A prompt that includes an embedded resource","arguments":[{"name":"resourceUri","description":"URI of the resource to embed","required":true}]},` +
-		`{"name":"test_prompt_with_image","title":"Prompt With Image","description":"A prompt that includes image content"}]}`
+		`{"name":"test_prompt_with_image","title":"Prompt With Image","description":"A prompt that includes image content"},` +
+		`{"name":"test_input_required_result_prompt","description":"A prompt that asks the user for context first"}]}`
 	if got != want {
 		t.Errorf("list_prompts:\ngot  %s\nwant %s", got, want)
 	}

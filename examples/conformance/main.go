@@ -22,6 +22,7 @@ func init() {
 	registerTools()
 	registerResources()
 	registerPrompts()
+	registerInputTools()
 }
 
 // text is guest.Text, short for the tables of this package.

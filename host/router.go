@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // handler serves one request. It returns a result (json.RawMessage is sent
@@ -21,23 +20,29 @@ type method struct {
 	fn         handler
 	inline     bool // cheap: served on the reader goroutine, in order
 	beforeInit bool // allowed before initialize
+	era        era  // the revisions that define it
+	cache      bool // stateless results carry ttlMs and cacheScope
+	input      bool // may answer input_required (stateless era)
 }
 
-// methods is the dispatch table of client→server requests.
-var methods = func() map[string]*method {
+// methodTable returns the dispatch table of client→server requests, one
+// per Server.
+func methodTable() map[string]*method {
 	ms := []*method{
-		{name: "initialize", fn: initialize, inline: true, beforeInit: true},
-		{name: "ping", fn: ping, inline: true, beforeInit: true},
-		{name: "logging/setLevel", fn: setLevel, inline: true},
-		{name: "tools/list", fn: listTools},
-		{name: "tools/call", fn: callTool},
-		{name: "resources/list", fn: listResources},
-		{name: "resources/templates/list", fn: listTemplates},
-		{name: "resources/read", fn: readResource},
-		{name: "resources/subscribe", fn: subscribe, inline: true},
-		{name: "resources/unsubscribe", fn: unsubscribe, inline: true},
-		{name: "prompts/list", fn: listPrompts},
-		{name: "prompts/get", fn: getPrompt},
+		{name: "initialize", fn: initialize, inline: true, beforeInit: true, era: eraLegacy},
+		{name: "ping", fn: ping, inline: true, beforeInit: true, era: eraLegacy},
+		{name: "logging/setLevel", fn: setLevel, inline: true, era: eraLegacy},
+		{name: "server/discover", fn: discover, inline: true, era: eraStateless, cache: true},
+		{name: "subscriptions/listen", fn: listen, era: eraStateless},
+		{name: "tools/list", fn: listTools, cache: true},
+		{name: "tools/call", fn: callTool, input: true},
+		{name: "resources/list", fn: listResources, cache: true},
+		{name: "resources/templates/list", fn: listTemplates, cache: true},
+		{name: "resources/read", fn: readResource, cache: true, input: true},
+		{name: "resources/subscribe", fn: subscribe, inline: true, era: eraLegacy},
+		{name: "resources/unsubscribe", fn: unsubscribe, inline: true, era: eraLegacy},
+		{name: "prompts/list", fn: listPrompts, cache: true},
+		{name: "prompts/get", fn: getPrompt, input: true},
 		{name: "completion/complete", fn: complete},
 	}
 	t := make(map[string]*method, len(ms))
@@ -45,7 +50,7 @@ var methods = func() map[string]*method {
 		t[m.name] = m
 	}
 	return t
-}()
+}
 
 // decodeParams unmarshals params (absent means {}) into v; a mismatch is
 // -32602.
@@ -264,10 +269,9 @@ func (s *session) rootsChanged(ctx context.Context) {
 		g, release := s.srv.reg.Acquire()
 		defer release()
 		req := &request{sess: s, method: "notifications/roots/list_changed"}
-		ctx := sandbox.WithPeer(ctx, req.peer())
-		cc := abi.Context{ProtocolVersion: s.version().String()}
+		cc := abi.Context{ProtocolVersion: req.version().String()}
 		for _, p := range g.Plugins {
-			if err := p.RootsListChanged(ctx, cc); err != nil {
+			if err := p.RootsChanged(ctx, req.peer(), cc); err != nil {
 				s.log.Warn("roots list changed", "plugin", p.Name, "err", err)
 			}
 		}

@@ -234,7 +234,7 @@ func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	v := s.version()
+	v := req.version()
 	return json.RawMessage(appendPage(l.member, page, next, func(dst []byte, it T) []byte {
 		return l.write(dst, sc, it, v)
 	})), nil

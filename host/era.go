@@ -1,0 +1,196 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+)
+
+// The stateless era (2026-07-28). A request that carries the per-request
+// _meta of this revision, or that reaches a transport connection with no
+// session (Streamable HTTP without Mcp-Session-Id), is served on its own:
+// its protocol version, client capabilities and log level come from its
+// _meta, not from an initialize handshake. initialize still selects the
+// 2025 era for the connection (stdio) or the session (HTTP), so one server
+// speaks both: see RATIONALE.md, "Why one server for both eras?".
+
+// Keys of the per-request _meta.
+const (
+	metaVersion      = "io.modelcontextprotocol/protocolVersion"
+	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo   = "io.modelcontextprotocol/clientInfo"
+	metaLogLevel     = "io.modelcontextprotocol/logLevel"
+	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
+	metaSubscription = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Error codes the 2026-07-28 revision adds.
+const (
+	codeHeaderMismatch      = -32020
+	codeMissingCapability   = -32021
+	codeUnsupportedProtocol = -32022
+)
+
+// era says which revisions define a method.
+type era uint8
+
+const (
+	eraBoth      era = iota
+	eraLegacy        // initialize-based revisions only (2025-11-25 and before)
+	eraStateless     // 2026-07-28 only
+)
+
+// hasEraMeta reports whether params carry any of the stateless era's _meta
+// keys: such a request is served statelessly even on a connection that
+// never sent initialize (stdio).
+func hasEraMeta(params json.RawMessage) bool {
+	meta := member(params, "_meta")
+	return member(meta, metaVersion) != nil || member(meta, metaCapabilities) != nil
+}
+
+// isLegacyInitialize reports whether msg is an initialize request of the
+// handshake revisions, which carries params.protocolVersion; one without it
+// (a stateless-era client probing) is a method that era does not define.
+func isLegacyInitialize(msg *message) bool {
+	return string(msg.method) == "initialize" && member(msg.params, "protocolVersion") != nil
+}
+
+// statelessState reads a stateless request's _meta into the client state
+// it is served with, or returns the error the request gets: -32602 when a
+// required member is missing, -32022 for a version this era does not
+// serve.
+func statelessState(params json.RawMessage) (*clientState, error) {
+	meta := member(params, "_meta")
+	if !isObject(meta) {
+		return nil, invalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
+	}
+	rawVersion := member(meta, metaVersion)
+	if rawVersion == nil {
+		return nil, invalidParams("invalid params: _meta is missing %s", metaVersion)
+	}
+	requested, ok := unquote(rawVersion)
+	if !ok {
+		return nil, invalidParams("invalid params: %s must be a string", metaVersion)
+	}
+	rawCaps := member(meta, metaCapabilities)
+	if rawCaps == nil {
+		return nil, invalidParams("invalid params: _meta is missing %s", metaCapabilities)
+	}
+	if requested != statelessVersion.String() {
+		return nil, unsupportedVersion(requested)
+	}
+	caps, err := parseClientCaps(rawCaps)
+	if err != nil {
+		return nil, err
+	}
+	st := &clientState{version: statelessVersion, caps: caps, info: member(meta, metaClientInfo)}
+	if l, ok := unquote(member(meta, metaLogLevel)); ok {
+		if n, ok := parseLevel(l); ok {
+			st.level = n + 1
+		}
+	}
+	return st, nil
+}
+
+// supportedVersionList is every revision served, newest first: the
+// stateless one per request, the others through initialize.
+func supportedVersionList() []string {
+	out := []string{statelessVersion.String()}
+	for v := latestVersion; v >= v20241105; v-- {
+		out = append(out, v.String())
+	}
+	return out
+}
+
+func unsupportedVersion(requested string) *rpcError {
+	return &rpcError{
+		Code:    codeUnsupportedProtocol,
+		Message: "Unsupported protocol version: " + requested,
+		Data:    map[string]any{"supported": supportedVersionList(), "requested": requested},
+	}
+}
+
+// statelessRequest prepares a stateless request, or returns the error it
+// gets instead.
+func (s *session) statelessRequest(m *method, msg *message) (*clientState, error) {
+	if m == nil || m.era == eraLegacy {
+		return nil, errorf(codeMethodNotFound, "method not found: %s", msg.method)
+	}
+	st, err := statelessState(msg.params)
+	var re *rpcError
+	if err != nil && asRPC(err, &re) && re.Code == codeUnsupportedProtocol {
+		// A known legacy revision in _meta still needs initialize.
+		if v, ok := parseVersion(re.Data.(map[string]any)["requested"].(string)); ok {
+			return nil, errorf(codeInvalidRequest, "invalid request: protocol version %s needs initialize first", v)
+		}
+	}
+	return st, err
+}
+
+func asRPC(err error, re **rpcError) bool {
+	r, ok := err.(*rpcError)
+	*re = r
+	return ok
+}
+
+// serverInfoJSON is the value of _meta's serverInfo in stateless results.
+func (srv *Server) serverInfoJSON() []byte {
+	b, _ := json.Marshal(struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}{srv.opts.Name, srv.opts.Version})
+	return b
+}
+
+// decorate adds what every stateless result carries: resultType
+// ("complete" unless the handler chose another) and the server's identity
+// in _meta; cacheable results also get ttlMs and cacheScope.
+func (srv *Server) decorate(body []byte, m *method) []byte {
+	if !isObject(body) {
+		return body
+	}
+	complete := true
+	if rt := member(body, "resultType"); rt == nil {
+		body = setMember(body, "resultType", []byte(`"complete"`))
+	} else {
+		complete = string(rt) == `"complete"`
+	}
+	body = setMember(body, "_meta", setMember(member(body, "_meta"), metaServerInfo, srv.serverInfo))
+	if m.cache && complete {
+		if member(body, "ttlMs") == nil {
+			body = setMember(body, "ttlMs", strconv.AppendInt(nil, srv.opts.CacheTTL.Milliseconds(), 10))
+		}
+		if member(body, "cacheScope") == nil {
+			body = setMember(body, "cacheScope", appendString(nil, srv.opts.CacheScope))
+		}
+	}
+	return body
+}
+
+// discover serves server/discover.
+func discover(_ context.Context, s *session, _ *request) (any, error) {
+	return s.srv.discoverResult, nil
+}
+
+// discoverResult is built once: the same capabilities initialize declares,
+// without the ones the stateless era removed (logging is per request now,
+// and resources/subscribe became subscriptions/listen).
+func discoverResult(opts *Options) json.RawMessage {
+	type result struct {
+		SupportedVersions []string       `json:"supportedVersions"`
+		Capabilities      map[string]any `json:"capabilities"`
+		Instructions      string         `json:"instructions,omitempty"`
+	}
+	caps := map[string]any{
+		"tools":       map[string]bool{"listChanged": true},
+		"resources":   map[string]bool{"subscribe": true, "listChanged": true},
+		"prompts":     map[string]bool{"listChanged": true},
+		"completions": struct{}{},
+		"extensions":  struct{}{},
+	}
+	b, err := json.Marshal(result{supportedVersionList(), caps, opts.Instructions})
+	if err != nil {
+		panic("host: encode discover result: " + err.Error()) // static data
+	}
+	return b
+}

@@ -1,0 +1,225 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// meta2026 is the per-request _meta of a 2026-07-28 client with caps.
+func meta2026(caps string) string {
+	return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+}
+
+// TestInputRequiredRounds runs a plugin that asks twice (sampling, then
+// elicitation) through two input_required rounds: the second round's
+// requestState carries the first answer, so the third request completes
+// with both. A state replayed on another tool, an expired one and one
+// signed with another key are -32602.
+func TestInputRequiredRounds(t *testing.T) {
+	srv := newServer(t, newFixture(), Options{RequestStateKey: []byte("k1")})
+	c := startClient(t, srv)
+	caps := meta2026(`{"sampling":{},"elicitation":{}}`)
+	ask := `"arguments":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_ask",%s,%s}}`, ask, caps)
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+		Content       []struct{ Text string }    `json:"content"`
+	}
+	w := c.next()
+	if err := json.Unmarshal(w.Result, &r); err != nil || r.ResultType != "input_required" || r.InputRequests["sampling"] == nil || r.RequestState == "" {
+		t.Fatalf("round 1: got %s; want input_required asking for sampling", w.raw)
+	}
+	state := r.RequestState
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_ask",%s,"inputResponses":{"sampling":{"model":"m","role":"assistant","content":{"type":"text","text":"yes"}}},"requestState":%q,%s}}`, ask, state, caps)
+	w = c.next()
+	r.Content = nil
+	if err := json.Unmarshal(w.Result, &r); err != nil || r.ResultType != "complete" || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, `"yes"`) {
+		t.Fatalf("round 2: got %s; want the sampled answer", w.raw)
+	}
+
+	tests := []struct {
+		name, state string
+	}{
+		{"another tool", srv.sealState(requestStateBody{Target: "tools/call test_echo", Expires: time.Now().Add(time.Hour).Unix()})},
+		{"expired", srv.sealState(requestStateBody{Target: "tools/call test_ask", Expires: time.Now().Add(-time.Second).Unix()})},
+		{"another key", New(plugins.NewRegistry(), Options{Logger: quietLog, RequestStateKey: []byte("k2")}).sealState(requestStateBody{Target: "tools/call test_ask", Expires: time.Now().Add(time.Hour).Unix()})},
+		{"not base64", "!!.!!"},
+		{"no signature", "e30"},
+	}
+	for i, tt := range tests {
+		c.send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_ask",%s,"requestState":%q,%s}}`, 10+i, ask, tt.state, caps)
+		if w := c.next(); w.Error == nil || w.Error.Code != codeInvalidParams {
+			t.Errorf("%s: got %s; want -32602", tt.name, w.raw)
+		}
+	}
+}
+
+// TestInputKeys: keys are the guest's when it names one, and the method's
+// short name with a counter otherwise; the guest's key is not sent.
+func TestInputKeys(t *testing.T) {
+	in := &inputRound{responses: map[string]json.RawMessage{}, asked: map[string]json.RawMessage{}, counts: map[string]int{}, missing: map[string]bool{}}
+	for _, p := range []string{`{"_meta":{"io.mcphost/inputKey":"name"},"message":"m"}`, `{"message":"a"}`, `{"message":"b","_meta":{"x":1,"io.mcphost/inputKey":"other"}}`, `{"message":"c"}`} {
+		if _, err := in.ask("elicitation/create", json.RawMessage(p)); err == nil {
+			t.Fatalf("ask %s: nil error; want errInputPending", p)
+		}
+	}
+	want := map[string]string{
+		"name":          `{"method":"elicitation/create","params":{"message":"m"}}`,
+		"elicitation":   `{"method":"elicitation/create","params":{"message":"a"}}`,
+		"other":         `{"method":"elicitation/create","params":{"message":"b","_meta":{"x":1}}}`,
+		"elicitation-2": `{"method":"elicitation/create","params":{"message":"c"}}`,
+	}
+	for k, w := range want {
+		if got := string(in.asked[k]); got != w {
+			t.Errorf("asked[%q] = %s; want %s", k, got, w)
+		}
+	}
+	if len(in.asked) != len(want) {
+		t.Errorf("asked %d requests; want %d", len(in.asked), len(want))
+	}
+}
+
+// FuzzOpenState: requestState is attacker-controlled; no input panics,
+// and only what sealState made opens.
+func FuzzOpenState(f *testing.F) {
+	srv := New(plugins.NewRegistry(), Options{Logger: quietLog, RequestStateKey: []byte("key")})
+	defer srv.Close()
+	good := srv.sealState(requestStateBody{Target: "t", Expires: time.Now().Add(time.Hour).Unix()})
+	for _, s := range []string{good, good + "x", "", ".", "e30.", "e30.AAAA", strings.Repeat("a.", 100)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		body, err := srv.openState(s)
+		if err == nil && (s != good || body.Target != "t") {
+			t.Fatalf("openState(%q) accepted %+v", s, body)
+		}
+	})
+}
+
+// TestListenStdio: subscriptions/listen over stdio is acknowledged first,
+// delivers a reload's list_changed tagged with its id, and ends when the
+// client cancels it (with no response: cancelled requests get none).
+func TestListenStdio(t *testing.T) {
+	reg := loadRegistry(t, newFixture(), "test")
+	srv := New(reg, Options{Logger: quietLog})
+	defer srv.Close()
+	c := startClient(t, srv)
+	c.send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},%s}}`, meta2026(`{}`))
+	w := c.next()
+	if w.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(w.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) ||
+		!strings.Contains(string(w.Params), `"toolsListChanged":true`) {
+		t.Fatalf("got %s; want the acknowledgement of the filter first", w.raw)
+	}
+	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
+	reg.Swap(context.Background(), g)
+	w = c.next()
+	if w.Method != "notifications/tools/list_changed" || !strings.Contains(string(w.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) {
+		t.Errorf("got %s; want tools/list_changed tagged with the subscription", w.raw)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub"}}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{%s}}`, meta2026(`{}`))
+	if w := c.next(); string(w.ID) != "2" {
+		t.Errorf("after cancelling the listen: got %s; want the discover result", w.raw)
+	}
+	if err := c.closeInput(); err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+}
+
+// TestListenerFilter: a listener hears only the kinds it asked for.
+func TestListenerFilter(t *testing.T) {
+	l := &listener{tools: true, uris: map[string]bool{"a://x": true}}
+	tests := []struct {
+		method, uri string
+		want        bool
+	}{
+		{"notifications/tools/list_changed", "", true},
+		{"notifications/prompts/list_changed", "", false},
+		{"notifications/resources/list_changed", "", false},
+		{"notifications/resources/updated", "a://x", true},
+		{"notifications/resources/updated", "a://y", false},
+		{"notifications/message", "", false},
+	}
+	for _, tt := range tests {
+		if got := l.wants(tt.method, tt.uri); got != tt.want {
+			t.Errorf("wants(%s, %q) = %v; want %v", tt.method, tt.uri, got, tt.want)
+		}
+	}
+}
+
+// TestHTTPStateless: session-less POSTs of the 2026-07-28 era are served
+// on their own, with the headers that mirror the body checked first.
+func TestHTTPStateless(t *testing.T) {
+	srv := newServer(t, newFixture(), Options{})
+	ht := startHTTP(t, srv, HTTPOptions{})
+	c := ht.client()
+	c.version = "2026-07-28"
+	meta := meta2026(`{}`)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_echo","arguments":{"msg":"hi"},` + meta + `}}`
+	tests := []struct {
+		name       string
+		method     string
+		body       string
+		hdr        []string
+		status     int
+		wantInBody string
+	}{
+		{"call", http.MethodPost, call, []string{"Mcp-Method", "tools/call", "Mcp-Name", "test_echo"}, 200, `"text":"hi"`},
+		{"no Mcp-Method", http.MethodPost, call, []string{"Mcp-Name", "test_echo"}, 400, `-32020`},
+		{"wrong Mcp-Name", http.MethodPost, call, []string{"Mcp-Method", "tools/call", "Mcp-Name", "test_ask"}, 400, `-32020`},
+		{"version header differs", http.MethodPost, call, []string{"Mcp-Method", "tools/call", "Mcp-Name", "test_echo", "MCP-Protocol-Version", "2025-11-25"}, 400, `-32020`},
+		{"unknown method", http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"nope/nope","params":{` + meta + `}}`, []string{"Mcp-Method", "nope/nope"}, 404, `-32601`},
+		{"removed method", http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"ping","params":{` + meta + `}}`, []string{"Mcp-Method", "ping"}, 404, `-32601`},
+		{"missing _meta", http.MethodPost, `{"jsonrpc":"2.0","id":4,"method":"server/discover"}`, []string{"Mcp-Method", "server/discover"}, 400, `-32602`},
+		{"GET", http.MethodGet, "", nil, 405, ``},
+		{"DELETE", http.MethodDelete, "", nil, 405, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := c.do(tt.method, ht.url, tt.body, tt.hdr...)
+			body := readAll(t, resp)
+			if resp.StatusCode != tt.status || !strings.Contains(body, tt.wantInBody) {
+				t.Errorf("got %d %s; want %d with %s", resp.StatusCode, body, tt.status, tt.wantInBody)
+			}
+			if resp.Header.Get("Mcp-Session-Id") != "" {
+				t.Errorf("got a session id; want none in the stateless era")
+			}
+		})
+	}
+	// A legacy client without a session still learns that it needs one.
+	legacy := ht.client()
+	resp := legacy.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if body := readAll(t, resp); resp.StatusCode != 400 || !strings.Contains(body, "Mcp-Session-Id header is required") {
+		t.Errorf("legacy POST without a session: got %d %s; want 400 asking for a session", resp.StatusCode, body)
+	}
+}
+
+// TestParamHeaders checks Mcp-Param-* against x-mcp-header arguments.
+func TestParamHeaders(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    string
+		wantErr bool
+	}{
+		{"Hello", "Hello", false},
+		{"=?base64?SGVsbG8=?=", "Hello", false},
+		{"=?base64?SGVsbG8?=", "", true},
+		{"=?base64?SGVs!!!bG8=?=", "", true},
+		{"=?base64?SGVsbG8=", "=?base64?SGVsbG8=", false},
+		{"SGVsbG8=?=", "SGVsbG8=?=", false},
+	}
+	for _, tt := range tests {
+		got, err := decodeParamHeader(tt.value)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("decodeParamHeader(%q) = %q, %v; want %q (error %v)", tt.value, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package host
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Streamable HTTP in the stateless era (2026-07-28): a POST without
+// Mcp-Session-Id that is not initialize is served on its own, by a
+// throw-away session that ends with the POST, so any replica can answer
+// any request. The headers that mirror the body (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name) are checked against it first: proxies route on
+// them.
+
+const (
+	hdrMethod = "Mcp-Method"
+	hdrName   = "Mcp-Name"
+)
+
+// isStatelessPost reports whether a session-less POST is for the stateless
+// era: a single request other than a legacy initialize that says so, with
+// the era's MCP-Protocol-Version header, its _meta or one of its methods.
+// Anything else keeps the 2025 answer (400: a session is required), which
+// is what tells a dual-era client to fall back to initialize.
+func isStatelessPost(r *http.Request, msg *message) bool {
+	if msg.kind != kindRequest || isLegacyInitialize(msg) {
+		return false
+	}
+	return r.Header.Get(hdrVersion) == statelessVersion.String() || hasEraMeta(msg.params) ||
+		string(msg.method) == "server/discover" || string(msg.method) == "subscriptions/listen"
+}
+
+// stateless serves one stateless request.
+func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *message) {
+	err := checkMirrorHeaders(r, msg)
+	if err == nil && string(msg.method) == "tools/call" {
+		err = h.checkParamHeaders(r, msg)
+	}
+	if err != nil {
+		writeStatus(w, http.StatusBadRequest, appendError(nil, msg.id, err))
+		return
+	}
+	hs := h.newHTTPSession()
+	hs.sess.stateless = true
+	hs.enter()
+	defer func() {
+		hs.leave()
+		hs.end(endDeleted)
+	}()
+	h.request(w, r, hs, body, []string{string(msg.id)}, nil)
+}
+
+// checkMirrorHeaders compares MCP-Protocol-Version, Mcp-Method and
+// Mcp-Name with the body: a missing or different one is -32020.
+func checkMirrorHeaders(r *http.Request, msg *message) *rpcError {
+	mismatch := func(format string, args ...any) *rpcError {
+		e := errorf(codeHeaderMismatch, "Header mismatch: "+format, args...)
+		return e
+	}
+	meta := member(msg.params, "_meta")
+	if v, ok := unquote(member(meta, metaVersion)); ok {
+		if hv := r.Header.Get(hdrVersion); hv != v {
+			return mismatch("%s is %q, the body's %s is %q", hdrVersion, hv, metaVersion, v)
+		}
+	}
+	if hm := r.Header.Get(hdrMethod); hm != string(msg.method) {
+		return mismatch("%s is %q, the body's method is %q", hdrMethod, hm, msg.method)
+	}
+	var name string
+	switch string(msg.method) {
+	case "tools/call", "prompts/get":
+		name, _ = unquote(member(msg.params, "name"))
+	case "resources/read":
+		name, _ = unquote(member(msg.params, "uri"))
+	default:
+		return nil
+	}
+	if hn := r.Header.Get(hdrName); hn != name {
+		return mismatch("%s is %q, the body names %q", hdrName, hn, name)
+	}
+	return nil
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers of a tools/call against
+// its arguments: every parameter the tool's inputSchema marks with
+// x-mcp-header is mirrored in the header it names, as sent or, wrapped as
+// =?base64?…?=, Base64-encoded. A missing, extra or different header, or
+// bad Base64, is -32020.
+func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *message) *rpcError {
+	name, _ := unquote(member(msg.params, "name"))
+	g, release := h.srv.reg.Acquire()
+	defer release()
+	if g == nil {
+		return nil
+	}
+	t := g.Tool(name)
+	if t == nil {
+		return nil
+	}
+	args := member(msg.params, "arguments")
+	var bad *rpcError
+	eachMember(member(t.Def.InputSchema, "properties"), func(k, prop []byte) bool {
+		suffix, ok := unquote(member(prop, "x-mcp-header"))
+		if !ok {
+			return true
+		}
+		param, _ := unquote(append(append([]byte{'"'}, k...), '"'))
+		hdr := "Mcp-Param-" + suffix
+		vals, sent := r.Header[http.CanonicalHeaderKey(hdr)]
+		arg := member(args, param)
+		if arg == nil || string(arg) == "null" {
+			if sent {
+				bad = errorf(codeHeaderMismatch, "Header mismatch: %s is sent but argument %q is absent", hdr, param)
+			}
+			return bad == nil
+		}
+		want, isString := unquote(arg)
+		if !isString {
+			want = string(arg)
+		}
+		if !sent {
+			bad = errorf(codeHeaderMismatch, "Header mismatch: %s is missing for argument %q", hdr, param)
+			return false
+		}
+		got, err := decodeParamHeader(vals[0])
+		switch {
+		case err != nil:
+			bad = errorf(codeHeaderMismatch, "Header mismatch: %s: %v", hdr, err)
+		case got != want:
+			bad = errorf(codeHeaderMismatch, "Header mismatch: %s is %q, argument %q is %q", hdr, got, param, want)
+		}
+		return bad == nil
+	})
+	return bad
+}
+
+// decodeParamHeader decodes an Mcp-Param-* value: =?base64?…?= is strict
+// standard Base64 (padding required); anything else is literal.
+func decodeParamHeader(v string) (string, error) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, nil
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return v, nil
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
+	if err != nil {
+		return "", fmt.Errorf("invalid Base64: %w", err)
+	}
+	return string(b), nil
+}
+
+// statelessStatus is the HTTP status of a stateless response: errors that
+// mean the request was malformed are 400, an unknown method 404.
+func statelessStatus(resp []byte) int {
+	e := member(resp, "error")
+	if e == nil {
+		return http.StatusOK
+	}
+	switch string(member(e, "code")) {
+	case "-32601":
+		return http.StatusNotFound
+	case "-32700", "-32600", "-32602", "-32020", "-32021", "-32022":
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func writeStatus(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", ctJSON)
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// isModernClient reports whether a GET or DELETE without a session comes
+// from a stateless-era client, which gets 405: that era has no standalone
+// stream and no session to delete.
+func isModernClient(r *http.Request) bool {
+	v := r.Header.Get(hdrVersion)
+	_, legacy := parseVersion(v)
+	return v != "" && !legacy && strings.HasPrefix(v, "20")
+}

@@ -1,0 +1,294 @@
+package host
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// Multi round-trip requests (2026-07-28, "input_required"). A stateless
+// request cannot wait for the client to answer a server→client request, so
+// a plugin that asks for sampling, elicitation or roots while serving
+// tools/call, prompts/get or resources/read is re-run instead:
+//
+//  1. The plugin's requests are numbered by key (the key the guest named in
+//     params._meta["io.mcphost/inputKey"], or the method's short name with
+//     a counter). A key the client has answered is answered at once from
+//     the responses; any other is recorded and the guest gets an error.
+//  2. When the plugin returns with requests recorded, its result is
+//     replaced by an InputRequiredResult: the recorded requests as
+//     inputRequests, and a requestState carrying every response known so
+//     far, signed with HMAC-SHA256 (Options.RequestStateKey) and bound to
+//     the method and item, with an expiry.
+//  3. The client retries with inputResponses and the requestState; the
+//     plugin runs again with all the responses, and either completes or
+//     asks for more (another round).
+//
+// Plugins therefore see the same host functions in both eras; a plugin
+// with side effects before its first request repeats them on each round,
+// which RATIONALE.md ("Why re-run plugins for input_required?") weighs.
+
+// inputKeyMeta is the _meta key a guest names an input request with.
+const inputKeyMeta = abi.MetaInputKey
+
+// stateLifetime bounds how long a requestState is accepted.
+const stateLifetime = time.Hour
+
+// errInputPending is what a plugin's request for input gets while the
+// client has not answered it yet: the request ends with input_required.
+var errInputPending = errors.New("input required: the client is asked to answer this request and retry")
+
+// inputRound is the input state of one stateless request.
+type inputRound struct {
+	target string // method and item the state is bound to
+
+	mu        sync.Mutex
+	missing   map[string]bool            // capabilities the plugin needed and the client lacks
+	responses map[string]json.RawMessage // known answers, by key
+	asked     map[string]json.RawMessage // requests to send, by key
+	counts    map[string]int             // default keys handed out, by method
+}
+
+// requestStateBody is the signed payload of a requestState.
+type requestStateBody struct {
+	Target    string                     `json:"t"`
+	Expires   int64                      `json:"e"` // unix seconds
+	Responses map[string]json.RawMessage `json:"r,omitempty"`
+}
+
+// stateKey returns key, or a random key when it is empty.
+func stateKey(key []byte) []byte {
+	if len(key) > 0 {
+		return key
+	}
+	k := make([]byte, 32)
+	rand.Read(k)
+	return k
+}
+
+// inputTarget names what a request is about: its method and item.
+func inputTarget(req *request) string {
+	item, _ := unquote(member(req.params, "name"))
+	if req.method == "resources/read" {
+		item, _ = unquote(member(req.params, "uri"))
+	}
+	return req.method + " " + item
+}
+
+// newInputRound reads inputResponses and requestState. Responses that are
+// not objects, and state that fails verification, expired or belongs to
+// another request, are -32602.
+func (srv *Server) newInputRound(req *request) (*inputRound, error) {
+	in := &inputRound{
+		target:    inputTarget(req),
+		responses: map[string]json.RawMessage{},
+		asked:     map[string]json.RawMessage{},
+		counts:    map[string]int{},
+		missing:   map[string]bool{},
+	}
+	if raw := member(req.params, "requestState"); raw != nil {
+		s, ok := unquote(raw)
+		if !ok {
+			return nil, invalidParams("invalid params: requestState must be a string")
+		}
+		body, err := srv.openState(s)
+		if err != nil {
+			return nil, invalidParams("invalid params: requestState: %v", err)
+		}
+		if body.Target != in.target {
+			return nil, invalidParams("invalid params: requestState belongs to another request")
+		}
+		for k, v := range body.Responses {
+			in.responses[k] = v
+		}
+	}
+	raw := member(req.params, "inputResponses")
+	if raw == nil || string(raw) == "null" {
+		return in, nil
+	}
+	if !isObject(raw) {
+		return nil, invalidParams("invalid params: inputResponses must be an object")
+	}
+	var bad error
+	eachMember(raw, func(k, v []byte) bool {
+		key, _ := unquote(append(append([]byte{'"'}, k...), '"'))
+		if !isObject(v) {
+			bad = invalidParams("invalid params: inputResponses[%q] must be an object (the client's result)", key)
+			return false
+		}
+		in.responses[key] = append(json.RawMessage(nil), v...)
+		return true
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return in, nil
+}
+
+// ask answers a plugin's request from the known responses, or records it
+// and returns errInputPending.
+func (in *inputRound) ask(method string, params json.RawMessage) (json.RawMessage, error) {
+	key, params := inputKey(params)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if key == "" {
+		short := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[method]
+		in.counts[method]++
+		key = short
+		if n := in.counts[method]; n > 1 {
+			key += "-" + strconv.Itoa(n)
+		}
+	}
+	if r, ok := in.responses[key]; ok {
+		return r, nil
+	}
+	if params == nil {
+		params = emptyJSON
+	}
+	b := append([]byte(`{"method":`), appendString(nil, method)...)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	in.asked[key] = append(b, '}')
+	return nil, fmt.Errorf("%s (%s): %w", method, key, errInputPending)
+}
+
+// refused records that a request failed for want of a client capability.
+func (in *inputRound) refused(method string) {
+	capability := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[method]
+	if capability == "" {
+		return
+	}
+	in.mu.Lock()
+	in.missing[capability] = true
+	in.mu.Unlock()
+}
+
+// missingCapability is the -32021 error of a request whose plugin failed
+// after asking for something the client did not declare, and asked for
+// nothing it could answer: processing it required that capability. A
+// plugin that copes without (returns a result that is not an error) is
+// not affected.
+func (in *inputRound) missingCapability(res any, err error) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.missing) == 0 || len(in.asked) > 0 {
+		return nil
+	}
+	if raw, ok := res.(json.RawMessage); err == nil && (!ok || string(member(raw, "isError")) != "true") {
+		return nil
+	}
+	caps := map[string]struct{}{}
+	names := ""
+	for c := range in.missing {
+		caps[c] = struct{}{}
+		if names != "" {
+			names += ", "
+		}
+		names += c
+	}
+	return &rpcError{Code: codeMissingCapability, Message: "Missing required client capability: " + names,
+		Data: map[string]any{"requiredCapabilities": caps}}
+}
+
+// inputKey takes the guest's key out of params._meta.
+func inputKey(params json.RawMessage) (string, json.RawMessage) {
+	meta := member(params, "_meta")
+	key, ok := unquote(member(meta, inputKeyMeta))
+	if !ok {
+		return "", params
+	}
+	rest := rewriteObject(nil, meta, func(dst, k, v []byte) ([]byte, bool) {
+		if keyIs(k, inputKeyMeta) {
+			return dst, false
+		}
+		return append(dst, v...), true
+	})
+	params = rewriteObject(nil, params, func(dst, k, v []byte) ([]byte, bool) {
+		if keyIs(k, "_meta") {
+			if string(rest) == "{}" {
+				return dst, false
+			}
+			return append(dst, rest...), true
+		}
+		return append(dst, v...), true
+	})
+	return key, params
+}
+
+// inputRequired is the InputRequiredResult of a round that asked for input.
+func (srv *Server) inputRequired(req *request) json.RawMessage {
+	in := req.input
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	asked, err := json.Marshal(in.asked)
+	if err != nil {
+		asked = emptyJSON
+	}
+	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses})
+	b := append([]byte(`{"resultType":"input_required","inputRequests":`), asked...)
+	b = append(b, `,"requestState":`...)
+	b = appendString(b, state)
+	return append(b, '}')
+}
+
+// sealState encodes and signs a requestState: base64url(JSON) "."
+// base64url(HMAC-SHA256).
+func (srv *Server) sealState(body requestStateBody) string {
+	j, _ := json.Marshal(body)
+	payload := base64.RawURLEncoding.EncodeToString(j)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(srv.mac(payload))
+}
+
+func (srv *Server) mac(payload string) []byte {
+	m := hmac.New(sha256.New, srv.stateKey)
+	m.Write([]byte(payload))
+	return m.Sum(nil)
+}
+
+// openState verifies and decodes a requestState.
+func (srv *Server) openState(s string) (*requestStateBody, error) {
+	i := len(s) - 1
+	for i >= 0 && s[i] != '.' {
+		i--
+	}
+	if i < 0 {
+		return nil, errors.New("malformed")
+	}
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(s[i+1:]) // Strict: one encoding per signature
+	if err != nil || !hmac.Equal(sig, srv.mac(s[:i])) {
+		return nil, errors.New("integrity check failed")
+	}
+	j, err := base64.RawURLEncoding.DecodeString(s[:i])
+	if err != nil {
+		return nil, errors.New("malformed")
+	}
+	var body requestStateBody
+	if err := json.Unmarshal(j, &body); err != nil {
+		return nil, errors.New("malformed")
+	}
+	if time.Now().Unix() > body.Expires {
+		return nil, errors.New("expired")
+	}
+	return &body, nil
+}
+
+// statelessError maps an error to its 2026-07-28 code: an unknown resource
+// is -32602 there (it was -32002).
+func (srv *Server) statelessError(err error) error {
+	var re *rpcError
+	if errors.As(err, &re) && re.Code == codeResourceNotFound {
+		c := *re
+		c.Code = codeInvalidParams
+		return &c
+	}
+	return err
+}
