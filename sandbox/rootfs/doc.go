@@ -13,7 +13,10 @@
 // It ignores: which guest path a mount appears at and how mounts are
 // chosen (package sandbox and plugins decide), Windows-specific link
 // semantics, poll_oneoff readiness (regular files are always ready), and
-// non-blocking I/O. It knows nothing about Extism.
+// non-blocking I/O. It knows nothing about Extism. On filesystems whose
+// directory entries carry no type, Go's ReadDir looks the type up by host
+// path, so a racing link could reveal whether an outside entry of the same
+// name is a file or a directory (its type only, never its content).
 //
 // Because os.Root opens every component relative to the previous one's
 // descriptor and reads symlinks itself, a link swapped between two calls
