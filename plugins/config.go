@@ -49,7 +49,7 @@ var (
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances",
 		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
-	mountKeys = []string{"host", "guest", "read_only"}
+	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 )
 
 // DefaultConfig is the configuration used without a file: the [server]

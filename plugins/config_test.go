@@ -35,7 +35,7 @@ timeout = "2s"
 memory = "100000"            # rounds up to 2 pages
 max_instances = 4
 allowed_hosts = ["api.example.com", "*.example.org"]
-allowed_paths = ["./data:/data:ro", "/tmp/x", { host = "rel", guest = "/r", read_only = true }]
+allowed_paths = ["./data:/data//:ro", "/tmp/x/", { host = "rel", guest = "/r", read_only = true }, { host = "/", guest = "/host/../root", read_only = true, allow_root = true }]
 env = { KEY = "value", N = 3 }
 config = { root = "/data" }
 include_tools = ["sha*"]
@@ -70,6 +70,7 @@ source = "/abs/src"
 			{Host: filepath.Join(dir, "data"), Guest: "/data", ReadOnly: true},
 			{Host: "/tmp/x"},
 			{Host: filepath.Join(dir, "rel"), Guest: "/r", ReadOnly: true},
+			{Host: "/", Guest: "/root", ReadOnly: true},
 		},
 		Env:          map[string]string{"KEY": "value", "N": "3"},
 		Config:       map[string]string{"root": "/data"},
@@ -256,6 +257,18 @@ allowed_paths = ["a:b:c:d", "x:rel", { host = "h", gest = "/g" }]
 			`5: plugin "a": key "allowed_paths": element 0: "a:b:c:d": want "host[:guest][:ro]" (use the table form {host = …, guest = …} for paths containing ':')`,
 			`5: plugin "a": key "allowed_paths": element 1: guest path "rel" must be absolute`,
 			`5: plugin "a": key "allowed_paths": element 2: unknown key "gest" (did you mean "guest"?)`,
+		}},
+		{"mount of the host root", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+allowed_paths = ["/", "/:/host:ro", { host = "/tmp/../", guest = "/h" }, { host = "/", allow_root = "yes" }, "x:/a\u0000b"]
+`, []string{
+			`5: plugin "a": key "allowed_paths": element 0: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
+			`5: plugin "a": key "allowed_paths": element 1: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
+			`5: plugin "a": key "allowed_paths": element 2: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
+			`5: plugin "a": key "allowed_paths": element 3: allow_root: want a boolean, got string`,
+			`5: plugin "a": key "allowed_paths": element 4: path contains a NUL byte`,
 		}},
 		{"bad host", `
 [[plugin]]

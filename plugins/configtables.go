@@ -226,19 +226,25 @@ func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {
 	for i, e := range arr {
 		var mt sandbox.Mount
 		var msg string
+		allowRoot := false
 		switch e := e.(type) {
 		case string:
 			mt, msg = parseMount(e)
 		case map[string]any:
-			mt, msg = mountTable(e)
+			mt, allowRoot, msg = mountTable(e)
 		default:
 			msg = "want a string or a table, got " + tomlType(e)
+		}
+		if msg == "" {
+			mt.Host = p.abs(mt.Host)
+			if isRoot(mt.Host) && !allowRoot {
+				msg = fmt.Sprintf("%q mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true", mt.Host)
+			}
 		}
 		if msg != "" {
 			s.errf("allowed_paths", "element %d: %s", i, msg)
 			continue
 		}
-		mt.Host = p.abs(mt.Host)
 		out = append(out, mt)
 	}
 	return out
@@ -260,45 +266,66 @@ func parseMount(v string) (sandbox.Mount, string) {
 	default:
 		return mt, fmt.Sprintf("%q: want \"host[:guest][:ro]\" (use the table form {host = …, guest = …} for paths containing ':')", v)
 	}
-	return mt, checkMount(mt)
+	return mt, checkMount(&mt)
 }
 
-func mountTable(t map[string]any) (sandbox.Mount, string) {
-	var mt sandbox.Mount
+// mountTable reads {host, guest, read_only, allow_root}.
+func mountTable(t map[string]any) (mt sandbox.Mount, allowRoot bool, msg string) {
 	for k, v := range t {
 		switch k {
 		case "host", "guest":
 			str, ok := v.(string)
 			if !ok {
-				return mt, fmt.Sprintf("%s: want a string, got %s", k, tomlType(v))
+				return mt, false, fmt.Sprintf("%s: want a string, got %s", k, tomlType(v))
 			}
 			if k == "host" {
 				mt.Host = str
 			} else {
 				mt.Guest = str
 			}
-		case "read_only":
+		case "read_only", "allow_root":
 			b, ok := v.(bool)
 			if !ok {
-				return mt, fmt.Sprintf("read_only: want a boolean, got %s", tomlType(v))
+				return mt, false, fmt.Sprintf("%s: want a boolean, got %s", k, tomlType(v))
 			}
-			mt.ReadOnly = b
+			if k == "read_only" {
+				mt.ReadOnly = b
+			} else {
+				allowRoot = b
+			}
 		default:
 			if hint := suggest(k, mountKeys); hint != "" {
-				return mt, fmt.Sprintf("unknown key %q (did you mean %q?)", k, hint)
+				return mt, false, fmt.Sprintf("unknown key %q (did you mean %q?)", k, hint)
 			}
-			return mt, fmt.Sprintf("unknown key %q (want host, guest, read_only)", k)
+			return mt, false, fmt.Sprintf("unknown key %q (want host, guest, read_only, allow_root)", k)
 		}
 	}
-	return mt, checkMount(mt)
+	msg = checkMount(&mt)
+	return mt, allowRoot, msg
 }
 
-func checkMount(mt sandbox.Mount) string {
+// checkMount validates mt and cleans its guest path.
+func checkMount(mt *sandbox.Mount) string {
 	switch {
 	case mt.Host == "":
 		return "empty host path"
+	case strings.ContainsRune(mt.Host, 0) || strings.ContainsRune(mt.Guest, 0):
+		return "path contains a NUL byte"
 	case mt.Guest != "" && !strings.HasPrefix(mt.Guest, "/"):
 		return fmt.Sprintf("guest path %q must be absolute", mt.Guest)
 	}
+	if mt.Guest != "" {
+		mt.Guest = path.Clean(mt.Guest)
+	}
 	return ""
+}
+
+// isRoot reports whether the cleaned absolute host path is the root of a
+// filesystem, itself or through symlinks.
+func isRoot(host string) bool {
+	if filepath.Dir(host) == host {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(host)
+	return err == nil && filepath.Dir(real) == real
 }

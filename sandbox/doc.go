@@ -5,8 +5,10 @@
 // pools of warm instances, memory and time limits, WASI wiring (real clocks,
 // crypto random, guest stdout/stderr captured to the log and never to the
 // process's stdout), Extism HTTP restricted to allowed hosts (redirects
-// included), allowed paths, host functions, and sorting failures into typed
-// errors ([*CallError] with a [Kind]).
+// included), allowed paths (mounted through sandbox/rootfs, which keeps
+// every path and symlink beneath its mount; any runtime gets its
+// wazero.FSConfig from mountFS), host functions, and sorting failures into
+// typed errors ([*CallError] with a [Kind]).
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
 // MCP session through a [Peer] carried by the call's context ([WithPeer]).

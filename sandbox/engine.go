@@ -164,15 +164,12 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 		Config:       lim.Config,
 		AllowedHosts: lim.AllowedHosts,
 	}
-	if len(lim.AllowedPaths) > 0 {
-		manifest.AllowedPaths = make(map[string]string, len(lim.AllowedPaths))
-		for _, m := range lim.AllowedPaths {
-			host := m.Host
-			if m.ReadOnly {
-				host = "ro:" + host // go-sdk mounts it with wazero's WithReadOnlyDirMount
-			}
-			manifest.AllowedPaths[host] = m.Guest
-		}
+	// manifest.AllowedPaths stays empty: go-sdk would mount wazero's DirFS,
+	// which follows symlinks out of the mount, and would replace our FSConfig.
+	fsc, err := mountFS(lim.AllowedPaths, e.log, name)
+	if err != nil {
+		code.release(1)
+		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
 	}
 	cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		EnableWasi:    true,
@@ -186,7 +183,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 	mc := wazero.NewModuleConfig().
 		WithSysWalltime().
 		WithSysNanotime().
-		WithRandSource(rand.Reader)
+		WithRandSource(rand.Reader).
+		WithFSConfig(fsc)
 	keys := make([]string, 0, len(lim.Env))
 	for k := range lim.Env {
 		keys = append(keys, k)

@@ -91,7 +91,6 @@ func normalize(lim Limits) (Limits, error) {
 		if m.Host == "" {
 			return lim, errors.New("allowed paths: empty host path")
 		}
-		// An absolute path never starts with go-sdk's "ro:" marker.
 		host, err := filepath.Abs(m.Host)
 		if err != nil {
 			return lim, fmt.Errorf("allowed paths: %q: %w", m.Host, err)

@@ -1,0 +1,73 @@
+package rootfs
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Default rate of escape warnings: the first [DefaultBurst] are all logged,
+// then at most one per [DefaultEvery], carrying how many were suppressed.
+const (
+	DefaultBurst = 10
+	DefaultEvery = time.Minute
+)
+
+// Warner logs refused escape attempts of one plugin as warnings, rate
+// limited so that a hostile guest in a loop cannot flood the log. A Warner
+// is safe for concurrent use; all mounts of a plugin share one.
+type Warner struct {
+	log    *slog.Logger
+	plugin string
+	burst  int
+	every  time.Duration
+
+	mu         sync.Mutex
+	logged     int
+	last       time.Time
+	suppressed int
+}
+
+// NewWarner returns a Warner that logs to log with attribute plugin. burst
+// and every of zero mean the defaults.
+func NewWarner(log *slog.Logger, plugin string, burst int, every time.Duration) *Warner {
+	if burst <= 0 {
+		burst = DefaultBurst
+	}
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	return &Warner{log: log, plugin: plugin, burst: burst, every: every}
+}
+
+// Warn reports one refused operation: op is the call ("open", "symlink", …),
+// path the guest path and reason why it was refused.
+func (w *Warner) Warn(op, path, reason string) {
+	if w == nil || w.log == nil {
+		return
+	}
+	now := time.Now()
+	w.mu.Lock()
+	if w.logged >= w.burst && now.Sub(w.last) < w.every {
+		w.suppressed++
+		w.mu.Unlock()
+		return
+	}
+	w.logged++
+	w.last = now
+	suppressed := w.suppressed
+	w.suppressed = 0
+	w.mu.Unlock()
+
+	attrs := []slog.Attr{
+		slog.String("plugin", w.plugin),
+		slog.String("op", op),
+		slog.String("path", path),
+		slog.String("reason", reason),
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int("suppressed", suppressed))
+	}
+	w.log.LogAttrs(context.Background(), slog.LevelWarn, "filesystem escape refused", attrs...)
+}
