@@ -72,7 +72,7 @@ func (l *Loader) inspect(ctx context.Context, c *core) error {
 		c.tools = l.readTools(c.name, raws)
 		return nil
 	}
-	input, err := json.Marshal(abi.Input{Context: abi.Context{Plugin: c.name}})
+	input, err := json.Marshal(abi.Input{Context: fillContext(abi.Context{Plugin: c.name})})
 	if err != nil {
 		return err
 	}
