@@ -22,6 +22,8 @@ type core struct {
 	hash         string // code SHA-256 and limits; equal hashes may share the core
 	abi          int
 	guestVersion int
+	strict       bool     // strict_schemas: refuse tools with invalid schemas
+	warnings     []string // faults found while reading the lists, for validate
 
 	tools     []listedTool
 	resources []listedResource

@@ -209,7 +209,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
 		}
-		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native"}
+		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server)}
 		if err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
@@ -221,7 +221,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, err
 	}
-	hash := coreHash(spec.Name, sum, lim)
+	strict := strictSchemas(spec, server)
+	hash := coreHash(spec.Name, sum, lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
 		return prev.core, true, nil
 	}
@@ -232,7 +233,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash}
+	c := &core{name: spec.Name, module: m, hash: hash, strict: strict}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err
@@ -267,6 +268,14 @@ func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
 	return wasm, sum, nil
 }
 
+// strictSchemas is the plugin's strict_schemas, or the server's.
+func strictSchemas(spec *Spec, server *ServerConfig) bool {
+	if spec.StrictSchemas != nil {
+		return *spec.StrictSchemas
+	}
+	return server.StrictSchemas
+}
+
 // ChecksumError says a .wasm file does not match its sha256 pin.
 type ChecksumError struct {
 	File      string
@@ -279,11 +288,12 @@ func (e *ChecksumError) Error() string {
 
 // coreHash identifies a loaded module: the same name, code and limits give
 // the same module, which can then be shared across generations.
-func coreHash(name, codeSum string, lim sandbox.Limits) string {
+func coreHash(name, codeSum string, lim sandbox.Limits, strict bool) string {
 	b, _ := json.Marshal(struct {
 		Name, Code string
 		Limits     sandbox.Limits
-	}{name, codeSum, lim}) // maps marshal with sorted keys, so this is canonical
+		Strict     bool
+	}{name, codeSum, lim, strict}) // maps marshal with sorted keys, so this is canonical
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

@@ -39,6 +39,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		for _, pr := range p.Prompts {
 			fmt.Fprintf(stdout, "  prompt    %-32s %s\n", pr.Name, firstLine(pr.Def.Description))
 		}
+		for _, w := range p.Warnings() {
+			fmt.Fprintf(stdout, "  warning   %s\n", w)
+		}
 	}
 	for _, f := range g.Failures {
 		fmt.Fprintf(stdout, "FAILED plugin %s: %v\n", f.Plugin, f.Err)
