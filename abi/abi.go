@@ -22,6 +22,15 @@ const (
 	// ExportABIVersion is mcphost's optional addition: a plain Wasm export
 	// with no parameters returning the guest's [Version] as i32.
 	ExportABIVersion = "mcphost_abi_version"
+
+	// ExportStateless is mcphost's optional declaration that the guest
+	// keeps no state between calls, so that any instance may serve any
+	// call and the host may run a pool of them. Only its presence counts
+	// (a plain export, never called). A guest without it runs as hyper-mcp
+	// runs every plugin: one long-lived instance, calls one at a time.
+	// Guests built with sdk-guest export it by importing
+	// sdk-guest/stateless.
+	ExportStateless = "mcphost_stateless"
 )
 
 // Exports of the v1 ABI (mcp.run servlets; tools only).

@@ -120,7 +120,7 @@ func (p *Plugin) RootsListChanged(ctx context.Context, cc abi.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.core.module.Call(ctx, abi.ExportOnRootsListChanged, in)
+	_, err = p.core.call(ctx, abi.ExportOnRootsListChanged, in)
 	return err
 }
 
@@ -203,7 +203,7 @@ func (p *Plugin) call(ctx context.Context, export string, in []byte, member stri
 	if !m.HasExport(export) {
 		return nil, &UnsupportedError{Plugin: p.Name, Export: export}
 	}
-	out, err := m.Call(ctx, export, in)
+	out, err := p.core.call(ctx, export, in)
 	if err != nil {
 		return nil, err
 	}

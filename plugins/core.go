@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -24,6 +25,9 @@ type core struct {
 	guestVersion int
 	strict       bool     // strict_schemas: refuse tools with invalid schemas
 	warnings     []string // faults found while reading the lists, for validate
+	model        Model    // how many instances serve calls, and why
+	log          *slog.Logger
+	discarded    atomic.Uint64 // the module's Stats().Discarded last seen
 
 	tools     []listedTool
 	resources []listedResource

@@ -221,6 +221,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, err
 	}
+	model := instanceModel(spec, server, wasm)
+	lim.Instances = model.Instances
 	strict := strictSchemas(spec, server)
 	hash := coreHash(spec.Name, sum, lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
@@ -233,7 +235,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash, strict: strict}
+	c := &core{name: spec.Name, module: m, hash: hash, strict: strict, model: model, log: l.log}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err
