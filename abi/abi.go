@@ -59,7 +59,17 @@ const (
 	HostResourceListChanged = "notify_resource_list_changed"     // nothing → nothing
 	HostResourceUpdated     = "notify_resource_updated"          // {"uri":…} → nothing
 	HostURLElicitComplete   = "notify_url_elicitation_completed" // {"elicitationId":…} → nothing
+	HostKeyringSecret       = "get_keyring_secret"               // KeyringEntry → the secret's raw bytes
 )
+
+// KeyringEntry is the payload of [HostKeyringSecret], hyper-mcp's
+// KeyringEntryId. The reply is the secret's bytes, not JSON, and empty
+// when the plugin may not read it (it is not in its allowed_secrets) or
+// it is not set: a guest cannot tell the two apart, as with hyper-mcp.
+type KeyringEntry struct {
+	Service string `json:"service"`
+	User    string `json:"user"`
+}
 
 // Context travels with every v2 call as the "context" member of the input.
 // It tells the guest which client request it serves.
@@ -89,10 +99,13 @@ type V1CallInput struct {
 // HostFunc describes one host function: its signature and the MCP message
 // the host turns it into.
 type HostFunc struct {
-	Name    string
-	Method  string // the MCP request or notification it becomes
-	Payload bool   // takes one i64: the offset of a JSON payload
-	Reply   bool   // a request: returns one i64, the offset of the JSON reply
+	Name string
+	// Method is the MCP request or notification it becomes; "" for a
+	// function the host serves itself without the client
+	// (get_keyring_secret).
+	Method  string
+	Payload bool // takes one i64: the offset of a JSON payload
+	Reply   bool // a request: returns one i64, the offset of the JSON reply
 }
 
 // HostFuncs is every host function in [HostNamespace], with hyper-mcp's
@@ -108,4 +121,5 @@ var HostFuncs = []HostFunc{
 	{Name: HostResourceListChanged, Method: "notifications/resources/list_changed"},
 	{Name: HostResourceUpdated, Method: "notifications/resources/updated", Payload: true},
 	{Name: HostURLElicitComplete, Method: "notifications/elicitation/complete", Payload: true},
+	{Name: HostKeyringSecret, Payload: true, Reply: true},
 }

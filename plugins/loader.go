@@ -223,6 +223,9 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	}
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
+	if lim.Secrets, err = resolveSecrets(spec, server, l.log); err != nil {
+		return nil, false, err
+	}
 	strict := strictSchemas(spec, server)
 	hash := coreHash(spec.Name, sum, lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
