@@ -66,6 +66,12 @@ func (l *Loader) inspect(ctx context.Context, c *core) error {
 			l.log.Warn("plugin reports a newer ABI version", "plugin", c.name, "version", n, "host", abi.Version)
 		}
 	}
+	return l.readLists(ctx, c)
+}
+
+// readLists calls c's list exports and keeps what they return in c.
+func (l *Loader) readLists(ctx context.Context, c *core) error {
+	m := c.module
 	if c.abi == 1 {
 		raws, err := listCall(ctx, m, abi.ExportDescribe, nil, "tools")
 		if err != nil {

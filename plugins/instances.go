@@ -64,6 +64,9 @@ type statser interface{ Stats() sandbox.Stats }
 // memory), it logs that the plugin's state was lost: the next call runs
 // on a fresh instance.
 func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, error) {
+	if c.signal != nil {
+		ctx = sandbox.WithPeer(ctx, &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal})
+	}
 	out, err := c.module.Call(ctx, export, in)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {

@@ -38,11 +38,12 @@ type Loader struct {
 	cacheDir string
 	load     func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID   atomic.Uint64
+	signals  *listSignals // plugins that signalled a list change (dynamic.go)
 }
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir}
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, signals: newListSignals()}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -209,7 +210,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
 		}
-		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server)}
+		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server),
+			signal: l.signals.signaller(spec.Name)}
 		if err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
@@ -238,7 +240,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash, strict: strict, model: model, log: l.log}
+	c := &core{name: spec.Name, module: m, hash: hash, strict: strict, model: model, log: l.log,
+		signal: l.signals.signaller(spec.Name)}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err
