@@ -196,3 +196,96 @@ func TestDynamicLists(t *testing.T) {
 	default:
 	}
 }
+
+// TestDynamicListsHammer keeps calling a plugin's fixed tool while the
+// plugin adds tools and its lists are re-read and swapped underneath.
+func TestDynamicListsHammer(t *testing.T) {
+	d := &dynPlugin{}
+	mod := d.module()
+	reg := NewRegistry()
+	relists := make(chan ReloadReport, 64)
+	m := NewManager(ManagerOptions{
+		Loader: NewLoader(LoaderOptions{Logger: discard()}), Registry: reg, FollowLists: true,
+		Debounce: time.Millisecond, Logger: discard(),
+		ReadConfig: func() (*Config, error) {
+			cfg := DefaultConfig()
+			cfg.Plugins = []Spec{native("dyn", mod)}
+			return cfg, nil
+		},
+		OnReload: func(rep ReloadReport) {
+			if !rep.Initial {
+				relists <- rep
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	<-reg.Ready()
+
+	const adds = 20
+	callTool := func(name string) error {
+		g, release := reg.Acquire()
+		defer release()
+		tl := g.Tool(name)
+		if tl == nil {
+			return fmt.Errorf("unknown tool %q in generation %d", name, g.ID)
+		}
+		_, err := tl.Call(ctx, nil, abi.Context{})
+		return err
+	}
+	addOne := func(i int) {
+		t.Helper()
+		if err := callTool("dyn_add"); err != nil {
+			t.Fatalf("add %d: %v", i, err)
+		}
+		select {
+		case <-relists:
+		case <-time.After(batchTimeout):
+			t.Fatalf("add %d: no relist within %v", i, batchTimeout)
+		}
+		if err := callTool(fmt.Sprintf("dyn_t%d", i+1)); err != nil {
+			t.Fatalf("the tool added by add %d: %v", i, err)
+		}
+	}
+	addOne(0)
+	// dyn_t1 stays in every later generation, so each call must succeed,
+	// whichever generation it lands on.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	halt := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer halt() // also when a step fails
+	errs := make(chan error, 8)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := callTool("dyn_t1"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := 1; i < adds; i++ {
+		addOne(i)
+	}
+	halt()
+	select {
+	case err := <-errs:
+		t.Error(err)
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	reg.Close(context.Background())
+	if n := mod.closes.Load(); n != 1 {
+		t.Errorf("module closed %d times; want once", n)
+	}
+}
