@@ -22,6 +22,15 @@ const (
 	// ExportABIVersion is mcphost's optional addition: a plain Wasm export
 	// with no parameters returning the guest's [Version] as i32.
 	ExportABIVersion = "mcphost_abi_version"
+
+	// ExportStateless is mcphost's optional declaration that the guest
+	// keeps no state between calls, so that any instance may serve any
+	// call and the host may run a pool of them. Only its presence counts
+	// (a plain export, never called). A guest without it runs as hyper-mcp
+	// runs every plugin: one long-lived instance, calls one at a time.
+	// Guests built with sdk-guest export it by importing
+	// sdk-guest/stateless.
+	ExportStateless = "mcphost_stateless"
 )
 
 // Exports of the v1 ABI (mcp.run servlets; tools only).
@@ -50,7 +59,17 @@ const (
 	HostResourceListChanged = "notify_resource_list_changed"     // nothing → nothing
 	HostResourceUpdated     = "notify_resource_updated"          // {"uri":…} → nothing
 	HostURLElicitComplete   = "notify_url_elicitation_completed" // {"elicitationId":…} → nothing
+	HostKeyringSecret       = "get_keyring_secret"               // KeyringEntry → the secret's raw bytes
 )
+
+// KeyringEntry is the payload of [HostKeyringSecret], hyper-mcp's
+// KeyringEntryId. The reply is the secret's bytes, not JSON, and empty
+// when the plugin may not read it (it is not in its allowed_secrets) or
+// it is not set: a guest cannot tell the two apart, as with hyper-mcp.
+type KeyringEntry struct {
+	Service string `json:"service"`
+	User    string `json:"user"`
+}
 
 // Context travels with every v2 call as the "context" member of the input.
 // It tells the guest which client request it serves.
@@ -80,10 +99,13 @@ type V1CallInput struct {
 // HostFunc describes one host function: its signature and the MCP message
 // the host turns it into.
 type HostFunc struct {
-	Name    string
-	Method  string // the MCP request or notification it becomes
-	Payload bool   // takes one i64: the offset of a JSON payload
-	Reply   bool   // a request: returns one i64, the offset of the JSON reply
+	Name string
+	// Method is the MCP request or notification it becomes; "" for a
+	// function the host serves itself without the client
+	// (get_keyring_secret).
+	Method  string
+	Payload bool // takes one i64: the offset of a JSON payload
+	Reply   bool // a request: returns one i64, the offset of the JSON reply
 }
 
 // HostFuncs is every host function in [HostNamespace], with hyper-mcp's
@@ -99,4 +121,5 @@ var HostFuncs = []HostFunc{
 	{Name: HostResourceListChanged, Method: "notifications/resources/list_changed"},
 	{Name: HostResourceUpdated, Method: "notifications/resources/updated", Payload: true},
 	{Name: HostURLElicitComplete, Method: "notifications/elicitation/complete", Payload: true},
+	{Name: HostKeyringSecret, Payload: true, Reply: true},
 }

@@ -59,6 +59,14 @@ type ServerConfig struct {
 	// resolved against the config's directory); "" means [FindGo]. A
 	// cached build needs no go command at all.
 	Go string
+
+	// StrictSchemas refuses tools whose inputSchema or outputSchema is not
+	// valid JSON Schema (default false: such a tool is listed as declared,
+	// with a warning, and its arguments are not validated).
+	StrictSchemas bool
+	// SecretsFile is read for secrets not found in the environment (see
+	// Spec.AllowedSecrets); "" means none.
+	SecretsFile string
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
@@ -79,6 +87,13 @@ type Spec struct {
 	ExcludeTools []string
 	// ToolPrefix is prepended to every tool name; nil means Name+"_".
 	ToolPrefix *string
+	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
+	StrictSchemas *bool
+	// AllowedSecrets name the secrets the guest may read through the
+	// get_keyring_secret host function; each is looked up in the
+	// environment, then in SecretsFile (or ServerConfig.SecretsFile).
+	AllowedSecrets []string
+	SecretsFile    string
 	// Line is where the [[plugin]] table starts in File (for messages).
 	Line int
 	// Native, when set, is used instead of Path/Source. Never set from TOML.

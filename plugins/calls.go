@@ -114,11 +114,13 @@ func (p *Plugin) RootsListChanged(ctx context.Context, cc abi.Context) error {
 	if p.ABI != 2 || !p.core.module.HasExport(abi.ExportOnRootsListChanged) {
 		return nil
 	}
-	in, err := p.envelope(nil, cc)
+	// A notification has no id: hyper-mcp sends {"context":{"_meta":{…}}}.
+	cc.ID = nil
+	in, err := p.notifyEnvelope(cc)
 	if err != nil {
 		return err
 	}
-	_, err = p.core.module.Call(ctx, abi.ExportOnRootsListChanged, in)
+	_, err = p.core.call(ctx, abi.ExportOnRootsListChanged, in)
 	return err
 }
 
@@ -139,10 +141,11 @@ func nonEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// envelope builds a v2 input: {"request":…,"context":…}.
+// envelope builds a v2 input: {"request":…,"context":…}, with the
+// context's id and _meta always present (see [fillContext]).
 func (p *Plugin) envelope(request any, cc abi.Context) ([]byte, error) {
 	cc.Plugin = p.Name
-	in := abi.Input{Context: cc}
+	in := abi.Input{Context: fillContext(cc)}
 	if request != nil {
 		req, err := json.Marshal(request)
 		if err != nil {
@@ -157,6 +160,42 @@ func (p *Plugin) envelope(request any, cc abi.Context) ([]byte, error) {
 	return b, nil
 }
 
+// notifyEnvelope builds the input of a notification export:
+// {"context":{"_meta":{…}}}, without an id.
+func (p *Plugin) notifyEnvelope(cc abi.Context) ([]byte, error) {
+	cc.Plugin = p.Name
+	if len(bytes.TrimSpace(cc.Meta)) == 0 || bytes.Equal(bytes.TrimSpace(cc.Meta), []byte("null")) {
+		cc.Meta = emptyMeta
+	}
+	b, err := json.Marshal(abi.Input{Context: cc})
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: encode input: %w", p.Name, err)
+	}
+	return b, nil
+}
+
+// InternalID is the context id of the v2 calls mcphost makes on its own,
+// outside any client request: the lists read at load, after a reload and
+// after a plugin signals a list change. hyper-mcp's guests deserialize
+// context.id strictly as a number or a string, so it is never absent.
+const InternalID = `"mcphost/internal"`
+
+var emptyMeta = json.RawMessage(`{}`)
+
+// fillContext makes cc what hyper-mcp sends: "id" and "_meta" always
+// present, "_meta" {} when the client sent none (guests built from
+// hyper-mcp's Rust template refuse a context without it), and the id
+// [InternalID] for calls that serve no client request.
+func fillContext(cc abi.Context) abi.Context {
+	if id := bytes.TrimSpace(cc.ID); len(id) == 0 || bytes.Equal(id, []byte("null")) {
+		cc.ID = json.RawMessage(InternalID)
+	}
+	if m := bytes.TrimSpace(cc.Meta); len(m) == 0 || bytes.Equal(m, []byte("null")) {
+		cc.Meta = emptyMeta
+	}
+	return cc
+}
+
 // call runs export and checks that its output is a JSON object whose
 // member is an array ('[') or an object ('{').
 func (p *Plugin) call(ctx context.Context, export string, in []byte, member string, kind byte) (json.RawMessage, error) {
@@ -164,7 +203,7 @@ func (p *Plugin) call(ctx context.Context, export string, in []byte, member stri
 	if !m.HasExport(export) {
 		return nil, &UnsupportedError{Plugin: p.Name, Export: export}
 	}
-	out, err := m.Call(ctx, export, in)
+	out, err := p.core.call(ctx, export, in)
 	if err != nil {
 		return nil, err
 	}

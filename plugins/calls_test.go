@@ -23,9 +23,10 @@ func TestPluginCalls(t *testing.T) {
 		tools:   []string{tool("echo")},
 		prompts: []string{prompt("greet")},
 		exports: map[string]handler{
-			abi.ExportReadResource: reply(`{"contents":[{"uri":"mem://x","text":"hi"}]}`),
-			abi.ExportGetPrompt:    reply(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`),
-			abi.ExportComplete:     reply(`{"completion":{"values":["a"]}}`),
+			abi.ExportReadResource:       reply(`{"contents":[{"uri":"mem://x","text":"hi"}]}`),
+			abi.ExportGetPrompt:          reply(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`),
+			abi.ExportComplete:           reply(`{"completion":{"values":["a"]}}`),
+			abi.ExportOnRootsListChanged: reply(`{}`),
 		},
 	}.module()
 	l := NewLoader(LoaderOptions{Logger: discard()})
@@ -46,19 +47,22 @@ func TestPluginCalls(t *testing.T) {
 			`{"request":{"name":"echo","arguments":{"n":12345678901234567890}},"context":{"id":"req-1","_meta":{"progressToken":5},"protocolVersion":"2025-11-25","plugin":"p"}}`},
 		{"call_tool without arguments", func() (json.RawMessage, error) {
 			return p.CallTool(ctx, "echo", nil, abi.Context{})
-		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"plugin":"p"}}`},
+		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"read_resource", func() (json.RawMessage, error) {
 			return p.ReadResource(ctx, "mem://x", cc)
 		}, abi.ExportReadResource,
 			`{"request":{"uri":"mem://x"},"context":{"id":"req-1","_meta":{"progressToken":5},"protocolVersion":"2025-11-25","plugin":"p"}}`},
 		{"get_prompt", func() (json.RawMessage, error) {
 			return g.Prompt("greet").Get(ctx, map[string]string{"who": "ann"}, abi.Context{})
-		}, abi.ExportGetPrompt, `{"request":{"name":"greet","arguments":{"who":"ann"}},"context":{"plugin":"p"}}`},
+		}, abi.ExportGetPrompt, `{"request":{"name":"greet","arguments":{"who":"ann"}},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"complete strips ref/", func() (json.RawMessage, error) {
 			return p.Complete(ctx, abi.CompleteParams{Ref: abi.CompleteRef{Type: "ref/prompt", Name: "greet"},
 				Argument: abi.CompleteArgument{Name: "who", Value: "a"}}, abi.Context{})
 		}, abi.ExportComplete,
-			`{"request":{"ref":{"type":"prompt","name":"greet"},"argument":{"name":"who","value":"a"}},"context":{"plugin":"p"}}`},
+			`{"request":{"ref":{"type":"prompt","name":"greet"},"argument":{"name":"who","value":"a"}},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
+		{"client sent null _meta", func() (json.RawMessage, error) {
+			return p.CallTool(ctx, "echo", nil, abi.Context{ID: json.RawMessage(`3`), Meta: json.RawMessage(`null`)})
+		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"id":3,"_meta":{},"plugin":"p"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +77,16 @@ func TestPluginCalls(t *testing.T) {
 				t.Errorf("input:\n got %s\nwant %s", got, tt.wantInput)
 			}
 		})
+	}
+	// What hyper-mcp sends for a list, and for a notification (no id).
+	if got, want := m.input(abi.ExportListTools), `{"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`; got != want {
+		t.Errorf("list_tools input at load:\n got %s\nwant %s", got, want)
+	}
+	if err := p.RootsListChanged(ctx, abi.Context{ID: json.RawMessage(`9`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.input(abi.ExportOnRootsListChanged), `{"context":{"_meta":{},"plugin":"p"}}`; got != want {
+		t.Errorf("on_roots_list_changed input:\n got %s\nwant %s", got, want)
 	}
 }
 

@@ -52,6 +52,11 @@ var (
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 )
 
+func init() {
+	serverKeys = append(serverKeys, serverCompatKeys...)
+	pluginKeys = append(pluginKeys, pluginCompatKeys...)
+}
+
 // DefaultConfig is the configuration used without a file: the [server]
 // defaults and no plugins.
 func DefaultConfig() *Config {

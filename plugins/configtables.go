@@ -69,6 +69,7 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		sc.MaxInstances = int(v)
 	}
+	p.serverCompat(s, m, sc) // configcompat.go
 	p.serverBuild(s, m, sc)
 }
 
@@ -185,6 +186,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 			s.errf("tool_prefix", "invalid prefix %q: want at most 32 letters, digits, '_' or '-'", v)
 		}
 	}
+	p.pluginCompat(s, m, &spec) // configcompat.go
 	return spec
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -22,6 +23,18 @@ type core struct {
 	hash         string // code SHA-256 and limits; equal hashes may share the core
 	abi          int
 	guestVersion int
+	strict       bool     // strict_schemas: refuse tools with invalid schemas
+	warnings     []string // faults found while reading the lists, for validate
+	model        Model    // how many instances serve calls, and why
+	log          *slog.Logger
+	discarded    atomic.Uint64 // the module's Stats().Discarded last seen
+	// signal tells the Loader the plugin signalled a list change
+	// (dynamic.go); nil for cores that cannot (tests).
+	signal func()
+	// base is the core first loaded with this module when this one was
+	// made by re-reading its lists (see [Loader.Relist]); this core holds
+	// one reference on it, and only base closes the module.
+	base *core
 
 	tools     []listedTool
 	resources []listedResource
@@ -67,9 +80,21 @@ func (c *core) acquire() bool {
 	}
 }
 
-// release drops a reference and closes the module with the last one.
+// root is the core that owns the module: c, or the one c's lists were
+// re-read from.
+func (c *core) root() *core {
+	if c.base != nil {
+		return c.base
+	}
+	return c
+}
+
+// release drops a reference and closes the module with the last one (for
+// a core made by re-reading lists: drops its reference on its base).
 func (c *core) release(ctx context.Context) error {
 	switch n := c.refs.Add(-1); {
+	case n == 0 && c.base != nil:
+		return c.base.release(ctx)
 	case n == 0:
 		if err := c.module.Close(ctx); err != nil {
 			return fmt.Errorf("plugin %q: close: %w", c.name, err)

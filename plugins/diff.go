@@ -40,7 +40,7 @@ func Diff(old, new *Generation) Changes {
 		switch {
 		case q == nil:
 			c.Reloaded = append(c.Reloaded, p.Name)
-		case q.core != p.core:
+		case q.core.root() != p.core.root(): // re-read lists alone reload nothing
 			c.Reloaded = append(c.Reloaded, p.Name)
 			note(p)
 			note(q)

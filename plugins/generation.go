@@ -292,6 +292,11 @@ func (g *Generation) Close(ctx context.Context) error {
 // (also when include_tools or exclude_tools left it out).
 func (p *Plugin) Tool(original string) *Tool { return p.tools[original] }
 
+// Warnings returns the faults found in what the plugin listed that did not
+// keep an item out: a tool schema that is not valid JSON Schema, served as
+// declared without validation (see ServerConfig.StrictSchemas).
+func (p *Plugin) Warnings() []string { return slices.Clone(p.core.warnings) }
+
 // Prompt returns this plugin's prompt by the plugin's own name for it, or nil.
 func (p *Plugin) Prompt(name string) *Prompt { return p.prompts[name] }
 

@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -64,15 +66,21 @@ func (l *Loader) inspect(ctx context.Context, c *core) error {
 			l.log.Warn("plugin reports a newer ABI version", "plugin", c.name, "version", n, "host", abi.Version)
 		}
 	}
+	return l.readLists(ctx, c)
+}
+
+// readLists calls c's list exports and keeps what they return in c.
+func (l *Loader) readLists(ctx context.Context, c *core) error {
+	m := c.module
 	if c.abi == 1 {
 		raws, err := listCall(ctx, m, abi.ExportDescribe, nil, "tools")
 		if err != nil {
 			return err
 		}
-		c.tools = l.readTools(c.name, raws)
+		c.tools = l.readTools(c, raws)
 		return nil
 	}
-	input, err := json.Marshal(abi.Input{Context: abi.Context{Plugin: c.name}})
+	input, err := json.Marshal(abi.Input{Context: fillContext(abi.Context{Plugin: c.name})})
 	if err != nil {
 		return err
 	}
@@ -80,7 +88,7 @@ func (l *Loader) inspect(ctx context.Context, c *core) error {
 		export, member string
 		read           func([]json.RawMessage)
 	}{
-		{abi.ExportListTools, "tools", func(r []json.RawMessage) { c.tools = l.readTools(c.name, r) }},
+		{abi.ExportListTools, "tools", func(r []json.RawMessage) { c.tools = l.readTools(c, r) }},
 		{abi.ExportListResources, "resources", func(r []json.RawMessage) { c.resources = l.readResources(c.name, r) }},
 		{abi.ExportListResourceTemplates, "resourceTemplates", func(r []json.RawMessage) { c.templates = l.readTemplates(c.name, r) }},
 		{abi.ExportListPrompts, "prompts", func(r []json.RawMessage) { c.prompts = l.readPrompts(c.name, r) }},
@@ -153,7 +161,14 @@ func (l *Loader) skip(plugin, kind string, index int, name string, err error) {
 	l.log.Warn(kind+" skipped", "plugin", plugin, kind, name, "index", index, "err", err)
 }
 
-func (l *Loader) readTools(plugin string, raws []json.RawMessage) []listedTool {
+// readTools reads a tools list. A tool whose inputSchema or outputSchema
+// is not an object schema is skipped (clients would reject the whole list
+// over it); one whose schema does not compile as JSON Schema is skipped
+// when c.strict is set, and otherwise listed
+// exactly as declared, without that validation, and one warning naming the
+// fault is logged and kept in c.warnings (see [Plugin.Warnings]).
+func (l *Loader) readTools(c *core, raws []json.RawMessage) []listedTool {
+	plugin := c.name
 	var out []listedTool
 	seen := map[string]bool{}
 	for i, raw := range raws {
@@ -172,15 +187,31 @@ func (l *Loader) readTools(plugin string, raws []json.RawMessage) []listedTool {
 		case len(bytes.TrimSpace(t.def.InputSchema)) == 0:
 			err = fmt.Errorf("missing inputSchema")
 		}
-		if err == nil {
-			t.in, err = compileSchema(plugin, name, "inputSchema", t.def.InputSchema)
-		}
-		if o := bytes.TrimSpace(t.def.OutputSchema); err == nil && len(o) > 0 && !bytes.Equal(o, []byte("null")) {
-			t.out, err = compileSchema(plugin, name, "outputSchema", t.def.OutputSchema)
-		}
 		if err != nil {
 			l.skip(plugin, "tool", i, name, err)
 			continue
+		}
+		var faults []error
+		if t.in, err = compileSchema(plugin, name, "inputSchema", t.def.InputSchema); err != nil {
+			faults = append(faults, err)
+		}
+		if o := bytes.TrimSpace(t.def.OutputSchema); len(o) > 0 && !bytes.Equal(o, []byte("null")) {
+			if t.out, err = compileSchema(plugin, name, "outputSchema", t.def.OutputSchema); err != nil {
+				faults = append(faults, err)
+			}
+		}
+		if len(faults) > 0 {
+			err := errors.Join(faults...)
+			var shape *shapeError
+			if c.strict || errors.As(err, &shape) {
+				l.skip(plugin, "tool", i, name, err)
+				continue
+			}
+			msg := fmt.Sprintf("tool %q: schema not valid, served as declared without validation: %s",
+				name, strings.ReplaceAll(err.Error(), "\n", "; "))
+			l.log.Warn("tool schema not valid; served as declared without validation",
+				"plugin", plugin, "tool", name, "err", err)
+			c.warnings = append(c.warnings, msg)
 		}
 		seen[name] = true
 		t.raw = compact(raw)

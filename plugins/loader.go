@@ -39,7 +39,8 @@ type Loader struct {
 	cacheDir string
 	load     func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID   atomic.Uint64
-	busy     sync.Map // plugin name → the step it is in ("build", "compile")
+	busy     sync.Map     // plugin name → the step it is in ("build", "compile")
+	signals  *listSignals // plugins that signalled a list change (dynamic.go)
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -57,7 +58,7 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir}
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, signals: newListSignals()}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -224,7 +225,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
 		}
-		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native"}
+		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server),
+			signal: l.signals.signaller(spec.Name)}
 		if err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
@@ -237,7 +239,13 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, err
 	}
-	hash := coreHash(spec.Name, sum, lim)
+	model := instanceModel(spec, server, wasm)
+	lim.Instances = model.Instances
+	if lim.Secrets, err = resolveSecrets(spec, server, l.log); err != nil {
+		return nil, false, err
+	}
+	strict := strictSchemas(spec, server)
+	hash := coreHash(spec.Name, sum, lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
 		return prev.core, true, nil
 	}
@@ -251,7 +259,8 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash}
+	c := &core{name: spec.Name, module: m, hash: hash, strict: strict, model: model, log: l.log,
+		signal: l.signals.signaller(spec.Name)}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err
@@ -287,6 +296,14 @@ func (l *Loader) code(ctx context.Context, server *ServerConfig, spec *Spec) ([]
 	return wasm, sum, nil
 }
 
+// strictSchemas is the plugin's strict_schemas, or the server's.
+func strictSchemas(spec *Spec, server *ServerConfig) bool {
+	if spec.StrictSchemas != nil {
+		return *spec.StrictSchemas
+	}
+	return server.StrictSchemas
+}
+
 // ChecksumError says a .wasm file does not match its sha256 pin.
 type ChecksumError struct {
 	File      string
@@ -299,11 +316,12 @@ func (e *ChecksumError) Error() string {
 
 // coreHash identifies a loaded module: the same name, code and limits give
 // the same module, which can then be shared across generations.
-func coreHash(name, codeSum string, lim sandbox.Limits) string {
+func coreHash(name, codeSum string, lim sandbox.Limits, strict bool) string {
 	b, _ := json.Marshal(struct {
 		Name, Code string
 		Limits     sandbox.Limits
-	}{name, codeSum, lim}) // maps marshal with sorted keys, so this is canonical
+		Strict     bool
+	}{name, codeSum, lim, strict}) // maps marshal with sorted keys, so this is canonical
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -121,7 +122,10 @@ func TestBuildSkipsBadItems(t *testing.T) {
 		templates: []string{template("mem://{a}"), template("mem://{?q}"), `{"uriTemplate":"mem://x/{a}"}`},
 		prompts:   []string{prompt("p"), `{"name":""}`, `{"name":"q","arguments":[{"description":"no name"}]}`},
 	}.module()
-	g := build(t, l, nil, native("p", m))
+	strict := true
+	spec := native("p", m)
+	spec.StrictSchemas = &strict
+	g := build(t, l, nil, spec)
 	defer g.Close(context.Background())
 	if got, want := toolNames(g), []string{"p_good", "p_withdraft7"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools: got %q; want %q", got, want)
@@ -156,6 +160,72 @@ func TestBuildSkipsBadItems(t *testing.T) {
 		t.Errorf("remote $ref: got %q; want the refusal to be explained", got[0])
 	}
 }
+
+// TestLenientSchemas: without strict_schemas, a tool whose schema does not
+// compile as JSON Schema is listed exactly as declared, with one warning,
+// and its arguments reach the plugin unchecked; a schema that is not an
+// object schema still keeps the tool out, because clients reject it.
+func TestLenientSchemas(t *testing.T) {
+	// A real Zig servlet declares "required" inside "properties".
+	zig := `{"name":"get","description":"by id","inputSchema":{"type":"object","properties":{"id":{"type":"string"},"required":["id"]}}}`
+	badOut := `{"name":"badout","inputSchema":{"type":"object"},"outputSchema":{"type":"object","minProperties":-1}}`
+	tests := []struct {
+		name      string
+		server    bool  // [server] strict_schemas
+		plugin    *bool // the plugin's strict_schemas
+		wantTools []string
+		wantWarns int
+	}{
+		{"lenient by default", false, nil, []string{"p_badout", "p_get", "p_good"}, 2},
+		{"strict server", true, nil, []string{"p_good"}, 0},
+		{"plugin overrides strict server", true, ptr(false), []string{"p_badout", "p_get", "p_good"}, 2},
+		{"strict plugin", false, ptr(true), []string{"p_good"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, rec := newLogRecorder()
+			l := NewLoader(LoaderOptions{Logger: log})
+			m := fake{tools: []string{tool("good"), zig, badOut, `{"name":"str","inputSchema":{"type":"string"}}`}}.module()
+			spec := native("p", m)
+			spec.StrictSchemas = tt.plugin
+			cfg := DefaultConfig()
+			cfg.Server.StrictSchemas = tt.server
+			cfg.Plugins = []Spec{spec}
+			g, err := l.Build(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close(context.Background())
+			if got := toolNames(g); !reflect.DeepEqual(got, tt.wantTools) {
+				t.Errorf("tools: got %q; want %q", got, tt.wantTools)
+			}
+			if got := g.Plugin("p").Warnings(); len(got) != tt.wantWarns {
+				t.Errorf("warnings: got %q; want %d", got, tt.wantWarns)
+			}
+			if got := rec.matching("WARN tool schema not valid"); len(got) != tt.wantWarns {
+				t.Errorf("log: got %q; want %d warnings", got, tt.wantWarns)
+			}
+			if got := rec.matching("WARN tool skipped plugin=p tool=str"); len(got) != 1 {
+				t.Errorf("log: got %q; want the non-object schema skipped", got)
+			}
+			tl := g.Tool("p_get")
+			if tl == nil {
+				return
+			}
+			if want := strings.Replace(zig, `"get"`, `"p_get"`, 1); string(tl.Raw) != want {
+				t.Errorf("raw: got %s; want it exactly as declared (but namespaced) %s", tl.Raw, want)
+			}
+			if err := tl.ValidateArguments(json.RawMessage(`{"id":5}`)); err != nil {
+				t.Errorf("ValidateArguments: got %v; want none for a tool served without validation", err)
+			}
+			if w := g.Plugin("p").Warnings(); len(w) > 0 && !strings.Contains(strings.Join(w, " "), `tool "get"`) {
+				t.Errorf("warnings %q do not name the tool", w)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func TestBuildFailuresAreIsolated(t *testing.T) {
 	log, rec := newLogRecorder()

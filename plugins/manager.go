@@ -25,6 +25,11 @@ type ManagerOptions struct {
 	// Watch turns on reloading when a watched file changes (see
 	// [Config.WatchPaths]).
 	Watch bool
+	// FollowLists re-reads a plugin's lists when it signals a change
+	// (notify_tool_list_changed and its prompt and resource variants) and
+	// swaps them in like a reload, debounced like file changes. Run then
+	// returns only once ctx is done, even without Watch.
+	FollowLists bool
 	// Debounce is the quiet period that ends a burst of changes (default
 	// [DefaultDebounce]).
 	Debounce time.Duration
@@ -127,17 +132,33 @@ func NewManager(opts ManagerOptions) *Manager {
 
 // Run does the initial load and then, when watching, reloads after every
 // debounced burst of changes until ctx is done. It returns nil once ctx is
-// done (or right after the initial load without watching), or the error
-// that kept it from watching at all. The registry keeps the last
+// done (or right after the initial load without watching or following
+// lists), or the error that kept it from watching at all (after ctx is
+// done when following lists). The registry keeps the last
 // generation; closing it is the caller's business.
 func (m *Manager) Run(ctx context.Context) error {
+	if m.opts.FollowLists {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		defer wg.Wait()
+		go func() { // owned by Run, which waits for it; ends with ctx
+			defer wg.Done()
+			m.followLists(ctx)
+		}()
+	}
 	if !m.opts.Watch {
 		m.initial(ctx)
+		if m.opts.FollowLists {
+			<-ctx.Done()
+		}
 		return nil
 	}
 	w, err := NewWatcher(WatcherOptions{Debounce: m.opts.Debounce, Logger: m.log})
 	if err != nil {
 		m.initial(ctx)
+		if m.opts.FollowLists {
+			<-ctx.Done()
+		}
 		return err
 	}
 	defer w.Close()

@@ -38,14 +38,14 @@ func (noRemote) Load(u string) (any, error) {
 func compileSchema(plugin, tool, which string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := decodeJSON(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", which, err)
+		return nil, &shapeError{fmt.Errorf("%s: %w", which, err)}
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s: want a JSON object, got %s", which, jsonKind(doc))
+		return nil, &shapeError{fmt.Errorf("%s: want a JSON object, got %s", which, jsonKind(doc))}
 	}
 	if obj["type"] != "object" {
-		return nil, fmt.Errorf(`%s: want "type": "object"`, which)
+		return nil, &shapeError{fmt.Errorf(`%s: want "type": "object"`, which)}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -60,6 +60,15 @@ func compileSchema(plugin, tool, which string, raw json.RawMessage) (*jsonschema
 	}
 	return s, nil
 }
+
+// shapeError says a schema is not even an object schema. Unlike a schema
+// that does not compile, such a tool is never listed: MCP clients check
+// this shape (the TypeScript SDK's ToolSchema wants "type": "object") and
+// reject the whole tools/list over one tool that lacks it.
+type shapeError struct{ err error }
+
+func (e *shapeError) Error() string { return e.err.Error() }
+func (e *shapeError) Unwrap() error { return e.err }
 
 // decodeJSON decodes one JSON value, keeping numbers exact (json.Number),
 // and rejects trailing data.

@@ -46,6 +46,10 @@ type Limits struct {
 	Env map[string]string
 	// Config is the Extism config (config_get).
 	Config map[string]string
+	// Secrets are what the guest may read through get_keyring_secret,
+	// by name (see keyringSecret for how a request names one). They
+	// are never logged; each module sees only its own.
+	Secrets map[string]string
 }
 
 // Kind classifies a failed call.

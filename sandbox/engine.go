@@ -174,7 +174,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 	cp, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		EnableWasi:    true,
 		RuntimeConfig: rc,
-	}, hostFunctions(log))
+	}, hostFunctions(log, lim))
 	if err != nil {
 		code.release(1)
 		return nil, &LoadError{Module: name, Stage: "compile", Err: err}

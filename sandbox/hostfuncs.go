@@ -22,7 +22,7 @@ type hostFunc abi.HostFunc
 
 // hostFunctions returns the host functions given to every instance of one
 // module; log already carries the plugin attribute.
-func hostFunctions(log *slog.Logger) []extism.HostFunction {
+func hostFunctions(log *slog.Logger, lim Limits) []extism.HostFunction {
 	fns := make([]extism.HostFunction, 0, len(abi.HostFuncs))
 	for _, af := range abi.HostFuncs {
 		h := hostFunc(af)
@@ -33,7 +33,7 @@ func hostFunctions(log *slog.Logger) []extism.HostFunction {
 		if h.Reply {
 			results = []extism.ValueType{extism.ValueTypePTR}
 		}
-		f := extism.NewHostFunctionWithStack(h.Name, h.callback(log), params, results)
+		f := extism.NewHostFunctionWithStack(h.Name, h.callback(log, lim), params, results)
 		f.SetNamespace(abi.HostNamespace)
 		fns = append(fns, f)
 	}
@@ -44,12 +44,17 @@ func hostFunctions(log *slog.Logger) []extism.HostFunction {
 // served (with its deadline), so the Peer is the one given to that Call.
 // A request never traps and never outlives the call: without a Peer, or when
 // the Peer fails, the guest gets {"error":"…"}.
-func (h hostFunc) callback(log *slog.Logger) extism.HostFunctionStackCallback {
+func (h hostFunc) callback(log *slog.Logger, lim Limits) extism.HostFunctionStackCallback {
+	local := localHostFuncs[h.Name]
 	return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
 		var payload json.RawMessage
 		var perr error
 		if h.Payload {
 			payload, perr = readJSON(p, stack[0])
+		}
+		if local != nil { // served here, without the client (localfuncs.go)
+			stack[0] = writeBlock(p, local(ctx, lim, payload, perr))
+			return
 		}
 		peer := PeerFrom(ctx)
 		if !h.Reply {

@@ -31,8 +31,14 @@ func TestHostFunctionRouting(t *testing.T) {
 		{abi.HostResourceUpdated, `{"uri":"file:///x"}`, "notify", "notifications/resources/updated"},
 		{abi.HostURLElicitComplete, `{"elicitationId":"e1"}`, "notify", "notifications/elicitation/complete"},
 	}
-	if len(tests) != len(abi.HostFuncs) {
-		t.Fatalf("test covers %d host functions; the table has %d", len(tests), len(abi.HostFuncs))
+	routed := 0
+	for _, f := range abi.HostFuncs {
+		if f.Method != "" {
+			routed++
+		}
+	}
+	if len(tests) != routed {
+		t.Fatalf("test covers %d host functions; the table routes %d to the Peer", len(tests), routed)
 	}
 	for _, tc := range tests {
 		t.Run(tc.fn, func(t *testing.T) {

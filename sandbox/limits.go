@@ -121,6 +121,7 @@ func normalize(lim Limits) (Limits, error) {
 	}
 	lim.Env = cloneMap(lim.Env)
 	lim.Config = cloneMap(lim.Config)
+	lim.Secrets = cloneMap(lim.Secrets)
 	return lim, nil
 }
 

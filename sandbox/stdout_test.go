@@ -83,7 +83,7 @@ func stdoutChild(mode string) int {
 				EnableWasi:    true,
 				RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
 				ModuleConfig:  wazero.NewModuleConfig().WithStdout(io.Discard),
-			}, hostFunctions(log))
+			}, hostFunctions(log, Limits{}))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -188,7 +188,10 @@ func (c *Context) URLElicitationComplete(id string) error {
 	return callHost(abi.HostURLElicitComplete, map[string]string{"elicitationId": id}, nil)
 }
 
-// NotifyToolListChanged tells the client the tool list changed.
+// NotifyToolListChanged tells the host the tool list changed: mcphost
+// re-reads it (from this instance, after the call) and then tells the
+// clients. A plugin whose lists change must not import sdk-guest/stateless:
+// its lists live in one instance.
 func NotifyToolListChanged() error { return callHost(abi.HostToolListChanged, nil, nil) }
 
 // NotifyPromptListChanged tells the client the prompt list changed.

@@ -16,6 +16,7 @@ import (
 func manage(ctx context.Context, rt *runtime, reg *plugins.Registry, srv *host.Server, file string, watch bool, debounce time.Duration, log *slog.Logger) {
 	m := plugins.NewManager(plugins.ManagerOptions{
 		Loader: rt.loader, Registry: reg, ConfigFile: file, Watch: watch, Debounce: debounce, Logger: log,
+		FollowLists: true,
 		OnReload: func(rep plugins.ReloadReport) {
 			rep.Log(ctx, log)
 			notifyErrors(srv, rep)

@@ -35,6 +35,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 	for _, p := range g.Plugins {
 		fmt.Fprintf(stdout, "plugin %s (ABI v%d)\n", p.Name, p.ABI)
+		fmt.Fprintf(stdout, "  instances %s\n", p.Instances())
 		for _, t := range p.Tools {
 			fmt.Fprintf(stdout, "  tool      %-32s %s\n", t.Name, firstLine(t.Def.Description))
 		}
@@ -46,6 +47,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		for _, pr := range p.Prompts {
 			fmt.Fprintf(stdout, "  prompt    %-32s %s\n", pr.Name, firstLine(pr.Def.Description))
+		}
+		for _, w := range p.Warnings() {
+			fmt.Fprintf(stdout, "  warning   %s\n", w)
 		}
 	}
 	for _, f := range g.Failures {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/mcphost/mcphost/abi"
 	guest "github.com/mcphost/mcphost/sdk-guest"
+	_ "github.com/mcphost/mcphost/sdk-guest/stateless"
 )
 
 // EchoIn is the echo tool's input.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	guest "github.com/mcphost/mcphost/sdk-guest"
+	_ "github.com/mcphost/mcphost/sdk-guest/stateless"
 )
 
 func main() {}

@@ -232,6 +232,8 @@ func host() int32 {
 		hostResourceUpdated(p)
 	case "notify_url_elicitation_completed":
 		hostURLElicitationCompleted(p)
+	case "get_keyring_secret":
+		reply = hostKeyringSecret(p)
 	default:
 		setError("unknown host function " + in.Fn)
 		return 1

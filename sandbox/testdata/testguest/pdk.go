@@ -83,6 +83,9 @@ func hostResourceUpdated(uint64)
 //go:wasmimport extism:host/user notify_url_elicitation_completed
 func hostURLElicitationCompleted(uint64)
 
+//go:wasmimport extism:host/user get_keyring_secret
+func hostKeyringSecret(uint64) uint64
+
 func input() []byte {
 	n := inputLength()
 	buf := make([]byte, n)

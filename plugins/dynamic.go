@@ -1,0 +1,199 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// Dynamic lists. A plugin that changes its own lists at run time (a tool
+// added by a call, as hyper-mcp plugins do) calls notify_tool_list_changed
+// or its prompt or resource variant. listPeer catches that signal on its
+// way to the client; the Manager then re-reads that plugin's lists, after
+// the same debounce as file changes, from the instance that holds the
+// plugin's state, and swaps in a new generation. The clients hear of it
+// through the registry, like any reload, once the new lists serve.
+
+// listPeer is the sandbox.Peer a plugin's calls run with: it keeps the
+// list_changed notifications for the Manager and passes everything else
+// to the client's Peer (inner, nil outside any client request).
+type listPeer struct {
+	inner  sandbox.Peer
+	signal func()
+}
+
+func (p *listPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	switch method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		p.signal()
+		return nil
+	}
+	if p.inner == nil {
+		return sandbox.ErrNoPeer
+	}
+	return p.inner.Notify(ctx, method, params)
+}
+
+func (p *listPeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if p.inner == nil {
+		return nil, sandbox.ErrNoPeer
+	}
+	return p.inner.Request(ctx, method, params)
+}
+
+// listSignals gathers the names of plugins that signalled a list change.
+// A signal costs a map insert and never blocks, so a guest signalling in a
+// tight loop slows only itself; however often it signals, its lists are
+// re-read at most once per debounced burst.
+type listSignals struct {
+	mu      sync.Mutex
+	pending map[string]struct{}
+	poke    chan struct{} // holds one token while pending is not empty
+}
+
+func newListSignals() *listSignals {
+	return &listSignals{pending: map[string]struct{}{}, poke: make(chan struct{}, 1)}
+}
+
+func (s *listSignals) signaller(name string) func() {
+	return func() {
+		s.mu.Lock()
+		s.pending[name] = struct{}{}
+		s.mu.Unlock()
+		select {
+		case s.poke <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (s *listSignals) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := slices.Sorted(maps.Keys(s.pending))
+	clear(s.pending)
+	return names
+}
+
+// Relist returns a generation like cur in which the plugins called names
+// show the lists they return now, or nil when none could be re-read (each
+// failure is logged; that plugin keeps its lists). Everything else is
+// shared with cur, which the caller must hold. The caller owns the result.
+func (l *Loader) Relist(ctx context.Context, cur *Generation, names []string) (*Generation, error) {
+	cores := make([]*core, len(cur.Plugins))
+	specs := make([]*Spec, len(cur.Plugins))
+	changed := false
+	for i, p := range cur.Plugins {
+		specs[i] = &p.Spec
+		if slices.Contains(names, p.Name) {
+			if nc, err := l.relistCore(ctx, p.core); err != nil {
+				l.log.Error("plugin lists not re-read; the previous lists keep serving", "plugin", p.Name, "err", err)
+			} else {
+				cores[i], changed = nc, true
+				continue
+			}
+		}
+		if !p.core.acquire() { // cannot happen while cur is held
+			for _, c := range cores[:i] {
+				_ = c.release(context.WithoutCancel(ctx))
+			}
+			return nil, fmt.Errorf("relist: plugin %q is closed", p.Name)
+		}
+		cores[i] = p.core
+	}
+	if !changed || ctx.Err() != nil {
+		for _, c := range cores {
+			_ = c.release(context.WithoutCancel(ctx))
+		}
+		return nil, ctx.Err()
+	}
+	g := l.assemble(cur.Config, specs, cores, cur, l.nextID(cur))
+	g.Failures = cur.Failures
+	return g, nil
+}
+
+// relistCore returns a core like c, on the same module, with the lists the
+// module returns now.
+func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
+	root := c.root()
+	if !root.acquire() {
+		return nil, fmt.Errorf("plugin %q is closed", c.name)
+	}
+	nc := &core{name: c.name, module: c.module, native: c.native, hash: c.hash, abi: c.abi,
+		guestVersion: c.guestVersion, strict: c.strict, model: c.model, log: c.log, signal: c.signal, base: root}
+	nc.discarded.Store(c.discarded.Load())
+	if err := l.readLists(ctx, nc); err != nil {
+		_ = root.release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	nc.refs.Store(1)
+	return nc, nil
+}
+
+// followLists re-reads the lists of the plugins that signal a change,
+// debounced like file changes, until ctx is done.
+func (m *Manager) followLists(ctx context.Context) {
+	quiet := m.opts.Debounce
+	if quiet <= 0 {
+		quiet = DefaultDebounce
+	}
+	sig := m.opts.Loader.signals
+	in := make(chan string)
+	out := make(chan []string)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned here; ends with ctx
+		defer wg.Done()
+		debounce(ctx, in, out, quiet, maxDelayFactor*quiet)
+	}()
+	defer wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig.poke:
+			for _, n := range sig.take() {
+				select {
+				case in <- n:
+				case <-ctx.Done():
+					return
+				}
+			}
+		case names := <-out:
+			m.relist(ctx, names)
+		}
+	}
+}
+
+// relist swaps in a generation with the re-read lists of names and
+// reports it like a reload, its Trigger naming each plugin as
+// "list_changed:<name>".
+func (m *Manager) relist(ctx context.Context, names []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	start := time.Now()
+	reg := m.opts.Registry
+	cur, release := reg.Acquire()
+	defer release()
+	g, err := m.opts.Loader.Relist(ctx, cur, names)
+	if err != nil || g == nil {
+		return // logged by Relist, or shutting down
+	}
+	rep := ReloadReport{Gen: g.ID} // failures, if any, were reported when they happened
+	for _, n := range names {
+		rep.Trigger = append(rep.Trigger, "list_changed:"+n)
+	}
+	rep.Changes = reg.Swap(ctx, g)
+	rep.Dur = time.Since(start)
+	if m.opts.OnReload != nil {
+		m.opts.OnReload(rep)
+	} else {
+		rep.Log(ctx, m.log)
+	}
+}

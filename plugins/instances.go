@@ -1,0 +1,80 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// Model is how a plugin's calls are served: by one long-lived instance,
+// one call at a time, or by a pool of interchangeable instances.
+type Model struct {
+	// Instances is the most instances serving calls at once; 1 means one
+	// long-lived instance whose state (globals, Extism vars, a tool list
+	// that grows) lasts from call to call until a fault. 0 for modules
+	// that are not Wasm (Spec.Native), which manage themselves.
+	Instances int
+	// Reason says why, for `mcphost validate`.
+	Reason string
+}
+
+// String is "single instance (reason)" or "pool of N instances (reason)".
+func (m Model) String() string {
+	switch m.Instances {
+	case 0:
+		return "native module"
+	case 1:
+		return "single instance (" + m.Reason + ")"
+	}
+	return fmt.Sprintf("pool of %d instances (%s)", m.Instances, m.Reason)
+}
+
+// instanceModel decides the model of a Wasm plugin. A plugin runs the way
+// hyper-mcp runs every plugin (one instance, calls serialised, state kept)
+// unless it declares itself stateless by exporting abi.ExportStateless;
+// then it gets a warm pool of the server's max_instances. The plugin's own
+// max_instances overrides either way.
+//
+// Bytes that do not parse get the single instance; loading them then
+// fails with the sandbox's own, better, message.
+func instanceModel(spec *Spec, server *ServerConfig, wasm []byte) Model {
+	if spec.MaxInstances > 0 {
+		return Model{Instances: spec.MaxInstances,
+			Reason: fmt.Sprintf("max_instances = %d in its [[plugin]] table", spec.MaxInstances)}
+	}
+	if exports, err := wasmFuncExports(wasm); err == nil && slices.Contains(exports, abi.ExportStateless) {
+		n := max(server.MaxInstances, 1)
+		return Model{Instances: n, Reason: "it exports " + abi.ExportStateless + ": declared stateless"}
+	}
+	return Model{Instances: 1, Reason: "it may keep state between calls, as hyper-mcp plugins do; no " +
+		abi.ExportStateless + " export"}
+}
+
+// Instances says how the plugin's calls are served, and why.
+func (p *Plugin) Instances() Model { return p.core.model }
+
+// statser is implemented by *sandbox.Module.
+type statser interface{ Stats() sandbox.Stats }
+
+// call runs export on the module. After a failure of a single-instance
+// plugin that threw its instance away (a trap, a timeout, running out of
+// memory), it logs that the plugin's state was lost: the next call runs
+// on a fresh instance.
+func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, error) {
+	if c.signal != nil {
+		ctx = sandbox.WithPeer(ctx, &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal})
+	}
+	out, err := c.module.Call(ctx, export, in)
+	if err != nil && c.model.Instances == 1 {
+		if st, ok := c.module.(statser); ok {
+			if d := st.Stats().Discarded; d > c.discarded.Swap(d) {
+				c.log.Warn("plugin instance re-created after a fault: its state was lost",
+					"plugin", c.name, "export", export, "err", err)
+			}
+		}
+	}
+	return out, err
+}

@@ -1,0 +1,128 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+func TestWasmFuncExports(t *testing.T) {
+	one := int32(1)
+	mod := wasmModule(wfunc{name: abi.ExportListTools, output: `{}`}, wfunc{name: abi.ExportStateless, i32: &one})
+	tests := []struct {
+		name    string
+		wasm    []byte
+		want    []string
+		wantErr bool
+	}{
+		{"generated module", mod, []string{abi.ExportListTools, abi.ExportStateless}, false},
+		{"no export section", []byte("\x00asm\x01\x00\x00\x00"), nil, false},
+		{"not wasm", []byte("hello world"), nil, true},
+		{"truncated", mod[:len(mod)/2], nil, true},
+		{"section longer than the file", []byte("\x00asm\x01\x00\x00\x00\x07\x7f\x00"), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := wasmFuncExports(tt.wasm)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("got error %v; want error %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzWasmFuncExports(f *testing.F) {
+	one := int32(1)
+	f.Add(wasmModule(wfunc{name: abi.ExportCallTool, output: `{}`}, wfunc{name: abi.ExportStateless, i32: &one}))
+	f.Add([]byte("\x00asm\x01\x00\x00\x00\x07\x05\x01\x01a\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		names, err := wasmFuncExports(b)
+		if err != nil && names != nil {
+			t.Errorf("got names %q with error %v", names, err)
+		}
+		for _, n := range names {
+			if len(n) > len(b) {
+				t.Errorf("name %q longer than the input", n)
+			}
+		}
+	})
+}
+
+// TestInstanceModel loads real (generated) Wasm modules and checks the
+// model each gets, and that a single-instance plugin's calls really share
+// one instance.
+func TestInstanceModel(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	one := int32(1)
+	list := wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("t") + `]}`}
+	callOK := wfunc{name: abi.ExportCallTool, output: `{"content":[]}`}
+	plain := wasmModule(list, callOK)
+	declared := wasmModule(list, callOK, wfunc{name: abi.ExportStateless, i32: &one})
+	trapping := wasmModule(list, wfunc{name: abi.ExportCallTool, trap: true})
+	tests := []struct {
+		name       string
+		wasm       []byte
+		maxInst    int
+		want       int
+		wantReason string
+	}{
+		{"foreign plugin", plain, 0, 1, "may keep state"},
+		{"declared stateless", declared, 0, 3, "declared stateless"},
+		{"override to a pool", plain, 4, 4, "max_instances = 4"},
+		{"override to one", declared, 1, 1, "max_instances = 1"},
+		{"traps", trapping, 0, 1, "may keep state"},
+	}
+	cfg := DefaultConfig()
+	cfg.Server.MaxInstances = 3
+	for i, tt := range tests {
+		file := filepath.Join(dir, tt.name+".wasm")
+		write(t, file, string(tt.wasm))
+		cfg.Plugins = append(cfg.Plugins, Spec{Name: "p" + string(rune('a'+i)), Path: file, MaxInstances: tt.maxInst})
+	}
+	log, rec := newLogRecorder()
+	l := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: log})
+	g, err := l.Build(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(ctx)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := g.Plugin("p" + string(rune('a'+i)))
+			if p == nil {
+				t.Fatalf("not loaded: %v", g.Failed("p"+string(rune('a'+i))))
+			}
+			m := p.Instances()
+			if m.Instances != tt.want || !strings.Contains(m.Reason, tt.wantReason) {
+				t.Errorf("model: got %v; want %d instances because %q", m, tt.want, tt.wantReason)
+			}
+			if got := p.core.module.(statser).Stats().Instances; got > tt.want {
+				t.Errorf("live instances: got %d; want at most %d", got, tt.want)
+			}
+		})
+	}
+	// A fault on a single instance says the plugin's state was lost.
+	p := g.Plugin("pe")
+	if _, err := p.CallTool(ctx, "t", nil, abi.Context{}); err == nil {
+		t.Fatal("trapping call: got no error")
+	}
+	if got := rec.matching("WARN plugin instance re-created after a fault: its state was lost plugin=pe"); len(got) != 1 {
+		t.Errorf("log: got %q; want one state-lost warning", got)
+	}
+	// A guest error keeps the instance, so nothing was lost.
+	if _, err := g.Plugin("pa").CallTool(ctx, "nope", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown tool: got %v", err)
+	}
+	if got := rec.matching("WARN plugin instance re-created"); len(got) != 1 {
+		t.Errorf("log: got %d state-lost warnings; want 1", len(got))
+	}
+}
