@@ -3,7 +3,9 @@
 // It owns: reading and validating plugins.toml ([ParseConfig],
 // [LoadConfig]; errors name the file, line, plugin and key), building
 // Go-source plugins with GOOS=wasip1 into a content-keyed cache
-// ([BuildGo]), loading modules through sandbox, detecting each plugin's ABI,
+// ([BuildGo]), fetching plugins from https URLs and OCI registries into a
+// digest-keyed download cache (source*.go, behind one small interface),
+// loading modules through sandbox, detecting each plugin's ABI,
 // reading its lists, naming its tools (namespaced by plugin, always
 // matching ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically
 // with a warning), compiling tool schemas, building a [Generation]

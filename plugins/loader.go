@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"reflect"
 	"runtime"
@@ -29,20 +30,34 @@ type LoaderOptions struct {
 	// Logger receives load progress, skipped items and failures. nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Remote sources and the cache (source.go, cache.go).
+
+	// DownloadCacheDir holds what url and oci sources fetched; "" means
+	// os.UserCacheDir()/mcphost/download.
+	DownloadCacheDir string
+	// HTTPClient fetches url and oci sources; nil means a client of the
+	// Loader's own.
+	HTTPClient *http.Client
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
 // normally build one generation at a time.
 type Loader struct {
-	log      *slog.Logger
-	cacheDir string
-	load     func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
-	lastID   atomic.Uint64
+	log        *slog.Logger
+	cacheDir   string
+	dlDir      string
+	httpClient *http.Client
+	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
+	lastID     atomic.Uint64
 }
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir}
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, dlDir: opts.DownloadCacheDir, httpClient: opts.HTTPClient}
+	if l.httpClient == nil {
+		l.httpClient = newHTTPClient()
+	}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -241,19 +256,16 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	return c, false, nil
 }
 
-// code returns the plugin's Wasm and its SHA-256 (hex): read from Path and
-// checked against the pin, or built from Source.
+// code returns the plugin's Wasm and its SHA-256 (hex), from its source
+// (see sourceOf), checked against the sha256 pin when there is one.
 func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
-	file := spec.Path
-	switch {
-	case spec.Source != "":
-		out, err := BuildGo(ctx, spec.Source, l.cacheDir)
-		if err != nil {
-			return nil, "", err
-		}
-		file = out
-	case spec.Path == "":
-		return nil, "", errors.New("no path, source or native module")
+	src, err := l.sourceOf(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	file, err := src.fetch(ctx)
+	if err != nil {
+		return nil, "", err
 	}
 	wasm, err := os.ReadFile(file)
 	if err != nil {
@@ -261,7 +273,7 @@ func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
 	}
 	h := sha256.Sum256(wasm)
 	sum := hex.EncodeToString(h[:])
-	if spec.SHA256 != "" && spec.Path != "" && sum != spec.SHA256 {
+	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
 		return nil, "", &ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
 	return wasm, sum, nil

@@ -47,7 +47,8 @@ func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: filepath.Join(cache, "gobuild"), Logger: log})
+	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: filepath.Join(cache, "gobuild"),
+		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log})
 	return &runtime{engine: eng, loader: ld}, nil
 }
 
