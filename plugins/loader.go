@@ -12,6 +12,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,12 @@ type LoaderOptions struct {
 	// HTTPClient fetches url and oci sources; nil means a client of the
 	// Loader's own.
 	HTTPClient *http.Client
+	// CacheMax, when positive, caps the build and download caches plus
+	// CacheDirs (such as the sandbox's compilation cache): after every
+	// Build, least recently used entries go until they fit (see
+	// [PruneCache]). 0 means no cap.
+	CacheMax  int64
+	CacheDirs []string
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
@@ -48,13 +55,17 @@ type Loader struct {
 	cacheDir   string
 	dlDir      string
 	httpClient *http.Client
+	cacheMax   int64
+	extraDirs  []string
+	leases     leases
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID     atomic.Uint64
 }
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, dlDir: opts.DownloadCacheDir, httpClient: opts.HTTPClient}
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, dlDir: opts.DownloadCacheDir, httpClient: opts.HTTPClient,
+		cacheMax: opts.CacheMax, extraDirs: slices.Clone(opts.CacheDirs)}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -115,6 +126,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 	errs := make([]error, len(cfg.Plugins))
 	reused := make([]bool, len(cfg.Plugins))
 	valid := l.checkNames(cfg.Plugins, errs)
+	used := &fileSet{}
 
 	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
@@ -134,7 +146,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 			defer func() { <-sem }()
 			spec := &cfg.Plugins[i]
 			t := time.Now()
-			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name))
+			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
 			cores[i], reused[i], errs[i] = c, reuse, err
 			switch {
 			case err != nil:
@@ -179,6 +191,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 	}
 	g := l.assemble(cfg, specs, cores, prev, id)
 	g.Failures = failures
+	l.keepCache(ctx, used.files)
 	l.log.Log(ctx, progress, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
@@ -219,7 +232,7 @@ func (l *Loader) checkNames(specs []Spec, errs []error) []bool {
 
 // loadOne returns the core for spec: prev's when it can be shared (with a
 // reference taken), or a newly loaded one.
-func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, prev *Plugin) (*core, bool, error) {
+func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
 	if spec.Native != nil {
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
@@ -232,7 +245,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		return c, false, nil
 	}
 	lim := effectiveLimits(spec, server)
-	wasm, sum, err := l.code(ctx, spec)
+	wasm, sum, err := l.code(ctx, spec, used)
 	if err != nil {
 		return nil, false, err
 	}
@@ -258,7 +271,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
 // (see sourceOf), checked against the sha256 pin when there is one.
-func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
+func (l *Loader) code(ctx context.Context, spec *Spec, used *fileSet) ([]byte, string, error) {
 	src, err := l.sourceOf(spec)
 	if err != nil {
 		return nil, "", err
@@ -267,6 +280,7 @@ func (l *Loader) code(ctx context.Context, spec *Spec) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	used.add(file)
 	wasm, err := os.ReadFile(file)
 	if err != nil {
 		return nil, "", fmt.Errorf("read: %w", err)

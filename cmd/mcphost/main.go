@@ -20,6 +20,7 @@ commands:
   serve     serve MCP over stdio (the default when no command is given)
   validate  load every plugin and print what it provides
   call      run one tool through the whole stack: call <tool> ['<json args>']
+  cache     show the size of the caches, or prune them: cache size|prune
   version   print the version
 
 run 'mcphost <command> -h' for the flags of a command
@@ -42,6 +43,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdValidate(ctx, args, stdout, stderr)
 	case "call":
 		err = cmdCall(ctx, args, stdout, stderr)
+	case "cache":
+		err = cmdCache(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":

@@ -38,17 +38,14 @@ type runtime struct {
 }
 
 func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	cache = filepath.Join(cache, "mcphost")
+	cache := cacheRoot()
 	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cache, "wazero"), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	ld := plugins.NewLoader(plugins.LoaderOptions{Engine: eng, BuildCacheDir: filepath.Join(cache, "gobuild"),
-		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log})
+		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log,
+		CacheMax: plugins.DefaultCacheMax, CacheDirs: []string{eng.CacheDir()}})
 	return &runtime{engine: eng, loader: ld}, nil
 }
 
