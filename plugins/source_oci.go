@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -74,7 +75,13 @@ func parseOCIRef(s string) (name.Digest, error) {
 }
 
 func (o *ociSource) pull(ctx context.Context, d name.Digest, file string) error {
-	desc, err := remote.Get(d, remote.WithContext(ctx), remote.WithTransport(o.client.Transport))
+	tr := o.client.Transport
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	// Credentials come from the Docker config (docker login, credential
+	// helpers), as for every other registry client; anonymous otherwise.
+	desc, err := remote.Get(d, remote.WithContext(ctx), remote.WithTransport(tr), remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	if err != nil {
 		return err
 	}
