@@ -96,6 +96,12 @@ type Spec struct {
 	SecretsFile    string
 	// Line is where the [[plugin]] table starts in File (for messages).
 	Line int
+
+	// Remote sources (source_url.go, source_oci.go). At most one of Path,
+	// Source, URL and OCI is set.
+	URL string // an https URL of a .wasm file; SHA256 is required with it
+	OCI string // "registry/repository[:tag]@sha256:<hex>": a Wasm image pinned by manifest digest
+
 	// Native, when set, is used instead of Path/Source. Never set from TOML.
 	// Build takes ownership: the module is closed when the last generation
 	// holding it closes, so give each spec a Module of its own. Limits do

@@ -50,6 +50,9 @@ var (
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances",
 		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
+
+	// Plugin sources beyond files (source_url.go, source_oci.go).
+	remoteSourceKeys = []string{"url", "oci"}
 )
 
 func init() {

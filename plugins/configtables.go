@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +104,8 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	} else if _, present := m["name"]; !present {
 		s.errf("name", "missing required key")
 	}
-	s.unknown(m, pluginKeys)
+	s.unknown(m, slices.Concat(pluginKeys, remoteSourceKeys))
+	remote := p.remoteSource(s, m, &spec)
 
 	pathV, hasPath := s.str(m, "path")
 	srcV, hasSrc := s.str(m, "source")
@@ -112,7 +114,9 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	switch {
 	case pathPresent && srcPresent:
 		s.errf("source", "set either path or source, not both")
-	case !pathPresent && !srcPresent:
+	case remote != "" && (pathPresent || srcPresent):
+		s.errf(remote, "set only one of path, source, url and oci")
+	case !pathPresent && !srcPresent && remote == "":
 		s.errf("", "missing path or source (one is required)")
 	case hasPath && pathV == "":
 		s.errf("path", "must not be empty")

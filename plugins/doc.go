@@ -4,8 +4,10 @@
 // [LoadConfig]; errors name the file, line, plugin and key), building
 // Go-source plugins with GOOS=wasip1 into a content-keyed cache, against
 // the SDK the binary carries, served without the go command when nothing
-// changed, and finding go beyond PATH ([BuildGo], [FindGo]), loading
-// modules through sandbox, detecting each plugin's ABI, reading its lists, naming its tools (namespaced by plugin, always
+// changed, and finding go beyond PATH ([BuildGo], [FindGo]), fetching
+// plugins from https URLs and OCI registries into a digest-keyed download
+// cache (source*.go, behind one small interface), loading modules through
+// sandbox, detecting each plugin's ABI, reading its lists, naming its tools (namespaced by plugin, always
 // matching ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically
 // with a warning), compiling tool schemas, building a [Generation]
 // ([Loader.Build]), diffing two generations ([Diff]), holding the current

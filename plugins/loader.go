@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"reflect"
 	"runtime"
@@ -30,17 +31,37 @@ type LoaderOptions struct {
 	// Logger receives load progress, skipped items and failures. nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Remote sources and the cache (source.go, cache.go).
+
+	// DownloadCacheDir holds what url and oci sources fetched; "" means
+	// os.UserCacheDir()/mcphost/download.
+	DownloadCacheDir string
+	// HTTPClient fetches url and oci sources; nil means a client of the
+	// Loader's own.
+	HTTPClient *http.Client
+	// CacheMax, when positive, caps the build and download caches plus
+	// CacheDirs (such as the sandbox's compilation cache): after every
+	// Build, least recently used entries go until they fit (see
+	// [PruneCache]). 0 means no cap.
+	CacheMax  int64
+	CacheDirs []string
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
 // normally build one generation at a time.
 type Loader struct {
-	log      *slog.Logger
-	cacheDir string
-	load     func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
-	lastID   atomic.Uint64
-	busy     sync.Map     // plugin name → the step it is in ("build", "compile")
-	signals  *listSignals // plugins that signalled a list change (dynamic.go)
+	log        *slog.Logger
+	cacheDir   string
+	dlDir      string
+	httpClient *http.Client
+	cacheMax   int64
+	extraDirs  []string
+	leases     leases
+	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
+	lastID     atomic.Uint64
+	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
+	signals    *listSignals // plugins that signalled a list change (dynamic.go)
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -58,7 +79,11 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, signals: newListSignals()}
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, dlDir: opts.DownloadCacheDir, httpClient: opts.HTTPClient,
+		cacheMax: opts.CacheMax, extraDirs: slices.Clone(opts.CacheDirs), signals: newListSignals()}
+	if l.httpClient == nil {
+		l.httpClient = newHTTPClient()
+	}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -116,6 +141,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 	errs := make([]error, len(cfg.Plugins))
 	reused := make([]bool, len(cfg.Plugins))
 	valid := l.checkNames(cfg.Plugins, errs)
+	used := &fileSet{}
 
 	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
@@ -135,7 +161,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 			defer func() { <-sem }()
 			spec := &cfg.Plugins[i]
 			t := time.Now()
-			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name))
+			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
 			cores[i], reused[i], errs[i] = c, reuse, err
 			switch {
 			case err != nil:
@@ -180,6 +206,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 	}
 	g := l.assemble(cfg, specs, cores, prev, id)
 	g.Failures = failures
+	l.keepCache(ctx, used.files)
 	l.log.Log(ctx, progress, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
@@ -220,7 +247,7 @@ func (l *Loader) checkNames(specs []Spec, errs []error) []bool {
 
 // loadOne returns the core for spec: prev's when it can be shared (with a
 // reference taken), or a newly loaded one.
-func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, prev *Plugin) (*core, bool, error) {
+func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
 	if spec.Native != nil {
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
@@ -235,7 +262,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	}
 	lim := effectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
-	wasm, sum, err := l.code(ctx, server, spec)
+	wasm, sum, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
 	}
@@ -269,28 +296,25 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	return c, false, nil
 }
 
-// code returns the plugin's Wasm and its SHA-256 (hex): read from Path and
-// checked against the pin, or built from Source.
-func (l *Loader) code(ctx context.Context, server *ServerConfig, spec *Spec) ([]byte, string, error) {
-	file := spec.Path
-	switch {
-	case spec.Source != "":
-		l.busy.Store(spec.Name, "build")
-		out, err := BuildGo(ctx, spec.Source, BuildOptions{CacheDir: l.cacheDir, Go: server.Go, Logger: l.log, Plugin: spec.Name})
-		if err != nil {
-			return nil, "", err
-		}
-		file = out
-	case spec.Path == "":
-		return nil, "", errors.New("no path, source or native module")
+// code returns the plugin's Wasm and its SHA-256 (hex), from its source
+// (see sourceOf), checked against the sha256 pin when there is one.
+func (l *Loader) code(ctx context.Context, server *ServerConfig, spec *Spec, used *fileSet) ([]byte, string, error) {
+	src, err := l.sourceOf(server, spec)
+	if err != nil {
+		return nil, "", err
 	}
+	file, err := src.fetch(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	used.add(file)
 	wasm, err := os.ReadFile(file)
 	if err != nil {
 		return nil, "", fmt.Errorf("read: %w", err)
 	}
 	h := sha256.Sum256(wasm)
 	sum := hex.EncodeToString(h[:])
-	if spec.SHA256 != "" && spec.Path != "" && sum != spec.SHA256 {
+	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
 		return nil, "", &ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
 	return wasm, sum, nil

@@ -46,6 +46,8 @@ var commands = []command{
 		func(ctx context.Context, a []string, s stdio) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
 	{"go", "GOARGS...", "run the go command with the SDK this binary carries (e.g. mcphost go test ./...)",
 		func(ctx context.Context, a []string, s stdio) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
+	{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
+		func(ctx context.Context, a []string, s stdio) error { return cmdCache(ctx, a, s.out, s.stderr) }},
 	{"version", "", "print the version (also --version)",
 		func(_ context.Context, _ []string, s stdio) error { fmt.Fprintln(s.out, versionString()); return nil }},
 }

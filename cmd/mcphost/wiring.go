@@ -39,23 +39,17 @@ type runtime struct {
 
 // newLoader returns a loader on r's engine that logs to log.
 func (r *runtime) newLoader(log *slog.Logger) *plugins.Loader {
-	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(), Logger: log})
-}
-
-// cacheDir is mcphost's cache: os.UserCacheDir()/mcphost.
-func cacheDir() string {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	return filepath.Join(cache, "mcphost")
+	cache := cacheRoot()
+	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
+		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log,
+		CacheMax: plugins.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}})
 }
 
 // buildCacheDir holds Go-source builds and the extracted SDK.
-func buildCacheDir() string { return filepath.Join(cacheDir(), "gobuild") }
+func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
 func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheDir(), "wazero"), Logger: log})
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

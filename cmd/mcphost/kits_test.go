@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
+	ckit "github.com/mcphost/mcphost/sdk-guest/c"
+)
+
+// requireTool skips the test when a kit's toolchain is missing, except in
+// CI (CI=true), where scripts/kits.sh installs it and absence is a failure.
+func requireTool(t *testing.T, why string, ok bool) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: scripts/kits.sh should have installed it)", why)
+	}
+	t.Skipf("skipping: %s; run scripts/kits.sh to install the kit toolchains", why)
+}
+
+// TestKitTemplates writes each guest kit's `mcphost new` template into a
+// temporary directory outside the repository, builds it offline with the
+// kit's toolchain, serves it with `mcphost serve` and checks every item
+// through the official MCP client: tool list and call, resource read,
+// prompt get. It logs the time from writing the template to the tool
+// being listed.
+func TestKitTemplates(t *testing.T) {
+	mcphostBinary(t) // built first, so the timing below is the kit's alone
+	for _, kit := range []struct {
+		lang  string
+		write func(dir, name string) error
+		build []string
+		setup func(t *testing.T, dir string)
+	}{
+		{"c", ckit.Write, ckit.BuildCommand(), func(t *testing.T, dir string) {
+			_, err := exec.LookPath("clang")
+			requireTool(t, "clang is not installed", err == nil)
+			_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
+			requireTool(t, "wasi-libc is not installed", err == nil)
+		}},
+		{"assemblyscript", askit.Write, askit.BuildCommand(), func(t *testing.T, dir string) {
+			_, err := exec.LookPath("npm")
+			requireTool(t, "npm is not installed", err == nil)
+			tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
+			_, err = os.Stat(filepath.Join(tc, "assemblyscript"))
+			requireTool(t, "MCPHOST_AS_TOOLCHAIN does not name a node_modules with assemblyscript", tc != "" && err == nil)
+			// Offline: the installed toolchain stands in for npm install.
+			if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(kit.lang, func(t *testing.T) {
+			dir := t.TempDir()
+			name := "k" + strings.ReplaceAll(kit.lang, "assemblyscript", "as")
+			start := time.Now()
+			if err := kit.write(dir, name); err != nil {
+				t.Fatal(err)
+			}
+			kit.setup(t, dir)
+			cmd := exec.Command(kit.build[0], kit.build[1:]...)
+			cmd.Dir = dir
+			// No network: a proxy that refuses everything makes any
+			// download attempt fail fast.
+			cmd.Env = append(os.Environ(), "npm_config_offline=true", "HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(kit.build, " "), err, out)
+			}
+			built := time.Since(start)
+
+			s := startServer(t, mcp.NewClient(&mcp.Implementation{Name: "kits", Version: "1"}, nil),
+				"--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
+			ctx := context.Background()
+			tools, err := s.session.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := time.Since(start)
+			tool := name + "_text_stats"
+			if len(tools.Tools) != 1 || tools.Tools[0].Name != tool || tools.Tools[0].OutputSchema == nil {
+				t.Fatalf("tools/list: got %+v; want one tool %s with an output schema", tools.Tools, tool)
+			}
+			t.Logf("%s: template written, built in %v, tool listed after %v", kit.lang, built.Round(time.Millisecond), listed.Round(time.Millisecond))
+
+			res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "héllo wörld\n\"two\" lines 😀"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(res.StructuredContent)
+			if want := `{"bytes":30,"lines":2,"words":5}`; res.IsError || string(got) != want {
+				t.Errorf("tools/call: got %s (isError %v, %q); want %s", got, res.IsError, textOf(t, res), want)
+			}
+			res, err = s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": 3}})
+			if err != nil || !res.IsError {
+				t.Errorf("tools/call with a bad argument: got %+v, %v; want isError", res, err)
+			}
+
+			uri := name + "://about"
+			rr, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rr.Contents) != 1 || rr.Contents[0].URI != uri || !strings.HasPrefix(rr.Contents[0].Text, name+" is an mcphost plugin") {
+				t.Errorf("resources/read: got %+v; want the about text", rr.Contents)
+			}
+
+			pr, err := s.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize", Arguments: map[string]string{"text": `say "hi"`}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pr.Messages) != 1 {
+				t.Fatalf("prompts/get: got %d messages; want 1", len(pr.Messages))
+			}
+			if tc, ok := pr.Messages[0].Content.(*mcp.TextContent); !ok || !strings.HasSuffix(tc.Text, "\n\nsay \"hi\"") {
+				t.Errorf("prompts/get: got %+v; want the text quoted at the end", pr.Messages[0].Content)
+			}
+		})
+	}
+}

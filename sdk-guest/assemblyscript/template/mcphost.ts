@@ -1,0 +1,243 @@
+// mcphost.ts: write mcphost (and hyper-mcp v2) plugins in AssemblyScript,
+// on top of the official Extism PDK (@extism/as-pdk).
+//
+// It adds what the PDK lacks for MCP: the MCP host functions
+// (extism:host/user), a JSON string writer, a small JSON reader that finds
+// a value by a dotted key path ("request.arguments.text"), and an abort
+// handler that reports the message as the call's error. Every export is
+// `function f(): i32`: read the input with Host.inputString(), write JSON
+// with Host.outputString(), return 0. The payloads are MCP's own shapes;
+// see abi/README.md in mcphost.
+import { Host, Memory } from "@extism/as-pdk";
+
+// ---- MCP host functions (extism:host/user) --------------------------------
+
+// @ts-ignore: decorator
+@external("extism:host/user", "notify_logging_message")
+declare function notify_logging_message(payload: u64): void;
+// @ts-ignore: decorator
+@external("extism:host/user", "notify_progress")
+declare function notify_progress(payload: u64): void;
+// @ts-ignore: decorator
+@external("extism:host/user", "notify_tool_list_changed")
+export declare function notifyToolListChanged(): void;
+// @ts-ignore: decorator
+@external("extism:host/env", "error_set")
+declare function error_set(offset: u64): void;
+
+// log sends notifications/message to the client at level ("debug", "info",
+// "warning", "error", …) with text as its data.
+export function log(level: string, text: string): void {
+  const m = Memory.allocateString('{"level":' + jsonString(level) + ',"data":' + jsonString(text) + "}");
+  notify_logging_message(m.offset);
+}
+
+// progress sends notifications/progress for the current request (a no-op
+// when the client gave no progress token).
+export function progress(done: f64, total: f64, message: string): void {
+  const m = Memory.allocateString(
+    '{"progress":' + done.toString() + ',"total":' + total.toString() + ',"message":' + jsonString(message) + "}",
+  );
+  notify_progress(m.offset);
+}
+
+// fail sets the call's error; the export should then return 1.
+export function fail(message: string): i32 {
+  error_set(Memory.allocateString(message).offset);
+  return 1;
+}
+
+// abort replaces AssemblyScript's default abort (an import the host does
+// not provide): the message becomes the call's error, then the call traps.
+export function abort(message: string | null, file: string | null, line: u32, column: u32): void {
+  const where = (file === null ? "?" : file) + ":" + line.toString() + ":" + column.toString();
+  error_set(Memory.allocateString((message === null ? "abort" : message) + " at " + where).offset);
+  unreachable();
+}
+
+// textResult returns a CallToolResult holding one text block.
+export function textResult(text: string, isError: bool = false): string {
+  return '{"content":[{"type":"text","text":' + jsonString(text) + "}]" + (isError ? ',"isError":true}' : "}");
+}
+
+// output writes s as the call's output and returns 0, the export's result.
+export function output(s: string): i32 {
+  Host.outputString(s);
+  return 0;
+}
+
+// ---- JSON writing ---------------------------------------------------------
+
+const HEX = "0123456789abcdef";
+
+// jsonString quotes s as a JSON string.
+export function jsonString(s: string): string {
+  let out = '"';
+  let start = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c != 0x22 && c != 0x5c) continue;
+    out += s.substring(start, i);
+    if (c == 0x22) out += '\\"';
+    else if (c == 0x5c) out += "\\\\";
+    else if (c == 0x0a) out += "\\n";
+    else if (c == 0x0d) out += "\\r";
+    else if (c == 0x09) out += "\\t";
+    else out += "\\u00" + HEX.charAt(c >> 4) + HEX.charAt(c & 15);
+    start = i + 1;
+  }
+  return out + s.substring(start) + '"';
+}
+
+// ---- JSON reading ---------------------------------------------------------
+
+function ws(s: string, i: i32): i32 {
+  while (i < s.length) {
+    const c = s.charCodeAt(i);
+    if (c != 0x20 && c != 0x09 && c != 0x0a && c != 0x0d) break;
+    i++;
+  }
+  return i;
+}
+
+// skip returns the index just past the value at i, or -1 when the text is
+// not valid JSON there. Nesting deeper than 256 levels is refused.
+function skip(s: string, i: i32, depth: i32): i32 {
+  i = ws(s, i);
+  if (i >= s.length || depth > 256) return -1;
+  const c = s.charCodeAt(i);
+  if (c == 0x22) {
+    for (i++; i < s.length; i++) {
+      const d = s.charCodeAt(i);
+      if (d == 0x5c) i++;
+      else if (d == 0x22) return i + 1;
+      else if (d < 0x20) return -1;
+    }
+    return -1;
+  }
+  if (c == 0x7b || c == 0x5b) {
+    const obj = c == 0x7b;
+    const close = obj ? 0x7d : 0x5d;
+    i = ws(s, i + 1);
+    if (i < s.length && s.charCodeAt(i) == close) return i + 1;
+    for (;;) {
+      if (obj) {
+        i = ws(s, i);
+        if (i >= s.length || s.charCodeAt(i) != 0x22) return -1;
+        i = skip(s, i, depth + 1);
+        if (i < 0) return -1;
+        i = ws(s, i);
+        if (i >= s.length || s.charCodeAt(i) != 0x3a) return -1;
+        i++;
+      }
+      i = skip(s, i, depth + 1);
+      if (i < 0) return -1;
+      i = ws(s, i);
+      if (i >= s.length) return -1;
+      const d = s.charCodeAt(i);
+      if (d == close) return i + 1;
+      if (d != 0x2c) return -1;
+      i++;
+    }
+  }
+  const start = i;
+  while (i < s.length) {
+    const d = s.charCodeAt(i);
+    if (!(d == 0x2d || d == 0x2b || d == 0x2e || (d >= 0x30 && d <= 0x39) || (d >= 0x61 && d <= 0x7a) || (d >= 0x41 && d <= 0x5a))) break;
+    i++;
+  }
+  return i > start ? i : -1;
+}
+
+// jsonGet returns the raw JSON of the value at path, a dot-separated list
+// of object keys ("" is the whole text), or null when there is none. Keys
+// are compared as written, without unescaping.
+export function jsonGet(json: string, path: string): string | null {
+  let i = 0;
+  const keys = path.length == 0 ? new Array<string>(0) : path.split(".");
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k];
+    i = ws(json, i);
+    if (i >= json.length || json.charCodeAt(i) != 0x7b) return null;
+    i = ws(json, i + 1);
+    let found = false;
+    while (i < json.length && json.charCodeAt(i) == 0x22) {
+      const kend = skip(json, i, 0);
+      if (kend < 0) return null;
+      const match = json.substring(i + 1, kend - 1) == key;
+      i = ws(json, kend);
+      if (i >= json.length || json.charCodeAt(i) != 0x3a) return null;
+      i = ws(json, i + 1);
+      if (match) {
+        found = true;
+        break;
+      }
+      i = skip(json, i, 0);
+      if (i < 0) return null;
+      i = ws(json, i);
+      if (i < json.length && json.charCodeAt(i) == 0x2c) i = ws(json, i + 1);
+    }
+    if (!found) return null;
+  }
+  i = ws(json, i);
+  const end = skip(json, i, 0);
+  return end < 0 ? null : json.substring(i, end);
+}
+
+function hex4(s: string, i: i32): i32 {
+  let r = 0;
+  for (let k = 0; k < 4; k++) {
+    const c = s.charCodeAt(i + k);
+    let d: i32;
+    if (c >= 0x30 && c <= 0x39) d = c - 0x30;
+    else if (c >= 0x61 && c <= 0x66) d = c - 0x61 + 10;
+    else if (c >= 0x41 && c <= 0x46) d = c - 0x41 + 10;
+    else return -1;
+    r = (r << 4) | d;
+  }
+  return r;
+}
+
+// jsonGetString decodes the string at path, or returns null when the value
+// is absent or not a string.
+export function jsonGetString(json: string, path: string): string | null {
+  const v = jsonGet(json, path);
+  if (v === null) return null;
+  const s = v;
+  if (s.length < 2 || s.charCodeAt(0) != 0x22) return null;
+  let out = "";
+  let i = 1;
+  const end = s.length - 1;
+  while (i < end) {
+    let j = i;
+    while (j < end && s.charCodeAt(j) != 0x5c) j++;
+    out += s.substring(i, j);
+    if (j >= end) break;
+    if (j + 1 >= end) return null;
+    const c = s.charCodeAt(j + 1);
+    i = j + 2;
+    if (c == 0x22 || c == 0x5c || c == 0x2f) out += String.fromCharCode(c);
+    else if (c == 0x62) out += "\b";
+    else if (c == 0x66) out += "\f";
+    else if (c == 0x6e) out += "\n";
+    else if (c == 0x72) out += "\r";
+    else if (c == 0x74) out += "\t";
+    else if (c == 0x75) {
+      if (i + 4 > end) return null;
+      const code = hex4(s, i);
+      if (code < 0) return null;
+      out += String.fromCharCode(code); // surrogate pairs arrive as two escapes and join up
+      i += 4;
+    } else return null;
+  }
+  return out;
+}
+
+// jsonGetNumber decodes the number at path, or returns NaN.
+export function jsonGetNumber(json: string, path: string): f64 {
+  const v = jsonGet(json, path);
+  if (v === null) return NaN;
+  const c = v.charCodeAt(0);
+  if (!(c == 0x2d || (c >= 0x30 && c <= 0x39))) return NaN;
+  return F64.parseFloat(v);
+}

@@ -1,0 +1,433 @@
+/* mcphost.h: write mcphost (and hyper-mcp v2) plugins in C.
+ *
+ * One header, no library: the Extism kernel imports (extism:host/env), the
+ * MCP host functions (extism:host/user), input/output helpers, a growable
+ * buffer that writes JSON, and a small JSON reader that finds a value by a
+ * dotted key path ("request.arguments.text"). Build a WASI reactor:
+ *
+ *   clang --target=wasm32-wasi -mexec-model=reactor -O2 -o plugin.wasm plugin.c
+ *
+ * Every export is `int32_t f(void)`: read the JSON input with mcp_input,
+ * write the JSON output with mcp_output, return 0. Return non-zero after
+ * mcp_error to fail the call (the host turns that into an isError result).
+ * The payloads are MCP's own shapes; see abi/README.md in mcphost.
+ */
+#ifndef MCPHOST_H
+#define MCPHOST_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MCP_EXPORT(name) __attribute__((export_name(name)))
+#define MCP_ENV(name) __attribute__((import_module("extism:host/env"), import_name(name)))
+#define MCP_USER(name) __attribute__((import_module("extism:host/user"), import_name(name)))
+
+/* ---- Extism kernel (extism:host/env) ---------------------------------- */
+
+MCP_ENV("input_length") uint64_t extism_input_length(void);
+MCP_ENV("input_load_u8") uint32_t extism_input_load_u8(uint64_t);
+MCP_ENV("input_load_u64") uint64_t extism_input_load_u64(uint64_t);
+MCP_ENV("length") uint64_t extism_length(uint64_t);
+MCP_ENV("alloc") uint64_t extism_alloc(uint64_t);
+MCP_ENV("free") void extism_free(uint64_t);
+MCP_ENV("output_set") void extism_output_set(uint64_t, uint64_t);
+MCP_ENV("error_set") void extism_error_set(uint64_t);
+MCP_ENV("store_u8") void extism_store_u8(uint64_t, uint32_t);
+MCP_ENV("load_u8") uint32_t extism_load_u8(uint64_t);
+MCP_ENV("store_u64") void extism_store_u64(uint64_t, uint64_t);
+MCP_ENV("load_u64") uint64_t extism_load_u64(uint64_t);
+MCP_ENV("config_get") uint64_t extism_config_get(uint64_t);
+MCP_ENV("log_info") void extism_log_info(uint64_t);
+MCP_ENV("log_warn") void extism_log_warn(uint64_t);
+MCP_ENV("log_error") void extism_log_error(uint64_t);
+
+/* ---- MCP host functions (extism:host/user) ----------------------------- */
+/* Each takes the kernel offset of a JSON payload (see mcp_kernel_put) and,
+ * for requests, returns the offset of the JSON reply (see mcp_kernel_get).
+ * A reply {"error":"…"} means the host could not serve the request. */
+
+MCP_USER("notify_logging_message") void mcp_host_notify_logging_message(uint64_t);
+MCP_USER("notify_progress") void mcp_host_notify_progress(uint64_t);
+MCP_USER("create_message") uint64_t mcp_host_create_message(uint64_t);
+MCP_USER("create_elicitation") uint64_t mcp_host_create_elicitation(uint64_t);
+MCP_USER("list_roots") uint64_t mcp_host_list_roots(void);
+MCP_USER("notify_tool_list_changed") void mcp_host_notify_tool_list_changed(void);
+MCP_USER("notify_prompt_list_changed") void mcp_host_notify_prompt_list_changed(void);
+MCP_USER("notify_resource_list_changed") void mcp_host_notify_resource_list_changed(void);
+MCP_USER("notify_resource_updated") void mcp_host_notify_resource_updated(uint64_t);
+
+/* ---- bytes in and out --------------------------------------------------- */
+
+/* mcp_kernel_put copies n bytes into a new block of kernel memory and
+ * returns its offset (the caller, or the host it is handed to, owns it). */
+static inline uint64_t mcp_kernel_put(const char *p, size_t n) {
+	uint64_t off = extism_alloc(n);
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, 8);
+		extism_store_u64(off + i, v);
+	}
+	for (; i < n; i++) extism_store_u8(off + i, (uint8_t)p[i]);
+	return off;
+}
+
+/* mcp_kernel_get copies the kernel block at off into a NUL-terminated
+ * malloc'd string, frees the block, and stores its length in *n (if n is
+ * not NULL). It returns NULL for offset 0. */
+static inline char *mcp_kernel_get(uint64_t off, size_t *n) {
+	if (off == 0) return NULL;
+	size_t len = (size_t)extism_length(off);
+	char *buf = malloc(len + 1);
+	if (!buf) return NULL;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = extism_load_u64(off + i);
+		memcpy(buf + i, &v, 8);
+	}
+	for (; i < len; i++) buf[i] = (char)extism_load_u8(off + i);
+	buf[len] = 0;
+	extism_free(off);
+	if (n) *n = len;
+	return buf;
+}
+
+/* mcp_input returns the call's input as a NUL-terminated malloc'd string. */
+static inline char *mcp_input(size_t *n) {
+	size_t len = (size_t)extism_input_length();
+	char *buf = malloc(len + 1);
+	if (!buf) return NULL;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = extism_input_load_u64(i);
+		memcpy(buf + i, &v, 8);
+	}
+	for (; i < len; i++) buf[i] = (char)extism_input_load_u8(i);
+	buf[len] = 0;
+	if (n) *n = len;
+	return buf;
+}
+
+/* mcp_output sets the call's output. */
+static inline void mcp_output(const char *p, size_t n) { extism_output_set(mcp_kernel_put(p, n), n); }
+
+/* mcp_error sets the call's error; the export should then return 1. */
+static inline void mcp_error(const char *msg) { extism_error_set(mcp_kernel_put(msg, strlen(msg))); }
+
+/* ---- JSON writing ------------------------------------------------------- */
+
+/* mcp_buf is a growable byte buffer; the zero value is empty and ready. A
+ * failed allocation sets oom and turns later writes into no-ops. */
+typedef struct {
+	char *p;
+	size_t len, cap;
+	bool oom;
+} mcp_buf;
+
+static inline void mcp_buf_write(mcp_buf *b, const char *s, size_t n) {
+	if (b->oom) return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->len + n + 1) cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+static inline void mcp_buf_puts(mcp_buf *b, const char *s) { mcp_buf_write(b, s, strlen(s)); }
+
+static inline void mcp_buf_printf(mcp_buf *b, const char *fmt, ...) {
+	char tmp[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0) return;
+	if ((size_t)n < sizeof tmp) {
+		mcp_buf_write(b, tmp, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+	if (!big) {
+		b->oom = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	mcp_buf_write(b, big, (size_t)n);
+	free(big);
+}
+
+/* mcp_buf_json_string writes s (UTF-8, n bytes) as a quoted JSON string. */
+static inline void mcp_buf_json_string(mcp_buf *b, const char *s, size_t n) {
+	mcp_buf_write(b, "\"", 1);
+	size_t start = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\') continue;
+		mcp_buf_write(b, s + start, i - start);
+		switch (c) {
+		case '"': mcp_buf_puts(b, "\\\""); break;
+		case '\\': mcp_buf_puts(b, "\\\\"); break;
+		case '\n': mcp_buf_puts(b, "\\n"); break;
+		case '\r': mcp_buf_puts(b, "\\r"); break;
+		case '\t': mcp_buf_puts(b, "\\t"); break;
+		default: mcp_buf_printf(b, "\\u%04x", c);
+		}
+		start = i + 1;
+	}
+	mcp_buf_write(b, s + start, n - start);
+	mcp_buf_write(b, "\"", 1);
+}
+
+/* mcp_buf_output sets the buffer as the call's output (or an error when an
+ * allocation failed), frees it and returns the export's result code. */
+static inline int32_t mcp_buf_output(mcp_buf *b) {
+	int32_t rc = 0;
+	if (b->oom) {
+		mcp_error("out of memory");
+		rc = 1;
+	} else {
+		mcp_output(b->p ? b->p : "", b->len);
+	}
+	free(b->p);
+	*b = (mcp_buf){0};
+	return rc;
+}
+
+/* ---- JSON reading ------------------------------------------------------- */
+
+/* mcp_json is a span of raw JSON text: one value, as it appears in the
+ * input. A zero span (p == NULL) means "absent". */
+typedef struct {
+	const char *p;
+	size_t n;
+} mcp_json;
+
+static inline const char *mcp__ws(const char *s, const char *end) {
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')) s++;
+	return s;
+}
+
+/* mcp__skip returns the end of the value starting at s, or NULL when the
+ * text is not valid JSON there. Nesting deeper than 256 levels is refused. */
+static inline const char *mcp__skip(const char *s, const char *end, int depth) {
+	s = mcp__ws(s, end);
+	if (s >= end || depth > 256) return NULL;
+	switch (*s) {
+	case '"':
+		for (s++; s < end; s++) {
+			if (*s == '\\') {
+				s++;
+			} else if (*s == '"') {
+				return s + 1;
+			} else if ((unsigned char)*s < 0x20) {
+				return NULL;
+			}
+		}
+		return NULL;
+	case '{':
+	case '[': {
+		char close = *s == '{' ? '}' : ']';
+		bool obj = *s == '{';
+		s = mcp__ws(s + 1, end);
+		if (s < end && *s == close) return s + 1;
+		for (;;) {
+			if (obj) {
+				s = mcp__ws(s, end);
+				if (s >= end || *s != '"') return NULL;
+				s = mcp__skip(s, end, depth + 1);
+				if (!s) return NULL;
+				s = mcp__ws(s, end);
+				if (s >= end || *s != ':') return NULL;
+				s++;
+			}
+			s = mcp__skip(s, end, depth + 1);
+			if (!s) return NULL;
+			s = mcp__ws(s, end);
+			if (s >= end) return NULL;
+			if (*s == close) return s + 1;
+			if (*s != ',') return NULL;
+			s++;
+		}
+	}
+	default: {
+		const char *start = s;
+		while (s < end && (*s == '-' || *s == '+' || *s == '.' || (*s >= '0' && *s <= '9') ||
+		                   (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			s++;
+		return s > start ? s : NULL;
+	}
+	}
+}
+
+/* mcp_json_get finds the value at path, a dot-separated list of object
+ * keys ("" is the value itself), in the JSON text in. Keys are compared
+ * byte for byte, without unescaping. */
+static inline mcp_json mcp_json_get(mcp_json in, const char *path) {
+	const char *s = in.p, *end = in.p + in.n;
+	if (!s) return (mcp_json){0};
+	while (*path) {
+		const char *dot = strchr(path, '.');
+		size_t klen = dot ? (size_t)(dot - path) : strlen(path);
+		s = mcp__ws(s, end);
+		if (s >= end || *s != '{') return (mcp_json){0};
+		s = mcp__ws(s + 1, end);
+		bool found = false;
+		while (s < end && *s == '"') {
+			const char *kend = mcp__skip(s, end, 0);
+			if (!kend) return (mcp_json){0};
+			bool match = (size_t)(kend - s - 2) == klen && memcmp(s + 1, path, klen) == 0;
+			s = mcp__ws(kend, end);
+			if (s >= end || *s != ':') return (mcp_json){0};
+			s = mcp__ws(s + 1, end);
+			if (match) {
+				found = true;
+				break;
+			}
+			s = mcp__skip(s, end, 0);
+			if (!s) return (mcp_json){0};
+			s = mcp__ws(s, end);
+			if (s < end && *s == ',') s = mcp__ws(s + 1, end);
+		}
+		if (!found) return (mcp_json){0};
+		path += klen + (dot ? 1 : 0);
+	}
+	const char *vend = mcp__skip(s, end, 0);
+	if (!vend) return (mcp_json){0};
+	s = mcp__ws(s, end);
+	return (mcp_json){s, (size_t)(vend - s)};
+}
+
+static inline void mcp__utf8(mcp_buf *b, uint32_t r) {
+	char u[4];
+	size_t n;
+	if (r < 0x80) {
+		u[0] = (char)r, n = 1;
+	} else if (r < 0x800) {
+		u[0] = (char)(0xC0 | r >> 6), u[1] = (char)(0x80 | (r & 0x3F)), n = 2;
+	} else if (r < 0x10000) {
+		u[0] = (char)(0xE0 | r >> 12), u[1] = (char)(0x80 | (r >> 6 & 0x3F)), u[2] = (char)(0x80 | (r & 0x3F)), n = 3;
+	} else {
+		u[0] = (char)(0xF0 | r >> 18), u[1] = (char)(0x80 | (r >> 12 & 0x3F)), u[2] = (char)(0x80 | (r >> 6 & 0x3F)),
+		u[3] = (char)(0x80 | (r & 0x3F)), n = 4;
+	}
+	mcp_buf_write(b, u, n);
+}
+
+static inline int mcp__hex4(const char *s, const char *end, uint32_t *r) {
+	if (end - s < 4) return 0;
+	*r = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = s[i];
+		*r <<= 4;
+		if (c >= '0' && c <= '9') *r |= (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f') *r |= (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F') *r |= (uint32_t)(c - 'A' + 10);
+		else return 0;
+	}
+	return 1;
+}
+
+/* mcp_json_string decodes a JSON string into a NUL-terminated malloc'd
+ * string (its length in *n when n is not NULL). It returns NULL when v is
+ * absent or not a string. */
+static inline char *mcp_json_string(mcp_json v, size_t *n) {
+	if (!v.p || v.n < 2 || v.p[0] != '"') return NULL;
+	mcp_buf b = {0};
+	mcp_buf_write(&b, "", 0);
+	const char *s = v.p + 1, *end = v.p + v.n - 1;
+	while (s < end) {
+		const char *run = s;
+		while (s < end && *s != '\\') s++;
+		mcp_buf_write(&b, run, (size_t)(s - run));
+		if (s >= end) break;
+		if (++s >= end) goto bad;
+		char c = *s++;
+		switch (c) {
+		case '"': case '\\': case '/': mcp_buf_write(&b, &c, 1); break;
+		case 'b': mcp_buf_puts(&b, "\b"); break;
+		case 'f': mcp_buf_puts(&b, "\f"); break;
+		case 'n': mcp_buf_puts(&b, "\n"); break;
+		case 'r': mcp_buf_puts(&b, "\r"); break;
+		case 't': mcp_buf_puts(&b, "\t"); break;
+		case 'u': {
+			uint32_t r, lo;
+			if (!mcp__hex4(s, end, &r)) goto bad;
+			s += 4;
+			if (r >= 0xD800 && r < 0xDC00 && end - s >= 6 && s[0] == '\\' && s[1] == 'u' &&
+			    mcp__hex4(s + 2, end, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+				r = 0x10000 + ((r - 0xD800) << 10) + (lo - 0xDC00);
+				s += 6;
+			} else if (r >= 0xD800 && r < 0xE000) {
+				r = 0xFFFD;
+			}
+			mcp__utf8(&b, r);
+			break;
+		}
+		default: goto bad;
+		}
+	}
+	if (b.oom) goto bad;
+	if (n) *n = b.len;
+	return b.p;
+bad:
+	free(b.p);
+	return NULL;
+}
+
+/* mcp_json_number decodes a JSON number; it returns false when v is
+ * absent or not a number. */
+static inline bool mcp_json_number(mcp_json v, double *out) {
+	if (!v.p || v.n == 0 || v.n > 63) return false;
+	char tmp[64];
+	memcpy(tmp, v.p, v.n);
+	tmp[v.n] = 0;
+	char *end;
+	*out = strtod(tmp, &end);
+	return end == tmp + v.n;
+}
+
+/* mcp_json_is reports whether v is exactly the literal lit ("true", "null"…). */
+static inline bool mcp_json_is(mcp_json v, const char *lit) {
+	return v.p && v.n == strlen(lit) && memcmp(v.p, lit, v.n) == 0;
+}
+
+/* ---- conveniences ------------------------------------------------------- */
+
+/* mcp_log sends notifications/message to the client at level ("debug",
+ * "info", "warning", "error", …) with text as its data. */
+static inline void mcp_log(const char *level, const char *text) {
+	mcp_buf b = {0};
+	mcp_buf_puts(&b, "{\"level\":");
+	mcp_buf_json_string(&b, level, strlen(level));
+	mcp_buf_puts(&b, ",\"data\":");
+	mcp_buf_json_string(&b, text, strlen(text));
+	mcp_buf_puts(&b, "}");
+	if (!b.oom) mcp_host_notify_logging_message(mcp_kernel_put(b.p, b.len));
+	free(b.p);
+}
+
+/* mcp_text_result writes a CallToolResult holding one text block. */
+static inline int32_t mcp_text_result(const char *text, bool is_error) {
+	mcp_buf b = {0};
+	mcp_buf_puts(&b, "{\"content\":[{\"type\":\"text\",\"text\":");
+	mcp_buf_json_string(&b, text, strlen(text));
+	mcp_buf_puts(&b, is_error ? "}],\"isError\":true}" : "}]}");
+	return mcp_buf_output(&b);
+}
+
+#endif /* MCPHOST_H */

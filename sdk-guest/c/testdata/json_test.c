@@ -1,0 +1,76 @@
+/* Native tests of mcphost.h's JSON reader and writer (built and run by
+ * ckit_test.go with the host's clang): the helpers that take no imports. */
+#include "../template/mcphost.h"
+
+static int failures;
+
+static void expect_str(const char *json, const char *path, const char *want) {
+	mcp_json v = mcp_json_get((mcp_json){json, strlen(json)}, path);
+	char *got = mcp_json_string(v, NULL);
+	if ((got == NULL) != (want == NULL) || (got && strcmp(got, want) != 0)) {
+		printf("FAIL %s @ %s: got %s; want %s\n", json, path, got ? got : "(null)", want ? want : "(null)");
+		failures++;
+	}
+	free(got);
+}
+
+static void expect_raw(const char *json, const char *path, const char *want) {
+	mcp_json v = mcp_json_get((mcp_json){json, strlen(json)}, path);
+	if ((v.p == NULL) != (want == NULL) || (v.p && (v.n != strlen(want) || memcmp(v.p, want, v.n) != 0))) {
+		printf("FAIL raw %s @ %s: got %.*s; want %s\n", json, path, (int)v.n, v.p ? v.p : "", want ? want : "(null)");
+		failures++;
+	}
+}
+
+int main(void) {
+	expect_str("{\"a\":\"x\"}", "a", "x");
+	expect_str(" { \"b\" : 1 , \"a\" : { \"c\" : \"deep\" } } ", "a.c", "deep");
+	expect_str("{\"a\":\"q\\\"\\\\\\/\\n\\t\\u00e9\\ud83d\\ude00\"}", "a", "q\"\\/\n\t\xc3\xa9\xf0\x9f\x98\x80");
+	expect_str("{\"a\":\"\\ud800x\"}", "a", "\xef\xbf\xbdx"); /* a lone surrogate becomes U+FFFD */
+	expect_str("{\"a\":\"\\x\"}", "a", NULL);                 /* bad escape */
+	expect_str("{\"a\":\"\\u12\"}", "a", NULL);               /* short \u */
+	expect_str("{\"a\":3}", "a", NULL);                       /* not a string */
+	expect_str("{\"a\":\"x\"}", "b", NULL);                   /* absent */
+	expect_str("{\"a\":\"x\"", "a", "x");                     /* lookup is lazy: a truncated object still yields a */
+	expect_raw("{\"a\":[1,{\"b\":[]}],\"c\":true}", "c", "true");
+	expect_raw("{\"a\":[1,{\"b\":[]}],\"c\":true}", "a", "[1,{\"b\":[]}]");
+	expect_raw("{\"a\":[1,{\"b\":[]}],\"c\":true}", "", "{\"a\":[1,{\"b\":[]}],\"c\":true}");
+	expect_raw("{\"a\":[1,", "a", NULL);
+	expect_raw("[\"a\"]", "a", NULL);
+	expect_raw("{\"a\":\"\x01\"}", "a", NULL); /* control character in a string */
+	expect_raw("", "", NULL);
+
+	char deep[2000];
+	memset(deep, '[', sizeof deep - 1);
+	deep[sizeof deep - 1] = 0;
+	expect_raw(deep, "", NULL); /* too deep: refused, not a stack overflow */
+
+	double d;
+	mcp_json num = mcp_json_get((mcp_json){"{\"n\":-1.5e2}", 12}, "n");
+	if (!mcp_json_number(num, &d) || d != -150) {
+		printf("FAIL number: got %g\n", d);
+		failures++;
+	}
+	if (mcp_json_number(mcp_json_get((mcp_json){"{\"n\":\"1\"}", 9}, "n"), &d)) {
+		printf("FAIL number: a string parsed as a number\n");
+		failures++;
+	}
+
+	mcp_buf b = {0};
+	const char raw[] = "a\"b\\c\nd\x01";
+	mcp_buf_json_string(&b, raw, sizeof raw - 1);
+	if (strcmp(b.p, "\"a\\\"b\\\\c\\nd\\u0001\"") != 0) {
+		printf("FAIL json_string: got %s\n", b.p);
+		failures++;
+	}
+	char *back = mcp_json_string((mcp_json){b.p, b.len}, NULL);
+	if (!back || strcmp(back, raw) != 0) {
+		printf("FAIL round trip: got %s\n", back ? back : "(null)");
+		failures++;
+	}
+	free(back);
+	free(b.p);
+
+	if (failures == 0) printf("PASS\n");
+	return failures != 0;
+}
