@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
+	ckit "github.com/mcphost/mcphost/sdk-guest/c"
 	"go/format"
 	"io"
 	"io/fs"
@@ -29,6 +31,9 @@ type kit struct {
 	dir     string   // under kits/; "" means the kit is not in this build
 	next    []string // commands to suggest after scaffolding, run in the new directory
 	missing string   // for a kit not in this build: what to do instead
+	// write, for a kit that ships its own templates (sdk-guest/c,
+	// sdk-guest/assemblyscript), writes them for plugin name into dir.
+	write func(dir, name string) error
 }
 
 // kits is the language table of `mcphost new`, the default first.
@@ -38,8 +43,14 @@ var kits = []kit{
 		`mcphost call {{.Name}}_count_words '{"text":"hello plugin world"}'`,
 		"mcphost go test ./...",
 	}},
-	{lang: "c", missing: "write the plugin against abi/README.md and serve the .wasm with path ="},
-	{lang: "assemblyscript", missing: "write the plugin with @extism/as-pdk against abi/README.md and serve the .wasm with path ="},
+	{lang: "c", write: ckit.Write, next: []string{
+		"sh build.sh   # clang, lld and wasi-libc (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)",
+		"mcphost validate",
+	}},
+	{lang: "assemblyscript", write: askit.Write, next: []string{
+		"npm install && npm run build",
+		"mcphost validate",
+	}},
 }
 
 // scaffold is the data the templates get.
@@ -88,6 +99,9 @@ func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if k.write != nil {
+		return writeKit(k, name, *dir, abs, stdout)
+	}
 	data := scaffold{Name: name, Module: "example.com/" + strings.ToLower(name), Scheme: uriScheme(name), Dir: abs}
 	files, err := render(k, data)
 	if err != nil {
@@ -112,12 +126,38 @@ func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// writeKit scaffolds with a kit that ships its own templates.
+func writeKit(k kit, name, dir, abs string, stdout io.Writer) error {
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return err
+	}
+	if err := k.write(abs, name); err != nil {
+		return fmt.Errorf("--lang %s: %w", k.lang, err)
+	}
+	fmt.Fprintf(stdout, "created %s plugin %q in %s:\n", k.lang, name, abs)
+	err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(abs, p)
+			fmt.Fprintf(stdout, "  %s\n", rel)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "next:\n  cd %s\n", dir)
+	for _, n := range k.next {
+		fmt.Fprintf(stdout, "  %s\n", n)
+	}
+	return nil
+}
+
 func findKit(lang string) (kit, error) {
 	for _, k := range kits {
 		if k.lang != lang {
 			continue
 		}
-		if k.dir == "" {
+		if k.dir == "" && k.write == nil {
 			return k, fmt.Errorf("--lang %s: not available in this build of mcphost (%s)", lang, k.missing)
 		}
 		return k, nil
