@@ -40,8 +40,8 @@ var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`)
 var (
 	topKeys    = []string{"server", "plugin"}
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait",
-		"plugin_dir", "timeout", "memory", "max_instances"}
-	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances",
+		"plugin_dir", "timeout", "memory", "max_instances", "runtime"}
+	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime",
 		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
 	mountKeys = []string{"host", "guest", "read_only"}
 )
@@ -241,6 +241,7 @@ func effectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		AllowedPaths: spec.AllowedPaths,
 		Env:          spec.Env,
 		Config:       spec.Config,
+		Runtime:      cmp.Or(spec.Runtime, server.Runtime, sandbox.RuntimeNative),
 	}
 	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)

@@ -52,6 +52,9 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		sc.MaxInstances = int(v)
 	}
+	if v, ok := s.str(m, "runtime"); ok {
+		sc.Runtime = checkRuntime(s, v)
+	}
 }
 
 func (p *configParser) abs(v string) string {
@@ -111,6 +114,9 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		spec.MaxInstances = int(v)
+	}
+	if v, ok := s.str(m, "runtime"); ok {
+		spec.Runtime = checkRuntime(s, v)
 	}
 	if hosts, ok := s.strings(m, "allowed_hosts"); ok {
 		for i, h := range hosts {
@@ -272,4 +278,13 @@ func checkMount(mt sandbox.Mount) string {
 		return fmt.Sprintf("guest path %q must be absolute", mt.Guest)
 	}
 	return ""
+}
+
+// checkRuntime returns v if it names a sandbox runtime, else reports it.
+func checkRuntime(s section, v string) string {
+	if v != sandbox.RuntimeNative && v != sandbox.RuntimeExtism {
+		s.errf("runtime", "want %q or %q, got %q", sandbox.RuntimeNative, sandbox.RuntimeExtism, v)
+		return ""
+	}
+	return v
 }

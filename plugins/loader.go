@@ -209,7 +209,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
 		}
-		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native"}
+		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", runtime: "in-process"}
 		if err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
@@ -232,7 +232,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash}
+	c := &core{name: spec.Name, module: m, hash: hash, runtime: lim.Runtime}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err

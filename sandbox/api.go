@@ -17,6 +17,9 @@ type EngineOptions struct {
 	CacheDir string
 	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
 	Logger *slog.Logger
+	// Runtime is the default of Limits.Runtime: RuntimeNative ("" too) or
+	// RuntimeExtism.
+	Runtime string
 }
 
 // Mount is one allowed path.
@@ -46,6 +49,9 @@ type Limits struct {
 	Env map[string]string
 	// Config is the Extism config (config_get).
 	Config map[string]string
+	// Runtime runs the module on RuntimeNative or RuntimeExtism; ""
+	// means the Engine's default (EngineOptions.Runtime).
+	Runtime string
 }
 
 // Kind classifies a failed call.

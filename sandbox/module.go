@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
@@ -22,8 +21,7 @@ import (
 type Module struct {
 	e       *Engine
 	name    string
-	cp      *extism.CompiledPlugin
-	code    *compiled
+	be      backend
 	mc      wazero.ModuleConfig
 	lim     Limits
 	sigs    map[string]signature
@@ -53,7 +51,7 @@ type Stats struct {
 	Failures  uint64 // calls that returned an error
 }
 
-func newModule(e *Engine, name string, cp *extism.CompiledPlugin, code *compiled, mc wazero.ModuleConfig,
+func newModule(e *Engine, name string, be backend, mc wazero.ModuleConfig,
 	lim Limits, sigs map[string]signature, log *slog.Logger) *Module {
 	exports := make([]string, 0, len(sigs))
 	for n := range sigs {
@@ -61,7 +59,7 @@ func newModule(e *Engine, name string, cp *extism.CompiledPlugin, code *compiled
 	}
 	slices.Sort(exports)
 	return &Module{
-		e: e, name: name, cp: cp, code: code, mc: mc, lim: lim, sigs: sigs, exports: exports, log: log,
+		e: e, name: name, be: be, mc: mc, lim: lim, sigs: sigs, exports: exports, log: log,
 		sem:     make(chan struct{}, lim.Instances),
 		closing: make(chan struct{}),
 	}
@@ -151,9 +149,9 @@ func (m *Module) run(ctx context.Context, export string, input []byte, plain boo
 		}
 		callCtx, cancel := context.WithTimeout(ctx, m.lim.Timeout)
 		inst.begin(callCtx)
-		rc, out, err := inst.p.CallWithContext(callCtx, export, input)
+		rc, out, err := inst.g.call(callCtx, export, input)
 		inst.end()
-		if err != nil && err.Error() == "module is closed" && !m.killed.Load() && attempt == 0 {
+		if err != nil && err.Error() == errModuleClosed.Error() && !m.killed.Load() && attempt == 0 {
 			// The guest called proc_exit(0) during its previous call, which
 			// go-sdk reports as success. Nothing ran this time, so another
 			// instance may safely serve the call.
@@ -297,11 +295,9 @@ func (m *Module) Close(ctx context.Context) error {
 	if err != nil {
 		m.killed.Store(true)
 	}
-	cerr := m.cp.Close(context.Background()) // stops anything still running
-	if err == nil {
-		// Only once nothing runs the module's code can it be released.
-		m.code.release(2)
-	}
+	// Stops anything still running; only once nothing runs the module's
+	// code can it be released.
+	cerr := m.be.close(context.Background(), err == nil)
 	m.e.forget(m)
 	if cerr != nil {
 		cerr = fmt.Errorf("sandbox: %s: close: %w", m.name, cerr)

@@ -26,7 +26,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	defer g.Close(context.WithoutCancel(ctx))
 
 	for _, p := range g.Plugins {
-		fmt.Fprintf(stdout, "plugin %s (ABI v%d)\n", p.Name, p.ABI)
+		fmt.Fprintf(stdout, "plugin %s (ABI v%d, runtime %s)\n", p.Name, p.ABI, p.Runtime)
 		for _, t := range p.Tools {
 			fmt.Fprintf(stdout, "  tool      %-32s %s\n", t.Name, firstLine(t.Def.Description))
 		}
