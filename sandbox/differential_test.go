@@ -119,7 +119,7 @@ func TestDifferentialTestGuest(t *testing.T) {
 		{name: "echo empty", export: "echo"},
 		{name: "echo short", export: "echo", input: "hello"},
 		{name: "echo odd length", export: "echo", input: strings.Repeat("abcdefg", 1001)},
-		{name: "echo 1 MiB", export: "echo", input: strings.Repeat("x", 1<<20)},
+		{name: "echo 256 KiB", export: "echo", input: strings.Repeat("x", 256<<10)},
 		{name: "error_set", export: "fail", input: "x"},
 		{name: "non-zero return", export: "rc7"},
 		{name: "count 1", export: "count"},
@@ -148,7 +148,7 @@ func TestDifferentialTestGuest(t *testing.T) {
 		{name: "after oom", export: "count"},
 	}
 	runDiff(t, guestWasm, Limits{
-		Instances: 1, Timeout: 500 * time.Millisecond, MemoryPages: 256, MaxOutputBytes: 1 << 20,
+		Instances: 1, Timeout: 2 * time.Second, MemoryPages: 256, MaxOutputBytes: 1 << 20,
 		Config: map[string]string{"key": "value"}, Env: map[string]string{"A": "1"},
 		AllowedHosts: []string{"127.0.0.1"},
 	}, cases)
@@ -227,7 +227,9 @@ func TestDifferentialExamples(t *testing.T) {
 				{name: "list_resources", export: abi.ExportListResources, input: `{}`},
 				{name: "list_prompts", export: abi.ExportListPrompts, input: `{}`},
 			}
-			runDiff(t, wasm, Limits{Instances: 1, Timeout: 2 * time.Second, MemoryPages: 512}, append(cases, calls...))
+			// 16 MiB, so that "eat" runs out of memory well before the
+			// timeout even on a loaded machine.
+			runDiff(t, wasm, Limits{Instances: 1, Timeout: 3 * time.Second, MemoryPages: 256}, append(cases, calls...))
 		})
 	}
 }

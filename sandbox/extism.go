@@ -64,7 +64,7 @@ func newExtismBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 		EnableWasi:                true,
 		RuntimeConfig:             rc,
 		EnableHttpResponseHeaders: true,
-	}, hostFunctions(log))
+	}, append(hostFunctions(log), ioFallback()...))
 	if err != nil {
 		code.release(1)
 		return nil, nil, &LoadError{Stage: "compile", Err: err}

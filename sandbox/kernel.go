@@ -37,7 +37,7 @@ const (
 	kernelBase = 64
 	// keepArena is the largest arena kept across calls; a bigger one is
 	// dropped after the call so that idle instances stay small.
-	keepArena = 64 << 10
+	keepArena = 16 << 10
 )
 
 // reset forgets every block and register, as go-sdk's kernel reset does

@@ -72,6 +72,11 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 			return fail(fmt.Errorf("host functions: %w", err))
 		}
 	}
+	if imports[ioModule] {
+		if _, err := ioHostModule(rt.NewHostModuleBuilder(ioModule)).Instantiate(ctx); err != nil {
+			return fail(fmt.Errorf("bulk i/o: %w", err))
+		}
+	}
 	sigs := make(map[string]signature)
 	for name, def := range cm.ExportedFunctions() {
 		sigs[name] = signature{params: def.ParamTypes(), results: def.ResultTypes()}
