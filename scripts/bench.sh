@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 N=${N:-4000}
 
 bench() { # bench <package> <regexp> <benchtime>
-	go test -run '^$' -bench "$2" -benchtime "$3" "$1" | grep -E '^Benchmark' || true
+	go test -run '^$' -bench "$2" -benchtime "$3" "$1" 2>&1 | grep -vE '^(goos|goarch|pkg|cpu|PASS|ok )' || true
 }
 
 echo "== tools/call over stdio: mcphost vs the limit and go-sdk (x-limit, x-gosdk are mcphost's ratios)"
