@@ -15,7 +15,8 @@
 //
 // [Engine.Load] compiles a module once and keeps a pool of up to
 // Limits.Instances instances; each [Module.Call] takes one, runs the export
-// under the module's timeout and gives it back. An instance is thrown away
+// under the module's timeout and gives it back. Instances beyond the first
+// that stay idle for 30 s are closed, so a burst's memory comes back. An instance is thrown away
 // after any failure but a guest error (error_set or a non-zero return), an
 // oversized output, an oversized input or a missing export: a Go guest that
 // trapped may look healthy and die later. The next call creates a fresh

@@ -14,6 +14,8 @@ type instance struct {
 	stdout *lineWriter
 	stderr *lineWriter
 
+	lastUse time.Time // when it went back to the pool; guarded by Module.mu
+
 	mu   sync.Mutex
 	done <-chan struct{} // Done of the call being served
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -32,11 +33,12 @@ type Module struct {
 	closing chan struct{}
 	calls   sync.WaitGroup // calls admitted before Close
 
-	mu     sync.Mutex
-	idle   []*instance
-	live   int
-	closed bool
-	killed atomic.Bool // Close stopped calls still running
+	mu          sync.Mutex
+	idle        []*instance // least recently used first
+	live        int
+	closed      bool
+	shrinkTimer *time.Timer // pending shrink, while more than one instance idles
+	killed      atomic.Bool // Close stopped calls still running
 
 	created, discarded, total, failed atomic.Uint64
 }
@@ -228,7 +230,11 @@ func (m *Module) put(inst *instance, keep bool) {
 	m.mu.Lock()
 	pooled := keep && !m.closed
 	if pooled {
+		inst.lastUse = time.Now()
 		m.idle = append(m.idle, inst)
+		if len(m.idle) > 1 && m.shrinkTimer == nil {
+			m.shrinkTimer = time.AfterFunc(idleTTL, func() { m.shrink(time.Now()) })
+		}
 	} else {
 		m.live--
 	}
@@ -241,6 +247,32 @@ func (m *Module) put(inst *instance, keep bool) {
 	}
 	<-m.sem
 	m.calls.Done()
+}
+
+// idleTTL is how long an instance beyond the first may stay idle before
+// the pool closes it: a burst of parallel calls grows the pool to
+// Limits.Instances, and the memory (~5 MB per Go instance) comes back once
+// the burst is over.
+const idleTTL = 30 * time.Second
+
+// shrink closes the instances idle since before now-idleTTL, keeping one
+// warm, and schedules itself again while more than one instance idles.
+func (m *Module) shrink(now time.Time) {
+	m.mu.Lock()
+	m.shrinkTimer = nil
+	var old []*instance
+	for len(m.idle) > 1 && now.Sub(m.idle[0].lastUse) >= idleTTL {
+		old = append(old, m.idle[0])
+		m.idle = m.idle[1:]
+		m.live--
+	}
+	if len(m.idle) > 1 && !m.closed {
+		m.shrinkTimer = time.AfterFunc(idleTTL-now.Sub(m.idle[0].lastUse), func() { m.shrink(time.Now()) })
+	}
+	m.mu.Unlock()
+	for _, inst := range old {
+		inst.close()
+	}
 }
 
 // warm creates the first instance and, when the module exports
@@ -271,6 +303,10 @@ func (m *Module) Close(ctx context.Context) error {
 	}
 	m.closed = true
 	close(m.closing)
+	if m.shrinkTimer != nil {
+		m.shrinkTimer.Stop()
+		m.shrinkTimer = nil
+	}
 	m.mu.Unlock()
 
 	done := make(chan struct{})
