@@ -112,3 +112,47 @@ func BenchmarkEchoMiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSmallInstanceMemory reports the Go heap one instance of a tiny
+// generated guest (WAT-size, one 64 KiB page) holds after a call, on each
+// runtime (B/instance).
+func BenchmarkSmallInstanceMemory(b *testing.B) {
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"})
+	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+		b.Run(rt, func(b *testing.B) {
+			const n = 20
+			m, err := testEngine.Load(context.Background(), b.Name(), wasm, Limits{Instances: 1, Runtime: rt})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close(context.Background())
+			heap := func() uint64 {
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				return ms.HeapInuse
+			}
+			insts := make([]*instance, 0, n)
+			before := heap()
+			for range n {
+				inst, err := m.newInstance(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := inst.g.call(context.Background(), "hello", nil); err != nil {
+					b.Fatal(err)
+				}
+				insts = append(insts, inst)
+			}
+			after := heap()
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.Stats()
+			}
+			b.ReportMetric(float64(int64(after)-int64(before))/n, "B/instance")
+			for _, inst := range insts {
+				inst.close()
+			}
+		})
+	}
+}

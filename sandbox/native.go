@@ -220,17 +220,17 @@ func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (ui
 	nres := len(f.Definition().ResultTypes())
 	err := f.CallWithStack(cctx, g.stack[:])
 	var rc uint32
-	var exit *sys.ExitError
 	switch {
-	case errors.As(err, &exit):
-		rc = exit.ExitCode()
-		if rc == 0 {
-			err = nil
+	case err != nil:
+		rc = 1
+		// Only now: errors.As would make exit escape on every call.
+		if exit := (*sys.ExitError)(nil); errors.As(err, &exit) {
+			if rc = exit.ExitCode(); rc == 0 {
+				err = nil
+			}
 		}
 	case nres == 1:
 		rc = api.DecodeU32(g.stack[0])
-	case err != nil:
-		rc = 1
 	}
 	if err != nil {
 		return rc, nil, err
