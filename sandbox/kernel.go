@@ -62,12 +62,9 @@ func (k *kernel) alloc(n uint64) uint64 {
 		return 0
 	}
 	end := start + int(n)
-	if end <= cap(k.mem) {
-		k.mem = k.mem[:end]
-		clear(k.mem[start:end])
-	} else {
-		k.mem = append(k.mem, make([]byte, end-len(k.mem))...)
-	}
+	// Grow without a temporary: slices.Grow copies only what is in use.
+	k.mem = slices.Grow(k.mem, end-len(k.mem))[:end]
+	clear(k.mem[start:end])
 	off := kernelBase + uint64(start)
 	k.blocks = append(k.blocks, block{off: off, len: n})
 	return off
@@ -168,6 +165,11 @@ func (k *kernel) storeU64(off, v uint64) {
 func (k *kernel) setInput(in []byte) bool {
 	if len(in) == 0 {
 		return true
+	}
+	// Room for an output as large as the input too (echo-like tools), so
+	// the arena need not grow during the call.
+	if want := min(2*len(in)+4096, k.limit); cap(k.mem) < want {
+		k.mem = make([]byte, 0, want)
 	}
 	off := k.write(in)
 	k.input, k.inputLen = off, uint64(len(in))
