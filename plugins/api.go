@@ -52,6 +52,7 @@ type ServerConfig struct {
 	Timeout      time.Duration // default 5s
 	MemoryPages  uint32        // default 4096 (256 MiB)
 	MaxInstances int           // default runtime.NumCPU()
+	Runtime      string        // sandbox.RuntimeNative (default) or sandbox.RuntimeExtism
 
 	// Go-source builds (issue 11).
 
@@ -83,6 +84,9 @@ type Spec struct {
 	Env          map[string]string
 	Config       map[string]string
 	MaxInstances int
+	// Runtime runs the plugin on sandbox.RuntimeNative or
+	// sandbox.RuntimeExtism; "" means the server's.
+	Runtime      string
 	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
 	ExcludeTools []string
 	// ToolPrefix is prepended to every tool name; nil means Name+"_".
@@ -117,6 +121,9 @@ type Plugin struct {
 	// mcphost_abi_version, or 0 when it does not export it.
 	GuestVersion int
 	Spec         Spec
+	// Runtime is what the plugin runs on: a sandbox runtime, or
+	// "in-process" for a Native module.
+	Runtime string
 
 	Tools     []*Tool // this plugin's tools, in its own order
 	Resources []*Resource

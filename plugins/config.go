@@ -45,9 +45,9 @@ var (
 	topKeys    = []string{"server", "plugin"}
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait",
 		"cache_ttl", "cache_scope", "request_state_key_env",
-		"plugin_dir", "timeout", "memory", "max_instances",
+		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
-	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances",
+	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime",
 		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
@@ -255,6 +255,7 @@ func effectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		AllowedPaths: spec.AllowedPaths,
 		Env:          spec.Env,
 		Config:       spec.Config,
+		Runtime:      cmp.Or(spec.Runtime, server.Runtime, sandbox.RuntimeNative),
 	}
 	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)

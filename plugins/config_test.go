@@ -26,6 +26,7 @@ plugin_dir = "plugins.d"
 timeout = "7s"
 memory = "128MiB"
 max_instances = 3
+runtime = "native"
 
 [[plugin]]
 name = "hash"
@@ -41,6 +42,7 @@ config = { root = "/data" }
 include_tools = ["sha*"]
 exclude_tools = ["debug_*"]
 tool_prefix = ""
+runtime = "extism"
 
 [[plugin]]
 name = "src"
@@ -52,7 +54,7 @@ source = "/abs/src"
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
 		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
-		MemoryPages: 2048, MaxInstances: 3}
+		MemoryPages: 2048, MaxInstances: 3, Runtime: "native"}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
 	}
@@ -76,13 +78,14 @@ source = "/abs/src"
 		Config:       map[string]string{"root": "/data"},
 		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"},
 		ToolPrefix: &empty,
-		Line:       13,
+		Runtime:    "extism",
+		Line:       14,
 	}
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 28 || got.ToolPrefix != nil {
-		t.Errorf("plugin 1: got %+v; want source /abs/src at line 28 with no prefix", got)
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 30 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 30 with no prefix", got)
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)
@@ -242,6 +245,12 @@ name = "a"
 path = "a.wasm"
 max_instances = -2
 `, []string{`5: plugin "a": key "max_instances": -2 is out of range [1, 1024]`}},
+		{"bad runtime", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+runtime = "wasmtime"
+`, []string{`5: plugin "a": key "runtime": want "native" or "extism", got "wasmtime"`}},
 		{"bad prefix", `
 [[plugin]]
 name = "a"

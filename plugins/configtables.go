@@ -70,6 +70,9 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		sc.MaxInstances = int(v)
 	}
+	if v, ok := s.str(m, "runtime"); ok {
+		sc.Runtime = checkRuntime(s, v)
+	}
 	p.serverCompat(s, m, sc) // configcompat.go
 	p.serverBuild(s, m, sc)
 }
@@ -145,6 +148,9 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		spec.MaxInstances = int(v)
+	}
+	if v, ok := s.str(m, "runtime"); ok {
+		spec.Runtime = checkRuntime(s, v)
 	}
 	if hosts, ok := s.strings(m, "allowed_hosts"); ok {
 		for i, h := range hosts {
@@ -334,4 +340,13 @@ func isRoot(host string) bool {
 	}
 	real, err := filepath.EvalSymlinks(host)
 	return err == nil && filepath.Dir(real) == real
+}
+
+// checkRuntime returns v if it names a sandbox runtime, else reports it.
+func checkRuntime(s section, v string) string {
+	if v != sandbox.RuntimeNative && v != sandbox.RuntimeExtism {
+		s.errf("runtime", "want %q or %q, got %q", sandbox.RuntimeNative, sandbox.RuntimeExtism, v)
+		return ""
+	}
+	return v
 }

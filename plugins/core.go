@@ -21,6 +21,7 @@ type core struct {
 	module       Module
 	native       Module // the spec's Native module, for reuse checks (nil for Wasm)
 	hash         string // code SHA-256 and limits; equal hashes may share the core
+	runtime      string // what the module runs on (Plugin.Runtime)
 	abi          int
 	guestVersion int
 	strict       bool     // strict_schemas: refuse tools with invalid schemas

@@ -102,7 +102,7 @@ func viewHash(spec *Spec, c *core, tools []int, names, prompts []string, res, tp
 }
 
 func newPlugin(spec *Spec, c *core, hash string, tools []int, names, prompts []string, res, tpls []bool) *Plugin {
-	p := &Plugin{Name: spec.Name, ABI: c.abi, GuestVersion: c.guestVersion, Spec: *spec, core: c, hash: hash,
+	p := &Plugin{Name: spec.Name, ABI: c.abi, GuestVersion: c.guestVersion, Spec: *spec, Runtime: c.runtime, core: c, hash: hash,
 		tools: map[string]*Tool{}, prompts: map[string]*Prompt{}}
 	for k, j := range tools {
 		lt := c.tools[j]

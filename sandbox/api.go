@@ -17,6 +17,9 @@ type EngineOptions struct {
 	CacheDir string
 	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
 	Logger *slog.Logger
+	// Runtime is the default of Limits.Runtime: RuntimeNative ("" too) or
+	// RuntimeExtism.
+	Runtime string
 }
 
 // Mount is one allowed path.
@@ -50,6 +53,9 @@ type Limits struct {
 	// by name (see keyringSecret for how a request names one). They
 	// are never logged; each module sees only its own.
 	Secrets map[string]string
+	// Runtime runs the module on RuntimeNative or RuntimeExtism; ""
+	// means the Engine's default (EngineOptions.Runtime).
+	Runtime string
 }
 
 // Kind classifies a failed call.

@@ -109,7 +109,9 @@ func TestCallKinds(t *testing.T) {
 
 func TestOutOfMemory(t *testing.T) {
 	t.Parallel()
-	m := load(t, Limits{Instances: 1, MemoryPages: 256})
+	// Filling 16 MiB a byte at a time takes over 5 s under -race on a
+	// busy machine; the timeout is not what is tested.
+	m := load(t, Limits{Instances: 1, MemoryPages: 256, Timeout: time.Minute})
 	_, err := m.Call(context.Background(), "count", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -428,5 +430,28 @@ func TestTrapDetailHasStderr(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(ce.Error()), []byte("trap")) {
 		t.Errorf("Error() = %q; want it to name the kind", ce.Error())
+	}
+}
+
+// TestPoolShrinks: after a burst, instances idle past idleTTL are closed,
+// one stays warm, and calls go on.
+func TestPoolShrinks(t *testing.T) {
+	t.Parallel()
+	m := load(t, Limits{Instances: 2})
+	warmAll(t, m, 2)
+	if s := m.Stats(); s.Idle != 2 {
+		t.Fatalf("idle after the burst: got %d; want 2", s.Idle)
+	}
+	m.shrink(time.Now()) // too early: nothing is old enough
+	if s := m.Stats(); s.Idle != 2 {
+		t.Errorf("idle after an early shrink: got %d; want 2", s.Idle)
+	}
+	m.shrink(time.Now().Add(idleTTL))
+	if s := m.Stats(); s.Idle != 1 || s.Instances != 1 {
+		t.Errorf("after shrinking: got %+v; want 1 instance, idle", s)
+	}
+	out, err := m.Call(context.Background(), "echo", []byte("still warm"))
+	if err != nil || string(out) != "still warm" {
+		t.Errorf("call after shrinking: got %q, %v", out, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// classify sorts the outcome of one go-sdk call into a *CallError, or nil
+// classify sorts the outcome of one call into a *CallError, or nil
 // for success. ctx is the caller's context and callCtx the per-call one
 // derived from it with the module's timeout. plain means rc is the export's
 // i32 result rather than an Extism status.
@@ -42,7 +42,7 @@ func (m *Module) classify(ctx, callCtx context.Context, inst *instance, export s
 			return m.fail(export, KindExit, fmt.Sprintf("exit code %d", exit.ExitCode()), err)
 		}
 	}
-	if msg := inst.p.GetError(); msg != "" && (err.Error() == msg || strings.HasPrefix(err.Error(), msg+"\n")) {
+	if msg := inst.g.guestError(); msg != "" && (err.Error() == msg || strings.HasPrefix(err.Error(), msg+"\n")) {
 		return m.fail(export, KindGuestError, truncate(msg), err)
 	}
 	if ctx.Err() != nil || callCtx.Err() != nil {

@@ -4,11 +4,11 @@
 // It owns: compiling modules once through an on-disk compilation cache,
 // pools of warm instances, memory and time limits, WASI wiring (real clocks,
 // crypto random, guest stdout/stderr captured to the log and never to the
-// process's stdout), Extism HTTP restricted to allowed hosts (redirects
-// included), allowed paths (mounted through sandbox/rootfs, which keeps
-// every path and symlink beneath its mount; any runtime gets its
-// wazero.FSConfig from mountFS), host functions, and sorting failures into
-// typed errors ([*CallError] with a [Kind]).
+// process's stdout), the Extism kernel, Extism HTTP restricted to allowed
+// hosts (redirects included), allowed paths (mounted through sandbox/rootfs,
+// which keeps every path and symlink beneath its mount; every runtime gets
+// its wazero.FSConfig from mountFS), host functions, and sorting failures
+// into typed errors ([*CallError] with a [Kind]).
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
 // MCP session through a [Peer] carried by the call's context ([WithPeer]).
@@ -17,7 +17,8 @@
 //
 // [Engine.Load] compiles a module once and keeps a pool of up to
 // Limits.Instances instances; each [Module.Call] takes one, runs the export
-// under the module's timeout and gives it back. An instance is thrown away
+// under the module's timeout and gives it back. Instances beyond the first
+// that stay idle for 30 s are closed, so a burst's memory comes back. An instance is thrown away
 // after any failure but a guest error (error_set or a non-zero return), an
 // oversized output, an oversized input or a missing export: a Go guest that
 // trapped may look healthy and die later. The next call creates a fresh
@@ -37,19 +38,34 @@
 // offset of a JSON reply only if it is a request (create_message,
 // create_elicitation, list_roots). The table is abi.HostFuncs.
 //
-// # Process-wide settings
+// # Runtimes
 //
-// go-sdk v1.7.1 has three process-wide knobs, which [NewEngine] sets: it
-// unsets EXTISM_ENABLE_WASI_OUTPUT (and again before every new instance),
-// which would send guest stdout to os.Stdout; it sets go-sdk's log level to
-// Info; and it makes http.DefaultClient, which go-sdk's http_request uses,
-// re-check every redirect against the calling plugin's allowed hosts.
+// A module runs on one of two runtimes (Limits.Runtime, with
+// EngineOptions.Runtime as the default):
 //
-// # Keeping the SDK replaceable
+//   - [RuntimeNative], the default: our own implementation of the Extism
+//     kernel (extism:host/env, kernel.go and kernelenv.go) as Go functions
+//     on wazero. Kernel memory is a Go byte slice per instance, so input
+//     and output move with one copy each; one wazero runtime per module
+//     holds WASI, the kernel and the host functions once, and each instance
+//     is an anonymous instance of the one compiled guest. HTTP goes through
+//     the module's own http.Client, which re-checks allowed_hosts on every
+//     redirect.
+//   - [RuntimeExtism], the Extism Go SDK v1.7.1: the reference the native
+//     kernel is tested against (differential_test.go runs every guest on
+//     both and compares outputs, errors and fault kinds), and an escape
+//     hatch for a plugin that misbehaves on the native kernel.
 //
-// go-sdk v1.7.1 costs about 13 KB of allocation per kernel call, some
-// 190 KB per tiny Go call, mostly its own overhead. The package's surface is
-// kept narrow (compile, instantiate, call, close, typed errors) so that a
-// native implementation of the extism:host/env kernel can replace the SDK
-// behind the same API, with the SDK kept as a differential-test oracle.
+// Both have the same call semantics and differ only where go-sdk is
+// unsafe: input_load_u64 past the input returns 0 (go-sdk reads kernel
+// memory), and redirects to hosts outside allowed_hosts fail (go-sdk's
+// http.DefaultClient follows them; on the extism runtime they are caught
+// per call through httptrace and the call fails).
+//
+// Nothing here changes process-wide state. On the extism runtime, a set
+// EXTISM_ENABLE_WASI_OUTPUT (which makes go-sdk write guest stdout to
+// os.Stdout) makes instantiation fail rather than be unset, and go-sdk's
+// own global log level is set to Info once, when the first module loads on
+// it.
+
 package sandbox

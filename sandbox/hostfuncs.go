@@ -1,12 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 
 	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -20,8 +23,11 @@ import (
 // an i64 offset of a JSON reply only when it is a request.
 type hostFunc abi.HostFunc
 
-// hostFunctions returns the host functions given to every instance of one
-// module; log already carries the plugin attribute.
+// userModule is the import module of the host functions.
+const userModule = abi.HostNamespace
+
+// hostFunctions returns the host functions given to every go-sdk instance
+// of one module; log already carries the plugin attribute.
 func hostFunctions(log *slog.Logger, lim Limits) []extism.HostFunction {
 	fns := make([]extism.HostFunction, 0, len(abi.HostFuncs))
 	for _, af := range abi.HostFuncs {
@@ -33,85 +39,98 @@ func hostFunctions(log *slog.Logger, lim Limits) []extism.HostFunction {
 		if h.Reply {
 			results = []extism.ValueType{extism.ValueTypePTR}
 		}
-		f := extism.NewHostFunctionWithStack(h.Name, h.callback(log, lim), params, results)
-		f.SetNamespace(abi.HostNamespace)
+		f := extism.NewHostFunctionWithStack(h.Name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+			var payload []byte
+			var perr error
+			if h.Payload && stack[0] != 0 {
+				payload, perr = p.ReadBytes(stack[0])
+			}
+			if reply := h.serve(ctx, log, lim, payload, perr); h.Reply {
+				stack[0] = writeBlock(p, reply)
+			}
+		}, params, results)
+		f.SetNamespace(userModule)
 		fns = append(fns, f)
 	}
 	return fns
 }
 
-// callback serves one host function. ctx is the ctx of the Call being
-// served (with its deadline), so the Peer is the one given to that Call.
-// A request never traps and never outlives the call: without a Peer, or when
-// the Peer fails, the guest gets {"error":"…"}.
-func (h hostFunc) callback(log *slog.Logger, lim Limits) extism.HostFunctionStackCallback {
-	local := localHostFuncs[h.Name]
-	return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-		var payload json.RawMessage
-		var perr error
+// userHostModule defines the same host functions for the native kernel.
+func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) wazero.HostModuleBuilder {
+	for _, af := range abi.HostFuncs {
+		h := hostFunc(af)
+		var params, results []api.ValueType
 		if h.Payload {
-			payload, perr = readJSON(p, stack[0])
+			params = []api.ValueType{i64}
 		}
-		if local != nil { // served here, without the client (localfuncs.go)
-			stack[0] = writeBlock(p, local(ctx, lim, payload, perr))
-			return
+		if h.Reply {
+			results = []api.ValueType{i64}
 		}
-		peer := PeerFrom(ctx)
-		if !h.Reply {
-			switch {
-			case perr != nil:
-				log.Warn("host function payload", "func", h.Name, "err", perr)
-			case peer == nil:
-				log.Debug("host notification dropped", "func", h.Name, "err", ErrNoPeer)
-			default:
-				if err := peer.Notify(ctx, h.Method, payload); err != nil {
-					log.Debug("host notification failed", "func", h.Name, "err", err)
-				}
+		hb.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			g := guestOf(ctx)
+			var payload []byte
+			if h.Payload {
+				// A copy: the Peer may keep it past the call, and the
+				// kernel's memory is reused.
+				payload = bytes.Clone(g.k.read(stack[0]))
 			}
-			return
-		}
-		var reply []byte
+			if reply := h.serve(ctx, log, lim, payload, nil); h.Reply {
+				stack[0] = g.k.write(reply)
+			}
+		}), params, results).Export(h.Name)
+	}
+	return hb
+}
+
+// serve runs one host function whatever the runtime, for a module with
+// limits lim: payload is the JSON
+// the guest passed (nil: none), perr a failure to read it. It returns the
+// reply of a request (nil for a notification). ctx is the ctx of the Call
+// being served (with its deadline), so the Peer is the one given to that
+// Call. A request never traps and never outlives the call: without a Peer,
+// or when the Peer fails, the guest gets {"error":"…"}.
+func (h hostFunc) serve(ctx context.Context, log *slog.Logger, lim Limits, payload []byte, perr error) []byte {
+	if perr == nil && len(payload) > 0 && !json.Valid(payload) {
+		perr = errBadPayload
+	}
+	if len(payload) == 0 {
+		payload = nil
+	}
+	if local := localHostFuncs[h.Name]; local != nil { // served here, without the client (localfuncs.go)
+		return local(ctx, lim, payload, perr)
+	}
+	peer := PeerFrom(ctx)
+	if !h.Reply {
 		switch {
 		case perr != nil:
-			reply = hostError(perr)
+			log.Warn("host function payload", "func", h.Name, "err", perr)
 		case peer == nil:
-			reply = hostError(ErrNoPeer)
+			log.Debug("host notification dropped", "func", h.Name, "err", ErrNoPeer)
 		default:
-			res, err := peer.Request(ctx, h.Method, payload)
-			switch {
-			case err != nil:
-				log.Debug("host request failed", "func", h.Name, "err", err)
-				reply = hostError(err)
-			case len(res) == 0:
-				reply = []byte("null")
-			default:
-				reply = res
+			if err := peer.Notify(ctx, h.Method, payload); err != nil {
+				log.Debug("host notification failed", "func", h.Name, "err", err)
 			}
 		}
-		stack[0] = writeBlock(p, reply)
+		return nil
 	}
+	switch {
+	case perr != nil:
+		return hostError(perr)
+	case peer == nil:
+		return hostError(ErrNoPeer)
+	}
+	res, err := peer.Request(ctx, h.Method, payload)
+	switch {
+	case err != nil:
+		log.Debug("host request failed", "func", h.Name, "err", err)
+		return hostError(err)
+	case len(res) == 0:
+		return []byte("null")
+	}
+	return res
 }
 
 var errBadPayload = errors.New("host function payload is not valid JSON")
-
-// readJSON reads the kernel block at offset; 0 or an empty block is no
-// payload.
-func readJSON(p *extism.CurrentPlugin, offset uint64) (json.RawMessage, error) {
-	if offset == 0 {
-		return nil, nil
-	}
-	b, err := p.ReadBytes(offset)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 0 {
-		return nil, nil
-	}
-	if !json.Valid(b) {
-		return nil, errBadPayload
-	}
-	return b, nil
-}
 
 // writeBlock copies b into a new kernel block and returns its offset, or 0
 // when the kernel is out of memory (its alloc returns 0, which go-sdk's

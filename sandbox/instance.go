@@ -3,42 +3,36 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
-
-	extism "github.com/extism/go-sdk"
 )
 
-// instance is one go-sdk Plugin (guest module plus its own Extism kernel)
-// with its own captured stdout and stderr. It serves one call at a time.
+// instance is one guest instance on the module's runtime, with its own
+// captured stdout and stderr. It serves one call at a time.
 type instance struct {
-	p      *extism.Plugin
+	g      guest
 	stdout *lineWriter
 	stderr *lineWriter
+
+	lastUse time.Time // when it went back to the pool; guarded by Module.mu
 
 	mu   sync.Mutex
 	done <-chan struct{} // Done of the call being served
 }
 
-// newInstance instantiates the module once more. It runs no guest code:
-// go-sdk runs a reactor's _initialize on the instance's first call.
+// newInstance instantiates the module once more. It runs no guest code: a
+// reactor's _initialize runs on the instance's first call.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	inst := &instance{
 		stdout: newLineWriter(m.log, "stdout", false),
 		stderr: newLineWriter(m.log, "stderr", true),
 	}
 	cfg := m.mc.WithStdout(inst.stdout).WithStderr(inst.stderr).WithNanosleep(inst.nanosleep)
-	guardWASIOutput(m.log)
-	p, err := m.cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: cfg})
+	g, err := m.be.instantiate(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new instance: %w", err)
 	}
-	log := m.log
-	p.SetLogger(func(level extism.LogLevel, msg string) {
-		log.LogAttrs(context.Background(), slogLevel(level), "guest log", slog.String("text", msg))
-	})
-	inst.p = p
+	inst.g = g
 	m.created.Add(1)
 	return inst, nil
 }
@@ -77,20 +71,4 @@ func (inst *instance) end() {
 	inst.mu.Unlock()
 }
 
-func (inst *instance) close() {
-	// Background: closing must not be skipped because a call's ctx ended.
-	inst.p.Close(context.Background())
-}
-
-func slogLevel(l extism.LogLevel) slog.Level {
-	switch l {
-	case extism.LogLevelTrace, extism.LogLevelDebug:
-		return slog.LevelDebug
-	case extism.LogLevelInfo:
-		return slog.LevelInfo
-	case extism.LogLevelWarn:
-		return slog.LevelWarn
-	default:
-		return slog.LevelError
-	}
-}
+func (inst *instance) close() { inst.g.close() }

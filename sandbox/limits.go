@@ -122,6 +122,11 @@ func normalize(lim Limits) (Limits, error) {
 	lim.Env = cloneMap(lim.Env)
 	lim.Config = cloneMap(lim.Config)
 	lim.Secrets = cloneMap(lim.Secrets)
+	if lim.Runtime != "" {
+		if _, err := checkRuntime(lim.Runtime); err != nil {
+			return lim, err
+		}
+	}
 	return lim, nil
 }
 

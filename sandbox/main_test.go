@@ -64,15 +64,19 @@ func runTests(m *testing.M) int {
 
 // buildGuest builds testdata/<name> as a WASI reactor.
 func buildGuest(dir, name string) ([]byte, error) {
+	return buildPackage(filepath.Join(dir, name+".wasm"), "./testdata/"+name)
+}
+
+// buildPackage builds the Go package pkg as a WASI reactor into out.
+func buildPackage(out, pkg string) ([]byte, error) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		return nil, fmt.Errorf("go is not on PATH: %w", err)
 	}
-	out := filepath.Join(dir, name+".wasm")
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./testdata/"+name)
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build %s: %v\n%s", name, err, msg)
+		return nil, fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
 	}
 	return os.ReadFile(out)
 }

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
@@ -22,8 +22,7 @@ import (
 type Module struct {
 	e       *Engine
 	name    string
-	cp      *extism.CompiledPlugin
-	code    *compiled
+	be      backend
 	mc      wazero.ModuleConfig
 	lim     Limits
 	sigs    map[string]signature
@@ -34,11 +33,12 @@ type Module struct {
 	closing chan struct{}
 	calls   sync.WaitGroup // calls admitted before Close
 
-	mu     sync.Mutex
-	idle   []*instance
-	live   int
-	closed bool
-	killed atomic.Bool // Close stopped calls still running
+	mu          sync.Mutex
+	idle        []*instance // least recently used first
+	live        int
+	closed      bool
+	shrinkTimer *time.Timer // pending shrink, while more than one instance idles
+	killed      atomic.Bool // Close stopped calls still running
 
 	created, discarded, total, failed atomic.Uint64
 }
@@ -53,7 +53,7 @@ type Stats struct {
 	Failures  uint64 // calls that returned an error
 }
 
-func newModule(e *Engine, name string, cp *extism.CompiledPlugin, code *compiled, mc wazero.ModuleConfig,
+func newModule(e *Engine, name string, be backend, mc wazero.ModuleConfig,
 	lim Limits, sigs map[string]signature, log *slog.Logger) *Module {
 	exports := make([]string, 0, len(sigs))
 	for n := range sigs {
@@ -61,7 +61,7 @@ func newModule(e *Engine, name string, cp *extism.CompiledPlugin, code *compiled
 	}
 	slices.Sort(exports)
 	return &Module{
-		e: e, name: name, cp: cp, code: code, mc: mc, lim: lim, sigs: sigs, exports: exports, log: log,
+		e: e, name: name, be: be, mc: mc, lim: lim, sigs: sigs, exports: exports, log: log,
 		sem:     make(chan struct{}, lim.Instances),
 		closing: make(chan struct{}),
 	}
@@ -151,9 +151,9 @@ func (m *Module) run(ctx context.Context, export string, input []byte, plain boo
 		}
 		callCtx, cancel := context.WithTimeout(ctx, m.lim.Timeout)
 		inst.begin(callCtx)
-		rc, out, err := inst.p.CallWithContext(callCtx, export, input)
+		rc, out, err := inst.g.call(callCtx, export, input)
 		inst.end()
-		if err != nil && err.Error() == "module is closed" && !m.killed.Load() && attempt == 0 {
+		if err != nil && err.Error() == errModuleClosed.Error() && !m.killed.Load() && attempt == 0 {
 			// The guest called proc_exit(0) during its previous call, which
 			// go-sdk reports as success. Nothing ran this time, so another
 			// instance may safely serve the call.
@@ -230,7 +230,11 @@ func (m *Module) put(inst *instance, keep bool) {
 	m.mu.Lock()
 	pooled := keep && !m.closed
 	if pooled {
+		inst.lastUse = time.Now()
 		m.idle = append(m.idle, inst)
+		if len(m.idle) > 1 && m.shrinkTimer == nil {
+			m.shrinkTimer = time.AfterFunc(idleTTL, func() { m.shrink(time.Now()) })
+		}
 	} else {
 		m.live--
 	}
@@ -243,6 +247,32 @@ func (m *Module) put(inst *instance, keep bool) {
 	}
 	<-m.sem
 	m.calls.Done()
+}
+
+// idleTTL is how long an instance beyond the first may stay idle before
+// the pool closes it: a burst of parallel calls grows the pool to
+// Limits.Instances, and the memory (~5 MB per Go instance) comes back once
+// the burst is over.
+const idleTTL = 30 * time.Second
+
+// shrink closes the instances idle since before now-idleTTL, keeping one
+// warm, and schedules itself again while more than one instance idles.
+func (m *Module) shrink(now time.Time) {
+	m.mu.Lock()
+	m.shrinkTimer = nil
+	var old []*instance
+	for len(m.idle) > 1 && now.Sub(m.idle[0].lastUse) >= idleTTL {
+		old = append(old, m.idle[0])
+		m.idle = m.idle[1:]
+		m.live--
+	}
+	if len(m.idle) > 1 && !m.closed {
+		m.shrinkTimer = time.AfterFunc(idleTTL-now.Sub(m.idle[0].lastUse), func() { m.shrink(time.Now()) })
+	}
+	m.mu.Unlock()
+	for _, inst := range old {
+		inst.close()
+	}
 }
 
 // warm creates the first instance and, when the module exports
@@ -273,6 +303,10 @@ func (m *Module) Close(ctx context.Context) error {
 	}
 	m.closed = true
 	close(m.closing)
+	if m.shrinkTimer != nil {
+		m.shrinkTimer.Stop()
+		m.shrinkTimer = nil
+	}
 	m.mu.Unlock()
 
 	done := make(chan struct{})
@@ -297,11 +331,9 @@ func (m *Module) Close(ctx context.Context) error {
 	if err != nil {
 		m.killed.Store(true)
 	}
-	cerr := m.cp.Close(context.Background()) // stops anything still running
-	if err == nil {
-		// Only once nothing runs the module's code can it be released.
-		m.code.release(2)
-	}
+	// Stops anything still running; only once nothing runs the module's
+	// code can it be released.
+	cerr := m.be.close(context.Background(), err == nil)
 	m.e.forget(m)
 	if cerr != nil {
 		cerr = fmt.Errorf("sandbox: %s: close: %w", m.name, cerr)

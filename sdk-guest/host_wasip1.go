@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -17,6 +19,9 @@ import (
 
 //go:wasmimport extism:host/env input_length
 func extismInputLength() uint64
+
+//go:wasmimport extism:host/env input_offset
+func extismInputOffset() uint64
 
 //go:wasmimport extism:host/env input_load_u64
 func extismInputLoadU64(offset uint64) uint64
@@ -116,10 +121,37 @@ var errKernelMemory = errors.New("extism kernel memory exhausted")
 
 func platformHost() HostFuncs { return extismHost{} }
 
+// mcphost's bulk copies (abi.IONamespace): one host call instead of one
+// per 8 bytes. Hosts without them answer "not supported".
+
+//go:wasmimport mcphost:host/io read
+func ioRead(block uint64, dst unsafe.Pointer, n uint32) int32
+
+//go:wasmimport mcphost:host/io write
+func ioWrite(src unsafe.Pointer, n uint32) uint64
+
+// bulk is 1 when the host implements abi.IONamespace, -1 when it does not,
+// 0 before the first question.
+var bulk int8
+
+func hasBulk() bool {
+	if bulk == 0 {
+		bulk = 1
+		if ioRead(0, nil, 0) < 0 {
+			bulk = -1
+		}
+	}
+	return bulk > 0
+}
+
 // readInput copies the call's input out of the kernel.
 func readInput() []byte {
 	n := extismInputLength()
 	buf := make([]byte, n)
+	if n > 0 && n <= math.MaxUint32 && hasBulk() {
+		ioRead(extismInputOffset(), unsafe.Pointer(&buf[0]), uint32(n))
+		return buf
+	}
 	var i uint64
 	for ; i+8 <= n; i += 8 {
 		binary.LittleEndian.PutUint64(buf[i:], extismInputLoadU64(i))
@@ -134,6 +166,11 @@ func readInput() []byte {
 func readBlock(off uint64) []byte {
 	n := extismLength(off)
 	buf := make([]byte, n)
+	if n > 0 && n <= math.MaxUint32 && hasBulk() {
+		ioRead(off, unsafe.Pointer(&buf[0]), uint32(n))
+		extismFree(off)
+		return buf
+	}
 	var i uint64
 	for ; i+8 <= n; i += 8 {
 		binary.LittleEndian.PutUint64(buf[i:], extismLoadU64(off+i))
@@ -147,6 +184,13 @@ func readBlock(off uint64) []byte {
 
 // writeBlock copies b into a new kernel block. b must not be empty.
 func writeBlock(b []byte) (uint64, error) {
+	if len(b) <= math.MaxUint32 && hasBulk() {
+		off := ioWrite(unsafe.Pointer(&b[0]), uint32(len(b)))
+		if off == 0 {
+			return 0, errKernelMemory
+		}
+		return off, nil
+	}
 	off := extismAlloc(uint64(len(b)))
 	if off == 0 {
 		return 0, errKernelMemory

@@ -200,16 +200,8 @@ func BenchmarkStdioCall(b *testing.B) {
 // BenchmarkStdioSubprocess measures the real `mcphost serve` binary over
 // its process stdio with the Wasm echo tool.
 func BenchmarkStdioSubprocess(b *testing.B) {
-	cmd := exec.Command(mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
-	w, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { w.Close(); cmd.Wait() }()
-	r := bufio.NewReaderSize(out, 64<<10)
-	handshake(b, w, r)
+	w, r, stop := startPeer(b, 64<<10, mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
+	defer stop()
 	roundTrips(b, w, r, "wasm_echo")
 }
 

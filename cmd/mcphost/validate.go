@@ -34,7 +34,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	for _, p := range g.Plugins {
-		fmt.Fprintf(stdout, "plugin %s (ABI v%d)\n", p.Name, p.ABI)
+		fmt.Fprintf(stdout, "plugin %s (ABI v%d, runtime %s)\n", p.Name, p.ABI, p.Runtime)
 		fmt.Fprintf(stdout, "  instances %s\n", p.Instances())
 		for _, t := range p.Tools {
 			fmt.Fprintf(stdout, "  tool      %-32s %s\n", t.Name, firstLine(t.Def.Description))

@@ -241,3 +241,64 @@ func host() int32 {
 	output(load(reply))
 	return 0
 }
+
+// kernel probes the kernel functions and outputs what each returned, in
+// terms a guest can observe (lengths, contents, zero or not; never raw
+// offsets, which differ between kernels).
+//
+//go:wasmexport kernel
+func kernelProbe() int32 {
+	var r []string
+	add := func(k string, v any) { r = append(r, fmt.Sprintf("%s=%v", k, v)) }
+	n := inputLength()
+	in := inputOffset()
+	add("input_length", n)
+	add("input_offset!=0", in != 0)
+	add("length(input)", length(in))
+	add("length_unsafe(input)", lengthUnsafe(in))
+	add("length(0)", length(0))
+	add("input_load_u8(len)", inputLoadU8(n))
+	// Not input_load_u64 past the input: go-sdk reads kernel memory there.
+	add("alloc(0)", alloc(0))
+	a := alloc(10)
+	add("length(a)", length(a))
+	add("length(a+1)", length(a+1))
+	add("load_u8(a) zeroed", loadU8(a))
+	storeU8(a, 200)
+	storeU64(a+1, 0x0102030405060708)
+	add("load_u8(a)", loadU8(a))
+	add("load_u64(a+1)", loadU64(a+1))
+	free(a)
+	add("length(freed)", length(a))
+	b := alloc(10)
+	add("alloc after free reuses", b == a)
+	if n > 0 {
+		free(in)
+		add("input_length after free(input)", inputLength())
+	}
+	add("error_get", errorGet())
+	outputSet(b, 0)
+	add("output_length", outputLength())
+	output([]byte(strings.Join(r, "\n")))
+	return 0
+}
+
+// vars appends the input to the var "v" and outputs it; "full" tries to
+// store more than the kernel allows.
+//
+//go:wasmexport vars
+func vars() int32 {
+	name := store([]byte("v"))
+	in := input()
+	if string(in) == "full" {
+		varSet(store([]byte("big")), store(make([]byte, 2<<20)))
+		return 0
+	}
+	var old []byte
+	if off := varGet(name); off != 0 {
+		old = load(off)
+	}
+	varSet(store([]byte("v")), store(append(old, in...)))
+	output(load(varGet(store([]byte("v")))))
+	return 0
+}

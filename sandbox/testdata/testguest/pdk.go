@@ -143,3 +143,27 @@ func configGet(key string) (string, bool) {
 	}
 	return string(load(off)), true
 }
+
+//go:wasmimport extism:host/env free
+func free(offset uint64)
+
+//go:wasmimport extism:host/env length_unsafe
+func lengthUnsafe(offset uint64) uint64
+
+//go:wasmimport extism:host/env input_offset
+func inputOffset() uint64
+
+//go:wasmimport extism:host/env var_get
+func varGet(offset uint64) uint64
+
+//go:wasmimport extism:host/env var_set
+func varSet(name, value uint64)
+
+//go:wasmimport extism:host/env http_headers
+func httpHeaders() uint64
+
+//go:wasmimport extism:host/env error_get
+func errorGet() uint64
+
+//go:wasmimport extism:host/env output_length
+func outputLength() uint64

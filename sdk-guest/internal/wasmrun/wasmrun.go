@@ -150,6 +150,7 @@ func Load(t testing.TB, path string, opts Options) *Plugin {
 		f.SetNamespace(abi.HostNamespace)
 		fns = append(fns, f)
 	}
+	fns = append(fns, bulkUnsupported()...)
 	m := extism.Manifest{
 		Wasm:         []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config:       opts.Config,
@@ -218,4 +219,20 @@ func types(present bool) []extism.ValueType {
 		return []extism.ValueType{extism.ValueTypeI64}
 	}
 	return nil
+}
+
+// bulkUnsupported answers abi.IONamespace's functions as a host without
+// them does ("not supported"), so guests take the 8-byte kernel path that
+// every Extism host has; mcphost's own kernel is tested in sandbox.
+func bulkUnsupported() []extism.HostFunction {
+	i32, i64 := extism.ValueTypeI32, extism.ValueTypeI64
+	read := extism.NewHostFunctionWithStack(abi.IORead, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
+		s[0] = uint64(0xffffffff) // -1 as an i32
+	}, []extism.ValueType{i64, i32, i32}, []extism.ValueType{i32})
+	write := extism.NewHostFunctionWithStack(abi.IOWrite, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
+		s[0] = 0
+	}, []extism.ValueType{i32, i32}, []extism.ValueType{i64})
+	read.SetNamespace(abi.IONamespace)
+	write.SetNamespace(abi.IONamespace)
+	return []extism.HostFunction{read, write}
 }

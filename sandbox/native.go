@@ -1,0 +1,256 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Import modules a guest may use.
+const (
+	envModule  = "extism:host/env"
+	wasiModule = wasi_snapshot_preview1.ModuleName
+)
+
+// nativeBackend runs a module on our own implementation of the Extism
+// kernel (extism:host/env), in one wazero runtime per module: WASI, the
+// kernel and the host functions are instantiated once in it, and each
+// instance is an anonymous instance of the one compiled guest.
+type nativeBackend struct {
+	rt     wazero.Runtime
+	cm     wazero.CompiledModule
+	lim    Limits
+	log    *slog.Logger
+	client *http.Client
+	// init is the guest runtime's initialiser, run once per instance
+	// before its first call, as go-sdk does: _initialize (WASI reactors),
+	// else __wasm_call_ctors; hsInit adds Haskell's hs_init after it.
+	init   string
+	hsInit bool
+}
+
+// newNativeBackend compiles wasm once (through the Engine's cache) in a new
+// runtime configured by rc, and instantiates what the guest imports.
+func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, log *slog.Logger) (*nativeBackend, map[string]signature, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, nil, err
+	}
+	b := &nativeBackend{rt: rt, cm: cm, lim: lim, log: log, client: newHTTPClient(lim.AllowedHosts)}
+	fail := func(err error) (*nativeBackend, map[string]signature, error) {
+		b.close(ctx, true)
+		return nil, nil, err
+	}
+	imports := make(map[string]bool)
+	for _, def := range cm.ImportedFunctions() {
+		mod, _, _ := def.Import()
+		imports[mod] = true
+	}
+	// Instantiated only when imported: a small guest then pays for nothing
+	// it does not use.
+	if imports[wasiModule] {
+		if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+			return fail(fmt.Errorf("wasi: %w", err))
+		}
+	}
+	if imports[envModule] {
+		if _, err := envHostModule(rt.NewHostModuleBuilder(envModule), b).Instantiate(ctx); err != nil {
+			return fail(fmt.Errorf("kernel: %w", err))
+		}
+	}
+	if imports[userModule] {
+		if _, err := userHostModule(rt.NewHostModuleBuilder(userModule), log, lim).Instantiate(ctx); err != nil {
+			return fail(fmt.Errorf("host functions: %w", err))
+		}
+	}
+	if imports[ioModule] {
+		if _, err := ioHostModule(rt.NewHostModuleBuilder(ioModule)).Instantiate(ctx); err != nil {
+			return fail(fmt.Errorf("bulk i/o: %w", err))
+		}
+	}
+	sigs := make(map[string]signature)
+	for name, def := range cm.ExportedFunctions() {
+		sigs[name] = signature{params: def.ParamTypes(), results: def.ResultTypes()}
+	}
+	if _, ok := sigs["hs_init"]; ok {
+		b.hsInit = true
+	}
+	for _, name := range []string{"_initialize", "__wasm_call_ctors"} {
+		if s, ok := sigs[name]; ok && len(s.params) == 0 && len(s.results) == 0 {
+			b.init = name
+			break
+		}
+	}
+	return b, sigs, nil
+}
+
+func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error) {
+	g := &nativeGuest{b: b, k: kernel{limit: int(b.lim.MemoryPages) * pageSize}, fns: make(map[string]api.Function)}
+	// No start functions: a reactor's initialiser runs before the first
+	// call, inside that call's time budget.
+	mod, err := b.rt.InstantiateModule(&callContext{Context: ctx, g: g}, b.cm, mc.WithName("").WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	g.mod = mod
+	return g, nil
+}
+
+// close closes the runtime, which stops every instance still running;
+// drained says none is, so the compiled code can be released too.
+func (b *nativeBackend) close(ctx context.Context, drained bool) error {
+	err := b.rt.Close(ctx)
+	if drained {
+		// The cache's in-memory engine is shared by all runtimes: closing
+		// a runtime does not release the code it compiled.
+		err = errors.Join(err, b.cm.Close(ctx))
+	}
+	b.client.CloseIdleConnections()
+	return err
+}
+
+// nativeGuest is one instance of a native module. It serves one call at a
+// time.
+type nativeGuest struct {
+	b           *nativeBackend
+	mod         api.Module
+	k           kernel
+	fns         map[string]api.Function
+	stack       [1]uint64
+	initialized bool
+	lastError   string
+
+	vars     map[string][]byte
+	varBytes int
+	status   int32
+	headers  []byte // JSON of the last response's headers
+}
+
+// kernelKey finds the guest of the call being served in a host
+// function's ctx.
+type kernelKey struct{}
+
+// callContext carries the guest to the host functions of one call. It is
+// immutable: wazero's timeout goroutine may read it after the call.
+type callContext struct {
+	context.Context
+	g *nativeGuest
+}
+
+func (c *callContext) Value(key any) any {
+	if key == (kernelKey{}) {
+		return c.g
+	}
+	return c.Context.Value(key)
+}
+
+var errNoKernel = errors.New("extism kernel function called outside a call")
+
+// guestOf returns the guest whose call ctx serves; it panics, which wazero
+// turns into a failed call, when there is none.
+func guestOf(ctx context.Context) *nativeGuest {
+	if c, ok := ctx.(*callContext); ok {
+		return c.g
+	}
+	g, ok := ctx.Value(kernelKey{}).(*nativeGuest)
+	if !ok {
+		panic(errNoKernel)
+	}
+	return g
+}
+
+func (g *nativeGuest) fn(name string) api.Function {
+	f, ok := g.fns[name]
+	if !ok {
+		f = g.mod.ExportedFunction(name)
+		g.fns[name] = f
+	}
+	return f
+}
+
+// call has the semantics of go-sdk's Plugin.CallWithContext: the kernel
+// is reset and given the input; the runtime is initialised on the first
+// call; proc_exit(0) is a success; a message from error_set makes the call
+// fail whatever it returned.
+func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
+	if g.mod.IsClosed() {
+		return 0, nil, errModuleClosed
+	}
+	g.lastError = ""
+	k := &g.k
+	k.reset()
+	defer k.reset()
+	if !k.setInput(input) {
+		return 1, nil, fmt.Errorf("input of %d bytes does not fit in the kernel's memory", len(input))
+	}
+	f := g.fn(export)
+	if f == nil {
+		return 1, nil, fmt.Errorf("unknown function: %s", export)
+	}
+	cctx := &callContext{Context: ctx, g: g}
+	if !g.initialized && export != "_initialize" && export != "_start" {
+		if err := g.initialize(cctx); err != nil {
+			return 1, nil, fmt.Errorf("failed to initialize runtime: %w", err)
+		}
+		g.initialized = true
+	}
+	nres := len(f.Definition().ResultTypes())
+	err := f.CallWithStack(cctx, g.stack[:])
+	var rc uint32
+	switch {
+	case err != nil:
+		rc = 1
+		// Only now: errors.As would make exit escape on every call.
+		if exit := (*sys.ExitError)(nil); errors.As(err, &exit) {
+			if rc = exit.ExitCode(); rc == 0 {
+				err = nil
+			}
+		}
+	case nres == 1:
+		rc = api.DecodeU32(g.stack[0])
+	}
+	if err != nil {
+		return rc, nil, err
+	}
+	var guestErr error
+	if msg := k.errorMessage(); msg != "" {
+		g.lastError = msg
+		guestErr = errors.New(msg)
+	}
+	var out []byte
+	if b := k.outputBytes(); len(b) > 0 {
+		out = append([]byte(nil), b...)
+	}
+	return rc, out, guestErr
+}
+
+// initialize runs the guest runtime's initialiser.
+func (g *nativeGuest) initialize(ctx context.Context) error {
+	if g.b.init != "" {
+		if err := g.fn(g.b.init).CallWithStack(ctx, g.stack[:]); err != nil && !g.b.hsInit {
+			return err
+		}
+	}
+	if g.b.hsInit {
+		if f := g.fn("hs_init"); len(f.Definition().ParamTypes()) == 2 {
+			_, err := f.Call(ctx, 0, 0)
+			return err
+		}
+	}
+	return nil
+}
+
+// guestError returns the message the guest's last call set with error_set.
+// The kernel is reset after each call, so it is kept by call's caller.
+func (g *nativeGuest) guestError() string { return g.lastError }
+
+func (g *nativeGuest) close() { g.mod.Close(context.Background()) }
