@@ -21,15 +21,16 @@ var (
 	escapeErr  error
 )
 
-// loadEscapeGuest loads testdata/escapeguest, the hostile guest, with mnt
-// at escapetest.Dir and other at escapetest.Other.
-func loadEscapeGuest(t *testing.T, mnt, other string, ro bool, instances int) *Module {
+// loadEscapeGuest loads testdata/escapeguest, the hostile guest, on
+// runtime rt ("" for the default) with mnt at escapetest.Dir and other at
+// escapetest.Other.
+func loadEscapeGuest(t *testing.T, rt, mnt, other string, ro bool, instances int) *Module {
 	t.Helper()
 	escapeOnce.Do(func() { escapeWasm, escapeErr = buildGuest(testDir, "escapeguest") })
 	if escapeErr != nil {
 		t.Fatal(escapeErr)
 	}
-	m, err := testEngine.Load(context.Background(), t.Name(), escapeWasm, Limits{Instances: instances, AllowedPaths: []Mount{
+	m, err := testEngine.Load(context.Background(), t.Name(), escapeWasm, Limits{Runtime: rt, Instances: instances, AllowedPaths: []Mount{
 		{Host: mnt, Guest: escapetest.Dir, ReadOnly: ro},
 		{Host: other, Guest: escapetest.Other},
 	}})
@@ -56,23 +57,26 @@ func callTool(m *Module, name string, args any) (string, error) {
 	return res.Content[0].Text, nil
 }
 
-// TestEscapeGuest runs the hostile guest against each kind of mount and
-// asserts its whole report (internal/escapetest/want) and the host side.
+// TestEscapeGuest runs the hostile guest against each kind of mount, on
+// both runtimes, and asserts its whole report (internal/escapetest/want)
+// and the host side: the confinement is the same whichever runs the guest.
 func TestEscapeGuest(t *testing.T) {
-	for _, s := range escapetest.Scenarios() {
-		t.Run(s.Name, func(t *testing.T) {
-			mnt, other, secret := escapetest.Tree(t, s)
-			m := loadEscapeGuest(t, mnt, other, s.ReadOnly, 1)
-			report, err := callTool(m, "probe", escapetest.Args(s, secret))
-			if err != nil {
-				t.Fatal(err)
-			}
-			escapetest.Check(t, s, []byte(report))
-			escapetest.CheckHost(t, s, mnt)
-			if want := "plugin=" + t.Name(); !testLogs.Contains(want) || !testLogs.Contains("filesystem escape refused") {
-				t.Errorf("no escape warning with %s in the log", want)
-			}
-		})
+	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+		for _, s := range escapetest.Scenarios() {
+			t.Run(rt+"/"+s.Name, func(t *testing.T) {
+				mnt, other, secret := escapetest.Tree(t, s)
+				m := loadEscapeGuest(t, rt, mnt, other, s.ReadOnly, 1)
+				report, err := callTool(m, "probe", escapetest.Args(s, secret))
+				if err != nil {
+					t.Fatal(err)
+				}
+				escapetest.Check(t, s, []byte(report))
+				escapetest.CheckHost(t, s, mnt)
+				if want := "plugin=" + t.Name(); !testLogs.Contains(want) || !testLogs.Contains("filesystem escape refused") {
+					t.Errorf("no escape warning with %s in the log", want)
+				}
+			})
+		}
 	}
 }
 
@@ -83,7 +87,7 @@ func TestEscapeGuest(t *testing.T) {
 func TestEscapeRace(t *testing.T) {
 	s := escapetest.Scenario{Name: "race", Links: true}
 	mnt, other, secret := escapetest.Tree(t, s)
-	m := loadEscapeGuest(t, mnt, other, false, 3)
+	m := loadEscapeGuest(t, "", mnt, other, false, 3)
 	link := filepath.Join(mnt, "race")
 	if err := os.Symlink("a.txt", link); err != nil {
 		t.Fatal(err)
