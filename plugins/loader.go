@@ -30,6 +30,9 @@ type LoaderOptions struct {
 	// Logger receives load progress, skipped items and failures. nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Observer, when not nil, is told about every tool call of the
+	// plugins this loader loads (see [Observer]).
+	Observer Observer
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
@@ -41,6 +44,7 @@ type Loader struct {
 	lastID   atomic.Uint64
 	busy     sync.Map     // plugin name → the step it is in ("build", "compile")
 	signals  *listSignals // plugins that signalled a list change (dynamic.go)
+	obs      Observer
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -58,7 +62,7 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, signals: newListSignals()}
+	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, signals: newListSignals(), obs: opts.Observer}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -226,7 +230,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 			return prev.core, true, nil
 		}
 		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server),
-			signal: l.signals.signaller(spec.Name)}
+			signal: l.signals.signaller(spec.Name), obs: l.obs}
 		if err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
@@ -260,7 +264,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, strict: strict, model: model, log: l.log,
-		signal: l.signals.signaller(spec.Name)}
+		signal: l.signals.signaller(spec.Name), obs: l.obs}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err
