@@ -37,9 +37,10 @@ type runtime struct {
 	loader *plugins.Loader
 }
 
-// newLoader returns a loader on r's engine that logs to log.
-func (r *runtime) newLoader(log *slog.Logger) *plugins.Loader {
-	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(), Logger: log})
+// newLoader returns a loader on r's engine that logs to log and tells obs
+// (when not nil) about tool calls.
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer) *plugins.Loader {
+	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(), Logger: log, Observer: obs})
 }
 
 // cacheDir is mcphost's cache: os.UserCacheDir()/mcphost.
@@ -60,7 +61,7 @@ func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	r := &runtime{engine: eng}
-	r.loader = r.newLoader(log)
+	r.loader = r.newLoader(log, nil)
 	return r, nil
 }
 
