@@ -25,7 +25,8 @@ import (
 // mode: lists, calls and reads land on both; an input_required retry
 // lands on the replica that did not issue the requestState (they share
 // the key); and the replica holding the client's subscriptions/listen
-// tells it of its reload. haproxy names the replica that answered in an
+// tells it of its reload. A 2025-11-25 session through the same balancer
+// sticks to its replica (and fails without the stick rules). haproxy names the replica that answered in an
 // Mcp-Replica response header (its own srv_name), so the test sees where
 // each request went without trusting mcphost to say.
 func TestReplicas(t *testing.T) {
@@ -107,6 +108,27 @@ func TestReplicas(t *testing.T) {
 		t.Error("no input_required retry landed on the other replica")
 	}
 
+	// A 2025-11-25 session through the same balancer: its requests stick
+	// to the replica that created it, so every one of them succeeds.
+	sticky := &replicaRecorder{next: http.DefaultTransport}
+	old := mcp.NewClient(&mcp.Implementation{Name: "replicas-2025", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "judge", Content: &mcp.TextContent{Text: "sampled"}}, nil
+		},
+	})
+	cs25, err := old.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb + "/mcp", HTTPClient: &http.Client{Transport: sticky}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("2025-11-25 connect through haproxy: %v", err)
+	}
+	for range 2 {
+		checkEra(t, cs25, "2025-11-25")
+	}
+	if got := sticky.replicas(); len(got) != 1 {
+		t.Errorf("one 2025-11-25 session was answered by replicas %v; want one", got)
+	}
+	cs25.Close()
+
 	// The reload: find the replica holding the listen stream, reload it
 	// alone, and hear of it through that stream.
 	held := -1
@@ -132,10 +154,11 @@ func TestReplicas(t *testing.T) {
 	}
 }
 
-// startHAProxy runs haproxy in the foreground on a free loopback port,
-// balancing round-robin over backends with no stickiness and naming the
-// server that answered in Mcp-Replica, and returns its base URL once
-// both backends have answered through it.
+// startHAProxy runs haproxy in the foreground on a free loopback port with
+// the README's configuration: round-robin over backends, sticky only for
+// requests that carry an Mcp-Session-Id (2025-era sessions; the id is
+// learned from the response that created it). It names the server that
+// answered in Mcp-Replica, and returns its base URL once it answers.
 func startHAProxy(t *testing.T, haproxy string, backends ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -160,6 +183,9 @@ frontend mcp
     default_backend replicas
 backend replicas
     balance roundrobin
+    stick-table type string len 64 size 100k expire 30m
+    stick on req.hdr(Mcp-Session-Id)
+    stick store-response res.hdr(Mcp-Session-Id)
     http-response set-header Mcp-Replica %%[srv_name]
 %s`, addr, servers.String())
 	path := filepath.Join(t.TempDir(), "haproxy.cfg")
