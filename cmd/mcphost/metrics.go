@@ -42,6 +42,9 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slo
 			log.Error("metrics server stopped", "err", err)
 		}
 	}()
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		log.Warn("serving metrics beyond loopback: anyone who can reach it can read them (plugin and tool names, load)", "addr", ln.Addr().String())
+	}
 	log.Info("metrics listening", "addr", "http://"+ln.Addr().String()+"/metrics")
 	return func() {
 		hs.Close()

@@ -118,17 +118,17 @@ func TestMetricsScrape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mcphost serve")
 	}
-	r := startReplica(t, nil, "--config", "../../examples/conformance/plugins.toml", "--no-watch")
+	r := startReplica(t, nil, "--config", "testdata/e2e/plugins.toml", "--no-watch")
 	waitOK(t, r.base+"/readyz")
-	calls := `mcphost_tool_call_duration_seconds_count{plugin="conformance",tool="test_simple_text"}`
+	calls := `mcphost_tool_call_duration_seconds_count{plugin="hash",tool="hash_sha256"}`
 	if got := scrapeValue(t, r.metrics, calls); got != "" {
 		t.Errorf("before any call: %s = %s; want no series", calls, got)
 	}
 	if got := scrapeValue(t, r.metrics, `mcphost_reloads_total{result="ok"}`); got != "1" {
 		t.Errorf("after the initial load: reloads ok = %q; want 1", got)
 	}
-	if got := scrapeValue(t, r.metrics, `mcphost_pool_instances{plugin="conformance"}`); got == "" {
-		t.Errorf("no pool_instances series for the conformance plugin")
+	if got := scrapeValue(t, r.metrics, `mcphost_pool_instances{plugin="hash"}`); got == "" {
+		t.Errorf("no pool_instances series for the hash plugin")
 	}
 	if resp, err := http.Get(r.base + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /metrics on the MCP address: %v %v; want 404 (metrics have their own address)", resp.StatusCode, err)
@@ -142,17 +142,22 @@ func TestMetricsScrape(t *testing.T) {
 	}
 	defer cs.Close()
 	for range 3 {
-		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text"}); err != nil {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash_sha256", Arguments: map[string]any{"text": "hello"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "faulty_panic", Arguments: map[string]any{}}); err != nil || !res.IsError {
+		t.Fatalf("faulty_panic: %v, %+v; want an isError result", err, res)
+	}
 	for _, c := range []struct{ series, want string }{
 		{calls, "3"},
+		{`mcphost_tool_call_duration_seconds_count{plugin="faulty",tool="faulty_panic"}`, "1"},
+		{`mcphost_tool_faults_total{kind="trap",plugin="faulty"}`, "1"},
 		{`mcphost_sessions{era="2025-11-25"}`, "1"},
 		{`mcphost_listeners{era="2025-11-25"}`, "1"},
 	} {
 		if got := scrapeValue(t, r.metrics, c.series); got != c.want {
-			t.Errorf("after 3 calls in one session: %s = %q; want %s", c.series, got, c.want)
+			t.Errorf("after 3 calls and a trap in one session: %s = %q; want %s", c.series, got, c.want)
 		}
 	}
 	cs.Close()
