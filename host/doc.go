@@ -43,7 +43,10 @@
 //     checks, bearer auth, idle expiry, graceful shutdown; httpstateless.go
 //     serves session-less 2026-07-28 POSTs on a throw-away session after
 //     checking the headers that mirror the body; httplegacy.go serves the
-//     2024-11-05 HTTP+SSE transport); local.go serves in process.
+//     2024-11-05 HTTP+SSE transport; httphealth.go answers the /healthz
+//     and /readyz probes); local.go serves in process;
+//   - stats.go: a snapshot of sessions, listeners and requests in flight,
+//     which cmd/mcphost turns into metrics (host knows no metrics library).
 //
 // A session never ends because of one bad message: parse errors, invalid
 // requests, oversize lines and handler panics are answered and serving

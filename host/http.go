@@ -146,9 +146,13 @@ func (srv *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 	return h
 }
 
-// ServeHTTP implements http.Handler: DNS-rebinding and origin checks and
-// authentication first, for every path, then the endpoints.
+// ServeHTTP implements http.Handler: the probes (/healthz, /readyz, see
+// httphealth.go), then DNS-rebinding and origin checks and authentication,
+// for every other path, then the endpoints.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.probe(w, r) {
+		return
+	}
 	if err := h.check.host(r); err != nil {
 		h.log.Warn("request refused", "err", err, "host", r.Host, "remote", r.RemoteAddr)
 		httpError(w, http.StatusForbidden, codeHTTP, "Forbidden: "+err.Error())

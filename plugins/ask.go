@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox"
@@ -36,6 +37,17 @@ var (
 // structuredContent against its outputSchema: both failures are a
 // *ValidationError. Any other error is the call's own (see Describe).
 func (t *Tool) Run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.Context) (json.RawMessage, error) {
+	obs := t.Plugin.core.obs
+	if obs == nil {
+		return t.run(ctx, peer, args, cc)
+	}
+	start := time.Now()
+	out, err := t.run(ctx, peer, args, cc)
+	obs.ToolCall(t.Plugin.Name, t.Name, time.Since(start), Fault(err))
+	return out, err
+}
+
+func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.Context) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}

@@ -32,6 +32,8 @@ type core struct {
 	// signal tells the Loader the plugin signalled a list change
 	// (dynamic.go); nil for cores that cannot (tests).
 	signal func()
+	// obs is told about tool calls (nil: nobody listens).
+	obs Observer
 	// base is the core first loaded with this module when this one was
 	// made by re-reading its lists (see [Loader.Relist]); this core holds
 	// one reference on it, and only base closes the module.

@@ -46,6 +46,9 @@ type LoaderOptions struct {
 	// [PruneCache]). 0 means no cap.
 	CacheMax  int64
 	CacheDirs []string
+	// Observer, when not nil, is told about every tool call of the
+	// plugins this loader loads (see [Observer]).
+	Observer Observer
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
@@ -62,6 +65,7 @@ type Loader struct {
 	lastID     atomic.Uint64
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
 	signals    *listSignals // plugins that signalled a list change (dynamic.go)
+	obs        Observer
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -80,7 +84,7 @@ func (l *Loader) Busy() []string {
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
 	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, dlDir: opts.DownloadCacheDir, httpClient: opts.HTTPClient,
-		cacheMax: opts.CacheMax, extraDirs: slices.Clone(opts.CacheDirs), signals: newListSignals()}
+		cacheMax: opts.CacheMax, extraDirs: slices.Clone(opts.CacheDirs), signals: newListSignals(), obs: opts.Observer}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -253,7 +257,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 			return prev.core, true, nil
 		}
 		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server), runtime: "in-process",
-			signal: l.signals.signaller(spec.Name)}
+			signal: l.signals.signaller(spec.Name), obs: l.obs}
 		if err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
@@ -287,7 +291,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
-		signal: l.signals.signaller(spec.Name)}
+		signal: l.signals.signaller(spec.Name), obs: l.obs}
 	if err := l.inspect(ctx, c); err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err

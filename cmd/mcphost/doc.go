@@ -19,6 +19,10 @@
 // (see package plugins' Manager), logging one line per reload;
 // --watch-debounce sets how long files must stay quiet first (100ms).
 //
+// serve --http also answers the /healthz and /readyz probes; --metrics
+// ADDR serves Prometheus metrics (package metrics) on a listener of its
+// own, off by default.
+//
 // Every subcommand accepts --log-level (debug|info|warn|error) and
 // --log-format (text|json). Logs go to stderr; in serve mode stdout carries
 // only MCP messages.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/metrics"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -21,6 +22,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	noWatch := fs.Bool("no-watch", false, "do not watch plugins.toml and plugin files for changes")
 	debounce := fs.Duration("watch-debounce", plugins.DefaultDebounce, "how long changed files must stay quiet before a reload")
 	auditPath := fs.String("audit-log", "", "append every message in and out to this file as JSON lines")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`host:port`/metrics, apart from MCP (off by default; a bare port binds 127.0.0.1, port 0 picks a free one)")
 	var hf httpFlags
 	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -36,8 +38,20 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// Build progress goes to clients too, once the server exists.
 	var toClients atomic.Pointer[host.Server]
 	log = slog.New(clientLog{log.Handler(), &toClients})
-	rt.loader = rt.newLoader(log)
 	defer rt.close(context.WithoutCancel(ctx))
+	reg := plugins.NewRegistry()
+	var met *metrics.Metrics
+	var obs plugins.Observer
+	if *metricsAddr != "" {
+		met = metrics.New(reg)
+		obs = met
+		stop, err := serveMetrics(ctx, *metricsAddr, met, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	rt.loader = rt.newLoader(log, obs)
 	ln, httpOpts, err := hf.listen(log)
 	if err != nil {
 		return err
@@ -56,10 +70,12 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		audit = f
 	}
 
-	reg := plugins.NewRegistry()
 	startupDeadline := time.Now().Add(cfg.Server.StartupWait)
 	srv := host.New(reg, hostOptions(cfg, log, audit))
 	toClients.Store(srv)
+	if met != nil {
+		met.Serve(srv)
+	}
 
 	// Plugins load in the background so initialize is answered at once;
 	// the first list requests wait (bounded) for this load.
@@ -67,7 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		manage(loadCtx, rt, reg, srv, cfg.File, !*noWatch, *debounce, log)
+		manage(loadCtx, rt, reg, srv, met, cfg.File, !*noWatch, *debounce, log)
 	}()
 	warned := make(chan struct{})
 	go func() {

@@ -37,11 +37,12 @@ type runtime struct {
 	loader *plugins.Loader
 }
 
-// newLoader returns a loader on r's engine that logs to log.
-func (r *runtime) newLoader(log *slog.Logger) *plugins.Loader {
+// newLoader returns a loader on r's engine that logs to log and tells obs
+// (when not nil) about tool calls.
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer) *plugins.Loader {
 	cache := cacheRoot()
 	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
-		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log,
+		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
 		CacheMax: plugins.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}})
 }
 
@@ -54,7 +55,7 @@ func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	r := &runtime{engine: eng}
-	r.loader = r.newLoader(log)
+	r.loader = r.newLoader(log, nil)
 	return r, nil
 }
 

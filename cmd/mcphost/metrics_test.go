@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// replica is one `mcphost serve --http 127.0.0.1:0 --metrics 127.0.0.1:0`
+// process.
+type replica struct {
+	base    string // http://127.0.0.1:PORT
+	metrics string // http://127.0.0.1:PORT/metrics
+}
+
+var (
+	reListening = regexp.MustCompile(`msg=listening addr=(http://127\.0\.0\.1:[0-9]+)/mcp`)
+	reMetrics   = regexp.MustCompile(`msg="metrics listening" addr=(http://127\.0\.0\.1:[0-9]+/metrics)`)
+)
+
+// startReplica runs the mcphost binary with args and env and returns once
+// both of its addresses are logged. The process is killed at cleanup.
+func startReplica(t *testing.T, env []string, args ...string) *replica {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, mcphostBinary(t), append([]string{"serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		pw.Close()
+	})
+	found := make(chan *replica, 1)
+	go func() {
+		var r replica
+		sent := false
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := reListening.FindStringSubmatch(sc.Text()); m != nil {
+				r.base = m[1]
+			}
+			if m := reMetrics.FindStringSubmatch(sc.Text()); m != nil {
+				r.metrics = m[1]
+			}
+			if r.base != "" && r.metrics != "" && !sent {
+				found <- &r
+				sent = true
+			}
+		}
+	}()
+	select {
+	case r := <-found:
+		return r
+	case <-ctx.Done():
+		t.Fatal("mcphost logged no listening and metrics lines")
+		return nil
+	}
+}
+
+// waitOK polls url (a probe of an external process) until it answers 200,
+// for at most a minute.
+func waitOK(t *testing.T, url string) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%s never answered 200", url)
+		}
+	}
+}
+
+// scrapeValue returns the value of the metric line starting with series
+// ("" when absent).
+func scrapeValue(t *testing.T, url, series string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestMetricsScrape: `serve --metrics` serves Prometheus text on its own
+// address, and the counters move with calls, sessions and reloads.
+func TestMetricsScrape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mcphost serve")
+	}
+	r := startReplica(t, nil, "--config", "testdata/e2e/plugins.toml", "--no-watch")
+	waitOK(t, r.base+"/readyz")
+	calls := `mcphost_tool_call_duration_seconds_count{plugin="hash",tool="hash_sha256"}`
+	if got := scrapeValue(t, r.metrics, calls); got != "" {
+		t.Errorf("before any call: %s = %s; want no series", calls, got)
+	}
+	if got := scrapeValue(t, r.metrics, `mcphost_reloads_total{result="ok"}`); got != "1" {
+		t.Errorf("after the initial load: reloads ok = %q; want 1", got)
+	}
+	if got := scrapeValue(t, r.metrics, `mcphost_pool_instances{plugin="hash"}`); got == "" {
+		t.Errorf("no pool_instances series for the hash plugin")
+	}
+	if resp, err := http.Get(r.base + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /metrics on the MCP address: %v %v; want 404 (metrics have their own address)", resp.StatusCode, err)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "metrics", Version: "1"}, nil)
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.base + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 3 {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash_sha256", Arguments: map[string]any{"text": "hello"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "faulty_panic", Arguments: map[string]any{}}); err != nil || !res.IsError {
+		t.Fatalf("faulty_panic: %v, %+v; want an isError result", err, res)
+	}
+	for _, c := range []struct{ series, want string }{
+		{calls, "3"},
+		{`mcphost_tool_call_duration_seconds_count{plugin="faulty",tool="faulty_panic"}`, "1"},
+		{`mcphost_tool_faults_total{kind="trap",plugin="faulty"}`, "1"},
+		{`mcphost_sessions{era="2025-11-25"}`, "1"},
+		{`mcphost_listeners{era="2025-11-25"}`, "1"},
+	} {
+		if got := scrapeValue(t, r.metrics, c.series); got != c.want {
+			t.Errorf("after 3 calls and a trap in one session: %s = %q; want %s", c.series, got, c.want)
+		}
+	}
+	cs.Close()
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs haproxy (the Debian package) for the two-replica test
+# (cmd/mcphost TestReplicas) and scripts/bench-replicas.sh. Does nothing
+# when haproxy is already on PATH. Needs root or sudo, and apt.
+#
+#   scripts/install-haproxy.sh
+set -euo pipefail
+if command -v haproxy >/dev/null 2>&1; then
+	haproxy -v | head -1
+	exit 0
+fi
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends haproxy >/dev/null
+# The package may start a system haproxy on *:80 via its init script; the
+# test and the benchmark run their own on loopback, so stop it if it runs.
+if command -v service >/dev/null 2>&1; then $sudo service haproxy stop >/dev/null 2>&1 || true; fi
+haproxy -v | head -1
