@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds an MCP bundle (.mcpb) around one mcphost binary: manifest.json from
-# packaging/mcpb/manifest.json.in, validated and packed by the official
+# cmd/mcphost/packaging/mcpb/manifest.json.in, validated and packed by the official
 # @anthropic-ai/mcpb CLI (from npm, pinned, into .kits/mcpb).
 #
 #   scripts/mcpb.sh BINARY VERSION GOOS OUT.mcpb
@@ -27,7 +27,7 @@ mkdir -p "$stage/server"
 exe=$(basename "$bin")
 cp "$bin" "$stage/server/$exe"
 cp LICENSE README.md "$stage/"
-sed -e "s/@VERSION@/$version/" -e "s/@PLATFORM@/$platform/" -e "s/@EXE@/$exe/g" packaging/mcpb/manifest.json.in >"$stage/manifest.json"
+sed -e "s/@VERSION@/$version/" -e "s/@PLATFORM@/$platform/" -e "s/@EXE@/$exe/g" cmd/mcphost/packaging/mcpb/manifest.json.in >"$stage/manifest.json"
 "$mcpb" validate "$stage/manifest.json"
 "$mcpb" pack "$stage" "$outfile" >/dev/null
 echo "bundle $outfile"

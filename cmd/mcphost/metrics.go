@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/metrics"
+	"github.com/mcphost/mcphost/host/metrics"
 )
 
 // serveMetrics serves m at http://addr/metrics on a listener of its own

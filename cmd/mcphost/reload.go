@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/metrics"
+	"github.com/mcphost/mcphost/host/metrics"
 	"github.com/mcphost/mcphost/plugins"
 )
 
