@@ -85,6 +85,11 @@ type Spec struct {
 	MaxInstances int
 	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
 	ExcludeTools []string
+	// TaskTools (glob patterns, like IncludeTools) names the tools run
+	// as tasks for clients that declare the tasks extension: a matching
+	// tool that does not declare execution.taskSupport itself is listed
+	// with "optional".
+	TaskTools []string
 	// ToolPrefix is prepended to every tool name; nil means Name+"_".
 	ToolPrefix *string
 	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
@@ -134,6 +139,15 @@ type Tool struct {
 	Raw      json.RawMessage // the plugin's JSON for this tool, verbatim, with "name" set to Name
 
 	in, out *jsonschema.Schema // compiled inputSchema and outputSchema (nil when absent)
+}
+
+// TaskSupport is the tool's execution.taskSupport: abi.TaskOptional or
+// abi.TaskRequired for a tool run as a task, abi.TaskForbidden otherwise.
+func (t *Tool) TaskSupport() string {
+	if e := t.Def.Execution; e != nil && (e.TaskSupport == abi.TaskOptional || e.TaskSupport == abi.TaskRequired) {
+		return e.TaskSupport
+	}
+	return abi.TaskForbidden
 }
 
 // Resource is one listed resource.

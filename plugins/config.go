@@ -48,7 +48,7 @@ var (
 		"plugin_dir", "timeout", "memory", "max_instances",
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances",
-		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
+		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 )
 

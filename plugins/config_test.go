@@ -40,6 +40,7 @@ env = { KEY = "value", N = 3 }
 config = { root = "/data" }
 include_tools = ["sha*"]
 exclude_tools = ["debug_*"]
+task_tools = ["sha512*"]
 tool_prefix = ""
 
 [[plugin]]
@@ -74,14 +75,14 @@ source = "/abs/src"
 		},
 		Env:          map[string]string{"KEY": "value", "N": "3"},
 		Config:       map[string]string{"root": "/data"},
-		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"},
+		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
 		ToolPrefix: &empty,
 		Line:       13,
 	}
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 28 || got.ToolPrefix != nil {
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 29 || got.ToolPrefix != nil {
 		t.Errorf("plugin 1: got %+v; want source /abs/src at line 28 with no prefix", got)
 	}
 	if cfg.File != file {

@@ -163,7 +163,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	if c, ok := s.stringMap(m, "config"); ok {
 		spec.Config = c
 	}
-	for _, key := range []string{"include_tools", "exclude_tools"} {
+	for _, key := range []string{"include_tools", "exclude_tools", "task_tools"} {
 		pats, ok := s.strings(m, key)
 		if !ok {
 			continue
@@ -173,10 +173,13 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 				s.errf(key, "element %d: bad glob pattern %q", i, pat)
 			}
 		}
-		if key == "include_tools" {
+		switch key {
+		case "include_tools":
 			spec.IncludeTools = pats
-		} else {
+		case "exclude_tools":
 			spec.ExcludeTools = pats
+		default:
+			spec.TaskTools = pats
 		}
 	}
 	if v, ok := s.str(m, "tool_prefix"); ok {
