@@ -108,6 +108,7 @@ type job struct {
 	escalated       chan struct{} // closed on becoming a task
 	syncDone        chan outcome  // the result when it finished in its request
 	wake            chan struct{} // every outstanding input was answered, or cancelled
+	seed            []byte        // the task as created: the CreateTaskResult's fields
 
 	phase     int
 	status    string
@@ -226,10 +227,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 			return nil, ctx.Err()
 		}
 	}
-	ts.mu.Lock()
-	b := ts.appendTask(nil, j, false)
-	ts.mu.Unlock()
-	return json.RawMessage(append(append([]byte(`{"resultType":"task",`), b[1:len(b)-1]...), '}')), nil
+	return json.RawMessage(append(append([]byte(`{"resultType":"task",`), j.seed[1:len(j.seed)-1]...), '}')), nil
 }
 
 // escalate turns a job still in its request into a task, stored before
@@ -245,6 +243,7 @@ func (ts *taskStore) escalate(j *job) bool {
 	ts.jobs[j.id] = j
 	ts.bytes += j.size
 	ts.sweepLocked(time.Now())
+	j.seed = ts.appendTask(nil, j, false)
 	close(j.escalated)
 	ts.log.Info("task created", "task", j.id, "tool", j.tool)
 	return true
