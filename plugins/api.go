@@ -45,6 +45,13 @@ type ServerConfig struct {
 	// read results (default 0 and "private").
 	CacheTTL   time.Duration
 	CacheScope string
+	// TaskTTL, TaskMaxBytes and TaskAfter bound the tasks extension: how
+	// long a task and its result are kept, how much memory kept results
+	// may take, and how long a task-capable call that reports no progress
+	// runs before it becomes a task (defaults 30m, 64 MiB, 1s).
+	TaskTTL      time.Duration
+	TaskMaxBytes int64
+	TaskAfter    time.Duration
 	// RequestStateKeyEnv names the environment variable holding the key
 	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
 	RequestStateKeyEnv string

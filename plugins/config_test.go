@@ -26,6 +26,9 @@ plugin_dir = "plugins.d"
 timeout = "7s"
 memory = "128MiB"
 max_instances = 3
+task_ttl = "10m"
+task_max_bytes = "1MiB"
+task_after = "250ms"
 
 [[plugin]]
 name = "hash"
@@ -53,7 +56,7 @@ source = "/abs/src"
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
 		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
-		MemoryPages: 2048, MaxInstances: 3}
+		MemoryPages: 2048, MaxInstances: 3, TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
 	}
@@ -77,12 +80,12 @@ source = "/abs/src"
 		Config:       map[string]string{"root": "/data"},
 		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
 		ToolPrefix: &empty,
-		Line:       13,
+		Line:       16,
 	}
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 29 || got.ToolPrefix != nil {
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 32 || got.ToolPrefix != nil {
 		t.Errorf("plugin 1: got %+v; want source /abs/src at line 28 with no prefix", got)
 	}
 	if cfg.File != file {
