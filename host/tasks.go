@@ -80,13 +80,14 @@ type taskStore struct {
 
 	mu    sync.Mutex
 	jobs  map[string]*job // tasks (phaseTask), by id
+	live  map[*job]bool   // calls running, tasks or not
 	bytes int64           // sum of the stored jobs' sizes
 	wg    sync.WaitGroup  // running calls
 	done  bool            // closed: no new calls
 }
 
 func newTaskStore(opts *Options, log *slog.Logger) *taskStore {
-	ts := &taskStore{ttl: opts.TaskTTL, maxBytes: opts.TaskMaxBytes, after: opts.TaskAfter, log: log, jobs: map[string]*job{}}
+	ts := &taskStore{ttl: opts.TaskTTL, maxBytes: opts.TaskMaxBytes, after: opts.TaskAfter, log: log, jobs: map[string]*job{}, live: map[*job]bool{}}
 	if ts.ttl <= 0 {
 		ts.ttl = defaultTaskTTL
 	}
@@ -180,8 +181,9 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 		j.responses[k] = v
 	}
 	// The call outlives its request once it is a task: its context keeps
-	// the request's values but not its cancellation.
-	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// the request's values but not its cancellation, and ends with the
+	// task's TTL (a task waiting for input forever is cancelled then).
+	jctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(ts.ttl))
 	j.cancel = cancel
 	ts.mu.Lock()
 	if ts.done {
@@ -191,6 +193,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 		return nil, errorf(codeInternal, "server is shutting down")
 	}
 	ts.wg.Add(1)
+	ts.live[j] = true
 	ts.mu.Unlock()
 	if member(cc.Meta, "progressToken") == nil {
 		// The guest reports progress only with a token; a task's progress
@@ -202,6 +205,9 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 		defer release()
 		defer cancel()
 		ts.run(jctx, s, req, j, t, args, cc)
+		ts.mu.Lock()
+		delete(ts.live, j)
+		ts.mu.Unlock()
 	}()
 
 	timer := time.NewTimer(ts.after)
@@ -342,6 +348,9 @@ func (ts *taskStore) finish(j *job, res any, err error) {
 		ts.setStatus(j, taskCancelled, "cancelled")
 		return
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = errorf(codeInternal, "task expired: its ttl of %s passed before it finished", ts.ttl)
+	}
 	if err != nil {
 		var re *rpcError
 		if !errors.As(err, &re) {
@@ -417,7 +426,7 @@ func (ts *taskStore) evictLocked(j *job, why string) {
 func (ts *taskStore) close() {
 	ts.mu.Lock()
 	ts.done = true
-	for _, j := range ts.jobs {
+	for j := range ts.live {
 		j.cancel()
 	}
 	ts.mu.Unlock()

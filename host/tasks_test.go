@@ -249,3 +249,26 @@ func TestTaskEviction(t *testing.T) {
 		t.Errorf("log: got %q; want a line with %q", logs.Bytes(), want)
 	}
 }
+
+// TestTaskTTL: a task still running when its TTL passes is cancelled (its
+// call's context ends) and evicted.
+func TestTaskTTL(t *testing.T) {
+	jp := newJobPlugin()
+	var logs lockedBuffer
+	srv := newTaskServer(t, jp, Options{TaskTTL: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := startClient(t, srv)
+	_, v := c.call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job_work",%s}}`, tasksCaps)
+	if v.TTLMs == nil || *v.TTLMs != 50 {
+		t.Errorf("ttlMs: got %v; want 50", v.TTLMs)
+	}
+	recv(t, jp.started, "call started")
+	if err := recv(t, jp.cancelled, "call ended by its ttl"); err != context.DeadlineExceeded {
+		t.Errorf("call's context: got %v; want context.DeadlineExceeded", err)
+	}
+	if w, _ := c.call(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":%q,%s}}`, v.TaskID, tasksCaps); w.Error == nil || w.Error.Code != codeInvalidParams {
+		t.Errorf("expired task: got %s; want it evicted (-32602)", w.raw)
+	}
+	if want := fmt.Sprintf(`msg="task evicted" task=%s tool=job_work reason=ttl`, v.TaskID); !strings.Contains(string(logs.Bytes()), want) {
+		t.Errorf("log: got %q; want a line with %q", logs.Bytes(), want)
+	}
+}
