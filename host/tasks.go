@@ -257,7 +257,7 @@ func (ts *taskStore) escalate(j *job) bool {
 
 // run runs the call, again after each round of input, until it is done.
 func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, t *plugins.Tool, args json.RawMessage, cc abi.Context) {
-	for round := 0; ; round++ {
+	for {
 		in := &inputRound{target: req.input.target, responses: map[string]json.RawMessage{},
 			asked: map[string]json.RawMessage{}, counts: map[string]int{}, missing: map[string]bool{}}
 		ts.mu.Lock()
