@@ -272,3 +272,23 @@ func TestTaskTTL(t *testing.T) {
 		t.Errorf("log: got %q; want a line with %q", logs.Bytes(), want)
 	}
 }
+
+// FuzzTaskParams feeds arbitrary params to tasks/get, tasks/update and
+// tasks/cancel: each answers a result or a -32602, never panics.
+func FuzzTaskParams(f *testing.F) {
+	for _, seed := range []string{`{"taskId":"x"}`, `{"taskId":"x","inputResponses":{"a":{}}}`, `{"taskId":1}`, `{"inputResponses":[]}`, `[]`, `null`, `{"taskId":"\u0000"}`} {
+		f.Add([]byte(seed))
+	}
+	srv := New(plugins.NewRegistry(), Options{Logger: quietLog})
+	defer srv.Close()
+	s := srv.newSession(nil, "fuzz")
+	st := &clientState{version: statelessVersion, caps: clientCaps{tasks: true}}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		for _, m := range []handler{getTask, updateTask, cancelTask} {
+			_, err := m(context.Background(), s, &request{sess: s, method: "tasks/get", params: params, state: st})
+			if re, ok := err.(*rpcError); err != nil && (!ok || re.Code != codeInvalidParams) {
+				t.Errorf("params %q: got %v; want a result or -32602", params, err)
+			}
+		}
+	})
+}
