@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,27 +19,7 @@ func TestEndToEndTasks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the conformance plugin")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--http", "127.0.0.1:0",
-		"--config", "../../examples/conformance/plugins.toml", "--no-watch")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	var url string
-	select {
-	case url = <-listeningAddr(stderr, "/mcp"):
-	case <-ctx.Done():
-		t.Fatal("no listening line on stderr")
-	}
+	_, url := serveHTTP(t, "--config", "../../examples/conformance/plugins.toml", "--no-watch")
 	alice := &taskClient{t: t, url: url, auth: "Bearer alice"}
 	bob := &taskClient{t: t, url: url, auth: "Bearer bob"}
 
