@@ -34,8 +34,25 @@ type Tool struct {
 	InputSchema  json.RawMessage  `json:"inputSchema"`
 	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
 	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Execution    *ToolExecution   `json:"execution,omitempty"`
 	Meta         json.RawMessage  `json:"_meta,omitempty"`
 }
+
+// ToolExecution says how a tool may be run. A tool with TaskSupport
+// TaskOptional or TaskRequired is run as a task (the
+// io.modelcontextprotocol/tasks extension) for clients that declare the
+// extension: the call returns a task handle at once and the client polls
+// for the result.
+type ToolExecution struct {
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// Values of ToolExecution.TaskSupport.
+const (
+	TaskForbidden = "forbidden" // always answered in the request (the default)
+	TaskOptional  = "optional"  // a task for clients that declare the extension
+	TaskRequired  = "required"  // only as a task: other clients get -32021
+)
 
 // ListToolsResult is the output of list_tools (and of v1 describe).
 type ListToolsResult struct {

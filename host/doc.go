@@ -34,7 +34,9 @@
 //   - era.go, input.go, listen.go: the stateless era — _meta,
 //     server/discover, resultType and serverInfo on results, caching
 //     hints, -32022; input_required with an HMAC-signed requestState;
-//     subscriptions/listen;
+//     subscriptions/listen; tasks.go: the tasks extension (tasks/get,
+//     tasks/update, tasks/cancel, tool calls answered with resultType
+//     "task");
 //   - changes.go: registry changes become coalesced list_changed
 //     notifications, to handshake sessions and to listeners alike;
 //   - the transports, which only frame and route: stdio.go (one

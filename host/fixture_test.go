@@ -236,6 +236,10 @@ func loadRegistry(t testing.TB, fx *fixture, set string) *plugins.Registry {
 			{Name: "test", Native: plugins.NativeModule(fx.testExports())},
 			{Name: "other", Native: plugins.NativeModule(otherExports())},
 		}
+	case "tasks": // "test", with test_progress and test_slow run as tasks
+		cfg.Plugins = []plugins.Spec{
+			{Name: "test", Native: plugins.NativeModule(fx.testExports()), TaskTools: []string{"progress", "slow"}},
+		}
 	case "echo":
 		cfg.Plugins = []plugins.Spec{{Name: "echo", Native: plugins.NativeModule(echoExports())}}
 	case "":

@@ -44,6 +44,7 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 	}
 	hs := h.newHTTPSession()
 	hs.sess.stateless = true
+	hs.sess.principal = principal(r)
 	hs.enter()
 	defer func() {
 		hs.leave()
@@ -74,6 +75,8 @@ func checkMirrorHeaders(r *http.Request, msg *message) *rpcError {
 		name, _ = unquote(member(msg.params, "name"))
 	case "resources/read":
 		name, _ = unquote(member(msg.params, "uri"))
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		name, _ = unquote(member(msg.params, "taskId"))
 	default:
 		return nil
 	}

@@ -44,6 +44,9 @@ func methodTable() map[string]*method {
 		{name: "prompts/list", fn: listPrompts, cache: true},
 		{name: "prompts/get", fn: getPrompt, input: true},
 		{name: "completion/complete", fn: complete},
+		{name: "tasks/get", fn: getTask, inline: true, era: eraStateless},
+		{name: "tasks/update", fn: updateTask, inline: true, era: eraStateless},
+		{name: "tasks/cancel", fn: cancelTask, inline: true, era: eraStateless},
 	}
 	t := make(map[string]*method, len(ms))
 	for _, m := range ms {
@@ -126,6 +129,7 @@ type clientCaps struct {
 	sampling, roots        bool
 	elicitForm, elicitURL  bool
 	samplingTools, rootsLC bool
+	tasks                  bool // the io.modelcontextprotocol/tasks extension (tasks.go)
 }
 
 func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
@@ -140,11 +144,12 @@ func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
 			Form json.RawMessage `json:"form"`
 			URL  json.RawMessage `json:"url"`
 		} `json:"elicitation"`
+		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
 	if err := decodeParams(raw, &c); err != nil {
 		return clientCaps{}, err
 	}
-	caps := clientCaps{sampling: c.Sampling != nil, roots: c.Roots != nil}
+	caps := clientCaps{sampling: c.Sampling != nil, roots: c.Roots != nil, tasks: c.Extensions[extTasks] != nil}
 	if c.Sampling != nil {
 		caps.samplingTools = c.Sampling.Tools != nil
 	}

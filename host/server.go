@@ -47,6 +47,17 @@ type Options struct {
 	// Audit, when not nil, receives every message in and out as one JSON
 	// line: {"time","dir":"in"|"out","session","msg"}.
 	Audit io.Writer
+
+	// TaskTTL is how long a task (tasks.go) and its result are kept after
+	// it is created; a task still running then is cancelled. Zero means
+	// 30 minutes.
+	TaskTTL time.Duration
+	// TaskMaxBytes bounds the memory of kept task results: the oldest
+	// finished tasks are evicted (and logged) beyond it. Zero means 64 MiB.
+	TaskMaxBytes int64
+	// TaskAfter is how long a task-capable call that reports no progress
+	// runs in its request before it becomes a task. Zero means 1s.
+	TaskAfter time.Duration
 }
 
 const (
@@ -70,6 +81,7 @@ type Server struct {
 	methods    map[string]*method // the dispatch table
 	serverInfo []byte             // {"name","version"}, for stateless results
 	stateKey   []byte             // signs requestState (see input.go)
+	tasks      *taskStore         // the tasks extension (tasks.go)
 
 	discoverResult json.RawMessage
 	readyBy        time.Time // StartupWait deadline
@@ -131,6 +143,7 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	srv.discoverResult = discoverResult(&opts)
 	srv.stateKey = stateKey(opts.RequestStateKey)
 	srv.listeners = make(map[*listener]struct{})
+	srv.tasks = newTaskStore(&opts, srv.log)
 	srv.stop = reg.Subscribe(srv.onChange)
 	return srv
 }
@@ -138,6 +151,7 @@ func New(reg *plugins.Registry, opts Options) *Server {
 // Close ends the registry subscription. Sessions being served go on.
 func (srv *Server) Close() {
 	srv.stop()
+	srv.tasks.close()
 	srv.chMu.Lock()
 	if srv.timer != nil {
 		srv.timer.Stop()

@@ -29,6 +29,7 @@ type session struct {
 
 	state     atomic.Pointer[clientState] // nil until initialize
 	stateless bool                        // every request is stateless (HTTP without a session)
+	principal string                      // stateless HTTP: who is asking, for task ownership (tasks.go)
 	ready     atomic.Bool                 // notifications/initialized received
 	level     atomic.Int32                // logging level + 1; 0 means no level set
 

@@ -64,18 +64,13 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 		return nil, invalidParams("unknown tool: %s", name)
 	}
 	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String()}
-	out, err := t.Run(ctx, req.peer(), args, cc)
-	var ve *plugins.ValidationError
-	switch {
-	case errors.As(err, &ve) && ve.What == "arguments":
-		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", name, ve.Detail)), nil
-	case errors.As(err, &ve):
-		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
-			t.Plugin.Name, t.Original, ve.Detail)), nil
-	case err != nil:
-		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
+	if task, err := wantsTask(req, t); err != nil {
+		return nil, err
+	} else if task {
+		return s.srv.tasks.callTask(ctx, s, req, t, args, cc)
 	}
-	return json.RawMessage(filterCallResult(out, req.version())), nil
+	out, err := t.Run(ctx, req.peer(), args, cc)
+	return toolOutcome(s, t, out, err, req.version())
 }
 
 // toolError is an isError CallToolResult carrying text.

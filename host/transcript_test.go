@@ -17,7 +17,11 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-var requestStateRE = regexp.MustCompile(`"requestState":"[A-Za-z0-9_.-]+"`)
+var (
+	requestStateRE = regexp.MustCompile(`"requestState":"[A-Za-z0-9_.-]+"`)
+	taskIDRE       = regexp.MustCompile(`"taskId":"([A-Za-z0-9_-]+)"`)
+	taskTimeRE     = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]+"`)
+)
 
 var update = flag.Bool("update", false, "rewrite the out section of testdata/*.txtar")
 
@@ -29,8 +33,9 @@ var update = flag.Bool("update", false, "rewrite the out section of testdata/*.t
 // "in" section of client lines and an "out" section of the expected
 // server lines. Lines are fed one at a time; before the next one goes in,
 // the reader must have handled the line and every request it started must
-// have finished, so the output order is deterministic. Lines starting with
-// "#" in "in" are comments. Run with -update to rewrite "out".
+// have finished (tasks included), so the output order is deterministic.
+// Lines starting with "#" in "in" are comments; $TASK in a line is the
+// last taskId the server sent. Run with -update to rewrite "out".
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -61,6 +66,9 @@ func runTranscript(t *testing.T, file string) {
 	got := runLines(t, srv, strings.Split(string(sections["in"].Data), "\n"))
 	// A requestState carries its expiry time: the transcript shows its place.
 	got = requestStateRE.ReplaceAll(got, []byte(`"requestState":"…"`))
+	// Task ids are random and their times the clock's.
+	got = taskIDRE.ReplaceAll(got, []byte(`"taskId":"…"`))
+	got = taskTimeRE.ReplaceAll(got, []byte(`"$1":"…"`))
 
 	if *update {
 		if sections["out"] == nil {
@@ -115,7 +123,8 @@ func runLines(t *testing.T, srv *Server, lines []string) []byte {
 	t.Helper()
 	step := make(chan struct{})
 	srv.testHookLine = func(s *session) {
-		s.wg.Wait() // every request the line started has answered
+		s.wg.Wait()           // every request the line started has answered
+		s.srv.tasks.wg.Wait() // and every task it started has finished
 		step <- struct{}{}
 	}
 	inR, inW := io.Pipe()
@@ -125,6 +134,9 @@ func runLines(t *testing.T, srv *Server, lines []string) []byte {
 	for _, line := range lines {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		if ids := taskIDRE.FindAllSubmatch(out.Bytes(), -1); len(ids) > 0 {
+			line = strings.ReplaceAll(line, "$TASK", string(ids[len(ids)-1][1]))
 		}
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {
 			t.Fatal(err)

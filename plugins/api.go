@@ -45,6 +45,13 @@ type ServerConfig struct {
 	// read results (default 0 and "private").
 	CacheTTL   time.Duration
 	CacheScope string
+	// TaskTTL, TaskMaxBytes and TaskAfter bound the tasks extension: how
+	// long a task and its result are kept, how much memory kept results
+	// may take, and how long a task-capable call that reports no progress
+	// runs before it becomes a task (defaults 30m, 64 MiB, 1s).
+	TaskTTL      time.Duration
+	TaskMaxBytes int64
+	TaskAfter    time.Duration
 	// RequestStateKeyEnv names the environment variable holding the key
 	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
 	RequestStateKeyEnv string
@@ -89,6 +96,11 @@ type Spec struct {
 	Runtime      string
 	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
 	ExcludeTools []string
+	// TaskTools (glob patterns, like IncludeTools) names the tools run
+	// as tasks for clients that declare the tasks extension: a matching
+	// tool that does not declare execution.taskSupport itself is listed
+	// with "optional".
+	TaskTools []string
 	// ToolPrefix is prepended to every tool name; nil means Name+"_".
 	ToolPrefix *string
 	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
@@ -147,6 +159,15 @@ type Tool struct {
 	Raw      json.RawMessage // the plugin's JSON for this tool, verbatim, with "name" set to Name
 
 	in, out *jsonschema.Schema // compiled inputSchema and outputSchema (nil when absent)
+}
+
+// TaskSupport is the tool's execution.taskSupport: abi.TaskOptional or
+// abi.TaskRequired for a tool run as a task, abi.TaskForbidden otherwise.
+func (t *Tool) TaskSupport() string {
+	if e := t.Def.Execution; e != nil && (e.TaskSupport == abi.TaskOptional || e.TaskSupport == abi.TaskRequired) {
+		return e.TaskSupport
+	}
+	return abi.TaskForbidden
 }
 
 // Resource is one listed resource.

@@ -44,11 +44,11 @@ var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`)
 var (
 	topKeys    = []string{"server", "plugin"}
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait",
-		"cache_ttl", "cache_scope", "request_state_key_env",
+		"cache_ttl", "cache_scope", "request_state_key_env", "task_ttl", "task_max_bytes", "task_after",
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime",
-		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "tool_prefix"}
+		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
 	// Plugin sources beyond files (source_url.go, source_oci.go).

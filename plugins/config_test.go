@@ -27,6 +27,9 @@ timeout = "7s"
 memory = "128MiB"
 max_instances = 3
 runtime = "native"
+task_ttl = "10m"
+task_max_bytes = "1MiB"
+task_after = "250ms"
 
 [[plugin]]
 name = "hash"
@@ -41,6 +44,7 @@ env = { KEY = "value", N = 3 }
 config = { root = "/data" }
 include_tools = ["sha*"]
 exclude_tools = ["debug_*"]
+task_tools = ["sha512*"]
 tool_prefix = ""
 runtime = "extism"
 
@@ -54,7 +58,7 @@ source = "/abs/src"
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
 		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
-		MemoryPages: 2048, MaxInstances: 3, Runtime: "native"}
+		MemoryPages: 2048, MaxInstances: 3, Runtime: "native", TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
 	}
@@ -76,16 +80,16 @@ source = "/abs/src"
 		},
 		Env:          map[string]string{"KEY": "value", "N": "3"},
 		Config:       map[string]string{"root": "/data"},
-		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"},
+		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
 		ToolPrefix: &empty,
 		Runtime:    "extism",
-		Line:       14,
+		Line:       17,
 	}
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 30 || got.ToolPrefix != nil {
-		t.Errorf("plugin 1: got %+v; want source /abs/src at line 30 with no prefix", got)
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 34 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 34 with no prefix", got)
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)

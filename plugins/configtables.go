@@ -40,6 +40,19 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "cache_ttl", 0, 365*24*time.Hour); ok {
 		sc.CacheTTL = v
 	}
+	if v, ok := s.duration(m, "task_ttl", time.Second, 7*24*time.Hour); ok {
+		sc.TaskTTL = v
+	}
+	if v, ok := s.bytes(m, "task_max_bytes"); ok {
+		if v < 1<<10 || v > 1<<40 {
+			s.errf("task_max_bytes", "%d bytes is out of range [1KiB, 1TiB]", v)
+		} else {
+			sc.TaskMaxBytes = v
+		}
+	}
+	if v, ok := s.duration(m, "task_after", time.Millisecond, time.Hour); ok {
+		sc.TaskAfter = v
+	}
 	if v, ok := s.str(m, "cache_scope"); ok {
 		if v != "public" && v != "private" {
 			s.errf("cache_scope", "%q: want \"public\" or \"private\"", v)
@@ -173,7 +186,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	if c, ok := s.stringMap(m, "config"); ok {
 		spec.Config = c
 	}
-	for _, key := range []string{"include_tools", "exclude_tools"} {
+	for _, key := range []string{"include_tools", "exclude_tools", "task_tools"} {
 		pats, ok := s.strings(m, key)
 		if !ok {
 			continue
@@ -183,10 +196,13 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 				s.errf(key, "element %d: bad glob pattern %q", i, pat)
 			}
 		}
-		if key == "include_tools" {
+		switch key {
+		case "include_tools":
 			spec.IncludeTools = pats
-		} else {
+		case "exclude_tools":
 			spec.ExcludeTools = pats
+		default:
+			spec.TaskTools = pats
 		}
 	}
 	if v, ok := s.str(m, "tool_prefix"); ok {

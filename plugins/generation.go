@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/mcphost/mcphost/abi"
 	"io"
 	"path"
 	"slices"
@@ -79,10 +80,12 @@ func (l *Loader) assemble(cfg *Config, specs []*Spec, cores []*core, prev *Gener
 // keepTool applies include_tools and exclude_tools (path.Match globs on
 // the plugin's own tool name).
 func keepTool(spec *Spec, name string) bool {
-	match := func(pats []string) bool {
-		return slices.ContainsFunc(pats, func(p string) bool { ok, _ := path.Match(p, name); return ok })
-	}
-	return (len(spec.IncludeTools) == 0 || match(spec.IncludeTools)) && !match(spec.ExcludeTools)
+	return (len(spec.IncludeTools) == 0 || matchAny(spec.IncludeTools, name)) && !matchAny(spec.ExcludeTools, name)
+}
+
+// matchAny reports whether name matches one of the path.Match patterns.
+func matchAny(pats []string, name string) bool {
+	return slices.ContainsFunc(pats, func(p string) bool { ok, _ := path.Match(p, name); return ok })
 }
 
 // viewHash identifies what a generation shows of a core: the spec (except
@@ -109,6 +112,11 @@ func newPlugin(spec *Spec, c *core, hash string, tools []int, names, prompts []s
 		t := &Tool{Name: names[k], Original: lt.def.Name, Plugin: p, Def: lt.def, Raw: lt.raw, in: lt.in, out: lt.out}
 		if t.Name != t.Original {
 			t.Raw = setMember(lt.raw, "name", t.Name)
+		}
+		if t.Def.Execution == nil && matchAny(spec.TaskTools, t.Original) {
+			t.Def.Execution = &abi.ToolExecution{TaskSupport: abi.TaskOptional}
+			raw := bytes.TrimRight(t.Raw, " \t\r\n")
+			t.Raw = append(append(raw[:len(raw)-1:len(raw)-1], `,"execution":{"taskSupport":"optional"}`...), '}')
 		}
 		p.Tools = append(p.Tools, t)
 		p.tools[t.Original] = t

@@ -462,3 +462,21 @@ func TestRequiredEmbedded(t *testing.T) {
 type Embedded struct {
 	ID string `json:"id"`
 }
+
+// TestTaskSupport: a tool's TaskSupport is listed as execution.taskSupport;
+// none is listed without it.
+func TestTaskSupport(t *testing.T) {
+	useRegistry(t)
+	h := func(*Context, struct{}) (*Result, error) { return TextResult("ok"), nil }
+	AddTool(Tool{Name: "long", TaskSupport: abi.TaskOptional}, h)
+	AddTool(Tool{Name: "short"}, h)
+	out, err := Dispatch(abi.ExportListTools, []byte(`{"context":{"id":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"name":"long","inputSchema":{"type":"object","properties":{},"additionalProperties":false},"execution":{"taskSupport":"optional"}}`, `"name":"short","inputSchema":{"type":"object","properties":{},"additionalProperties":false}}`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("list_tools = %s; want it to contain %s", out, want)
+		}
+	}
+}

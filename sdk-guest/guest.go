@@ -28,6 +28,12 @@ type Tool struct {
 	Meta         json.RawMessage
 	InputSchema  json.RawMessage // optional override of the derived schema
 	OutputSchema json.RawMessage // optional override (AddToolOut only)
+	// TaskSupport is abi.TaskOptional or abi.TaskRequired for a long
+	// tool that the host runs as a task (the client polls for its
+	// result); empty means abi.TaskForbidden. Such a tool turns into a
+	// task when it first reports progress ([Context.Progress]); input
+	// it asks for before that is gathered before the task is created.
+	TaskSupport string
 }
 
 // validToolName applies the 2025-11-25 rule for tool names:

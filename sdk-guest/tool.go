@@ -76,6 +76,9 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 		Annotations: tool.Annotations, Meta: tool.Meta,
 		InputSchema: tool.InputSchema, OutputSchema: tool.OutputSchema,
 	}
+	if tool.TaskSupport != "" {
+		def.Execution = &abi.ToolExecution{TaskSupport: tool.TaskSupport}
+	}
 	if len(def.InputSchema) == 0 {
 		s, err := schemaOf(in)
 		if err != nil {

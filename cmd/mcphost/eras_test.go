@@ -76,6 +76,19 @@ func checkEra(t *testing.T, cs *mcp.ClientSession, version string) {
 // address from its listening line and connects client to it.
 func connectHTTP(t *testing.T, client *mcp.Client, version string, args ...string) *mcp.ClientSession {
 	t.Helper()
+	ctx, url := serveHTTP(t, args...)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// serveHTTP runs `mcphost serve --http 127.0.0.1:0 args…` until the test
+// ends and returns its endpoint's URL, with a context that bounds the test.
+func serveHTTP(t *testing.T, args ...string) (context.Context, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, mcphostBinary(t), append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
@@ -97,12 +110,7 @@ func connectHTTP(t *testing.T, client *mcp.Client, version string, args ...strin
 	case <-ctx.Done():
 		t.Fatal("no listening line on stderr")
 	}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return ctx, url
 }
 
 // TestReloadListen2026: a 2026-07-28 client hears of a reload through its

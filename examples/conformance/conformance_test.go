@@ -94,7 +94,8 @@ func TestToolList(t *testing.T) {
 		"test_input_required_result_request_state", "test_input_required_result_multiple_inputs",
 		"test_input_required_result_multi_round", "test_input_required_result_capabilities",
 		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
-		"test_trigger_tool_change", "test_trigger_prompt_change", "test_header_param"}
+		"test_trigger_tool_change", "test_trigger_prompt_change", "test_header_param",
+		"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task"}
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)
@@ -108,6 +109,14 @@ func TestToolList(t *testing.T) {
 		case "json_schema_2020_12_tool":
 			if string(tl.InputSchema) != jsonSchema202012 {
 				t.Errorf("json_schema_2020_12_tool inputSchema = %s; want it verbatim", tl.InputSchema)
+			}
+		case "slow_compute", "confirm_delete", "multi_input", "protocol_error_job":
+			if tl.Execution == nil || tl.Execution.TaskSupport != abi.TaskOptional {
+				t.Errorf("%s execution = %+v; want taskSupport optional", tl.Name, tl.Execution)
+			}
+		case "failing_job", "test_tool_with_task":
+			if tl.Execution == nil || tl.Execution.TaskSupport != abi.TaskRequired {
+				t.Errorf("%s execution = %+v; want taskSupport required", tl.Name, tl.Execution)
 			}
 		case "test_sampling":
 			if w := `{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"],"additionalProperties":false}`; string(tl.InputSchema) != w {

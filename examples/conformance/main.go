@@ -23,6 +23,7 @@ func init() {
 	registerResources()
 	registerPrompts()
 	registerInputTools()
+	registerTaskTools()
 }
 
 // text is guest.Text, short for the tables of this package.

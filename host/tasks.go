@@ -1,0 +1,642 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663), defined
+// for the stateless era only. A tool whose execution.taskSupport is
+// "optional" or "required", called by a client that declares the
+// extension in its request's capabilities, runs as a task:
+//
+//  1. The call starts in the request, on a goroutine owned by the task
+//     store. Input it asks for before it becomes a task is gathered with
+//     the request's own input_required rounds (input.go), as SEP-2663
+//     advises.
+//  2. It becomes a task when it first reports progress, or when
+//     Options.TaskAfter passes: the task is stored, then the request is
+//     answered with a CreateTaskResult (resultType "task"). A call that
+//     finishes first is answered as usual (the immediate-result shortcut).
+//  3. The client polls tasks/get. Progress shows as statusMessage. Input
+//     the task asks for is surfaced as inputRequests (status
+//     input_required); when tasks/update has answered every outstanding
+//     key the plugin runs again with the answers, as input.go re-runs it.
+//  4. tasks/cancel cancels the call's context, which stops the Wasm call.
+//
+// Tasks are bound to the requester (taskOwner): another client gets the
+// same -32602 as for an unknown id. Finished tasks are kept until their
+// TTL, and the oldest are evicted first when their results exceed
+// Options.TaskMaxBytes.
+
+// extTasks is the extension's identifier.
+const extTasks = "io.modelcontextprotocol/tasks"
+
+// Task statuses.
+const (
+	taskWorking   = "working"
+	taskInput     = "input_required"
+	taskCompleted = "completed"
+	taskFailed    = "failed"
+	taskCancelled = "cancelled"
+)
+
+// Defaults of the task options.
+const (
+	defaultTaskTTL      = 30 * time.Minute
+	defaultTaskMaxBytes = 64 << 20
+	defaultTaskAfter    = time.Second
+	taskPollInterval    = 500 * time.Millisecond
+	taskOverhead        = 512 // bytes counted per task besides its result
+)
+
+// Phases of a job.
+const (
+	phaseRequest   = iota // still answering its request
+	phaseTask             // a task: the request got a CreateTaskResult
+	phaseSync             // finished in its request, never a task
+	phaseAbandoned        // its request ended before either
+)
+
+// taskStore holds the tasks of one Server.
+type taskStore struct {
+	ttl      time.Duration
+	maxBytes int64
+	after    time.Duration
+	log      *slog.Logger
+
+	mu    sync.Mutex
+	jobs  map[string]*job // tasks (phaseTask), by id
+	live  map[*job]bool   // calls running, tasks or not
+	bytes int64           // sum of the stored jobs' sizes
+	wg    sync.WaitGroup  // running calls
+	done  bool            // closed: no new calls
+}
+
+func newTaskStore(opts *Options, log *slog.Logger) *taskStore {
+	ts := &taskStore{ttl: opts.TaskTTL, maxBytes: opts.TaskMaxBytes, after: opts.TaskAfter, log: log, jobs: map[string]*job{}, live: map[*job]bool{}}
+	if ts.ttl <= 0 {
+		ts.ttl = defaultTaskTTL
+	}
+	if ts.maxBytes <= 0 {
+		ts.maxBytes = defaultTaskMaxBytes
+	}
+	if ts.after <= 0 {
+		ts.after = defaultTaskAfter
+	}
+	return ts
+}
+
+// job is one task-capable call. Its fields below mu are guarded by the
+// store's mu.
+type job struct {
+	id, owner, tool string
+	created         time.Time
+	cancel          context.CancelFunc
+	escalated       chan struct{} // closed on becoming a task
+	syncDone        chan outcome  // the result when it finished in its request
+	wake            chan struct{} // every outstanding input was answered, or cancelled
+	seed            []byte        // the task as created: the CreateTaskResult's fields
+
+	phase     int
+	status    string
+	message   string
+	updated   time.Time
+	result    json.RawMessage // completed
+	rpcErr    json.RawMessage // failed
+	asked     map[string]json.RawMessage
+	responses map[string]json.RawMessage
+	size      int64
+}
+
+type outcome struct {
+	res any
+	err error
+}
+
+func (j *job) terminal() bool {
+	return j.status == taskCompleted || j.status == taskFailed || j.status == taskCancelled
+}
+
+// taskOwner is who a task created by a request of s belongs to: the
+// caller's credentials on HTTP (hashed Authorization header; every
+// anonymous caller is one owner there, so the unguessable id is all
+// that separates them), the connection otherwise (stdio, in process).
+func (s *session) taskOwner() string {
+	if s.stateless {
+		return "http:" + s.principal
+	}
+	return "conn:" + s.id
+}
+
+// wantsTask reports whether a call of t, requested by req, runs as a task,
+// or returns the -32021 of a required-task tool whose client cannot take
+// one.
+func wantsTask(req *request, t *plugins.Tool) (bool, error) {
+	support := t.TaskSupport()
+	if req.state == nil || support == abi.TaskForbidden {
+		return false, nil
+	}
+	if !req.state.caps.tasks {
+		if support == abi.TaskRequired {
+			return false, missingTasks("tool " + strconv.Quote(t.Name) + " runs only as a task")
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+func missingTasks(why string) *rpcError {
+	return &rpcError{Code: codeMissingCapability, Message: "Missing required client capability: " + extTasks + " (" + why + ")",
+		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{extTasks: struct{}{}}}}}
+}
+
+// callTask runs a tool call that may become a task and answers its
+// request: with a CreateTaskResult once it is one, or as a plain call.
+func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *plugins.Tool, args json.RawMessage, cc abi.Context) (any, error) {
+	g, release := s.srv.reg.Acquire()
+	if g == nil || g.Tool(t.Name) != t {
+		// The tool was reloaded since the request looked it up.
+		release()
+		return nil, errorf(codeInternal, "tool %q was reloaded while starting; retry", t.Name)
+	}
+	now := time.Now()
+	j := &job{id: newTaskID(), owner: s.taskOwner(), tool: t.Name, created: now, updated: now,
+		escalated: make(chan struct{}), syncDone: make(chan outcome, 1), wake: make(chan struct{}, 1),
+		status: taskWorking, asked: map[string]json.RawMessage{}, responses: map[string]json.RawMessage{}}
+	for k, v := range req.input.responses {
+		j.responses[k] = v
+	}
+	// The call outlives its request once it is a task: its context keeps
+	// the request's values but not its cancellation, and ends with the
+	// task's TTL (a task waiting for input forever is cancelled then).
+	jctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(ts.ttl))
+	j.cancel = cancel
+	ts.mu.Lock()
+	if ts.done {
+		ts.mu.Unlock()
+		cancel()
+		release()
+		return nil, errorf(codeInternal, "server is shutting down")
+	}
+	ts.wg.Add(1)
+	ts.live[j] = true
+	ts.mu.Unlock()
+	if member(cc.Meta, "progressToken") == nil {
+		// The guest reports progress only with a token; a task's progress
+		// becomes its statusMessage.
+		cc.Meta = setMember(cc.Meta, "progressToken", appendString(nil, "task-"+j.id))
+	}
+	go func() {
+		defer ts.wg.Done()
+		defer release()
+		defer cancel()
+		ts.run(jctx, s, req, j, t, args, cc)
+		ts.mu.Lock()
+		delete(ts.live, j)
+		ts.mu.Unlock()
+	}()
+
+	timer := time.NewTimer(ts.after)
+	defer timer.Stop()
+	select {
+	case <-j.escalated:
+	case o := <-j.syncDone:
+		return o.res, o.err
+	case <-timer.C:
+		if !ts.escalate(j) {
+			o := <-j.syncDone
+			return o.res, o.err
+		}
+	case <-ctx.Done():
+		ts.mu.Lock()
+		abandoned := j.phase == phaseRequest
+		if abandoned {
+			j.phase = phaseAbandoned
+		}
+		ts.mu.Unlock()
+		if abandoned {
+			cancel()
+			return nil, ctx.Err()
+		}
+	}
+	return json.RawMessage(append(append([]byte(`{"resultType":"task",`), j.seed[1:len(j.seed)-1]...), '}')), nil
+}
+
+// escalate turns a job still in its request into a task, stored before
+// the request is answered, and reports whether it did.
+func (ts *taskStore) escalate(j *job) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if j.phase != phaseRequest {
+		return j.phase == phaseTask
+	}
+	j.phase = phaseTask
+	j.size = taskOverhead
+	ts.jobs[j.id] = j
+	ts.bytes += j.size
+	ts.sweepLocked(time.Now())
+	j.seed = ts.appendTask(nil, j, false)
+	close(j.escalated)
+	ts.log.Info("task created", "task", j.id, "tool", j.tool)
+	return true
+}
+
+// run runs the call, again after each round of input, until it is done.
+func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, t *plugins.Tool, args json.RawMessage, cc abi.Context) {
+	for {
+		in := &inputRound{target: req.input.target, responses: map[string]json.RawMessage{},
+			asked: map[string]json.RawMessage{}, counts: map[string]int{}, missing: map[string]bool{}}
+		ts.mu.Lock()
+		for k, v := range j.responses {
+			in.responses[k] = v
+		}
+		ts.mu.Unlock()
+		out, err := t.Run(ctx, &taskPeer{ts: ts, j: j, req: req, in: in}, args, cc)
+		res, rerr := toolOutcome(s, t, out, err, req.version())
+		ts.mu.Lock()
+		if j.phase != phaseTask {
+			// Finished in its request: the request answers, input_required
+			// included (invoke reads the request's round).
+			if j.phase == phaseRequest {
+				j.phase = phaseSync
+				req.input.mu.Lock()
+				for k, v := range in.asked {
+					req.input.asked[k] = v
+				}
+				for k := range in.missing {
+					req.input.missing[k] = true
+				}
+				req.input.mu.Unlock()
+				j.syncDone <- outcome{res, rerr}
+			}
+			ts.mu.Unlock()
+			return
+		}
+		if j.terminal() {
+			ts.mu.Unlock()
+			return
+		}
+		if len(in.asked) > 0 {
+			for k, v := range in.asked {
+				if _, ok := j.responses[k]; !ok {
+					j.asked[k] = v
+				}
+			}
+			ts.setStatus(j, taskInput, "waiting for the client's input")
+			ts.mu.Unlock()
+			select {
+			case <-j.wake:
+			case <-ctx.Done():
+				ts.finish(j, nil, ctx.Err())
+				return
+			}
+			continue
+		}
+		ts.mu.Unlock()
+		if merr := in.missingCapability(res, rerr); merr != nil {
+			res, rerr = nil, merr
+		}
+		if rerr == nil && ctx.Err() != nil {
+			rerr = ctx.Err()
+		}
+		ts.finish(j, res, rerr)
+		return
+	}
+}
+
+// toolOutcome is what a tools/call answers for a run's output and error.
+// Everything that goes wrong inside the tool is a tool execution error:
+// an isError result the model can read, never a protocol error.
+func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v version) (any, error) {
+	var ve *plugins.ValidationError
+	switch {
+	case errors.As(err, &ve) && ve.What == "arguments":
+		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", t.Name, ve.Detail)), nil
+	case errors.As(err, &ve):
+		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
+			t.Plugin.Name, t.Original, ve.Detail)), nil
+	case err != nil:
+		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
+	}
+	return json.RawMessage(filterCallResult(out, v)), nil
+}
+
+// finish records a task's end: completed with the call's result (an
+// isError result included), failed with a JSON-RPC error. A cancelled
+// task stays cancelled.
+func (ts *taskStore) finish(j *job, res any, err error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if j.terminal() {
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		ts.setStatus(j, taskCancelled, "cancelled")
+		return
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = errorf(codeInternal, "task expired: its ttl of %s passed before it finished", ts.ttl)
+	}
+	if err != nil {
+		var re *rpcError
+		if !errors.As(err, &re) {
+			re = errorf(codeInternal, "%v", err)
+		}
+		b, _ := json.Marshal(struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    any    `json:"data,omitempty"`
+		}{re.Code, re.Message, re.Data})
+		j.rpcErr = b
+		ts.grow(j, int64(len(b)))
+		ts.setStatus(j, taskFailed, re.Message)
+		return
+	}
+	b, merr := marshalResult(res)
+	if merr != nil {
+		ts.finish(j, nil, merr)
+		return
+	}
+	j.result = b
+	ts.grow(j, int64(len(b)))
+	ts.setStatus(j, taskCompleted, "")
+}
+
+// grow counts n more bytes for j and evicts the oldest finished tasks
+// while the store holds more than its limit.
+func (ts *taskStore) grow(j *job, n int64) {
+	j.size += n
+	ts.bytes += n
+	for ts.bytes > ts.maxBytes {
+		var oldest *job
+		for _, o := range ts.jobs {
+			if o.terminal() && o != j && (oldest == nil || o.updated.Before(oldest.updated)) {
+				oldest = o
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		ts.evictLocked(oldest, "memory")
+	}
+}
+
+func (ts *taskStore) setStatus(j *job, status, msg string) {
+	j.status, j.message, j.updated = status, msg, time.Now()
+	if status != taskInput {
+		j.asked = map[string]json.RawMessage{}
+	}
+}
+
+// sweepLocked evicts the tasks whose TTL has passed, cancelling those
+// still running.
+func (ts *taskStore) sweepLocked(now time.Time) {
+	for _, j := range ts.jobs {
+		if now.Sub(j.created) > ts.ttl {
+			ts.evictLocked(j, "ttl")
+		}
+	}
+}
+
+func (ts *taskStore) evictLocked(j *job, why string) {
+	delete(ts.jobs, j.id)
+	ts.bytes -= j.size
+	if !j.terminal() {
+		j.status = taskCancelled
+		j.cancel()
+	}
+	ts.log.Info("task evicted", "task", j.id, "tool", j.tool, "reason", why, "bytes", j.size)
+}
+
+// close cancels every call and waits for them.
+func (ts *taskStore) close() {
+	ts.mu.Lock()
+	ts.done = true
+	for j := range ts.live {
+		j.cancel()
+	}
+	ts.mu.Unlock()
+	ts.wg.Wait()
+}
+
+// newTaskID returns 128 random bits: ids are unguessable, as SEP-2663
+// requires of ids that double as handles.
+func newTaskID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// appendTask appends j as a Task object, and with detail the fields of
+// its status (result, error, inputRequests) as a DetailedTask.
+func (ts *taskStore) appendTask(b []byte, j *job, detail bool) []byte {
+	b = append(b, `{"taskId":`...)
+	b = appendString(b, j.id)
+	b = append(b, `,"status":`...)
+	b = appendString(b, j.status)
+	if j.message != "" {
+		b = append(b, `,"statusMessage":`...)
+		b = appendString(b, j.message)
+	}
+	b = append(b, `,"createdAt":`...)
+	b = appendString(b, j.created.UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"lastUpdatedAt":`...)
+	b = appendString(b, j.updated.UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"ttlMs":`...)
+	b = strconv.AppendInt(b, ts.ttl.Milliseconds(), 10)
+	b = append(b, `,"pollIntervalMs":`...)
+	b = strconv.AppendInt(b, taskPollInterval.Milliseconds(), 10)
+	if detail {
+		switch j.status {
+		case taskCompleted:
+			b = append(append(b, `,"result":`...), j.result...)
+		case taskFailed:
+			b = append(append(b, `,"error":`...), j.rpcErr...)
+		case taskInput:
+			asked, _ := json.Marshal(j.asked)
+			b = append(append(b, `,"inputRequests":`...), asked...)
+		}
+	}
+	return append(b, '}')
+}
+
+// taskPeer is the plugins.Peer of a task-capable call.
+type taskPeer struct {
+	ts  *taskStore
+	j   *job
+	req *request
+	in  *inputRound
+}
+
+// Notify turns progress into the task's statusMessage (and the call into
+// a task). Before that, notifications go to the request as usual; after,
+// only list changes and resource updates are sent, to listeners, since
+// SEP-2663 defines no other notification for a task.
+func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	if method == "notifications/progress" {
+		if params != nil && !validJSON(params) {
+			return fmt.Errorf("notify %s: params are not valid JSON", method)
+		}
+		p.ts.escalate(p.j)
+		msg, _ := unquote(member(params, "message"))
+		if msg == "" {
+			msg = "progress " + string(member(params, "progress"))
+			if total := member(params, "total"); total != nil {
+				msg += "/" + string(total)
+			}
+		}
+		p.ts.mu.Lock()
+		if p.j.status == taskWorking {
+			p.j.message, p.j.updated = msg, time.Now()
+		}
+		p.ts.mu.Unlock()
+		return nil
+	}
+	p.ts.mu.Lock()
+	inRequest := p.j.phase == phaseRequest
+	p.ts.mu.Unlock()
+	if inRequest {
+		return p.req.peer().Notify(ctx, method, params)
+	}
+	switch method {
+	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed",
+		"notifications/resources/updated":
+		p.req.sess.srv.notifyListeners(method, params)
+	}
+	return nil
+}
+
+// Request answers the call's input requests from the responses known so
+// far, or records them: in its request they become input_required
+// rounds, in a task its inputRequests.
+func (p *taskPeer) Request(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if params != nil && !validJSON(params) {
+		return nil, fmt.Errorf("%s: params are not valid JSON", method)
+	}
+	if err := mayRequest(p.req.clientState(), method, params); err != nil {
+		if errors.Is(err, ErrNotSupported) {
+			p.in.refused(method)
+		}
+		return nil, err
+	}
+	return p.in.ask(method, params)
+}
+
+// taskParams reads the taskId of a tasks/* request, after checking the
+// client declared the extension.
+func taskParams(req *request) (string, error) {
+	if req.state == nil || !req.state.caps.tasks {
+		return "", missingTasks(req.method + " needs it")
+	}
+	id, ok := unquote(member(req.params, "taskId"))
+	if !ok || id == "" {
+		return "", invalidParams("invalid params: taskId must be a non-empty string")
+	}
+	return id, nil
+}
+
+// lookup finds the caller's task; someone else's is as unknown as a
+// missing one. ts.mu must be held.
+func (ts *taskStore) lookupLocked(s *session, id string) (*job, error) {
+	ts.sweepLocked(time.Now())
+	j := ts.jobs[id]
+	if j == nil || j.owner != s.taskOwner() {
+		return nil, invalidParams("invalid params: unknown task %q", id)
+	}
+	return j, nil
+}
+
+// withTask runs fn on the caller's task named by a tasks/* request, with
+// the store locked.
+func withTask(s *session, req *request, fn func(ts *taskStore, j *job) (any, error)) (any, error) {
+	id, err := taskParams(req)
+	if err != nil {
+		return nil, err
+	}
+	ts := s.srv.tasks
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	j, err := ts.lookupLocked(s, id)
+	if err != nil {
+		return nil, err
+	}
+	return fn(ts, j)
+}
+
+// getTask serves tasks/get.
+func getTask(_ context.Context, s *session, req *request) (any, error) {
+	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
+		return json.RawMessage(ts.appendTask(nil, j, true)), nil
+	})
+}
+
+// updateTask serves tasks/update: answers to outstanding inputRequests are
+// kept, others ignored; once none is outstanding the call runs again.
+func updateTask(_ context.Context, s *session, req *request) (any, error) {
+	raw := member(req.params, "inputResponses")
+	if raw != nil && !isObject(raw) {
+		return nil, invalidParams("invalid params: inputResponses must be an object")
+	}
+	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
+		if j.status != taskInput {
+			return emptyJSON, nil
+		}
+		eachMember(raw, func(k, v []byte) bool {
+			key, _ := unquote(append(append([]byte{'"'}, k...), '"'))
+			if _, outstanding := j.asked[key]; outstanding && isObject(v) {
+				delete(j.asked, key)
+				j.responses[key] = append(json.RawMessage(nil), v...)
+			}
+			return true
+		})
+		if len(j.asked) > 0 {
+			j.updated = time.Now()
+			return emptyJSON, nil
+		}
+		ts.setStatus(j, taskWorking, "resumed with the client's input")
+		select {
+		case j.wake <- struct{}{}:
+		default:
+		}
+		return emptyJSON, nil
+	})
+}
+
+// cancelTask serves tasks/cancel: the call's context is cancelled, which
+// stops its Wasm call. A finished task is acknowledged as is.
+func cancelTask(_ context.Context, s *session, req *request) (any, error) {
+	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
+		if !j.terminal() {
+			ts.setStatus(j, taskCancelled, "cancelled by the client")
+			j.cancel()
+			ts.log.Info("task cancelled", "task", j.id, "tool", j.tool)
+		}
+		return emptyJSON, nil
+	})
+}
+
+// principal names the caller of an HTTP request for task ownership: a
+// hash of its Authorization header ("" when it sent none), so a task
+// created with one credential is unknown to every other.
+func principal(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	if a == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(a))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
