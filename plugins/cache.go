@@ -34,8 +34,10 @@ type cacheEntry struct {
 
 // cacheEntries lists the entries below dir. Hidden files and directories
 // and *.tmp files are writes in progress (BuildGo's and the downloads'
-// ".build-*" and ".dl-*", wazero's "*.tmp") and are not entries. A dir
-// that does not exist is empty.
+// ".build-*" and ".dl-*", wazero's "*.tmp") and are not entries. Nor is
+// the SDK that Go builds extract (gobuild/sdk/<hash>/, about 100 KB): a
+// module missing some of its files would break every build against it. A
+// dir that does not exist is empty.
 func cacheEntries(dir string) ([]cacheEntry, error) {
 	var out []cacheEntry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -45,7 +47,7 @@ func cacheEntries(dir string) ([]cacheEntry, error) {
 			}
 			return err
 		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
+		if p != dir && (strings.HasPrefix(d.Name(), ".") || d.IsDir() && d.Name() == sdkDirName) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

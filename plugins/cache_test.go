@@ -53,13 +53,13 @@ func TestPruneCache(t *testing.T) {
 		res    PruneResult
 	}{
 		{"under the cap", 1000, false,
-			[]string{"a/.build-1/plugin.wasm", "a/new", "a/old", "b/k.tmp", "b/sub/mid"}, PruneResult{Left: 300}},
+			[]string{"a/.build-1/plugin.wasm", "a/new", "a/old", "a/sdk/0123/go.mod", "b/k.tmp", "b/sub/mid"}, PruneResult{Left: 300}},
 		{"oldest first", 250, false,
-			[]string{"a/.build-1/plugin.wasm", "a/new", "b/k.tmp", "b/sub/mid"}, PruneResult{Removed: 1, Freed: 100, Left: 200}},
+			[]string{"a/.build-1/plugin.wasm", "a/new", "a/sdk/0123/go.mod", "b/k.tmp", "b/sub/mid"}, PruneResult{Removed: 1, Freed: 100, Left: 200}},
 		{"leased entry stays", 0, true,
-			[]string{"a/.build-1/plugin.wasm", "a/old", "b/k.tmp"}, PruneResult{Removed: 2, Freed: 200, InUse: 1, Left: 100}},
+			[]string{"a/.build-1/plugin.wasm", "a/old", "a/sdk/0123/go.mod", "b/k.tmp"}, PruneResult{Removed: 2, Freed: 200, InUse: 1, Left: 100}},
 		{"empty the caches", 0, false,
-			[]string{"a/.build-1/plugin.wasm", "b/k.tmp"}, PruneResult{Removed: 3, Freed: 300}},
+			[]string{"a/.build-1/plugin.wasm", "a/sdk/0123/go.mod", "b/k.tmp"}, PruneResult{Removed: 3, Freed: 300}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +70,7 @@ func TestPruneCache(t *testing.T) {
 			cacheFile(t, a, "new", 100, time.Hour)
 			cacheFile(t, a, ".build-1/plugin.wasm", 500, 4*time.Hour) // a build in progress
 			cacheFile(t, b, "k.tmp", 500, 4*time.Hour)                // wazero writing
+			cacheFile(t, a, "sdk/0123/go.mod", 500, 5*time.Hour)      // the extracted SDK: never an entry
 			if tt.leased {
 				f, err := lease(old)
 				if err != nil {

@@ -278,11 +278,15 @@ func scanGoMod(data []byte) (module string, requires, replaces map[string]bool) 
 	return module, requires, replaces
 }
 
+// sdkDirName is the directory of the Go build cache that holds the SDK
+// extracted from the binary; cache pruning leaves it alone.
+const sdkDirName = "sdk"
+
 // sdkModfile writes, into tmp, the go.mod (and go.sum) that the go command
 // gets with -modfile: the plugin's own, plus a replace of the SDK's module
 // by the SDK this binary carries, extracted into the cache.
 func sdkModfile(cacheDir string, mod *moduleInfo, tmp string) (string, error) {
-	sdk, err := sdksrc.Extract(filepath.Join(cacheDir, "sdk"))
+	sdk, err := sdksrc.Extract(filepath.Join(cacheDir, sdkDirName))
 	if err != nil {
 		return "", err
 	}

@@ -68,7 +68,17 @@ func Extract(parent string) (string, error) {
 		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
 			return dir, nil
 		}
-		return "", fmt.Errorf("extract sdk: %w", err)
+		// A copy without its go.mod lost files to something outside
+		// mcphost (a cache cleaner): replace it.
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			return "", fmt.Errorf("extract sdk: %w", rerr)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+				return dir, nil
+			}
+			return "", fmt.Errorf("extract sdk: %w", err)
+		}
 	}
 	return dir, nil
 }

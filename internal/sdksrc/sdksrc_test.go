@@ -95,3 +95,23 @@ func build(root string) ([]byte, error) {
 	}
 	return txtar.Format(a), nil
 }
+
+// TestExtractRepairs: a copy that lost files (its go.mod among them) to
+// something outside mcphost is replaced, not trusted and not fatal.
+func TestExtractRepairs(t *testing.T) {
+	parent := t.TempDir()
+	dir, err := Extract(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Extract(parent)
+	if err != nil || again != dir {
+		t.Fatalf("Extract after damage = %q, %v; want %q, nil", again, err, dir)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !bytes.Equal(got, Files()["go.mod"]) {
+		t.Errorf("go.mod after repair: %q, %v; want the archive's", got, err)
+	}
+}
