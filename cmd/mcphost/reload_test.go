@@ -114,7 +114,10 @@ func startReloadEra(t testing.TB, version string, flags ...string) *reloadEnv {
 	return e
 }
 
-// write replaces dir/name in place (truncate and write).
+// write replaces dir/name in place (truncate and write). A reload can run
+// between the truncate and the write when the machine is slow enough to
+// outlast the debounce, and then sees a prefix of the new content: steps
+// that assert exact notifications change plugins.toml with replace.
 func (e *reloadEnv) write(t testing.TB, name string, data []byte) {
 	t.Helper()
 	p := filepath.Join(e.dir, name)
@@ -225,7 +228,7 @@ func TestReloadConfigEdit(t *testing.T) {
 	e.write(t, "a.wasm", wasmPlugin("a1", []string{"x"}, nil, nil))
 	plugin := "\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"
 
-	e.write(t, "plugins.toml", []byte(reloadHeader+plugin))
+	e.replace(t, "plugins.toml", []byte(reloadHeader+plugin))
 	e.expect(t, "a plugin added to plugins.toml", "tools/list_changed")
 	if got, want := e.tools(t), []string{"a_x"}; !slices.Equal(got, want) {
 		t.Errorf("tools: got %q; want %q", got, want)
@@ -237,13 +240,13 @@ func TestReloadConfigEdit(t *testing.T) {
 		t.Errorf("tools: got %q; want %q", got, want)
 	}
 
-	e.write(t, "plugins.toml", []byte(reloadHeader+plugin+"tool_prefix = \n"))
+	e.replace(t, "plugins.toml", []byte(reloadHeader+plugin+"tool_prefix = \n"))
 	e.expect(t, "a TOML syntax error", "message error: plugins.toml:8: expected value")
 	if got, want := e.tools(t), []string{"alpha_x"}; !slices.Equal(got, want) {
 		t.Errorf("tools after the syntax error: got %q; want %q (unchanged)", got, want)
 	}
 
-	e.write(t, "plugins.toml", []byte(reloadHeader+plugin+"tool_prefix = \"beta_\"\n"))
+	e.replace(t, "plugins.toml", []byte(reloadHeader+plugin+"tool_prefix = \"beta_\"\n"))
 	e.expect(t, "the fix", "tools/list_changed")
 	if got, want := e.tools(t), []string{"beta_x"}; !slices.Equal(got, want) {
 		t.Errorf("tools after the fix: got %q; want %q", got, want)
@@ -269,7 +272,7 @@ func TestReloadWasm(t *testing.T) {
 	e := startReload(t)
 	e.write(t, "a.wasm", wasmPlugin("a1", []string{"x"}, []string{"mem://a"}, nil))
 	e.write(t, "b.wasm", wasmPlugin("b1", []string{"y"}, nil, nil))
-	e.write(t, "plugins.toml", []byte(reloadHeader+
+	e.replace(t, "plugins.toml", []byte(reloadHeader+
 		"\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n\n[[plugin]]\nname = \"b\"\npath = \"b.wasm\"\n"))
 	e.expect(t, "plugins added", "tools/list_changed", "resources/list_changed")
 	ctx := context.Background()
@@ -384,7 +387,7 @@ func TestReloadGoSource(t *testing.T) {
 	e := startReload(t)
 	e.write(t, filepath.Join("src", "go.mod"), []byte("module example.com/reload\n\ngo 1.24\n"))
 	e.write(t, filepath.Join("src", "main.go"), []byte(goPlugin("first")))
-	e.write(t, "plugins.toml", []byte(reloadHeader+"\n[[plugin]]\nname = \"g\"\nsource = \"src\"\n"))
+	e.replace(t, "plugins.toml", []byte(reloadHeader+"\n[[plugin]]\nname = \"g\"\nsource = \"src\"\n"))
 	e.expect(t, "a Go-source plugin added", "tools/list_changed")
 	if got := e.call(t, "g_first"); got != "first" {
 		t.Errorf("g_first answered %q", got)
