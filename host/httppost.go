@@ -295,7 +295,12 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		httpError(w, http.StatusRequestEntityTooLarge, codeHTTP, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.opts.MaxBodyBytes, 10)+" bytes")
+		// The answer carries the request's id when the body's first bytes
+		// show it, so the client's call fails now instead of timing out.
+		id := peekID(body[:min(len(body), peekBytes)])
+		w.Header().Set("Content-Type", ctJSON)
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		w.Write(appendError(nil, id, &rpcError{Code: codeHTTP, Message: "Request Entity Too Large: the body exceeds " + strconv.FormatInt(h.opts.MaxBodyBytes, 10) + " bytes"}))
 		return nil, false
 	case err != nil:
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: reading the body failed")
