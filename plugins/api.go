@@ -67,6 +67,13 @@ type ServerConfig struct {
 	// SecretsFile is read for secrets not found in the environment (see
 	// Spec.AllowedSecrets); "" means none.
 	SecretsFile string
+
+	// Limits of the HTTP transport; zero means the host's defaults (see
+	// host.HTTPOptions, where each is explained).
+	BodyTimeout           time.Duration
+	MaxInFlightPerSession int
+	MaxInFlightPerClient  int
+	MaxSessions           int
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or

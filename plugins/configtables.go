@@ -70,6 +70,7 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 		sc.MaxInstances = int(v)
 	}
 	p.serverCompat(s, m, sc) // configcompat.go
+	p.serverHTTP(s, m, sc)   // confighttp.go
 	p.serverBuild(s, m, sc)
 }
 

@@ -76,6 +76,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}()
 
 	if ln != nil {
+		httpOpts.BodyTimeout = cfg.Server.BodyTimeout
+		httpOpts.MaxInFlightPerSession = cfg.Server.MaxInFlightPerSession
+		httpOpts.MaxInFlightPerClient = cfg.Server.MaxInFlightPerClient
+		httpOpts.MaxSessions = cfg.Server.MaxSessions
 		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
 	} else {
 		err = srv.ServeStdio(ctx, stdin, stdout)
