@@ -205,6 +205,10 @@ type Changes struct {
 	Reloaded []string
 	// Updated lists resource URIs (and templates) served by reloaded plugins.
 	Updated []string
+	// Initial marks the changes of the first Swap, the initial load: only
+	// clients answered before it (from the empty generation) need to hear
+	// of them.
+	Initial bool
 }
 
 // Any reports whether anything changed.
