@@ -21,6 +21,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	noWatch := fs.Bool("no-watch", false, "do not watch plugins.toml and plugin files for changes")
 	debounce := fs.Duration("watch-debounce", plugins.DefaultDebounce, "how long changed files must stay quiet before a reload")
 	auditPath := fs.String("audit-log", "", "append every message in and out to this file as JSON lines")
+	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
 	var hf httpFlags
 	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -38,6 +39,16 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	log = slog.New(clientLog{log.Handler(), &toClients})
 	rt.loader = rt.newLoader(log)
 	defer rt.close(context.WithoutCancel(ctx))
+	if *debugAddr != "" {
+		dctx, stop := context.WithCancel(ctx)
+		wait, err := serveDebug(dctx, *debugAddr, log)
+		if err != nil {
+			stop()
+			return err
+		}
+		defer wait()
+		defer stop()
+	}
 	ln, httpOpts, err := hf.listen(log)
 	if err != nil {
 		return err
