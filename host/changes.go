@@ -19,13 +19,15 @@ func (srv *Server) onChange(c plugins.Changes) {
 	srv.changes.Prompts = srv.changes.Prompts || c.Prompts
 	srv.changes.Reloaded = append(srv.changes.Reloaded, c.Reloaded...)
 	srv.changes.Updated = append(srv.changes.Updated, c.Updated...)
+	srv.changes.Initial = srv.changes.Initial || c.Initial
 	if srv.timer == nil {
 		srv.timer = time.AfterFunc(srv.coalesce, srv.flushChanges)
 	}
 }
 
 // flushChanges sends one notification per changed kind to every
-// initialized session, and resources/updated to the subscribers of each
+// initialized session (for the initial load, only to those answered
+// before it finished), and resources/updated to the subscribers of each
 // URI whose plugin was reloaded: a URI the changes name, or one that a
 // reloaded plugin serves in the current generation (as a resource or
 // through one of its templates). Load failures are reported by whoever
@@ -67,8 +69,12 @@ func (srv *Server) flushChanges() {
 		// Taken first: a subscription made in answer to the list_changed
 		// below is to the new generation, with nothing to update yet.
 		subs := s.subscriptions()
-		for _, k := range kinds {
-			s.notify(k, nil, nil)
+		// The initial load is news only to a session answered before it:
+		// one whose requests waited for it, or came after, has the lists.
+		if !c.Initial || s.answeredEarly.Load() {
+			for _, k := range kinds {
+				s.notify(k, nil, nil)
+			}
 		}
 		for _, uri := range subs {
 			if updated[uri] || reloaded[owner(g, uri)] {

@@ -195,3 +195,74 @@ func TestHammerCallsDuringReloads(t *testing.T) {
 	}
 	<-swapped
 }
+
+// TestInitialLoadListChanged: the initial load sends list_changed only to
+// sessions answered before it finished, from the empty generation; a
+// session whose list waited for the load, or came after it, hears
+// nothing. A later reload reaches everyone.
+func TestInitialLoadListChanged(t *testing.T) {
+	tests := []struct {
+		name       string
+		wait       time.Duration // StartupWait
+		listBefore bool          // tools/list before the load
+		want       bool          // list_changed after the load
+	}{
+		{"answered before the load", -1, true, true},
+		{"list waited for the load", guard, true, false},
+		{"listed after the load (warm start)", guard, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := plugins.NewRegistry()
+			srv := New(reg, Options{Logger: quietLog, StartupWait: tt.wait})
+			defer srv.Close()
+			srv.coalesce = time.Hour // the test flushes by hand
+			c := startClient(t, srv)
+			c.initialize("2025-11-25", `{}`)
+			if tt.listBefore {
+				c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			}
+			c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+			for w := c.next(); string(w.ID) != "2"; w = c.next() {
+				if string(w.ID) != "1" {
+					t.Fatalf("got %s before the ping's answer", w.raw)
+				}
+			}
+			loaded := loadRegistry(t, newFixture(), "echo")
+			g, release := loaded.Acquire()
+			defer release()
+			reg.Swap(context.Background(), g)
+			if tt.listBefore && tt.wait > 0 {
+				if w := c.next(); string(w.ID) != "1" || !strings.Contains(string(w.Result), `"echo_echo"`) {
+					t.Fatalf("got %s; want tools/list answered from the load", w.raw)
+				}
+			}
+			c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+			if w := c.next(); string(w.ID) != "3" {
+				t.Fatalf("got %s; want tools/list answered", w.raw)
+			}
+			// A ping after the flush marks the end of what it sent.
+			srv.flushChanges()
+			c.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+			var got []string
+			for w := c.next(); string(w.ID) != "4"; w = c.next() {
+				got = append(got, w.Method)
+			}
+			if sent := len(got) > 0; sent != tt.want || (sent && !slices.Contains(got, "notifications/tools/list_changed")) {
+				t.Errorf("after the initial load: got %v; want list_changed: %v", got, tt.want)
+			}
+
+			// Any later change reaches the session.
+			reg.Swap(context.Background(), buildGeneration(t))
+			srv.flushChanges()
+			c.send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+			got = nil
+			for w := c.next(); string(w.ID) != "5"; w = c.next() {
+				got = append(got, w.Method)
+			}
+			if !slices.Contains(got, "notifications/tools/list_changed") {
+				t.Errorf("after a reload: got %v; want tools list_changed", got)
+			}
+		})
+	}
+}

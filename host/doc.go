@@ -51,9 +51,13 @@
 //     which cmd/mcphost turns into metrics (host knows no metrics library).
 //
 // A session never ends because of one bad message: parse errors, invalid
-// requests, oversize lines and handler panics are answered and serving
-// goes on. Tool failures of every kind are isError results, not protocol
-// errors.
+// requests, oversize lines (with their id when their first 4 KiB show it)
+// and handler panics are answered and serving goes on. Tool failures of
+// every kind are isError results, not protocol errors. Over HTTP, a POST
+// body must arrive within BodyTimeout, and POSTs in flight per client
+// address and per session, and sessions overall, are capped
+// (httplimits.go): each refusal is an HTTP status with a JSON-RPC error and
+// a `request refused` log line naming the limit.
 //
 // It does not own: loading plugins or watching files (package plugins),
 // running Wasm (package sandbox, which host does not import), flags,

@@ -56,6 +56,21 @@ type HTTPOptions struct {
 	// ShutdownGrace bounds how long ServeStreamableHTTP waits, once its
 	// context is done, for the requests in flight (default 10s).
 	ShutdownGrace time.Duration
+
+	// Limits against clients that hold resources (see httplimits.go).
+
+	// BodyTimeout bounds how long a POST body may take to arrive once its
+	// headers are in (default 30s); a slower one gets 408 and its
+	// connection is closed. SSE streams are not affected.
+	BodyTimeout time.Duration
+	// MaxInFlightPerSession and MaxInFlightPerClient bound the POSTs in
+	// flight (body being read or request running) per session and per
+	// client IP address (defaults 64 and 256); one more gets 429.
+	MaxInFlightPerSession int
+	MaxInFlightPerClient  int
+	// MaxSessions bounds the open sessions, both transports together
+	// (default 1024); one more initialize gets 503.
+	MaxSessions int
 }
 
 const (
@@ -92,6 +107,9 @@ type HTTPHandler struct {
 	// is added to a session's wait group while it is being waited for.
 	gate    sync.RWMutex
 	closing bool
+
+	byClient  inFlight // POSTs in flight by client address
+	bySession inFlight // and by session id
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -132,6 +150,7 @@ func (srv *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = defaultShutdownGrace
 	}
+	limitOptions(&opts)
 	h := &HTTPHandler{
 		srv:      srv,
 		opts:     opts,
@@ -179,6 +198,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", challenge)
 		httpError(w, http.StatusUnauthorized, codeHTTP, "Unauthorized: a valid bearer token is required")
 		return
+	}
+	if r.Method == http.MethodPost {
+		release, ok := h.admitPost(w, r)
+		if !ok {
+			return
+		}
+		defer release()
 	}
 	switch r.URL.Path {
 	case h.opts.Path:

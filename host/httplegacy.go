@@ -77,6 +77,9 @@ func (h *HTTPHandler) legacyStream(w http.ResponseWriter, r *http.Request) {
 		unavailable(w)
 		return
 	}
+	if h.sessionsFull(w, r) {
+		return
+	}
 	id := newSessionID()
 	ls := &legacySession{id: id, wake: make(chan struct{}, 1)}
 	ls.sess = h.srv.newSession(ls, "sse-"+shortID(id))

@@ -158,6 +158,9 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: Mcp-Session-Id header is required")
 		return
 	}
+	if h.sessionsFull(w, r) {
+		return
+	}
 	hs := h.newHTTPSession()
 	hs.enter()
 	c := newConn()
@@ -291,11 +294,27 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request) bool {
 // readBody reads a POST body within MaxBodyBytes, or writes 413 (or 400)
 // and reports false.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	lift := bodyDeadline(w, h.opts.BodyTimeout)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err == nil {
+		// After a failure the deadline stays: net/http would otherwise
+		// wait for the rest of a slow body before closing the connection.
+		lift()
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
+	case isTimeout(err):
+		h.log.Warn("request refused", "limit", "body_timeout", "max", h.opts.BodyTimeout, "remote", r.RemoteAddr, "got", len(body))
+		w.Header().Set("Connection", "close")
+		httpError(w, http.StatusRequestTimeout, codeHTTP, "Request Timeout: the body did not arrive within "+h.opts.BodyTimeout.String())
+		return nil, false
 	case errors.As(err, &tooLarge):
-		httpError(w, http.StatusRequestEntityTooLarge, codeHTTP, "Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.opts.MaxBodyBytes, 10)+" bytes")
+		// The answer carries the request's id when the body's first bytes
+		// show it, so the client's call fails now instead of timing out.
+		id := peekID(body[:min(len(body), peekBytes)])
+		w.Header().Set("Content-Type", ctJSON)
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		w.Write(appendError(nil, id, &rpcError{Code: codeHTTP, Message: "Request Entity Too Large: the body exceeds " + strconv.FormatInt(h.opts.MaxBodyBytes, 10) + " bytes"}))
 		return nil, false
 	case err != nil:
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: reading the body failed")

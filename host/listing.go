@@ -25,8 +25,11 @@ type scope struct {
 // the generation's release func (always to be called).
 func (s *session) scope(ctx context.Context, req *request) (scope, func(), error) {
 	stop := s.startupProgress(req)
-	g, release := s.srv.acquire(ctx)
+	g, release, ready := s.srv.acquire(ctx)
 	stop()
+	if !ready {
+		s.answeredEarly.Store(true)
+	}
 	sc := scope{g: g}
 	if !req.routed {
 		return sc, release, nil

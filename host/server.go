@@ -185,9 +185,10 @@ func (srv *Server) eachSession(fn func(*session)) {
 }
 
 // acquire returns the current generation once the initial load is done
-// (waiting at most until the StartupWait deadline) and its release func.
+// (waiting at most until the StartupWait deadline), its release func, and
+// whether the initial load was done.
 // The generation may be nil if nothing was ever loaded.
-func (srv *Server) acquire(ctx context.Context) (*plugins.Generation, func()) {
+func (srv *Server) acquire(ctx context.Context) (g *plugins.Generation, release func(), ready bool) {
 	select {
 	case <-srv.reg.Ready():
 	default:
@@ -201,7 +202,15 @@ func (srv *Server) acquire(ctx context.Context) (*plugins.Generation, func()) {
 			t.Stop()
 		}
 	}
-	return srv.reg.Acquire()
+	// Checked before Acquire: if the load finishes in between, the
+	// generation is the new one and ready is a harmless false.
+	select {
+	case <-srv.reg.Ready():
+		ready = true
+	default:
+	}
+	g, release = srv.reg.Acquire()
+	return g, release, ready
 }
 
 // Notify reports one of the host's own events (a plugin that failed to

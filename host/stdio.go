@@ -77,7 +77,7 @@ func (s *Server) readLoop(ctx context.Context, sess *session, in io.Reader) erro
 	for {
 		line, err := r.next()
 		if tooLong, ok := err.(*tooLargeError); ok {
-			sess.tooLarge(tooLong.n, s.opts.MaxMessageBytes)
+			sess.tooLarge(tooLong.n, s.opts.MaxMessageBytes, peekID(tooLong.head))
 			err = nil
 		} else if len(line) > 0 && ctx.Err() == nil {
 			sess.handle(ctx, line)
@@ -97,13 +97,19 @@ func (s *Server) readLoop(ctx context.Context, sess *session, in io.Reader) erro
 	}
 }
 
-// tooLarge answers a message that exceeded the size limit.
-func (s *session) tooLarge(n, limit int64) {
+// tooLarge answers a message that exceeded the size limit, with its id
+// when that could be read from the message's first bytes.
+func (s *session) tooLarge(n, limit int64, id []byte) {
 	s.srv.audit.record(s.id, "in", []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
-	s.reply(nil, nil, errorf(codeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
+	s.reply(id, nil, errorf(codeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
 }
 
-type tooLargeError struct{ n int64 }
+// tooLargeError reports a line of n bytes over the limit; head is a copy
+// of its first bytes (at most peekBytes), to look for its id.
+type tooLargeError struct {
+	n    int64
+	head []byte
+}
 
 func (e *tooLargeError) Error() string { return fmt.Sprintf("message of %d bytes too large", e.n) }
 
@@ -126,7 +132,7 @@ func (r *lineReader) next() ([]byte, error) {
 		}
 		line = trimEOL(line)
 		if int64(len(line)) > r.max {
-			return nil, &tooLargeError{n: int64(len(line))}
+			return nil, &tooLargeError{n: int64(len(line)), head: headOf(line)}
 		}
 		if skipWS(line, 0) < len(line) {
 			return append([]byte(nil), line...), err
@@ -146,6 +152,7 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 		part, err = r.br.ReadSlice('\n')
 		if int64(len(buf)+len(part)) > r.max+2 { // +2: room for "\r\n"
 			n := int64(len(buf) + len(part))
+			head := headOf(append(buf, part...))
 			for err == bufio.ErrBufferFull {
 				part, err = r.br.ReadSlice('\n')
 				n += int64(len(part))
@@ -153,7 +160,7 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 			if err != nil && err != io.EOF {
 				return nil, err
 			}
-			return nil, &tooLargeError{n: n - int64(len(part)-len(trimEOL(part)))}
+			return nil, &tooLargeError{n: n - int64(len(part)-len(trimEOL(part))), head: head}
 		}
 		buf = append(buf, part...)
 		if err != bufio.ErrBufferFull {
@@ -169,9 +176,14 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 	}
 	line := trimEOL(buf)
 	if int64(len(line)) > r.max {
-		return nil, &tooLargeError{n: int64(len(line))}
+		return nil, &tooLargeError{n: int64(len(line)), head: headOf(line)}
 	}
 	return append([]byte(nil), line...), err
+}
+
+// headOf copies the first peekBytes of line.
+func headOf(line []byte) []byte {
+	return append([]byte(nil), line[:min(len(line), peekBytes)]...)
 }
 
 // stdioWriter writes each message and its newline in one locked Write, so

@@ -61,6 +61,21 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
+// TestLineReaderHead: an oversize line longer than the reader's buffer
+// still yields its first bytes, so its id can be answered.
+func TestLineReaderHead(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":"big","params":"` + strings.Repeat("x", 300_000) + "\"}\nok\n"
+	r := lineReader{br: bufio.NewReaderSize(strings.NewReader(in), 64<<10), max: 200_000}
+	_, err := r.next()
+	var tl *tooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("got %v; want a tooLargeError", err)
+	}
+	if got := string(peekID(tl.head)); got != `"big"` || len(tl.head) != peekBytes {
+		t.Errorf("got id %s from %d bytes; want \"big\" from %d", got, len(tl.head), peekBytes)
+	}
+}
+
 // failingWriter fails every write, like a stdout whose reader went away.
 type failingWriter struct{}
 

@@ -84,7 +84,7 @@ func toolError(text string) json.RawMessage {
 // stderr too, so no fault is silent.
 func (s *session) failure(kind, plugin, item string, err error) string {
 	msg := describeFailure(kind, plugin, item, err)
-	s.log.Warn("plugin call failed", "plugin", plugin, "item", item, "err", msg)
+	s.log.Warn("plugin call failed", "plugin", plugin, "item", item, "err", err)
 	return msg
 }
 

@@ -75,6 +75,13 @@ type ServerConfig struct {
 	// SecretsFile is read for secrets not found in the environment (see
 	// Spec.AllowedSecrets); "" means none.
 	SecretsFile string
+
+	// Limits of the HTTP transport; zero means the host's defaults (see
+	// host.HTTPOptions, where each is explained).
+	BodyTimeout           time.Duration
+	MaxInFlightPerSession int
+	MaxInFlightPerClient  int
+	MaxSessions           int
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
@@ -232,6 +239,10 @@ type Changes struct {
 	Reloaded []string
 	// Updated lists resource URIs (and templates) served by reloaded plugins.
 	Updated []string
+	// Initial marks the changes of the first Swap, the initial load: only
+	// clients answered before it (from the empty generation) need to hear
+	// of them.
+	Initial bool
 }
 
 // Any reports whether anything changed.

@@ -115,8 +115,10 @@ func guestNotFound(err error) bool {
 }
 
 // Describe says why a plugin call failed, for people: the sandbox's kind
-// and detail ("timeout: call exceeded 5s"), a bad output's message, or the
-// error itself.
+// and what the plugin said ("trap: panic: runtime error: …", "timeout:
+// exceeded 5s"), a bad output's message, or the error itself. The
+// runtime's internals (wasm stack traces, "recovered by wazero", the Go
+// runtime's register dumps) are left out; err.Error() keeps them for logs.
 func Describe(err error) string {
 	var ce *sandbox.CallError
 	var oe *OutputError
@@ -124,10 +126,17 @@ func Describe(err error) string {
 	case errors.As(err, &oe):
 		return "bad output: " + oe.Msg
 	case errors.As(err, &ce):
-		if ce.Detail != "" {
-			return ce.Kind.String() + ": " + ce.Detail
+		kind := ce.Kind.String()
+		detail := ce.Detail
+		if ce.Kind != sandbox.KindGuestError {
+			// A guest error's detail is the plugin's message as it is; the
+			// others carry runtime internals.
+			detail = faultText(detail)
 		}
-		return ce.Kind.String()
+		if detail == "" || detail == kind {
+			return kind
+		}
+		return kind + ": " + detail
 	}
 	return err.Error()
 }

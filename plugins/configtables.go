@@ -87,6 +87,7 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 		sc.Runtime = checkRuntime(s, v)
 	}
 	p.serverCompat(s, m, sc) // configcompat.go
+	p.serverHTTP(s, m, sc)   // confighttp.go
 	p.serverBuild(s, m, sc)
 }
 

@@ -38,6 +38,9 @@ type core struct {
 	// made by re-reading its lists (see [Loader.Relist]); this core holds
 	// one reference on it, and only base closes the module.
 	base *core
+	// flood is the plugin's rate limit on messages to clients, used on
+	// the root core (flood.go).
+	flood floodGate
 
 	tools     []listedTool
 	resources []listedResource

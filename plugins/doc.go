@@ -33,13 +33,22 @@
 //     A plugin that fails keeps its previous version when there was one
 //     ([Failure].Kept); the rest load.
 //  3. [Registry.Swap] installs it and returns the [Changes]; subscribers
-//     (the host) turn them into list_changed notifications.
+//     (the host) turn them into list_changed notifications. The first
+//     Swap's are marked [Changes].Initial.
 //  4. The old generation closes when its last in-flight call releases it;
 //     a module closes when the last generation holding it closes.
 //  5. The [ReloadReport] goes to the Manager's OnReload (cmd/mcphost logs
 //     it as one line and sends its errors to clients).
 //
 // The watch never stops: whatever failed, the next change is loaded.
+//
+// # What a call sends its client
+//
+// Log messages, progress and other notifications a plugin sends during a
+// call pass a token bucket of the call and one of the plugin (flood.go);
+// what finds either empty is dropped, and one closing warning per call
+// counts it. A failed call is described in the plugin's words
+// ([Describe]), without the runtime's internals.
 //
 // # Names
 //

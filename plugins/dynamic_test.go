@@ -70,12 +70,14 @@ func (d *dynPlugin) module() *fakeModule {
 type clientPeer struct {
 	mu      sync.Mutex
 	methods []string
+	params  []string // method and params
 }
 
-func (p *clientPeer) Notify(_ context.Context, method string, _ json.RawMessage) error {
+func (p *clientPeer) Notify(_ context.Context, method string, params json.RawMessage) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.methods = append(p.methods, method)
+	p.params = append(p.params, method+" "+string(params))
 	return nil
 }
 

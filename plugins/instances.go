@@ -64,10 +64,11 @@ type statser interface{ Stats() sandbox.Stats }
 // memory), it logs that the plugin's state was lost: the next call runs
 // on a fresh instance.
 func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, error) {
-	if c.signal != nil {
-		ctx = sandbox.WithPeer(ctx, &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal})
-	}
-	out, err := c.module.Call(ctx, export, in)
+	peer := &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
+	peer.limit.call = newBucket(callRate, callBurst)
+	peer.limit.plugin = c.root().flood.bucket()
+	out, err := c.module.Call(sandbox.WithPeer(ctx, peer), export, in)
+	peer.limit.finish(ctx, peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {
 			if d := st.Stats().Discarded; d > c.discarded.Swap(d) {

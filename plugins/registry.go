@@ -93,7 +93,10 @@ func (r *Registry) Swap(ctx context.Context, g *Generation) Changes {
 	h.refs.Store(1)
 	r.cur.Store(h)
 	c := Diff(old.g, g)
-	r.once.Do(func() { close(r.ready) })
+	r.once.Do(func() {
+		close(r.ready)
+		c.Initial = true
+	})
 	r.drop(context.WithoutCancel(ctx), old)
 	if c.Any() {
 		for _, id := range slices.Sorted(maps.Keys(r.subs)) {

@@ -23,6 +23,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	debounce := fs.Duration("watch-debounce", plugins.DefaultDebounce, "how long changed files must stay quiet before a reload")
 	auditPath := fs.String("audit-log", "", "append every message in and out to this file as JSON lines")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`host:port`/metrics, apart from MCP (off by default; a bare port binds 127.0.0.1, port 0 picks a free one)")
+	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
 	var hf httpFlags
 	hf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -39,6 +40,16 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var toClients atomic.Pointer[host.Server]
 	log = slog.New(clientLog{log.Handler(), &toClients})
 	defer rt.close(context.WithoutCancel(ctx))
+	if *debugAddr != "" {
+		dctx, stop := context.WithCancel(ctx)
+		wait, err := serveDebug(dctx, *debugAddr, log)
+		if err != nil {
+			stop()
+			return err
+		}
+		defer wait()
+		defer stop()
+	}
 	reg := plugins.NewRegistry()
 	var met *metrics.Metrics
 	var obs plugins.Observer
@@ -92,6 +103,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}()
 
 	if ln != nil {
+		httpOpts.BodyTimeout = cfg.Server.BodyTimeout
+		httpOpts.MaxInFlightPerSession = cfg.Server.MaxInFlightPerSession
+		httpOpts.MaxInFlightPerClient = cfg.Server.MaxInFlightPerClient
+		httpOpts.MaxSessions = cfg.Server.MaxSessions
 		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
 	} else {
 		err = srv.ServeStdio(ctx, stdin, stdout)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,11 @@ type BigIn struct {
 // SlowIn is the input of slow.
 type SlowIn struct {
 	MS int `json:"ms" jsonschema:"how long to sleep, in milliseconds"`
+}
+
+// FloodIn is the input of flood.
+type FloodIn struct {
+	Count int `json:"count" jsonschema:"how many log messages to send"`
 }
 
 // ExitIn is the input of exit.
@@ -92,6 +98,16 @@ func init() {
 		})
 	guest.AddTool(guest.Tool{Name: "echo", Description: "Behaves: returns its text, to check the plugin still works after a fault."},
 		func(_ *guest.Context, in TextIn) (*guest.Result, error) { return guest.TextResult(in.Text), nil })
+	guest.AddTool(guest.Tool{Name: "flood", Description: "Sends count log messages as fast as it can, to test the host's rate limit on what a call sends."},
+		func(ctx *guest.Context, in FloodIn) (*guest.Result, error) {
+			sent := 0
+			for i := range in.Count {
+				if ctx.Log(guest.LevelInfo, "flood "+strconv.Itoa(i)) == nil {
+					sent++
+				}
+			}
+			return guest.TextResult("sent " + strconv.Itoa(sent)), nil
+		})
 	guest.AddTool(guest.Tool{Name: "exit", Description: "Calls os.Exit (WASI proc_exit), which closes the instance."},
 		func(_ *guest.Context, in ExitIn) (*guest.Result, error) {
 			code := in.Code

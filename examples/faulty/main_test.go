@@ -27,6 +27,7 @@ func TestBehavingTools(t *testing.T) {
 		{"big", map[string]int{"bytes": 5}, "xxxxx", false},
 		{"big", map[string]int{"bytes": -1}, "bytes must not be negative", true},
 		{"slow", map[string]int{"ms": 1}, "slept ", false},
+		{"flood", map[string]int{"count": 3}, "sent 3", false},
 	}
 	for _, tt := range tests {
 		res := guesttest.CallTool(t, tt.tool, tt.args)
@@ -70,7 +71,7 @@ func TestListed(t *testing.T) {
 			t.Errorf("tool %s has no description", tl.Name)
 		}
 	}
-	want := "panic recovered_panic stack_overflow loop eat junk big slow echo exit"
+	want := "panic recovered_panic stack_overflow loop eat junk big slow echo flood exit"
 	if strings.Join(names, " ") != want {
 		t.Errorf("tools = %v; want %s", names, want)
 	}
