@@ -6,7 +6,7 @@
 #   scripts/install-haproxy.sh
 set -euo pipefail
 if command -v haproxy >/dev/null 2>&1; then
-	haproxy -v | head -1
+	haproxy -v | sed -n 1p # sed reads to the end: no SIGPIPE under pipefail
 	exit 0
 fi
 sudo=""
@@ -17,4 +17,4 @@ $sudo apt-get install -y -qq --no-install-recommends haproxy >/dev/null
 # The package may start a system haproxy on *:80 via its init script; the
 # test and the benchmark run their own on loopback, so stop it if it runs.
 if command -v service >/dev/null 2>&1; then $sudo service haproxy stop >/dev/null 2>&1 || true; fi
-haproxy -v | head -1
+haproxy -v | sed -n 1p # sed reads to the end: no SIGPIPE under pipefail

@@ -14,4 +14,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-clang --version | head -1
+clang --version | sed -n 1p # sed reads to the end: no SIGPIPE under pipefail
