@@ -263,8 +263,10 @@ func (srv *Server) openState(s string) (*requestStateBody, error) {
 	if i < 0 {
 		return nil, errors.New("malformed")
 	}
-	sig, err := base64.RawURLEncoding.Strict().DecodeString(s[i+1:]) // Strict: one encoding per signature
-	if err != nil || !hmac.Equal(sig, srv.mac(s[:i])) {
+	// Strict still skips CR and LF; re-encoding leaves one spelling per
+	// signature (FuzzOpenState found a line break accepted).
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(s[i+1:])
+	if err != nil || base64.RawURLEncoding.EncodeToString(sig) != s[i+1:] || !hmac.Equal(sig, srv.mac(s[:i])) {
 		return nil, errors.New("integrity check failed")
 	}
 	j, err := base64.RawURLEncoding.DecodeString(s[:i])

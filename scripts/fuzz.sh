@@ -17,8 +17,14 @@ for pkg in $(go list ./...); do
 	targets=$(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true)
 	for t in $targets; do
 		echo "-- $pkg $t ($fuzztime)"
-		go test -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tail -n 3
-		test "${PIPESTATUS[0]}" -eq 0
+		out=$(mktemp)
+		if ! go test -run '^$' -fuzz "^${t}\$" -fuzztime "$fuzztime" "$pkg" >"$out" 2>&1; then
+			tail -n 40 "$out"
+			echo "fuzz: $t failed; its input is in $(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$t"
+			exit 1
+		fi
+		tail -n 2 "$out"
+		rm -f "$out"
 		n=$((n + 1))
 	done
 done
