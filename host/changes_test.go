@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 func TestChangesAreCoalesced(t *testing.T) {
@@ -49,7 +50,7 @@ func TestRegistrySwapNotifiesClient(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	c.next()
 
-	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
+	g := buildGeneration(t, config.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
 	if ch := reg.Swap(context.Background(), g); !ch.Tools {
 		t.Fatalf("swap: got %+v; want tools changed", ch)
 	}
@@ -143,9 +144,9 @@ func TestServerNotifyLevels(t *testing.T) {
 	}
 }
 
-func buildGeneration(t *testing.T, specs ...plugins.Spec) *plugins.Generation {
+func buildGeneration(t *testing.T, specs ...config.Spec) *plugins.Generation {
 	t.Helper()
-	cfg := plugins.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Plugins = specs
 	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
@@ -174,7 +175,7 @@ func TestHammerCallsDuringReloads(t *testing.T) {
 		defer close(swapped)
 		for range swaps {
 			g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(),
-				&plugins.Config{Plugins: []plugins.Spec{{Name: "echo", Native: plugins.NativeModule(echoExports())}}}, nil)
+				&config.Config{Plugins: []config.Spec{{Name: "echo", Native: plugins.NativeModule(echoExports())}}}, nil)
 			if err != nil {
 				t.Error(err)
 				return

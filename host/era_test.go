@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // meta2026 is the per-request _meta of a 2026-07-28 client with caps.
@@ -119,7 +120,7 @@ func TestListenStdio(t *testing.T) {
 		!strings.Contains(string(w.Params), `"toolsListChanged":true`) {
 		t.Fatalf("got %s; want the acknowledgement of the filter first", w.raw)
 	}
-	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
+	g := buildGeneration(t, config.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
 	reg.Swap(context.Background(), g)
 	w = c.next()
 	if w.Method != "notifications/tools/list_changed" || !strings.Contains(string(w.Params), `"io.modelcontextprotocol/subscriptionId":"sub"`) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -229,19 +230,19 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 // closed.
 func loadRegistry(t testing.TB, fx *fixture, set string) *plugins.Registry {
 	t.Helper()
-	cfg := plugins.DefaultConfig()
+	cfg := config.DefaultConfig()
 	switch set {
 	case "test":
-		cfg.Plugins = []plugins.Spec{
+		cfg.Plugins = []config.Spec{
 			{Name: "test", Native: plugins.NativeModule(fx.testExports())},
 			{Name: "other", Native: plugins.NativeModule(otherExports())},
 		}
 	case "tasks": // "test", with test_progress and test_slow run as tasks
-		cfg.Plugins = []plugins.Spec{
+		cfg.Plugins = []config.Spec{
 			{Name: "test", Native: plugins.NativeModule(fx.testExports()), TaskTools: []string{"progress", "slow"}},
 		}
 	case "echo":
-		cfg.Plugins = []plugins.Spec{{Name: "echo", Native: plugins.NativeModule(echoExports())}}
+		cfg.Plugins = []config.Spec{{Name: "echo", Native: plugins.NativeModule(echoExports())}}
 	case "":
 	default:
 		t.Fatalf("unknown plugin set %q", set)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // TestHTTPMatchesStdio sends the same requests over stdio and over
@@ -220,7 +221,7 @@ func TestHTTPListChangedAfterSwap(t *testing.T) {
 	if ev := get.next(); ev.id == "" || ev.data != "" || ev.retry == "" {
 		t.Fatalf("first GET event: got %+v; want a priming event", ev)
 	}
-	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
+	g := buildGeneration(t, config.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
 	if ch := reg.Swap(context.Background(), g); !ch.Tools {
 		t.Fatalf("swap: got %+v; want tools changed", ch)
 	}

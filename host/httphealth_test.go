@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // TestHTTPProbes: /healthz answers while the process serves, /readyz only
@@ -43,7 +44,7 @@ func TestHTTPProbes(t *testing.T) {
 		{"POST", "/readyz", 405}, {"GET", "/mcp", 403}, // the Host check still guards MCP
 	})
 
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), plugins.DefaultConfig(), nil)
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), config.DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // The official MCP Go SDK client as a judge of the HTTP transports: it
@@ -107,7 +108,7 @@ func testGoSDKStreamableHTTP(t *testing.T, version string) {
 	if err != nil || !strings.Contains(sdkText(t, res), "sampled") {
 		t.Errorf("sampling: %v %+v", err, res)
 	}
-	g := buildGeneration(t, plugins.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
+	g := buildGeneration(t, config.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())})
 	reg.Swap(context.Background(), g)
 	recv(t, changed, "tools/list_changed (GET stream or subscriptions/listen)")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 func TestLineReader(t *testing.T) {
@@ -103,7 +104,7 @@ func TestDrainTimeCoversStartupWait(t *testing.T) {
 	if got := srv.drainTime(); got < 59*time.Minute {
 		t.Errorf("drainTime before the initial load = %v; want about an hour more than %v", got, drainGrace)
 	}
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), plugins.DefaultConfig(), nil)
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), config.DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -71,8 +72,8 @@ func (jp *jobPlugin) exports() map[string]native {
 
 func newTaskServer(t *testing.T, jp *jobPlugin, opts Options) *Server {
 	t.Helper()
-	cfg := plugins.DefaultConfig()
-	cfg.Plugins = []plugins.Spec{{Name: "job", Native: plugins.NativeModule(jp.exports()), TaskTools: []string{"work", "ask"}}}
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "job", Native: plugins.NativeModule(jp.exports()), TaskTools: []string{"work", "ask"}}}
 	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
 		t.Fatalf("build plugins: %v %v", err, g.Failures)

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // Module is what a [Plugin] runs on: a *sandbox.Module in production, or a
@@ -21,117 +20,6 @@ type Module interface {
 	Close(ctx context.Context) error
 }
 
-// Config is a parsed, validated plugins.toml.
-type Config struct {
-	File    string // the file it was read from ("" when built in code)
-	Server  ServerConfig
-	Plugins []Spec
-}
-
-// ServerConfig is the [server] table.
-type ServerConfig struct {
-	Name         string // default "mcphost"
-	Instructions string
-	// PageSize is the number of items per list page (default 100).
-	PageSize int
-	// MaxMessageBytes bounds one incoming JSON-RPC message (default 4 MiB).
-	MaxMessageBytes int64
-	// StartupWait bounds how long the first list requests wait for the
-	// initial load (default 50s, see DefaultStartupWait).
-	StartupWait time.Duration
-	// PluginDir is a drop-in directory of *.wasm files (may be "").
-	PluginDir string
-	// CacheTTL and CacheScope are the caching hints of 2026-07-28 list and
-	// read results (default 0 and "private").
-	CacheTTL   time.Duration
-	CacheScope string
-	// TaskTTL, TaskMaxBytes and TaskAfter bound the tasks extension: how
-	// long a task and its result are kept, how much memory kept results
-	// may take, and how long a task-capable call that reports no progress
-	// runs before it becomes a task (defaults 30m, 64 MiB, 1s).
-	TaskTTL      time.Duration
-	TaskMaxBytes int64
-	TaskAfter    time.Duration
-	// RequestStateKeyEnv names the environment variable holding the key
-	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
-	RequestStateKeyEnv string
-	// Defaults applied to every plugin that does not set its own.
-	Timeout      time.Duration // default 5s
-	MemoryPages  uint32        // default 4096 (256 MiB)
-	MaxInstances int           // default runtime.NumCPU()
-	Runtime      string        // sandbox.RuntimeNative (default) or sandbox.RuntimeExtism
-
-	// Go-source builds (issue 11).
-
-	// Go is the go command that builds `source =` plugins (absolute,
-	// resolved against the config's directory); "" means [FindGo]. A
-	// cached build needs no go command at all.
-	Go string
-
-	// StrictSchemas refuses tools whose inputSchema or outputSchema is not
-	// valid JSON Schema (default false: such a tool is listed as declared,
-	// with a warning, and its arguments are not validated).
-	StrictSchemas bool
-	// SecretsFile is read for secrets not found in the environment (see
-	// Spec.AllowedSecrets); "" means none.
-	SecretsFile string
-
-	// Limits of the HTTP transport; zero means the host's defaults (see
-	// host.HTTPOptions, where each is explained).
-	BodyTimeout           time.Duration
-	MaxInFlightPerSession int
-	MaxInFlightPerClient  int
-	MaxSessions           int
-}
-
-// Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
-// MaxInstances means the [ServerConfig] default.
-type Spec struct {
-	Name         string
-	Path         string // a .wasm file (absolute, resolved against the config's directory)
-	Source       string // a Go package directory (absolute); exactly one of Path and Source
-	SHA256       string // optional pin of the .wasm (hex)
-	Timeout      time.Duration
-	MemoryPages  uint32
-	AllowedHosts []string
-	AllowedPaths []sandbox.Mount
-	Env          map[string]string
-	Config       map[string]string
-	MaxInstances int
-	// Runtime runs the plugin on sandbox.RuntimeNative or
-	// sandbox.RuntimeExtism; "" means the server's.
-	Runtime      string
-	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
-	ExcludeTools []string
-	// TaskTools (glob patterns, like IncludeTools) names the tools run
-	// as tasks for clients that declare the tasks extension: a matching
-	// tool that does not declare execution.taskSupport itself is listed
-	// with "optional".
-	TaskTools []string
-	// ToolPrefix is prepended to every tool name; nil means Name+"_".
-	ToolPrefix *string
-	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
-	StrictSchemas *bool
-	// AllowedSecrets name the secrets the guest may read through the
-	// get_keyring_secret host function; each is looked up in the
-	// environment, then in SecretsFile (or ServerConfig.SecretsFile).
-	AllowedSecrets []string
-	SecretsFile    string
-	// Line is where the [[plugin]] table starts in File (for messages).
-	Line int
-
-	// Remote sources (source_url.go, source_oci.go). At most one of Path,
-	// Source, URL and OCI is set.
-	URL string // an https URL of a .wasm file; SHA256 is required with it
-	OCI string // "registry/repository[:tag]@sha256:<hex>": a Wasm image pinned by manifest digest
-
-	// Native, when set, is used instead of Path/Source. Never set from TOML.
-	// Build takes ownership: the module is closed when the last generation
-	// holding it closes, so give each spec a Module of its own. Limits do
-	// not apply to it.
-	Native Module
-}
-
 // Plugin is one loaded plugin.
 type Plugin struct {
 	Name string
@@ -139,7 +27,7 @@ type Plugin struct {
 	// GuestVersion is the abi.Version the guest reports through
 	// mcphost_abi_version, or 0 when it does not export it.
 	GuestVersion int
-	Spec         Spec
+	Spec         config.Spec
 	// Runtime is what the plugin runs on: a sandbox runtime, or
 	// "in-process" for a Native module.
 	Runtime string
@@ -216,7 +104,7 @@ type Failure struct {
 // by URITemplate) so cursors are stable.
 type Generation struct {
 	ID       uint64
-	Config   *Config
+	Config   *config.Config
 	Plugins  []*Plugin // in config order
 	Failures []Failure
 

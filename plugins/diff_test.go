@@ -4,6 +4,8 @@ import (
 	"context"
 	"reflect"
 	"testing"
+
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 func TestDiff(t *testing.T) {
@@ -27,27 +29,27 @@ func TestDiff(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		specs func() []Spec
+		specs func() []config.Spec
 		want  Changes
 	}{
-		{"same modules", func() []Spec { return []Spec{native("a", baseMod), native("o", other)} }, Changes{}},
-		{"new module, same lists", func() []Spec { return []Spec{native("a", base.module()), native("o", other)} },
+		{"same modules", func() []config.Spec { return []config.Spec{native("a", baseMod), native("o", other)} }, Changes{}},
+		{"new module, same lists", func() []config.Spec { return []config.Spec{native("a", base.module()), native("o", other)} },
 			Changes{Reloaded: []string{"a"}, Updated: []string{"mem://r", "mem://t/{x}"}}},
-		{"tool description", func() []Spec {
-			return []Spec{native("a", with(func(f *fake) {
+		{"tool description", func() []config.Spec {
+			return []config.Spec{native("a", with(func(f *fake) {
 				f.tools = []string{`{"name":"t","description":"new","inputSchema":{"type":"object"}}`}
 			})), native("o", other)}
 		}, Changes{Tools: true, Reloaded: []string{"a"}, Updated: []string{"mem://r", "mem://t/{x}"}}},
-		{"template changed", func() []Spec {
-			return []Spec{native("a", with(func(f *fake) { f.templates = []string{template("mem://t2/{x}")} })), native("o", other)}
+		{"template changed", func() []config.Spec {
+			return []config.Spec{native("a", with(func(f *fake) { f.templates = []string{template("mem://t2/{x}")} })), native("o", other)}
 		}, Changes{Resources: true, Reloaded: []string{"a"}, Updated: []string{"mem://r", "mem://t/{x}", "mem://t2/{x}"}}},
-		{"prompt removed", func() []Spec {
-			return []Spec{native("a", with(func(f *fake) { f.prompts = nil })), native("o", other)}
+		{"prompt removed", func() []config.Spec {
+			return []config.Spec{native("a", with(func(f *fake) { f.prompts = nil })), native("o", other)}
 		}, Changes{Prompts: true, Reloaded: []string{"a"}, Updated: []string{"mem://r", "mem://t/{x}"}}},
-		{"plugin removed", func() []Spec { return []Spec{native("a", baseMod)} }, Changes{Tools: true, Reloaded: []string{"o"}}},
-		{"prefix changed", func() []Spec {
+		{"plugin removed", func() []config.Spec { return []config.Spec{native("a", baseMod)} }, Changes{Tools: true, Reloaded: []string{"o"}}},
+		{"prefix changed", func() []config.Spec {
 			p := "x_"
-			return []Spec{native("a", baseMod), {Name: "o", Native: other, ToolPrefix: &p}}
+			return []config.Spec{native("a", baseMod), {Name: "o", Native: other, ToolPrefix: &p}}
 		}, Changes{Tools: true}},
 	}
 	for _, tt := range tests {

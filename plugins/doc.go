@@ -1,31 +1,41 @@
 // Package plugins turns plugins.toml into generations of loaded plugins.
 //
-// It owns: reading and validating plugins.toml ([ParseConfig],
-// [LoadConfig]; errors name the file, line, plugin and key), building
-// Go-source plugins with GOOS=wasip1 into a content-keyed cache, against
-// the SDK the binary carries, served without the go command when nothing
-// changed, and finding go beyond PATH ([BuildGo], [FindGo]), fetching
-// plugins from https URLs and OCI registries into a digest-keyed download
-// cache (source*.go, behind one small interface), loading modules through
-// sandbox, detecting each plugin's ABI, reading its lists, naming its tools (namespaced by plugin, always
-// matching ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically
-// with a warning), compiling tool schemas, building a [Generation]
-// ([Loader.Build]), diffing two generations ([Diff]), holding the current
-// generation for concurrent readers ([Registry]), and watching files to
-// reload ([Watcher], [Manager]).
+// # The folders
+//
+// Each job has a folder; imports point one way, from this package down
+// (plugins → source, watch → nothing of ours; plugins → config → source),
+// and only this package and config import sandbox:
+//
+//   - plugins/config: plugins.toml → a validated [config.Config] (the
+//     [server] table, one [config.Spec] per plugin); errors name the file,
+//     line, plugin and key.
+//   - plugins/source: where a plugin's Wasm comes from, behind one
+//     interface: a file, a Go package built with GOOS=wasip1, an https
+//     URL, an OCI registry; the build and download caches and what
+//     `mcphost cache` reports and prunes; finding go ([source.FindGo]).
+//   - plugins/watch: file watching and the debounce that turns a burst of
+//     changes into one batch.
+//   - plugins (this folder): the loader and the registry. It loads modules
+//     through sandbox, detects each plugin's ABI, reads its lists, names
+//     its tools (namespaced by plugin, always matching
+//     ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically with a
+//     warning), compiles tool schemas, builds a [Generation]
+//     ([Loader.Build]), diffs two generations ([Diff]), holds the current
+//     generation for concurrent readers ([Registry]), runs calls, and
+//     drives reloads ([Manager], which owns a [watch.Watcher]).
 //
 // It knows nothing about JSON-RPC: it reports changes; it does not send
 // notifications.
 //
 // # Life of a reload
 //
-// A [Manager] drives reloads; its [Watcher] watches the parent directory
+// A [Manager] drives reloads; its [watch.Watcher] watches the parent directory
 // of plugins.toml and of every plugin's .wasm file, every Go-source
-// plugin's directory and the plugin_dir (see [Config.WatchPaths]), and
+// plugin's directory and the plugin_dir (see [config.Config.WatchPaths]), and
 // turns a burst of changes into one batch once the files have been quiet
 // for the debounce period (100 ms by default). For each batch:
 //
-//  1. [LoadConfig] reads the file and expands plugin_dir; any error keeps
+//  1. [config.LoadConfig] reads the file and expands plugin_dir; any error keeps
 //     the old generation, and the error is reported.
 //  2. [Loader.Build] loads the new generation beside the old one, reusing
 //     every plugin whose code and limits did not change (no recompile, no

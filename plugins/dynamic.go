@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/watch"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -94,7 +96,7 @@ func (s *listSignals) take() []string {
 // shared with cur, which the caller must hold. The caller owns the result.
 func (l *Loader) Relist(ctx context.Context, cur *Generation, names []string) (*Generation, error) {
 	cores := make([]*core, len(cur.Plugins))
-	specs := make([]*Spec, len(cur.Plugins))
+	specs := make([]*config.Spec, len(cur.Plugins))
 	changed := false
 	for i, p := range cur.Plugins {
 		specs[i] = &p.Spec
@@ -148,7 +150,7 @@ func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
 func (m *Manager) followLists(ctx context.Context) {
 	quiet := m.opts.Debounce
 	if quiet <= 0 {
-		quiet = DefaultDebounce
+		quiet = watch.DefaultDebounce
 	}
 	sig := m.opts.Loader.signals
 	in := make(chan string)
@@ -157,7 +159,7 @@ func (m *Manager) followLists(ctx context.Context) {
 	wg.Add(1)
 	go func() { // owned here; ends with ctx
 		defer wg.Done()
-		debounce(ctx, in, out, quiet, maxDelayFactor*quiet)
+		watch.Debounce(ctx, in, out, quiet, watch.MaxDelayFactor*quiet)
 	}()
 	defer wg.Wait()
 	for {

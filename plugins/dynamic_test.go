@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -94,9 +95,9 @@ func TestDynamicLists(t *testing.T) {
 	m := NewManager(ManagerOptions{
 		Loader: NewLoader(LoaderOptions{Logger: discard()}), Registry: reg, FollowLists: true,
 		Debounce: 20 * time.Millisecond, Logger: discard(),
-		ReadConfig: func() (*Config, error) {
-			cfg := DefaultConfig()
-			cfg.Plugins = []Spec{native("dyn", mod), native("other", other)}
+		ReadConfig: func() (*config.Config, error) {
+			cfg := config.DefaultConfig()
+			cfg.Plugins = []config.Spec{native("dyn", mod), native("other", other)}
 			return cfg, nil
 		},
 		OnReload: func(rep ReloadReport) { reports <- rep },
@@ -209,9 +210,9 @@ func TestDynamicListsHammer(t *testing.T) {
 	m := NewManager(ManagerOptions{
 		Loader: NewLoader(LoaderOptions{Logger: discard()}), Registry: reg, FollowLists: true,
 		Debounce: time.Millisecond, Logger: discard(),
-		ReadConfig: func() (*Config, error) {
-			cfg := DefaultConfig()
-			cfg.Plugins = []Spec{native("dyn", mod)}
+		ReadConfig: func() (*config.Config, error) {
+			cfg := config.DefaultConfig()
+			cfg.Plugins = []config.Spec{native("dyn", mod)}
 			return cfg, nil
 		},
 		OnReload: func(rep ReloadReport) {

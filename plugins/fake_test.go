@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // fake describes a native test plugin speaking the v2 (or v1) JSON ABI.
@@ -109,9 +110,9 @@ func template(uri string) string { return `{"uriTemplate":"` + uri + `","name":"
 func prompt(name string) string  { return `{"name":"` + name + `"}` }
 
 // build builds a generation of native specs with a recording logger.
-func build(t testing.TB, l *Loader, prev *Generation, specs ...Spec) *Generation {
+func build(t testing.TB, l *Loader, prev *Generation, specs ...config.Spec) *Generation {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Plugins = specs
 	g, err := l.Build(context.Background(), cfg, prev)
 	if err != nil {
@@ -120,7 +121,7 @@ func build(t testing.TB, l *Loader, prev *Generation, specs ...Spec) *Generation
 	return g
 }
 
-func native(name string, m Module) Spec { return Spec{Name: name, Native: m} }
+func native(name string, m Module) config.Spec { return config.Spec{Name: name, Native: m} }
 
 var errBoom = errors.New("boom")
 

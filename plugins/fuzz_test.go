@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // FuzzGuestOutput feeds arbitrary bytes as the output of every export of
@@ -30,8 +31,8 @@ func FuzzGuestOutput(f *testing.F) {
 		}
 		empty := ""
 		l := NewLoader(LoaderOptions{Logger: discard()})
-		cfg := DefaultConfig()
-		cfg.Plugins = []Spec{
+		cfg := config.DefaultConfig()
+		cfg.Plugins = []config.Spec{
 			{Name: "a", Native: NativeModule(exports), ToolPrefix: &empty},
 			{Name: "b", Native: NativeModule(exports), ToolPrefix: &empty},
 		}

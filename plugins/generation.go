@@ -7,19 +7,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/mcphost/mcphost/abi"
 	"io"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // assemble names and merges the loaded cores into a generation. cores[i]
 // runs specs[i] (nil when it failed); specs[i] is cfg.Plugins[i] unless a
 // previous version was kept.
-func (l *Loader) assemble(cfg *Config, specs []*Spec, cores []*core, prev *Generation, id uint64) *Generation {
+func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*core, prev *Generation, id uint64) *Generation {
 	type view struct {
-		spec  *Spec
+		spec  *config.Spec
 		core  *core
 		tools []int // indexes into core.tools that pass the filters
 	}
@@ -79,7 +81,7 @@ func (l *Loader) assemble(cfg *Config, specs []*Spec, cores []*core, prev *Gener
 
 // keepTool applies include_tools and exclude_tools (path.Match globs on
 // the plugin's own tool name).
-func keepTool(spec *Spec, name string) bool {
+func keepTool(spec *config.Spec, name string) bool {
 	return (len(spec.IncludeTools) == 0 || matchAny(spec.IncludeTools, name)) && !matchAny(spec.ExcludeTools, name)
 }
 
@@ -90,11 +92,11 @@ func matchAny(pats []string, name string) bool {
 
 // viewHash identifies what a generation shows of a core: the spec (except
 // its line and native module), the tools kept and every name given.
-func viewHash(spec *Spec, c *core, tools []int, names, prompts []string, res, tpls []bool) string {
+func viewHash(spec *config.Spec, c *core, tools []int, names, prompts []string, res, tpls []bool) string {
 	s := *spec
 	s.Line, s.Native = 0, nil
 	b, _ := json.Marshal(struct {
-		Spec                Spec
+		Spec                config.Spec
 		Core                string
 		Tools               []int
 		Names, Prompts      []string
@@ -104,7 +106,7 @@ func viewHash(spec *Spec, c *core, tools []int, names, prompts []string, res, tp
 	return hex.EncodeToString(h[:])
 }
 
-func newPlugin(spec *Spec, c *core, hash string, tools []int, names, prompts []string, res, tpls []bool) *Plugin {
+func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prompts []string, res, tpls []bool) *Plugin {
 	p := &Plugin{Name: spec.Name, ABI: c.abi, GuestVersion: c.guestVersion, Spec: *spec, Runtime: c.runtime, core: c, hash: hash,
 		tools: map[string]*Tool{}, prompts: map[string]*Prompt{}}
 	for k, j := range tools {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -40,7 +41,7 @@ func (m Model) String() string {
 //
 // Bytes that do not parse get the single instance; loading them then
 // fails with the sandbox's own, better, message.
-func instanceModel(spec *Spec, server *ServerConfig, wasm []byte) Model {
+func instanceModel(spec *config.Spec, server *config.ServerConfig, wasm []byte) Model {
 	if spec.MaxInstances > 0 {
 		return Model{Instances: spec.MaxInstances,
 			Reason: fmt.Sprintf("max_instances = %d in its [[plugin]] table", spec.MaxInstances)}

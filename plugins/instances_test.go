@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/logtest"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 func TestWasmFuncExports(t *testing.T) {
@@ -81,14 +83,14 @@ func TestInstanceModel(t *testing.T) {
 		{"override to one", declared, 1, 1, "max_instances = 1"},
 		{"traps", trapping, 0, 1, "may keep state"},
 	}
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Server.MaxInstances = 3
 	for i, tt := range tests {
 		file := filepath.Join(dir, tt.name+".wasm")
 		write(t, file, string(tt.wasm))
-		cfg.Plugins = append(cfg.Plugins, Spec{Name: "p" + string(rune('a'+i)), Path: file, MaxInstances: tt.maxInst})
+		cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "p" + string(rune('a'+i)), Path: file, MaxInstances: tt.maxInst})
 	}
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	l := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: log})
 	g, err := l.Build(ctx, cfg, nil)
 	if err != nil {
@@ -115,14 +117,14 @@ func TestInstanceModel(t *testing.T) {
 	if _, err := p.CallTool(ctx, "t", nil, abi.Context{}); err == nil {
 		t.Fatal("trapping call: got no error")
 	}
-	if got := rec.matching("WARN plugin instance re-created after a fault: its state was lost plugin=pe"); len(got) != 1 {
+	if got := rec.Matching("WARN plugin instance re-created after a fault: its state was lost plugin=pe"); len(got) != 1 {
 		t.Errorf("log: got %q; want one state-lost warning", got)
 	}
 	// A guest error keeps the instance, so nothing was lost.
 	if _, err := g.Plugin("pa").CallTool(ctx, "nope", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown tool: got %v", err)
 	}
-	if got := rec.matching("WARN plugin instance re-created"); len(got) != 1 {
+	if got := rec.Matching("WARN plugin instance re-created"); len(got) != 1 {
 		t.Errorf("log: got %d state-lost warnings; want 1", len(got))
 	}
 }

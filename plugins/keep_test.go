@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/logtest"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -17,7 +20,7 @@ import (
 // serving its previous version, and that nothing else is kept.
 func TestBuildKeepsPrevious(t *testing.T) {
 	ctx := context.Background()
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	l := NewLoader(LoaderOptions{Logger: log})
 	trap := func(context.Context, []byte) ([]byte, error) { panic("list exploded") }
 
@@ -52,7 +55,7 @@ func TestBuildKeepsPrevious(t *testing.T) {
 	if want := []failure{{"a", true}, {"c", false}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("failures: got %+v; want %+v", got, want)
 	}
-	if got := rec.matching("ERROR plugin failed plugin=a "); len(got) != 1 || !strings.Contains(got[0], "kept=true") {
+	if got := rec.Matching("ERROR plugin failed plugin=a "); len(got) != 1 || !strings.Contains(got[0], "kept=true") {
 		t.Errorf("log of a: got %q; want one error with kept=true", got)
 	}
 	if c := Diff(g1, g2); !c.Tools || !reflect.DeepEqual(c.Reloaded, []string{"b", "gone"}) {
@@ -105,8 +108,8 @@ func TestBuildKeepsPreviousSpec(t *testing.T) {
 		}
 		return fake{tools: []string{tool("t")}}.module(), nil
 	}
-	cfg := DefaultConfig()
-	cfg.Plugins = []Spec{{Name: "p", Path: file}}
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "p", Path: file}}
 	g1, err := l.Build(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -115,14 +118,14 @@ func TestBuildKeepsPreviousSpec(t *testing.T) {
 
 	prefix := "new_"
 	write(t, file, "broken")
-	cfg2 := DefaultConfig()
-	cfg2.Plugins = []Spec{{Name: "p", Path: file, ToolPrefix: &prefix, SHA256: strings.Repeat("0", 64)}}
+	cfg2 := config.DefaultConfig()
+	cfg2.Plugins = []config.Spec{{Name: "p", Path: file, ToolPrefix: &prefix, SHA256: strings.Repeat("0", 64)}}
 	g2, err := l.Build(context.Background(), cfg2, g1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g2.Close(context.Background())
-	var ce *ChecksumError
+	var ce *source.ChecksumError
 	if len(g2.Failures) != 1 || !errors.As(g2.Failures[0].Err, &ce) || !g2.Failures[0].Kept {
 		t.Fatalf("failures: got %+v; want a kept checksum mismatch", g2.Failures)
 	}
@@ -155,7 +158,7 @@ func TestDropInNames(t *testing.T) {
 		want = append(want, tt.want+"="+tt.file)
 	}
 	write(t, filepath.Join(dir, "d", ".hidden.wasm"), "") // an editor's temporary file
-	cfg, err := LoadConfig(file)
+	cfg, err := config.LoadConfig(file)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -176,24 +179,7 @@ func TestDropInNames(t *testing.T) {
 	}
 
 	write(t, filepath.Join(dir, "d", "--.wasm"), "")
-	if _, err := LoadConfig(file); err == nil || !strings.Contains(err.Error(), `drop-in plugin name "--" is invalid`) {
+	if _, err := config.LoadConfig(file); err == nil || !strings.Contains(err.Error(), `drop-in plugin name "--" is invalid`) {
 		t.Errorf("a name of only punctuation: got %v; want an invalid name error", err)
 	}
-}
-
-// FuzzDropInName checks that any file name becomes a valid plugin name or
-// "" (which LoadConfig reports), and that valid names are kept as they are.
-func FuzzDropInName(f *testing.F) {
-	for _, s := range []string{"hash", "my plugin", "_x", "--", "héllo", strings.Repeat("z", 40)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, base string) {
-		got := dropInName(base)
-		if got != "" && !pluginNameRE.MatchString(got) {
-			t.Errorf("dropInName(%q) = %q; want a valid plugin name or \"\"", base, got)
-		}
-		if pluginNameRE.MatchString(base) && got != base {
-			t.Errorf("dropInName(%q) = %q; want a valid name unchanged", base, got)
-		}
-	})
 }

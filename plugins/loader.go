@@ -17,6 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/progress"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -25,14 +28,14 @@ type LoaderOptions struct {
 	// Engine loads Wasm modules. With nil, only specs with a Native module
 	// load; the others fail.
 	Engine *sandbox.Engine
-	// BuildCacheDir holds Go-source plugins built by [BuildGo]; "" means
+	// BuildCacheDir holds Go-source plugins built by [source.BuildGo]; "" means
 	// os.UserCacheDir()/mcphost/build.
 	BuildCacheDir string
 	// Logger receives load progress, skipped items and failures. nil means
 	// slog.Default().
 	Logger *slog.Logger
 
-	// Remote sources and the cache (source.go, cache.go).
+	// Remote sources and the cache (see package source).
 
 	// DownloadCacheDir holds what url and oci sources fetched; "" means
 	// os.UserCacheDir()/mcphost/download.
@@ -43,7 +46,7 @@ type LoaderOptions struct {
 	// CacheMax, when positive, caps the build and download caches plus
 	// CacheDirs (such as the sandbox's compilation cache): after every
 	// Build, least recently used entries go until they fit (see
-	// [PruneCache]). 0 means no cap.
+	// [source.PruneCache]). 0 means no cap.
 	CacheMax  int64
 	CacheDirs []string
 	// Observer, when not nil, is told about every tool call of the
@@ -55,12 +58,8 @@ type LoaderOptions struct {
 // normally build one generation at a time.
 type Loader struct {
 	log        *slog.Logger
-	cacheDir   string
-	dlDir      string
+	cache      *source.Cache
 	httpClient *http.Client
-	cacheMax   int64
-	extraDirs  []string
-	leases     leases
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID     atomic.Uint64
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
@@ -83,14 +82,15 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, cacheDir: opts.BuildCacheDir, dlDir: opts.DownloadCacheDir, httpClient: opts.HTTPClient,
-		cacheMax: opts.CacheMax, extraDirs: slices.Clone(opts.CacheDirs), signals: newListSignals(), obs: opts.Observer}
+	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
+	l.cache = source.NewCache(source.CacheOptions{BuildDir: opts.BuildCacheDir, DownloadDir: opts.DownloadCacheDir,
+		Max: opts.CacheMax, ExtraDirs: opts.CacheDirs, Logger: l.log})
 	if e := opts.Engine; e != nil {
 		l.load = func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
 			m, err := e.Load(ctx, name, wasm, lim)
@@ -131,9 +131,9 @@ func NewLoader(opts LoaderOptions) *Loader {
 // Build fails only when ctx ends; then it releases everything it loaded.
 // The caller owns the result and must Close it (a [Registry] does so when
 // the generation is replaced).
-func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Generation, error) {
+func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation) (*Generation, error) {
 	if cfg == nil {
-		cfg = DefaultConfig()
+		cfg = config.DefaultConfig()
 	}
 	id := l.nextID(prev)
 	start := time.Now()
@@ -192,7 +192,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 		}
 		return nil, fmt.Errorf("build generation %d: %w", id, err)
 	}
-	specs := make([]*Spec, len(cfg.Plugins))
+	specs := make([]*config.Spec, len(cfg.Plugins))
 	for i := range cfg.Plugins {
 		specs[i] = &cfg.Plugins[i]
 	}
@@ -210,7 +210,7 @@ func (l *Loader) Build(ctx context.Context, cfg *Config, prev *Generation) (*Gen
 	}
 	g := l.assemble(cfg, specs, cores, prev, id)
 	g.Failures = failures
-	l.keepCache(ctx, used.files)
+	l.cache.Keep(ctx, used.files)
 	l.log.Log(ctx, progress, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
@@ -232,12 +232,12 @@ func (l *Loader) nextID(prev *Generation) uint64 {
 
 // checkNames rejects specs built in code with a bad or repeated name
 // (ParseConfig already rejects them in files).
-func (l *Loader) checkNames(specs []Spec, errs []error) []bool {
+func (l *Loader) checkNames(specs []config.Spec, errs []error) []bool {
 	valid := make([]bool, len(specs))
 	seen := map[string]bool{}
 	for i, s := range specs {
 		switch {
-		case !pluginNameRE.MatchString(s.Name):
+		case !config.ValidName(s.Name):
 			errs[i] = fmt.Errorf("invalid plugin name %q", s.Name)
 		case seen[s.Name]:
 			errs[i] = fmt.Errorf("duplicate plugin name %q", s.Name)
@@ -251,7 +251,7 @@ func (l *Loader) checkNames(specs []Spec, errs []error) []bool {
 
 // loadOne returns the core for spec: prev's when it can be shared (with a
 // reference taken), or a newly loaded one.
-func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
+func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
 	if spec.Native != nil {
 		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
 			return prev.core, true, nil
@@ -264,7 +264,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		c.refs.Store(1)
 		return c, false, nil
 	}
-	lim := effectiveLimits(spec, server)
+	lim := config.EffectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
 	wasm, sum, err := l.code(ctx, server, spec, used)
 	if err != nil {
@@ -272,7 +272,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 	}
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
-	if lim.Secrets, err = resolveSecrets(spec, server, l.log); err != nil {
+	if lim.Secrets, err = config.ResolveSecrets(spec, server, l.log); err != nil {
 		return nil, false, err
 	}
 	strict := strictSchemas(spec, server)
@@ -284,7 +284,7 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 		return nil, false, errors.New("no sandbox engine to load Wasm with")
 	}
 	l.busy.Store(spec.Name, "compile")
-	done := trackStep(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
+	done := progress.Track(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
 	m, err := l.load(ctx, spec.Name, wasm, lim)
 	done(err)
 	if err != nil {
@@ -302,12 +302,12 @@ func (l *Loader) loadOne(ctx context.Context, server *ServerConfig, spec *Spec, 
 
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
 // (see sourceOf), checked against the sha256 pin when there is one.
-func (l *Loader) code(ctx context.Context, server *ServerConfig, spec *Spec, used *fileSet) ([]byte, string, error) {
+func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) ([]byte, string, error) {
 	src, err := l.sourceOf(server, spec)
 	if err != nil {
 		return nil, "", err
 	}
-	file, err := src.fetch(ctx)
+	file, err := src.Fetch(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -319,27 +319,17 @@ func (l *Loader) code(ctx context.Context, server *ServerConfig, spec *Spec, use
 	h := sha256.Sum256(wasm)
 	sum := hex.EncodeToString(h[:])
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
-		return nil, "", &ChecksumError{File: file, Want: spec.SHA256, Got: sum}
+		return nil, "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
 	return wasm, sum, nil
 }
 
 // strictSchemas is the plugin's strict_schemas, or the server's.
-func strictSchemas(spec *Spec, server *ServerConfig) bool {
+func strictSchemas(spec *config.Spec, server *config.ServerConfig) bool {
 	if spec.StrictSchemas != nil {
 		return *spec.StrictSchemas
 	}
 	return server.StrictSchemas
-}
-
-// ChecksumError says a .wasm file does not match its sha256 pin.
-type ChecksumError struct {
-	File      string
-	Want, Got string // hex
-}
-
-func (e *ChecksumError) Error() string {
-	return fmt.Sprintf("sha256 mismatch for %s: config pins %s, file has %s", e.File, e.Want, e.Got)
 }
 
 // coreHash identifies a loaded module: the same name, code and limits give

@@ -12,11 +12,14 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/logtest"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
 func TestBuildMergesAndNames(t *testing.T) {
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	l := NewLoader(LoaderOptions{Logger: log})
 	empty, custom := "", "h-"
 	a := fake{
@@ -34,10 +37,10 @@ func TestBuildMergesAndNames(t *testing.T) {
 	d := fake{tools: []string{tool("x")}}.module()
 
 	g := build(t, l, nil,
-		Spec{Name: "a", Native: a, ExcludeTools: []string{"debug_*"}},
-		Spec{Name: "b", Native: b, ToolPrefix: &empty},
-		Spec{Name: "c", Native: c, ToolPrefix: &empty, IncludeTools: []string{"echo"}},
-		Spec{Name: "d", Native: d, ToolPrefix: &custom},
+		config.Spec{Name: "a", Native: a, ExcludeTools: []string{"debug_*"}},
+		config.Spec{Name: "b", Native: b, ToolPrefix: &empty},
+		config.Spec{Name: "c", Native: c, ToolPrefix: &empty, IncludeTools: []string{"echo"}},
+		config.Spec{Name: "d", Native: d, ToolPrefix: &custom},
 	)
 	defer g.Close(context.Background())
 
@@ -90,7 +93,7 @@ func TestBuildMergesAndNames(t *testing.T) {
 		"WARN prompt name collision prompt=greet plugin=b other=a name=greet_2",
 		"WARN duplicate resource uri=mem://shared plugin=b other=a",
 	} {
-		if got := rec.matching(want); len(got) != 1 {
+		if got := rec.Matching(want); len(got) != 1 {
 			t.Errorf("log: got %d records %q; want one", len(got), want)
 		}
 	}
@@ -102,7 +105,7 @@ func TestBuildMergesAndNames(t *testing.T) {
 }
 
 func TestBuildSkipsBadItems(t *testing.T) {
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	l := NewLoader(LoaderOptions{Logger: log})
 	m := fake{
 		tools: []string{
@@ -152,11 +155,11 @@ func TestBuildSkipsBadItems(t *testing.T) {
 		"WARN prompt skipped plugin=p prompt=q index=2 err=an argument has no name",
 	}
 	for _, w := range wantSkips {
-		if got := rec.matching(w); len(got) != 1 {
+		if got := rec.Matching(w); len(got) != 1 {
 			t.Errorf("log: got %q; want one record starting %q", got, w)
 		}
 	}
-	if got := rec.matching("WARN tool skipped plugin=p tool=remote"); len(got) == 1 && !strings.Contains(got[0], "not allowed") {
+	if got := rec.Matching("WARN tool skipped plugin=p tool=remote"); len(got) == 1 && !strings.Contains(got[0], "not allowed") {
 		t.Errorf("remote $ref: got %q; want the refusal to be explained", got[0])
 	}
 }
@@ -183,14 +186,14 @@ func TestLenientSchemas(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log, rec := newLogRecorder()
+			log, rec := logtest.New()
 			l := NewLoader(LoaderOptions{Logger: log})
 			m := fake{tools: []string{tool("good"), zig, badOut, `{"name":"str","inputSchema":{"type":"string"}}`}}.module()
 			spec := native("p", m)
 			spec.StrictSchemas = tt.plugin
-			cfg := DefaultConfig()
+			cfg := config.DefaultConfig()
 			cfg.Server.StrictSchemas = tt.server
-			cfg.Plugins = []Spec{spec}
+			cfg.Plugins = []config.Spec{spec}
 			g, err := l.Build(context.Background(), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -202,10 +205,10 @@ func TestLenientSchemas(t *testing.T) {
 			if got := g.Plugin("p").Warnings(); len(got) != tt.wantWarns {
 				t.Errorf("warnings: got %q; want %d", got, tt.wantWarns)
 			}
-			if got := rec.matching("WARN tool schema not valid"); len(got) != tt.wantWarns {
+			if got := rec.Matching("WARN tool schema not valid"); len(got) != tt.wantWarns {
 				t.Errorf("log: got %q; want %d warnings", got, tt.wantWarns)
 			}
-			if got := rec.matching("WARN tool skipped plugin=p tool=str"); len(got) != 1 {
+			if got := rec.Matching("WARN tool skipped plugin=p tool=str"); len(got) != 1 {
 				t.Errorf("log: got %q; want the non-object schema skipped", got)
 			}
 			tl := g.Tool("p_get")
@@ -228,13 +231,13 @@ func TestLenientSchemas(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestBuildFailuresAreIsolated(t *testing.T) {
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	l := NewLoader(LoaderOptions{Logger: log})
 	dir := t.TempDir()
 	wasm := filepath.Join(dir, "x.wasm")
 	write(t, wasm, "\x00asm\x01\x00\x00\x00")
 	trap := func(context.Context, []byte) ([]byte, error) { panic("guest exploded") }
-	specs := []Spec{
+	specs := []config.Spec{
 		native("good", fake{tools: []string{tool("t")}}.module()),
 		native("noabi", NativeModule(map[string]func(context.Context, []byte) ([]byte, error){"hello": echoCall})),
 		native("traps", fake{exports: map[string]func(context.Context, []byte) ([]byte, error){abi.ExportListTools: trap}}.module()),
@@ -272,11 +275,11 @@ func TestBuildFailuresAreIsolated(t *testing.T) {
 		if !ok || !strings.HasPrefix(f.Err.Error(), w) {
 			t.Errorf("failure %q: got %q; want it to start with %q", f.Plugin, f.Err, w)
 		}
-		if got := rec.matching("ERROR plugin failed plugin=" + f.Plugin + " "); len(got) == 0 {
+		if got := rec.Matching("ERROR plugin failed plugin=" + f.Plugin + " "); len(got) == 0 {
 			t.Errorf("failure %q was not logged as an error", f.Plugin)
 		}
 	}
-	var ce *ChecksumError
+	var ce *source.ChecksumError
 	if err := g.Failed("pinned"); !errors.As(err, &ce) {
 		t.Errorf("Failed(pinned) = %v; want a *ChecksumError", err)
 	}
@@ -365,7 +368,7 @@ func TestBuildReuse(t *testing.T) {
 	}
 
 	// A filter change: the module is shared, the *Plugin is new, tools changed.
-	g3 := build(t, l, g2, Spec{Name: "a", Native: a, ExcludeTools: []string{"y"}}, native("b", b))
+	g3 := build(t, l, g2, config.Spec{Name: "a", Native: a, ExcludeTools: []string{"y"}}, native("b", b))
 	if g3.Plugin("a") == g2.Plugin("a") || g3.Plugin("a").core != g2.Plugin("a").core {
 		t.Errorf("filter change: want a new *Plugin on the same core")
 	}
@@ -375,7 +378,7 @@ func TestBuildReuse(t *testing.T) {
 
 	// A new module for b: reloaded, its resources updated.
 	b2 := fake{tools: []string{tool("z")}, templates: []string{template("mem://b/{n}")}}.module()
-	g4 := build(t, l, g3, Spec{Name: "a", Native: a, ExcludeTools: []string{"y"}}, native("b", b2))
+	g4 := build(t, l, g3, config.Spec{Name: "a", Native: a, ExcludeTools: []string{"y"}}, native("b", b2))
 	want := Changes{Reloaded: []string{"b"}, Updated: []string{"mem://b/{n}"}}
 	if c := Diff(g3, g4); !reflect.DeepEqual(c, want) {
 		t.Errorf("Diff after replacing b: got %+v; want %+v", c, want)
@@ -411,8 +414,8 @@ func TestBuildReusePathPlugin(t *testing.T) {
 		loads = append(loads, m)
 		return m, nil
 	}
-	cfg := DefaultConfig()
-	cfg.Plugins = []Spec{{Name: "p", Path: file}}
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "p", Path: file}}
 	g1, err := l.Build(ctx, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -435,8 +438,8 @@ func TestBuildReusePathPlugin(t *testing.T) {
 	if c := Diff(g2, g3); !c.Tools || !slices.Equal(c.Reloaded, []string{"p"}) {
 		t.Errorf("Diff: got %+v; want tools changed and p reloaded", c)
 	}
-	cfg2 := DefaultConfig()
-	cfg2.Plugins = []Spec{{Name: "p", Path: file, MemoryPages: 100}}
+	cfg2 := config.DefaultConfig()
+	cfg2.Plugins = []config.Spec{{Name: "p", Path: file, MemoryPages: 100}}
 	g4, err := l.Build(ctx, cfg2, g3)
 	if err != nil {
 		t.Fatal(err)
@@ -458,8 +461,8 @@ func TestBuildCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	l := NewLoader(LoaderOptions{Logger: discard()})
-	cfg := DefaultConfig()
-	cfg.Plugins = []Spec{native("a", fake{tools: []string{tool("t")}}.module())}
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{native("a", fake{tools: []string{tool("t")}}.module())}
 	g, err := l.Build(ctx, cfg, nil)
 	if g != nil || !errors.Is(err, context.Canceled) {
 		t.Errorf("Build with a canceled context: got %v, %v; want nil, context.Canceled", g, err)
@@ -473,8 +476,8 @@ func TestBuildRealFileMissingSHA(t *testing.T) {
 	file := filepath.Join(dir, "x.wasm")
 	write(t, file, "abc")
 	l := NewLoader(LoaderOptions{Logger: discard()})
-	cfg := DefaultConfig()
-	cfg.Plugins = []Spec{{Name: "x", Path: file,
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "x", Path: file,
 		SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}} // sha256("abc")
 	g, err := l.Build(context.Background(), cfg, nil)
 	if err != nil {

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/watch"
 )
 
 // ManagerOptions configure a [Manager].
@@ -14,16 +17,16 @@ type ManagerOptions struct {
 	// required.
 	Loader   *Loader
 	Registry *Registry
-	// ConfigFile is the plugins.toml every load reads ([LoadConfig]) and,
+	// ConfigFile is the plugins.toml every load reads ([config.LoadConfig]) and,
 	// when watching, watches. "" means no file: every load uses
 	// DefaultConfig() (no plugins) unless ReadConfig is set.
 	ConfigFile string
 	// ReadConfig, when set, is called instead of LoadConfig(ConfigFile) for
 	// every load. Embedders and tests use it to supply specs with Native
 	// modules.
-	ReadConfig func() (*Config, error)
+	ReadConfig func() (*config.Config, error)
 	// Watch turns on reloading when a watched file changes (see
-	// [Config.WatchPaths]).
+	// [config.Config.WatchPaths]).
 	Watch bool
 	// FollowLists re-reads a plugin's lists when it signals a change
 	// (notify_tool_list_changed and its prompt and resource variants) and
@@ -31,7 +34,7 @@ type ManagerOptions struct {
 	// returns only once ctx is done, even without Watch.
 	FollowLists bool
 	// Debounce is the quiet period that ends a burst of changes (default
-	// [DefaultDebounce]).
+	// [watch.DefaultDebounce]).
 	Debounce time.Duration
 	// OnReload hears about every load, initial or not, after the swap,
 	// except one cut short because its ctx ended (shutting down). It runs
@@ -118,8 +121,8 @@ type Manager struct {
 	opts ManagerOptions
 	log  *slog.Logger
 
-	mu      sync.Mutex // serializes loads
-	watcher *Watcher   // set while Run watches
+	mu      sync.Mutex     // serializes loads
+	watcher *watch.Watcher // set while Run watches
 }
 
 // NewManager returns a Manager; [Manager.Run] starts it.
@@ -153,7 +156,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		return nil
 	}
-	w, err := NewWatcher(WatcherOptions{Debounce: m.opts.Debounce, Logger: m.log})
+	w, err := watch.NewWatcher(watch.WatcherOptions{Debounce: m.opts.Debounce, Logger: m.log})
 	if err != nil {
 		m.initial(ctx)
 		if m.opts.FollowLists {
@@ -246,20 +249,20 @@ func (m *Manager) load(ctx context.Context, trigger []string, initial bool) (rep
 	return rep
 }
 
-func (m *Manager) readConfig() (*Config, error) {
+func (m *Manager) readConfig() (*config.Config, error) {
 	switch {
 	case m.opts.ReadConfig != nil:
 		return m.opts.ReadConfig()
 	case m.opts.ConfigFile == "":
-		return DefaultConfig(), nil
+		return config.DefaultConfig(), nil
 	}
-	return LoadConfig(m.opts.ConfigFile)
+	return config.LoadConfig(m.opts.ConfigFile)
 }
 
 // watch points the watcher at cfg's paths; with cfg nil (a config that
 // failed to load) it adds the config file to what is watched already, so
 // the fix is seen. m.mu must be held.
-func (m *Manager) watch(cfg *Config) {
+func (m *Manager) watch(cfg *config.Config) {
 	w := m.watcher
 	if w == nil {
 		return
@@ -268,9 +271,7 @@ func (m *Manager) watch(cfg *Config) {
 	if cfg != nil {
 		paths = cfg.WatchPaths()
 	} else {
-		w.mu.Lock()
-		paths = append(paths, w.set.targets...)
-		w.mu.Unlock()
+		paths = w.Paths()
 	}
 	if m.opts.ConfigFile != "" {
 		paths = append(paths, m.opts.ConfigFile)

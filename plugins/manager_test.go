@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/logtest"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -184,7 +187,7 @@ func TestManagerReloads(t *testing.T) {
 			t.Errorf("%s: plugin a was rebuilt; want the very same *Plugin", st.name)
 		}
 		if st.want.err {
-			var ce *ConfigError
+			var ce *config.ConfigError
 			if !errors.As(rep.Err, &ce) || ce.Line != 7 {
 				t.Errorf("%s: err %v; want a *ConfigError at line 7", st.name, rep.Err)
 			}
@@ -230,7 +233,7 @@ func TestManagerGoSource(t *testing.T) {
 
 	write(t, mainGo, "package main\n\nfunc main() { nope() }\n")
 	rep = r.next(t)
-	var be *BuildError
+	var be *source.BuildError
 	if len(rep.Failures) != 1 || !rep.Failures[0].Kept || !errors.As(rep.Failures[0].Err, &be) ||
 		!strings.Contains(rep.Failures[0].Err.Error(), "undefined: nope") {
 		t.Errorf("compile error: got %+v; want g kept, with the compiler's message", rep.Failures)
@@ -281,9 +284,9 @@ func TestManagerNoWatch(t *testing.T) {
 	var reports []ReloadReport
 	m := NewManager(ManagerOptions{
 		Loader: NewLoader(LoaderOptions{Logger: discard()}), Registry: reg,
-		ReadConfig: func() (*Config, error) {
-			cfg := DefaultConfig()
-			cfg.Plugins = []Spec{native("n", fake{tools: []string{tool("t")}}.module())}
+		ReadConfig: func() (*config.Config, error) {
+			cfg := config.DefaultConfig()
+			cfg.Plugins = []config.Spec{native("n", fake{tools: []string{tool("t")}}.module())}
 			return cfg, nil
 		},
 		OnReload: func(r ReloadReport) { reports = append(reports, r) },
@@ -316,9 +319,9 @@ func TestReloadReportLog(t *testing.T) {
 		{ReloadReport{Gen: 4}, "INFO reloaded gen=4 plugins=[] changed=[]"},
 	}
 	for _, tt := range tests {
-		log, rec := newLogRecorder()
+		log, rec := logtest.New()
 		tt.rep.Log(context.Background(), log)
-		if got := rec.all(); len(got) != 1 || got[0] != tt.want {
+		if got := rec.All(); len(got) != 1 || got[0] != tt.want {
 			t.Errorf("Log(%+v): got %q; want [%q]", tt.rep, got, tt.want)
 		}
 	}

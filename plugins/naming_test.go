@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/logtest"
 )
 
 func TestToolName(t *testing.T) {
@@ -92,12 +94,12 @@ func TestAssignNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log, rec := newLogRecorder()
+			log, rec := logtest.New()
 			got := assignNames(log, "tool", tt.reqs, tt.limit)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("names: got %q; want %q", got, tt.want)
 			}
-			if w := rec.all(); !reflect.DeepEqual(w, tt.warns) && (len(w) > 0 || len(tt.warns) > 0) {
+			if w := rec.All(); !reflect.DeepEqual(w, tt.warns) && (len(w) > 0 || len(tt.warns) > 0) {
 				t.Errorf("warnings:\n got %q\nwant %q", w, tt.warns)
 			}
 		})
@@ -105,12 +107,12 @@ func TestAssignNames(t *testing.T) {
 }
 
 func TestFirstWins(t *testing.T) {
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	got := firstWins(log, "resource", []nameReq{{"a", "file:///x"}, {"b", "file:///y"}, {"b", "file:///x"}})
 	if want := []bool{true, true, false}; !reflect.DeepEqual(got, want) {
 		t.Errorf("keep: got %v; want %v", got, want)
 	}
-	if w, want := rec.all(), []string{"WARN duplicate resource uri=file:///x plugin=b other=a"}; !reflect.DeepEqual(w, want) {
+	if w, want := rec.All(), []string{"WARN duplicate resource uri=file:///x plugin=b other=a"}; !reflect.DeepEqual(w, want) {
 		t.Errorf("warnings: got %q; want %q", w, want)
 	}
 }

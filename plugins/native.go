@@ -14,7 +14,7 @@ import (
 // NativeModule returns a [Module] whose exports are Go functions speaking
 // the same byte-level JSON ABI as a Wasm plugin: each gets the export's
 // input and returns its output. It is how built-in plugins, tests and
-// benchmarks plug native handlers into a [Spec] (Spec.Native).
+// benchmarks plug native handlers into a [config.Spec] (Spec.Native).
 //
 // Handlers run concurrently and must be safe for that. Their failures are
 // reported as *sandbox.CallError, as a guest's would be: a returned error

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // Registry holds the current generation for concurrent readers. A reader
@@ -36,7 +38,7 @@ type held struct {
 // NewRegistry returns a registry whose current generation is empty.
 func NewRegistry() *Registry {
 	r := &Registry{ready: make(chan struct{}), subs: map[int]func(Changes){}, log: slog.Default()}
-	h := &held{g: &Generation{Config: DefaultConfig()}}
+	h := &held{g: &Generation{Config: config.DefaultConfig()}}
 	h.g.index()
 	h.refs.Store(1)
 	r.cur.Store(h)
@@ -79,7 +81,7 @@ func (r *Registry) drop(ctx context.Context, h *held) {
 // anything changed. Swapping in the current generation does nothing.
 func (r *Registry) Swap(ctx context.Context, g *Generation) Changes {
 	if g == nil {
-		g = &Generation{Config: DefaultConfig()}
+		g = &Generation{Config: config.DefaultConfig()}
 		g.index()
 	}
 	r.mu.Lock()

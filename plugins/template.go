@@ -55,7 +55,7 @@ func parseURITemplate(s string) (*uriTemplate, error) {
 			return nil, fmt.Errorf("uri template %q: empty expression", s)
 		}
 		for i := 0; i < len(expr); i++ {
-			if c := expr[i]; !(isBareKeyByte(c) && c != '-' || c == '.' || c == '%') {
+			if c := expr[i]; !(isNameByte(c) && c != '-' || c == '.' || c == '%') {
 				return nil, fmt.Errorf("uri template %q: unsupported expression %q (only {var}, {+var} and {#var})",
 					s, rest0[open:open+end+1])
 			}
@@ -157,4 +157,10 @@ func (t *uriTemplate) expand(vars map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// isNameByte reports whether c may appear in a variable name of a URI
+// template (the bytes of a bare TOML key: letters, digits, '_' and '-').
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }

@@ -15,6 +15,9 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/logtest"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -34,7 +37,7 @@ func TestWasmEndToEnd(t *testing.T) {
 	}
 	defer engine.Close(ctx)
 	buildCache := filepath.Join(dir, "build")
-	built, err := BuildGo(ctx, "testdata/goodplugin", BuildOptions{CacheDir: buildCache})
+	built, err := source.BuildGo(ctx, "source/testdata/goodplugin", source.BuildOptions{CacheDir: buildCache})
 	if err != nil {
 		t.Fatalf("BuildGo: %v", err)
 	}
@@ -44,7 +47,7 @@ func TestWasmEndToEnd(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "good.wasm"), string(wasm))
 	write(t, filepath.Join(dir, "broken.wasm"), "not wasm at all")
-	src, _ := filepath.Abs("testdata/goodplugin")
+	src, _ := filepath.Abs("source/testdata/goodplugin")
 	conf := fmt.Sprintf(`
 [server]
 memory = "64MiB"
@@ -66,11 +69,11 @@ path = "broken.wasm"
 `, src, sha256Hex(wasm))
 	file := filepath.Join(dir, "plugins.toml")
 	write(t, file, conf)
-	cfg, err := LoadConfig(file)
+	cfg, err := config.LoadConfig(file)
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
-	log, rec := newLogRecorder()
+	log, rec := logtest.New()
 	l := NewLoader(LoaderOptions{Engine: engine, BuildCacheDir: buildCache, Logger: log})
 	g, err := l.Build(ctx, cfg, nil)
 	if err != nil {
@@ -82,8 +85,8 @@ path = "broken.wasm"
 	if len(g.Failures) != 1 || g.Failures[0].Plugin != "broken" || !strings.HasPrefix(g.Failures[0].Err.Error(), "load: ") {
 		t.Errorf("failures: got %v; want broken to fail in load", g.Failures)
 	}
-	if len(rec.matching("ERROR plugin failed plugin=broken")) != 1 {
-		t.Errorf("the broken plugin's failure was not logged: %q", rec.all())
+	if len(rec.Matching("ERROR plugin failed plugin=broken")) != 1 {
+		t.Errorf("the broken plugin's failure was not logged: %q", rec.All())
 	}
 	for _, p := range g.Plugins {
 		if p.ABI != 2 || p.GuestVersion != abi.Version {
@@ -169,11 +172,11 @@ func TestWasmGenerated(t *testing.T) {
 		"traps":   wasmModule(wfunc{name: abi.ExportListTools, trap: true}),
 		"unknown": wasmModule(wfunc{name: "greet", output: "hi"}),
 	}
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	for _, name := range []string{"v2", "v1", "badout", "traps", "unknown"} {
 		file := filepath.Join(dir, name+".wasm")
 		write(t, file, string(modules[name]))
-		cfg.Plugins = append(cfg.Plugins, Spec{Name: name, Path: file, MaxInstances: 2})
+		cfg.Plugins = append(cfg.Plugins, config.Spec{Name: name, Path: file, MaxInstances: 2})
 	}
 	l := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()})
 	g, err := l.Build(ctx, cfg, nil)
@@ -232,8 +235,8 @@ func TestWasmHammer(t *testing.T) {
 		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("s") + `]}`},
 		wfunc{name: abi.ExportCallTool, output: `{"content":[]}`},
 	)))
-	cfg := DefaultConfig()
-	cfg.Plugins = []Spec{{Name: "stable", Path: stable, MaxInstances: 2}, {Name: "moving", Path: moving, MaxInstances: 2}}
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "stable", Path: stable, MaxInstances: 2}, {Name: "moving", Path: moving, MaxInstances: 2}}
 	l := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()})
 	r := NewRegistry()
 	var (

@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // Benchmarks of tools/call round trips over real stdio (OS pipes), with a
@@ -54,7 +55,7 @@ func nativeEcho(desc string) plugins.Module {
 
 // stdioServer serves cfg in-process over two OS pipes and returns the
 // client's ends.
-func stdioServer(b *testing.B, cfg *plugins.Config) (w io.WriteCloser, r *bufio.Reader) {
+func stdioServer(b *testing.B, cfg *config.Config) (w io.WriteCloser, r *bufio.Reader) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -154,13 +155,13 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
-func benchConfig(b *testing.B) *plugins.Config {
+func benchConfig(b *testing.B) *config.Config {
 	b.Helper()
-	cfg, err := plugins.LoadConfig("testdata/bench/plugins.toml")
+	cfg, err := config.LoadConfig("testdata/bench/plugins.toml")
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.Plugins = append(cfg.Plugins, plugins.Spec{Name: "native", Native: nativeEcho("Returns the given text unchanged.")})
+	cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "native", Native: nativeEcho("Returns the given text unchanged.")})
 	return cfg
 }
 

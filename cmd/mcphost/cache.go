@@ -8,7 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 )
 
 // cacheRoot is the directory of every mcphost cache.
@@ -51,15 +52,15 @@ func cmdCache(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return cacheSize(stdout, *asJSON)
 	case "prune":
-		max := fs.String("max", fmt.Sprint(plugins.DefaultCacheMax), "size to prune down to, such as 500MiB (0 empties the caches)")
+		max := fs.String("max", fmt.Sprint(source.DefaultCacheMax), "size to prune down to, such as 500MiB (0 empties the caches)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		n, err := plugins.ParseBytes(*max)
+		n, err := config.ParseBytes(*max)
 		if err != nil {
 			return fmt.Errorf("--max %q: %w", *max, err)
 		}
-		res, err := plugins.PruneCache(cacheDirs(), n)
+		res, err := source.PruneCache(cacheDirs(), n)
 		if err != nil {
 			return err
 		}
@@ -75,7 +76,7 @@ func cmdCache(_ context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 func cacheSize(stdout io.Writer, asJSON bool) error {
-	use, err := plugins.CacheUsage(cacheDirs())
+	use, err := source.CacheUsage(cacheDirs())
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func cacheSize(stdout io.Writer, asJSON bool) error {
 			Dirs  []dir `json:"dirs"`
 			Bytes int64 `json:"bytes"`
 			Max   int64 `json:"max"`
-		}{Bytes: total, Max: plugins.DefaultCacheMax}
+		}{Bytes: total, Max: source.DefaultCacheMax}
 		for _, u := range use {
 			out.Dirs = append(out.Dirs, dir{filepath.Base(u.Dir), u.Dir, u.Files, u.Bytes})
 		}
@@ -105,7 +106,7 @@ func cacheSize(stdout io.Writer, asJSON bool) error {
 	for _, u := range use {
 		fmt.Fprintf(stdout, "%-9s %10s %6d files  %s\n", filepath.Base(u.Dir), human(u.Bytes), u.Files, u.Dir)
 	}
-	fmt.Fprintf(stdout, "%-9s %10s (cap %s)\n", "total", human(total), human(plugins.DefaultCacheMax))
+	fmt.Fprintf(stdout, "%-9s %10s (cap %s)\n", "total", human(total), human(source.DefaultCacheMax))
 	return nil
 }
 

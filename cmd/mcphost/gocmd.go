@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/source"
 )
 
 // cmdGo runs the go command in the current directory with the SDK this
@@ -22,7 +22,7 @@ func cmdGo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintln(stderr, "usage: mcphost go <go command arguments>   (e.g. mcphost go test ./...)")
 		return errUsage
 	}
-	goCmd, err := plugins.FindGo()
+	goCmd, err := source.FindGo()
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func cmdGo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return err
 	}
-	modfile, cleanup, err := plugins.SDKModfile(wd, buildCacheDir())
+	modfile, cleanup, err := source.SDKModfile(wd, buildCacheDir())
 	if err != nil {
 		return fmt.Errorf("prepare the SDK: %w", err)
 	}

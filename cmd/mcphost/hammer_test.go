@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // countedModule counts the modules opened and closed.
@@ -69,14 +70,14 @@ func hammer(t *testing.T, protocolVersion string) {
 		Loader:   plugins.NewLoader(plugins.LoaderOptions{Logger: log}),
 		Registry: reg,
 		Logger:   log,
-		ReadConfig: func() (*plugins.Config, error) {
+		ReadConfig: func() (*config.Config, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			version++
 			moving := echoModule(fmt.Sprintf("version %d", version), &closes)
 			modules = append(modules, moving)
-			cfg := plugins.DefaultConfig()
-			cfg.Plugins = []plugins.Spec{{Name: "stable", Native: stable}, {Name: "moving", Native: moving}}
+			cfg := config.DefaultConfig()
+			cfg.Plugins = []config.Spec{{Name: "stable", Native: stable}, {Name: "moving", Native: moving}}
 			return cfg, nil
 		},
 		OnReload: func(rep plugins.ReloadReport) {

@@ -13,6 +13,8 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/metrics"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/watch"
 )
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -20,7 +22,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var c common
 	c.register(fs)
 	noWatch := fs.Bool("no-watch", false, "do not watch plugins.toml and plugin files for changes")
-	debounce := fs.Duration("watch-debounce", plugins.DefaultDebounce, "how long changed files must stay quiet before a reload")
+	debounce := fs.Duration("watch-debounce", watch.DefaultDebounce, "how long changed files must stay quiet before a reload")
 	auditPath := fs.String("audit-log", "", "append every message in and out to this file as JSON lines")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`host:port`/metrics, apart from MCP (off by default; a bare port binds 127.0.0.1, port 0 picks a free one)")
 	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
@@ -120,7 +122,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return err
 }
 
-func hostOptions(cfg *plugins.Config, log *slog.Logger, audit io.Writer) host.Options {
+func hostOptions(cfg *config.Config, log *slog.Logger, audit io.Writer) host.Options {
 	return host.Options{
 		Name:            cfg.Server.Name,
 		Version:         versionString(),
@@ -146,7 +148,7 @@ const defaultStateKeyEnv = "MCPHOST_REQUEST_STATE_KEY"
 // requestStateKey reads the requestState key from the environment. Without
 // one, each process signs with a random key, so a retry must reach the
 // same replica: the log says so.
-func requestStateKey(cfg *plugins.Config, log *slog.Logger) []byte {
+func requestStateKey(cfg *config.Config, log *slog.Logger) []byte {
 	env := cmp.Or(cfg.Server.RequestStateKeyEnv, defaultStateKeyEnv)
 	key := os.Getenv(env)
 	if key == "" {

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
 // loadConfig reads --config, or ./plugins.toml when present, or the
 // built-in defaults (no plugins).
-func loadConfig(path string, log *slog.Logger) (*plugins.Config, error) {
+func loadConfig(path string, log *slog.Logger) (*config.Config, error) {
 	if path == "" {
 		if _, err := os.Stat("plugins.toml"); err == nil {
 			path = "plugins.toml"
@@ -26,9 +28,9 @@ func loadConfig(path string, log *slog.Logger) (*plugins.Config, error) {
 	}
 	if path == "" {
 		log.Warn("no plugins.toml here and no --config given: serving the built-in defaults (no plugins)")
-		return plugins.DefaultConfig(), nil
+		return config.DefaultConfig(), nil
 	}
-	return plugins.LoadConfig(path)
+	return config.LoadConfig(path)
 }
 
 // runtime is what every subcommand that loads plugins needs.
@@ -43,7 +45,7 @@ func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer) *plugins.Loa
 	cache := cacheRoot()
 	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
-		CacheMax: plugins.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}})
+		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}})
 }
 
 // buildCacheDir holds Go-source builds and the extracted SDK.
@@ -64,7 +66,7 @@ func (r *runtime) close(ctx context.Context) { _ = r.engine.Close(ctx) }
 // setup is what every subcommand that loads plugins starts with: the
 // logger its flags ask for, the config, and the runtime. The caller closes
 // the runtime.
-func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *plugins.Config, *runtime, error) {
+func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *config.Config, *runtime, error) {
 	log, err := c.logger(stderr)
 	if err != nil {
 		return nil, nil, nil, err

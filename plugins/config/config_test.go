@@ -1,0 +1,544 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+func TestParseConfigFull(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plugins.toml")
+	src := `
+[server]
+name = "demo"
+instructions = "use the tools"
+page_size = 50
+max_message_bytes = "1MiB"
+startup_wait = "3s"
+plugin_dir = "plugins.d"
+timeout = "7s"
+memory = "128MiB"
+max_instances = 3
+runtime = "native"
+task_ttl = "10m"
+task_max_bytes = "1MiB"
+task_after = "250ms"
+
+[[plugin]]
+name = "hash"
+path = "x/hash.wasm"
+sha256 = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+timeout = "2s"
+memory = "100000"            # rounds up to 2 pages
+max_instances = 4
+allowed_hosts = ["api.example.com", "*.example.org"]
+allowed_paths = ["./data:/data//:ro", "/tmp/x/", { host = "rel", guest = "/r", read_only = true }, { host = "/", guest = "/host/../root", read_only = true, allow_root = true }]
+env = { KEY = "value", N = 3 }
+config = { root = "/data" }
+include_tools = ["sha*"]
+exclude_tools = ["debug_*"]
+task_tools = ["sha512*"]
+tool_prefix = ""
+runtime = "extism"
+
+[[plugin]]
+name = "src"
+source = "/abs/src"
+`
+	cfg, err := ParseConfig(file, []byte(src))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
+		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
+		MemoryPages: 2048, MaxInstances: 3, Runtime: "native", TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
+	if !reflect.DeepEqual(cfg.Server, wantServer) {
+		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
+	}
+	if len(cfg.Plugins) != 2 {
+		t.Fatalf("got %d plugins; want 2", len(cfg.Plugins))
+	}
+	empty := ""
+	want := Spec{
+		Name: "hash", Path: filepath.Join(dir, "x/hash.wasm"),
+		SHA256:      "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
+		Timeout:     2 * time.Second,
+		MemoryPages: 2, MaxInstances: 4,
+		AllowedHosts: []string{"api.example.com", "*.example.org"},
+		AllowedPaths: []sandbox.Mount{
+			{Host: filepath.Join(dir, "data"), Guest: "/data", ReadOnly: true},
+			{Host: "/tmp/x"},
+			{Host: filepath.Join(dir, "rel"), Guest: "/r", ReadOnly: true},
+			{Host: "/", Guest: "/root", ReadOnly: true},
+		},
+		Env:          map[string]string{"KEY": "value", "N": "3"},
+		Config:       map[string]string{"root": "/data"},
+		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
+		ToolPrefix: &empty,
+		Runtime:    "extism",
+		Line:       17,
+	}
+	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
+		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
+	}
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 34 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 34 with no prefix", got)
+	}
+	if cfg.File != file {
+		t.Errorf("File: got %q; want %q", cfg.File, file)
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	cfg, err := ParseConfig("", nil)
+	if err != nil {
+		t.Fatalf("ParseConfig(empty): %v", err)
+	}
+	if got, want := cfg.Server, DefaultConfig().Server; !reflect.DeepEqual(got, want) {
+		t.Errorf("empty file: got %+v; want defaults %+v", got, want)
+	}
+	d := DefaultConfig().Server
+	if d.Name != "mcphost" || d.PageSize != 100 || d.MaxMessageBytes != 4<<20 || d.StartupWait != 50*time.Second ||
+		d.Timeout != 5*time.Second || d.MemoryPages != 4096 || d.MaxInstances < 1 {
+		t.Errorf("DefaultConfig: got %+v", d)
+	}
+}
+
+// TestParseConfigErrors checks each problem is found, with the right line,
+// plugin and key.
+func TestParseConfigGo(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ src, want string }{
+		{"", ""},
+		{"[server]\ngo = \"/opt/go/bin/go\"\n", "/opt/go/bin/go"},
+		{"[server]\ngo = \"tools/go/bin/go\"\n", filepath.Join(dir, "tools/go/bin/go")},
+	} {
+		cfg, err := ParseConfig(filepath.Join(dir, "plugins.toml"), []byte(tc.src))
+		if err != nil {
+			t.Fatalf("ParseConfig(%q): %v", tc.src, err)
+		}
+		if cfg.Server.Go != tc.want {
+			t.Errorf("ParseConfig(%q): Go = %q; want %q", tc.src, cfg.Server.Go, tc.want)
+		}
+	}
+}
+
+// TestParseConfigStateless: the [server] keys of the 2026-07-28 era.
+func TestParseConfigStateless(t *testing.T) {
+	cfg, err := ParseConfig("plugins.toml", []byte("[server]\ncache_ttl = \"1m\"\ncache_scope = \"public\"\nrequest_state_key_env = \"STATE_KEY\"\n"))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if s := cfg.Server; s.CacheTTL != time.Minute || s.CacheScope != "public" || s.RequestStateKeyEnv != "STATE_KEY" {
+		t.Errorf("got %+v; want cache_ttl 1m, cache_scope public, request_state_key_env STATE_KEY", s)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string // each error's text, after the file name
+	}{
+		{"unknown plugin key", `
+[[plugin]]
+name = "hash"
+path = "a.wasm"
+memroy = "1MiB"
+`, []string{`5: plugin "hash": key "memroy": unknown key (did you mean "memory"?)`}},
+		{"unknown server key and top-level key", `
+verbose = true
+[server]
+pagesize = 3
+`, []string{`2: key "verbose": unknown key`, `4: server: key "pagesize": unknown key (did you mean "page_size"?)`}},
+		{"empty go", `
+[server]
+go = ""
+`, []string{`3: server: key "go": must not be empty (leave it out to search PATH and the usual places)`}},
+		{"bad cache_scope", `
+[server]
+cache_scope = "shared"
+`, []string{`3: server: key "cache_scope": "shared": want "public" or "private"`}},
+		{"missing name", `
+[[plugin]]
+path = "a.wasm"
+`, []string{`2: plugin #1: key "name": missing required key`}},
+		{"bad name", `
+[[plugin]]
+name = "has space"
+path = "a.wasm"
+`, []string{`3: plugin #1: key "name": invalid plugin name "has space": want 1-32 letters, digits, '_' or '-', starting with a letter or digit`}},
+		{"both path and source", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+source = "src"
+`, []string{`5: plugin "a": key "source": set either path or source, not both`}},
+		{"neither path nor source", `
+[[plugin]]
+name = "a"
+`, []string{`2: plugin "a": missing path or source (one is required)`}},
+		{"duplicate names", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+
+[[plugin]]
+name = "a"
+path = "b.wasm"
+`, []string{`7: plugin "a": key "name": duplicate plugin name (first defined at line 2)`}},
+		{"bad duration", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+timeout = "5 seconds"
+`, []string{`5: plugin "a": key "timeout": invalid duration "5 seconds" (want a number and a unit, like "5s" or "1m30s")`}},
+		{"duration wrong type", `
+[server]
+timeout = 5
+`, []string{`3: server: key "timeout": want a string, got integer`}},
+		{"memory too large", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+memory = "5GiB"
+`, []string{`5: plugin "a": key "memory": 5368709120 bytes is out of range [64KiB, 4GiB]`}},
+		{"memory zero", `
+[server]
+memory = 0
+`, []string{`3: server: key "memory": 0 bytes is out of range [64KiB, 4GiB]`}},
+		{"memory bad unit", `
+[server]
+memory = "12 parsecs"
+`, []string{`3: server: key "memory": invalid size "12 parsecs": unknown unit "parsecs" (want B, KB, KiB, MB, MiB, GB or GiB)`}},
+		{"negative memory", `
+[server]
+memory = -1
+`, []string{`3: server: key "memory": size -1 is negative`}},
+		{"bad sha256", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+sha256 = "xyz"
+`, []string{`5: plugin "a": key "sha256": want 64 hexadecimal digits, got "xyz"`}},
+		{"sha256 with source", `
+[[plugin]]
+name = "a"
+source = "src"
+sha256 = "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+`, []string{`5: plugin "a": key "sha256": sha256 pins a path; it cannot be used with source`}},
+		{"bad glob", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+include_tools = ["ok*", "[bad"]
+`, []string{`5: plugin "a": key "include_tools": element 1: bad glob pattern "[bad"`}},
+		{"page size", `
+[server]
+page_size = 0
+`, []string{`3: server: key "page_size": 0 is out of range [1, 100000]`}},
+		{"negative instances", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+max_instances = -2
+`, []string{`5: plugin "a": key "max_instances": -2 is out of range [1, 1024]`}},
+		{"bad runtime", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+runtime = "wasmtime"
+`, []string{`5: plugin "a": key "runtime": want "native" or "extism", got "wasmtime"`}},
+		{"bad prefix", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+tool_prefix = "a::"
+`, []string{`5: plugin "a": key "tool_prefix": invalid prefix "a::": want at most 32 letters, digits, '_' or '-'`}},
+		{"bad mount", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+allowed_paths = ["a:b:c:d", "x:rel", { host = "h", gest = "/g" }]
+`, []string{
+			`5: plugin "a": key "allowed_paths": element 0: "a:b:c:d": want "host[:guest][:ro]" (use the table form {host = …, guest = …} for paths containing ':')`,
+			`5: plugin "a": key "allowed_paths": element 1: guest path "rel" must be absolute`,
+			`5: plugin "a": key "allowed_paths": element 2: unknown key "gest" (did you mean "guest"?)`,
+		}},
+		{"mount of the host root", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+allowed_paths = ["/", "/:/host:ro", { host = "/tmp/../", guest = "/h" }, { host = "/", allow_root = "yes" }, "x:/a\u0000b"]
+`, []string{
+			`5: plugin "a": key "allowed_paths": element 0: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
+			`5: plugin "a": key "allowed_paths": element 1: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
+			`5: plugin "a": key "allowed_paths": element 2: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
+			`5: plugin "a": key "allowed_paths": element 3: allow_root: want a boolean, got string`,
+			`5: plugin "a": key "allowed_paths": element 4: path contains a NUL byte`,
+		}},
+		{"bad host", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+allowed_hosts = ["https://x.com", "a.*.com"]
+`, []string{
+			`5: plugin "a": key "allowed_hosts": element 0 "https://x.com": want a host name, not a URL`,
+			`5: plugin "a": key "allowed_hosts": element 1 "a.*.com": '*' may only appear alone or as a leading "*."`,
+		}},
+		{"env value table", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+
+[plugin.env]
+OK = "1"
+BAD = { x = 1 }
+`, []string{`8: plugin "a": key "env.BAD": want a string, got table`}},
+		{"several errors in file order", `
+[server]
+page_size = -1
+
+[[plugin]]
+name = "a"
+path = "a.wasm"
+timeout = "fast"
+
+[[plugin]]
+name = "b"
+memory = "1 lightyear"
+`, []string{
+			`3: server: key "page_size": -1 is out of range [1, 100000]`,
+			`8: plugin "a": key "timeout": invalid duration "fast" (want a number and a unit, like "5s" or "1m30s")`,
+			`10: plugin "b": missing path or source (one is required)`,
+			`12: plugin "b": key "memory": invalid size "1 lightyear": unknown unit "lightyear" (want B, KB, KiB, MB, MiB, GB or GiB)`,
+		}},
+		{"syntax error", `
+[server
+name = "x"
+`, []string{`3: expected '.' or ']' to end table name, but got '\n' instead`}},
+		{"plugin not an array", `
+plugin = "x"
+`, []string{`2: key "plugin": want an array of tables ([[plugin]]), got string`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig("p.toml", []byte(tt.src))
+			if err == nil {
+				t.Fatalf("got config %+v; want errors %q", cfg, tt.want)
+			}
+			var got []string
+			for _, e := range unjoin(err) {
+				var ce *ConfigError
+				if !errors.As(e, &ce) {
+					t.Errorf("error %v is %T; want *ConfigError", e, e)
+					continue
+				}
+				got = append(got, strings.TrimPrefix(ce.Error(), "p.toml:"))
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func TestConfigErrorFields(t *testing.T) {
+	_, err := ParseConfig("plugins.toml", []byte("[[plugin]]\nname = \"hash\"\npath = \"a.wasm\"\nmemroy = 1\n"))
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("got %v; want a *ConfigError", err)
+	}
+	want := ConfigError{File: "plugins.toml", Line: 4, Table: "plugin", Plugin: "hash", Index: 1, Key: "memroy",
+		Msg: `unknown key (did you mean "memory"?)`}
+	if *ce != want {
+		t.Errorf("got %+v; want %+v", *ce, want)
+	}
+	if got, w := ce.Error(), `plugins.toml:4: plugin "hash": key "memroy": unknown key (did you mean "memory"?)`; got != w {
+		t.Errorf("Error(): got %q; want %q", got, w)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"0", 0, false},
+		{"65536", 65536, false},
+		{"64KiB", 64 << 10, false},
+		{"64 kib", 64 << 10, false},
+		{"100 MB", 100e6, false},
+		{"4GiB", 4 << 30, false},
+		{"1TB", 1e12, false},
+		{"", 0, true},
+		{"MiB", 0, true},
+		{"1.5GiB", 0, true},
+		{"-1", 0, true},
+		{"99999999999999999999", 0, true},
+		{"9999999999999TiB", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseBytes(tt.in)
+		if (err != nil) != tt.bad || got != tt.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
+
+func TestLoadConfigDropIns(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plugins.toml")
+	write(t, file, "[server]\nplugin_dir = \"d\"\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n")
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"zeta.wasm", "beta.wasm", "notes.txt"} {
+		write(t, filepath.Join(dir, "d", f), "")
+	}
+	cfg, err := LoadConfig(file)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	var got []string
+	for _, s := range cfg.Plugins {
+		got = append(got, s.Name+"="+s.Path)
+	}
+	want := []string{"a=" + filepath.Join(dir, "a.wasm"), "beta=" + filepath.Join(dir, "d", "beta.wasm"),
+		"zeta=" + filepath.Join(dir, "d", "zeta.wasm")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("plugins: got %q; want %q", got, want)
+	}
+
+	write(t, filepath.Join(dir, "d", "a.wasm"), "")
+	if _, err := LoadConfig(file); err == nil || !strings.Contains(err.Error(), `drop-in plugin name "a" is already used`) {
+		t.Errorf("drop-in named like a [[plugin]]: got %v; want a name conflict error", err)
+	}
+	if _, err := LoadConfig(filepath.Join(dir, "missing.toml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: got %v; want os.ErrNotExist", err)
+	}
+}
+
+func write(t testing.TB, file, data string) {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLocator(t *testing.T) {
+	src := `# comment
+title = "x"
+[server]
+name = "s"
+long = """
+key = "inside a string"
+"""
+arr = [
+  "x = 1",
+]
+[[plugin]]
+name = "a"
+env.HOME = "/h"
+[plugin.config]
+root = "/r"
+[[plugin]]
+"quoted key" = 1
+'lit' = 2
+`
+	l := newLocator(src)
+	tests := []struct {
+		table, key string
+		want       int
+	}{
+		{"", "title", 2},
+		{"server", "name", 4},
+		{"server", "long", 5},
+		{"server", "key", 3}, // inside a string: falls back to the table
+		{"server", "arr", 8},
+		{"server", "x", 3},
+		{"plugin[0]", "name", 12},
+		{"plugin[0]", "env.HOME", 13},
+		{"plugin[0]", "env", 13},
+		{"plugin[0]", "config", 14},
+		{"plugin[0]", "config.root", 15},
+		{"plugin[0]", "missing", 11},
+		{"plugin[1]", "quoted key", 17},
+		{"plugin[1]", "lit", 18},
+		{"plugin[1]", "", 16},
+		{"plugin[7]", "name", 11}, // unknown table: the first "plugin" line
+	}
+	for _, tt := range tests {
+		if got := l.line(tt.table, tt.key); got != tt.want {
+			t.Errorf("line(%q, %q) = %d; want %d", tt.table, tt.key, got, tt.want)
+		}
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		"", "[server]\nname = \"x\"\n", "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\nmemory = \"1MiB\"\n",
+		"[[plugin]]\nname=\"a\"\nsource=\"s\"\nallowed_paths=[\"a:b:ro\", {host=\"h\"}]\nenv={A=1}\n",
+		"plugin = [{name = \"a\", path = \"x\"}]\n", "[plugin.env]\nA = 1\n", "x = \"\"\"\n[[plugin]]\n\"\"\"\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		cfg, err := ParseConfig("f.toml", []byte(src))
+		if (cfg == nil) == (err == nil) {
+			t.Fatalf("got config %v and error %v; want exactly one", cfg, err)
+		}
+		if err != nil {
+			for _, e := range unjoin(err) {
+				var ce *ConfigError
+				if !errors.As(e, &ce) {
+					t.Fatalf("error %v is %T; want *ConfigError", e, e)
+				}
+			}
+			return
+		}
+		for _, s := range cfg.Plugins {
+			if !pluginNameRE.MatchString(s.Name) || (s.Path == "") == (s.Source == "") ||
+				s.MemoryPages > maxMemoryPages {
+				t.Fatalf("invalid spec accepted: %+v", s)
+			}
+		}
+	})
+}
+
+func TestWatchPaths(t *testing.T) {
+	cfg, err := ParseConfig("/etc/m/plugins.toml", []byte(`
+[server]
+plugin_dir = "d"
+[[plugin]]
+name = "a"
+path = "x.wasm"
+[[plugin]]
+name = "b"
+source = "/src/b"
+[[plugin]]
+name = "c"
+path = "x.wasm"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/etc/m/d", "/etc/m/plugins.toml", "/etc/m/x.wasm", "/src/b"}
+	if got := cfg.WatchPaths(); !reflect.DeepEqual(got, want) {
+		t.Errorf("WatchPaths: got %q; want %q", got, want)
+	}
+}

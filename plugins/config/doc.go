@@ -1,0 +1,17 @@
+// Package config reads plugins.toml into a validated [Config]: the
+// [server] table ([ServerConfig]) and one [Spec] per [[plugin]] table or
+// drop-in *.wasm file.
+//
+// It owns parsing ([ParseConfig], [LoadConfig]), every check on what a
+// user wrote (names, numbers before they reach an API that panics, paths,
+// mounts, url and oci pins), the errors that name the file, line, plugin
+// and key ([ConfigError], with a "did you mean" for misspelt keys), what a
+// watcher should watch for a config ([Config.WatchPaths]), the sandbox
+// limits a spec ends up with ([EffectiveLimits]) and the secrets a plugin
+// may read ([ResolveSecrets]).
+//
+// It does not fetch, build or load anything: a Spec says where a plugin's
+// Wasm comes from, and package plugins/source gets it (config asks that
+// package only whether a url or oci reference is well formed). It knows
+// nothing of generations, watching or JSON-RPC.
+package config

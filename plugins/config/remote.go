@@ -1,0 +1,36 @@
+package config
+
+import "github.com/mcphost/mcphost/plugins/source"
+
+// remoteSource reads a [[plugin]] table's url or oci key into spec and
+// returns the key that was set ("" for neither). sha256 is required with
+// url; oci carries its own pin, the manifest digest.
+func (p *configParser) remoteSource(s section, m map[string]any, spec *Spec) string {
+	_, hasURL := m["url"]
+	_, hasOCI := m["oci"]
+	switch {
+	case hasURL && hasOCI:
+		s.errf("oci", "set either url or oci, not both")
+		return "oci"
+	case hasURL:
+		if v, ok := s.str(m, "url"); ok {
+			if err := source.CheckURL(v); err != nil {
+				s.errf("url", "%v", err)
+			}
+			spec.URL = v
+		}
+		if _, ok := m["sha256"]; !ok {
+			s.errf("url", "a url needs a sha256 pin (sha256 = \"<64 hex digits>\")")
+		}
+		return "url"
+	case hasOCI:
+		if v, ok := s.str(m, "oci"); ok {
+			if _, err := source.ParseOCIRef(v); err != nil {
+				s.errf("oci", "%v", err)
+			}
+			spec.OCI = v
+		}
+		return "oci"
+	}
+	return ""
+}

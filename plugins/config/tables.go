@@ -1,0 +1,369 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
+	s.unknown(m, serverKeys)
+	if v, ok := s.str(m, "name"); ok {
+		if strings.TrimSpace(v) == "" {
+			s.errf("name", "must not be empty")
+		} else {
+			sc.Name = v
+		}
+	}
+	if v, ok := s.str(m, "instructions"); ok {
+		sc.Instructions = v
+	}
+	if v, ok := s.integer(m, "page_size", 1, maxPageSize); ok {
+		sc.PageSize = int(v)
+	}
+	if v, ok := s.bytes(m, "max_message_bytes"); ok {
+		if v < 1 || v > maxMessage {
+			s.errf("max_message_bytes", "%d bytes is out of range [1, 1GiB]", v)
+		} else {
+			sc.MaxMessageBytes = v
+		}
+	}
+	if v, ok := s.duration(m, "startup_wait", 0, time.Hour); ok {
+		sc.StartupWait = v
+	}
+	if v, ok := s.duration(m, "cache_ttl", 0, 365*24*time.Hour); ok {
+		sc.CacheTTL = v
+	}
+	if v, ok := s.duration(m, "task_ttl", time.Second, 7*24*time.Hour); ok {
+		sc.TaskTTL = v
+	}
+	if v, ok := s.bytes(m, "task_max_bytes"); ok {
+		if v < 1<<10 || v > 1<<40 {
+			s.errf("task_max_bytes", "%d bytes is out of range [1KiB, 1TiB]", v)
+		} else {
+			sc.TaskMaxBytes = v
+		}
+	}
+	if v, ok := s.duration(m, "task_after", time.Millisecond, time.Hour); ok {
+		sc.TaskAfter = v
+	}
+	if v, ok := s.str(m, "cache_scope"); ok {
+		if v != "public" && v != "private" {
+			s.errf("cache_scope", "%q: want \"public\" or \"private\"", v)
+		} else {
+			sc.CacheScope = v
+		}
+	}
+	if v, ok := s.str(m, "request_state_key_env"); ok {
+		if v == "" {
+			s.errf("request_state_key_env", "must not be empty (leave it out instead)")
+		} else {
+			sc.RequestStateKeyEnv = v
+		}
+	}
+	if v, ok := s.str(m, "plugin_dir"); ok {
+		if v == "" {
+			s.errf("plugin_dir", "must not be empty (leave it out instead)")
+		} else {
+			sc.PluginDir = p.abs(v)
+		}
+	}
+	if v, ok := s.duration(m, "timeout", time.Millisecond, time.Hour); ok {
+		sc.Timeout = v
+	}
+	if v, ok := s.pages(m, "memory"); ok {
+		sc.MemoryPages = v
+	}
+	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
+		sc.MaxInstances = int(v)
+	}
+	if v, ok := s.str(m, "runtime"); ok {
+		sc.Runtime = checkRuntime(s, v)
+	}
+	p.serverCompat(s, m, sc) // configcompat.go
+	p.serverHTTP(s, m, sc)   // confighttp.go
+	p.serverBuild(s, m, sc)
+}
+
+// serverBuild reads the [server] keys of Go-source builds.
+func (p *configParser) serverBuild(s section, m map[string]any, sc *ServerConfig) {
+	if v, ok := s.str(m, "go"); ok {
+		if v == "" {
+			s.errf("go", "must not be empty (leave it out to search PATH and the usual places)")
+		} else {
+			sc.Go = p.abs(v)
+		}
+	}
+}
+
+func (p *configParser) abs(v string) string {
+	if filepath.IsAbs(v) {
+		return filepath.Clean(v)
+	}
+	return filepath.Join(p.dir, v)
+}
+
+func (p *configParser) plugin(s section, m map[string]any) Spec {
+	spec := Spec{Line: s.line("")}
+	if v, ok := s.str(m, "name"); ok {
+		if pluginNameRE.MatchString(v) {
+			spec.Name = v
+			s.name = v
+		} else {
+			s.errf("name", "invalid plugin name %q: want 1-32 letters, digits, '_' or '-', starting with a letter or digit", v)
+		}
+	} else if _, present := m["name"]; !present {
+		s.errf("name", "missing required key")
+	}
+	s.unknown(m, slices.Concat(pluginKeys, remoteSourceKeys))
+	remote := p.remoteSource(s, m, &spec)
+
+	pathV, hasPath := s.str(m, "path")
+	srcV, hasSrc := s.str(m, "source")
+	_, pathPresent := m["path"]
+	_, srcPresent := m["source"]
+	switch {
+	case pathPresent && srcPresent:
+		s.errf("source", "set either path or source, not both")
+	case remote != "" && (pathPresent || srcPresent):
+		s.errf(remote, "set only one of path, source, url and oci")
+	case !pathPresent && !srcPresent && remote == "":
+		s.errf("", "missing path or source (one is required)")
+	case hasPath && pathV == "":
+		s.errf("path", "must not be empty")
+	case hasSrc && srcV == "":
+		s.errf("source", "must not be empty")
+	case hasPath:
+		spec.Path = p.abs(pathV)
+	case hasSrc:
+		spec.Source = p.abs(srcV)
+	}
+	if v, ok := s.str(m, "sha256"); ok {
+		switch b, err := hex.DecodeString(v); {
+		case srcPresent:
+			s.errf("sha256", "sha256 pins a path; it cannot be used with source")
+		case err != nil || len(b) != 32:
+			s.errf("sha256", "want 64 hexadecimal digits, got %q", v)
+		default:
+			spec.SHA256 = strings.ToLower(v)
+		}
+	}
+	if v, ok := s.duration(m, "timeout", time.Millisecond, time.Hour); ok {
+		spec.Timeout = v
+	}
+	if v, ok := s.pages(m, "memory"); ok {
+		spec.MemoryPages = v
+	}
+	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
+		spec.MaxInstances = int(v)
+	}
+	if v, ok := s.str(m, "runtime"); ok {
+		spec.Runtime = checkRuntime(s, v)
+	}
+	if hosts, ok := s.strings(m, "allowed_hosts"); ok {
+		for i, h := range hosts {
+			if msg := checkHost(h); msg != "" {
+				s.errf("allowed_hosts", "element %d %q: %s", i, h, msg)
+				continue
+			}
+			spec.AllowedHosts = append(spec.AllowedHosts, h)
+		}
+	}
+	spec.AllowedPaths = p.mounts(s, m)
+	if env, ok := s.stringMap(m, "env"); ok {
+		for k := range env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				s.errf("env."+k, "invalid environment variable name %q", k)
+			}
+		}
+		spec.Env = env
+	}
+	if c, ok := s.stringMap(m, "config"); ok {
+		spec.Config = c
+	}
+	for _, key := range []string{"include_tools", "exclude_tools", "task_tools"} {
+		pats, ok := s.strings(m, key)
+		if !ok {
+			continue
+		}
+		for i, pat := range pats {
+			if _, err := path.Match(pat, ""); err != nil {
+				s.errf(key, "element %d: bad glob pattern %q", i, pat)
+			}
+		}
+		switch key {
+		case "include_tools":
+			spec.IncludeTools = pats
+		case "exclude_tools":
+			spec.ExcludeTools = pats
+		default:
+			spec.TaskTools = pats
+		}
+	}
+	if v, ok := s.str(m, "tool_prefix"); ok {
+		if toolPrefixRE.MatchString(v) {
+			spec.ToolPrefix = &v
+		} else {
+			s.errf("tool_prefix", "invalid prefix %q: want at most 32 letters, digits, '_' or '-'", v)
+		}
+	}
+	p.pluginCompat(s, m, &spec) // configcompat.go
+	return spec
+}
+
+// checkHost validates an allowed_hosts entry: a host name, an IP address,
+// "*", or "*.domain".
+func checkHost(h string) string {
+	switch {
+	case h == "":
+		return "empty host"
+	case strings.Contains(h, "://"):
+		return "want a host name, not a URL"
+	case strings.ContainsAny(h, "/ \t\n@?#"):
+		return "want a host name (no path, spaces or credentials)"
+	case h == "*":
+		return ""
+	case strings.Contains(strings.TrimPrefix(h, "*."), "*"):
+		return `'*' may only appear alone or as a leading "*."`
+	}
+	return ""
+}
+
+func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {
+	v, ok := m["allowed_paths"]
+	if !ok {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		if tables, ok := v.([]map[string]any); ok {
+			for _, t := range tables {
+				arr = append(arr, t)
+			}
+		} else {
+			s.errf("allowed_paths", "want an array, got %s", tomlType(v))
+			return nil
+		}
+	}
+	var out []sandbox.Mount
+	for i, e := range arr {
+		var mt sandbox.Mount
+		var msg string
+		allowRoot := false
+		switch e := e.(type) {
+		case string:
+			mt, msg = parseMount(e)
+		case map[string]any:
+			mt, allowRoot, msg = mountTable(e)
+		default:
+			msg = "want a string or a table, got " + tomlType(e)
+		}
+		if msg == "" {
+			mt.Host = p.abs(mt.Host)
+			if isRoot(mt.Host) && !allowRoot {
+				msg = fmt.Sprintf("%q mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true", mt.Host)
+			}
+		}
+		if msg != "" {
+			s.errf("allowed_paths", "element %d: %s", i, msg)
+			continue
+		}
+		out = append(out, mt)
+	}
+	return out
+}
+
+// parseMount reads "host[:guest][:ro|:rw]".
+func parseMount(v string) (sandbox.Mount, string) {
+	parts := strings.Split(v, ":")
+	var mt sandbox.Mount
+	if n := len(parts); n > 1 && (parts[n-1] == "ro" || parts[n-1] == "rw") {
+		mt.ReadOnly = parts[n-1] == "ro"
+		parts = parts[:n-1]
+	}
+	switch len(parts) {
+	case 1:
+		mt.Host = parts[0]
+	case 2:
+		mt.Host, mt.Guest = parts[0], parts[1]
+	default:
+		return mt, fmt.Sprintf("%q: want \"host[:guest][:ro]\" (use the table form {host = …, guest = …} for paths containing ':')", v)
+	}
+	return mt, checkMount(&mt)
+}
+
+// mountTable reads {host, guest, read_only, allow_root}.
+func mountTable(t map[string]any) (mt sandbox.Mount, allowRoot bool, msg string) {
+	for k, v := range t {
+		switch k {
+		case "host", "guest":
+			str, ok := v.(string)
+			if !ok {
+				return mt, false, fmt.Sprintf("%s: want a string, got %s", k, tomlType(v))
+			}
+			if k == "host" {
+				mt.Host = str
+			} else {
+				mt.Guest = str
+			}
+		case "read_only", "allow_root":
+			b, ok := v.(bool)
+			if !ok {
+				return mt, false, fmt.Sprintf("%s: want a boolean, got %s", k, tomlType(v))
+			}
+			if k == "read_only" {
+				mt.ReadOnly = b
+			} else {
+				allowRoot = b
+			}
+		default:
+			if hint := suggest(k, mountKeys); hint != "" {
+				return mt, false, fmt.Sprintf("unknown key %q (did you mean %q?)", k, hint)
+			}
+			return mt, false, fmt.Sprintf("unknown key %q (want host, guest, read_only, allow_root)", k)
+		}
+	}
+	msg = checkMount(&mt)
+	return mt, allowRoot, msg
+}
+
+// checkMount validates mt and cleans its guest path.
+func checkMount(mt *sandbox.Mount) string {
+	switch {
+	case mt.Host == "":
+		return "empty host path"
+	case strings.ContainsRune(mt.Host, 0) || strings.ContainsRune(mt.Guest, 0):
+		return "path contains a NUL byte"
+	case mt.Guest != "" && !strings.HasPrefix(mt.Guest, "/"):
+		return fmt.Sprintf("guest path %q must be absolute", mt.Guest)
+	}
+	if mt.Guest != "" {
+		mt.Guest = path.Clean(mt.Guest)
+	}
+	return ""
+}
+
+// isRoot reports whether the cleaned absolute host path is the root of a
+// filesystem, itself or through symlinks.
+func isRoot(host string) bool {
+	if filepath.Dir(host) == host {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(host)
+	return err == nil && filepath.Dir(real) == real
+}
+
+// checkRuntime returns v if it names a sandbox runtime, else reports it.
+func checkRuntime(s section, v string) string {
+	if v != sandbox.RuntimeNative && v != sandbox.RuntimeExtism {
+		s.errf("runtime", "want %q or %q, got %q", sandbox.RuntimeNative, sandbox.RuntimeExtism, v)
+		return ""
+	}
+	return v
+}

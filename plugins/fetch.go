@@ -1,0 +1,45 @@
+package plugins
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
+)
+
+// sourceOf returns spec's source. Exactly one of its Path, Source, URL and
+// OCI is set (config.ParseConfig checks that; specs built in code may not).
+func (l *Loader) sourceOf(server *config.ServerConfig, spec *config.Spec) (source.Source, error) {
+	switch {
+	case spec.Source != "":
+		l.busy.Store(spec.Name, "build")
+		return source.NewGo(spec.Source, source.BuildOptions{CacheDir: l.cache.BuildDir(), Go: server.Go, Logger: l.log, Plugin: spec.Name}), nil
+	case spec.URL != "":
+		return source.NewURL(spec.URL, spec.SHA256, l.cache.DownloadDir(), l.httpClient), nil
+	case spec.OCI != "":
+		return source.NewOCI(spec.OCI, l.cache.DownloadDir(), l.httpClient), nil
+	case spec.Path != "":
+		return source.File(spec.Path), nil
+	}
+	return nil, errors.New("no path, source, url, oci or native module")
+}
+
+// fileSet collects the files a build used; safe for concurrent use.
+type fileSet struct {
+	mu    sync.Mutex
+	files []string
+}
+
+func (s *fileSet) add(f string) {
+	s.mu.Lock()
+	s.files = append(s.files, f)
+	s.mu.Unlock()
+}
+
+// newHTTPClient is the client url and oci sources use when the Loader was
+// given none: its own, so nothing process-wide changes.
+func newHTTPClient() *http.Client {
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+}

@@ -1,0 +1,21 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package source
+
+import "os"
+
+// lease keeps file open. On Windows an open file cannot be removed, which
+// is the lease; elsewhere (no flock) leases are best effort.
+func lease(file string) (*os.File, error) { return os.Open(file) }
+
+// removeUnlessInUse removes file; a failure because it is open elsewhere
+// (Windows) counts as "in use".
+func removeUnlessInUse(file string) (bool, error) {
+	if err := os.Remove(file); err != nil {
+		if os.IsNotExist(err) {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
+}
