@@ -124,16 +124,16 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		log.Debug("go build cached; go not run", "plugin", opts.Plugin, "wasm", cached)
 		return cached, nil
 	}
-	goCmd := opts.Go
-	if goCmd == "" {
-		if goCmd, err = FindGo(); err != nil {
-			if found == indexEnvOnly {
-				log.Warn("serving a build made under other go settings: no go command to rebuild with",
-					"plugin", opts.Plugin, "vars", strings.Join(goEnvVars[:], ","))
-				return cached, nil
-			}
-			return "", &BuildError{Dir: dir, Err: err}
+	goCmd, err := goCommand(opts.Go)
+	if err != nil {
+		if found == indexEnvOnly {
+			log.Warn("serving a build made under other go settings: no go command to rebuild with",
+				"plugin", opts.Plugin, "vars", strings.Join(goEnvVars[:], ","))
+			return cached, nil
 		}
+		return "", &BuildError{Dir: dir, Err: err}
+	}
+	if opts.Go == "" {
 		if p, perr := exec.LookPath("go"); perr != nil || p != goCmd {
 			log.Info("go command found outside PATH", "plugin", opts.Plugin, "go", goCmd)
 		}
@@ -147,6 +147,20 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		return "", err
 	}
 	return out, nil
+}
+
+// goCommand returns the go command to build with: configured, when set
+// (never another, so that a wrong setting is reported rather than hidden by
+// a different go), else what [FindGo] finds. The error is a
+// *GoNotFoundError.
+func goCommand(configured string) (string, error) {
+	if configured == "" {
+		return FindGo()
+	}
+	if _, err := exec.LookPath(configured); err != nil {
+		return "", &GoNotFoundError{Configured: configured}
+	}
+	return configured, nil
 }
 
 // keyAndBuild computes the cache key with the go command, builds unless

@@ -221,10 +221,49 @@ func TestScanGoMod(t *testing.T) {
 }
 
 func TestGoNotFoundError(t *testing.T) {
-	err := error(&GoNotFoundError{Tried: []string{"/usr/local/go/bin/go"}})
-	for _, want := range []string{"go command", "not found", "/usr/local/go/bin/go", `go = "/path/to/go"`, "[server]", "PATH", "go.dev/dl"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
+	tests := []struct {
+		name string
+		err  *GoNotFoundError
+		want []string
+	}{
+		{"searched", &GoNotFoundError{Tried: []string{"/usr/local/go/bin/go"}},
+			[]string{"go command", "not found", "/usr/local/go/bin/go", `go = "/path/to/go"`, "[server]", "PATH", "go.dev/dl"}},
+		{"configured", &GoNotFoundError{Configured: "/opt/no/go"},
+			[]string{"go command", "not found", `go = "/opt/no/go"`, "[server]", "not an executable file", "looks nowhere else", "remove the setting", "PATH", "go.dev/dl"}},
+	}
+	for _, tt := range tests {
+		for _, want := range tt.want {
+			if !strings.Contains(tt.err.Error(), want) {
+				t.Errorf("%s: error %q does not mention %q", tt.name, tt.err, want)
+			}
+		}
+	}
+}
+
+// TestGoCommand: a configured go that is not there is an error naming the
+// setting, never a search that might find another go.
+func TestGoCommand(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "go")
+	write(t, fake, "#!/bin/sh\n")
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notExec := filepath.Join(dir, "plain")
+	write(t, notExec, "")
+	tests := []struct {
+		name, configured, want string
+		missing                bool
+	}{
+		{"configured and there", fake, fake, false},
+		{"configured and missing", filepath.Join(dir, "nonexistent", "go"), "", true},
+		{"configured, not executable", notExec, "", true},
+	}
+	for _, tt := range tests {
+		got, err := goCommand(tt.configured)
+		var nf *GoNotFoundError
+		if got != tt.want || errors.As(err, &nf) != tt.missing || tt.missing && nf.Configured != tt.configured {
+			t.Errorf("%s: goCommand(%q) = %q, %v; want %q, GoNotFoundError %v", tt.name, tt.configured, got, err, tt.want, tt.missing)
 		}
 	}
 }

@@ -11,12 +11,23 @@ import (
 )
 
 // GoNotFoundError says that a Go-source plugin needs a build and no go
-// command was found. Tried lists where BuildGo looked, in order.
+// command was found. Either Configured is the go setting of the config,
+// which names no executable file (a set go is never replaced by a search),
+// or Tried lists where [FindGo] looked, in order.
 type GoNotFoundError struct {
-	Tried []string
+	Configured string
+	Tried      []string
 }
 
 func (e *GoNotFoundError) Error() string {
+	if e.Configured != "" {
+		return fmt.Sprintf("the go command is needed to build this plugin and was not found: "+
+			"go = %q in the [server] table of plugins.toml is not an executable file "+
+			"(with go set, mcphost looks nowhere else); set go to the path of your go command "+
+			"(`go env GOROOT` + /bin/go), or remove the setting to search PATH, $GOROOT/bin "+
+			"and the usual install locations, or install Go 1.26 or later from https://go.dev/dl",
+			e.Configured)
+	}
 	return fmt.Sprintf("the go command is needed to build this plugin and was not found "+
 		"(looked in PATH, $GOROOT/bin and %s); install Go 1.26 or later from https://go.dev/dl, "+
 		"or set go = \"/path/to/go\" in the [server] table of plugins.toml, "+
