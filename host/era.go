@@ -144,8 +144,9 @@ func (srv *Server) serverInfoJSON() []byte {
 
 // decorate adds what every stateless result carries: resultType
 // ("complete" unless the handler chose another) and the server's identity
-// in _meta; cacheable results also get ttlMs and cacheScope.
-func (srv *Server) decorate(body []byte, m *method) []byte {
+// in _meta; cacheable results also get ttlMs and cacheScope: h's when the
+// handler chose them (from the plugins that served it), else the server's.
+func (srv *Server) decorate(body []byte, m *method, h *cacheHints) []byte {
 	if !isObject(body) {
 		return body
 	}
@@ -157,11 +158,14 @@ func (srv *Server) decorate(body []byte, m *method) []byte {
 	}
 	body = setMember(body, "_meta", setMember(member(body, "_meta"), metaServerInfo, srv.serverInfo))
 	if m.cache && complete {
+		if h == nil {
+			h = &cacheHints{ttlMs: srv.opts.CacheTTL.Milliseconds(), scope: srv.opts.CacheScope}
+		}
 		if member(body, "ttlMs") == nil {
-			body = setMember(body, "ttlMs", strconv.AppendInt(nil, srv.opts.CacheTTL.Milliseconds(), 10))
+			body = setMember(body, "ttlMs", strconv.AppendInt(nil, h.ttlMs, 10))
 		}
 		if member(body, "cacheScope") == nil {
-			body = setMember(body, "cacheScope", appendString(nil, srv.opts.CacheScope))
+			body = setMember(body, "cacheScope", appendString(nil, h.scope))
 		}
 	}
 	return body

@@ -225,3 +225,72 @@ func TestParamHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestPluginCacheHints: a 2026-07-28 resources/read carries the owning
+// plugin's cache_ttl and cache_scope (else the server's); a list carries
+// the most conservative of the plugins that contributed to it (the
+// shortest ttl, "private" if any is private); an older client's results
+// carry neither.
+func TestPluginCacheHints(t *testing.T) {
+	fx := newFixture()
+	ttl := func(d time.Duration) *time.Duration { return &d }
+	tests := []struct {
+		name           string
+		test, other    config.Spec // cache settings only
+		server         Options
+		method, params string
+		wantTTL        int64
+		wantScope      string
+	}{
+		{"read: the owner's", config.Spec{CacheTTL: ttl(10 * time.Minute), CacheScope: "public"}, config.Spec{CacheTTL: ttl(time.Second)},
+			Options{CacheTTL: time.Minute, CacheScope: "private"}, "resources/read", `"uri":"test://readme",`, 600000, "public"},
+		{"read: the server's where the owner sets none", config.Spec{}, config.Spec{CacheTTL: ttl(time.Second), CacheScope: "public"},
+			Options{CacheTTL: time.Minute, CacheScope: "private"}, "resources/read", `"uri":"test://readme",`, 60000, "private"},
+		{"read: a zero ttl is the owner's too", config.Spec{CacheTTL: ttl(0)}, config.Spec{},
+			Options{CacheTTL: time.Minute, CacheScope: "public"}, "resources/read", `"uri":"test://items/7",`, 0, "public"},
+		{"tools: the shortest ttl", config.Spec{CacheTTL: ttl(10 * time.Minute), CacheScope: "public"}, config.Spec{CacheTTL: ttl(2 * time.Minute), CacheScope: "public"},
+			Options{CacheTTL: time.Hour, CacheScope: "private"}, "tools/list", "", 120000, "public"},
+		{"prompts: private if any contributor is", config.Spec{CacheTTL: ttl(10 * time.Minute), CacheScope: "public"}, config.Spec{CacheScope: "private"},
+			Options{CacheTTL: time.Hour, CacheScope: "public"}, "prompts/list", "", 600000, "private"},
+		{"tools: the server's for a plugin that sets none", config.Spec{CacheTTL: ttl(10 * time.Minute), CacheScope: "public"}, config.Spec{},
+			Options{CacheTTL: time.Minute, CacheScope: "private"}, "tools/list", "", 60000, "private"},
+		{"templates: only the owner contributes", config.Spec{CacheTTL: ttl(10 * time.Minute), CacheScope: "public"}, config.Spec{CacheTTL: ttl(time.Second), CacheScope: "private"},
+			Options{CacheTTL: time.Minute, CacheScope: "private"}, "resources/templates/list", "", 600000, "public"},
+		{"resources: only the owner contributes", config.Spec{CacheTTL: ttl(3 * time.Second)}, config.Spec{CacheTTL: ttl(time.Second), CacheScope: "private"},
+			Options{CacheTTL: time.Minute, CacheScope: "public"}, "resources/list", "", 3000, "public"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			test, other := tt.test, tt.other
+			test.Name, test.Native = "test", plugins.NativeModule(fx.testExports())
+			other.Name, other.Native = "other", plugins.NativeModule(otherExports())
+			reg := plugins.NewRegistry()
+			reg.Swap(context.Background(), buildGeneration(t, test, other))
+			t.Cleanup(func() { reg.Close(context.Background()) })
+			opts := tt.server
+			opts.Logger = quietLog
+			srv := New(reg, opts)
+			defer srv.Close()
+			c := startClient(t, srv)
+			c.send(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s%s}}`, tt.method, tt.params, meta2026(`{}`))
+			w := c.next()
+			var r struct {
+				TTLMs      *int64 `json:"ttlMs"`
+				CacheScope string `json:"cacheScope"`
+			}
+			if err := json.Unmarshal(w.Result, &r); err != nil || r.TTLMs == nil || *r.TTLMs != tt.wantTTL || r.CacheScope != tt.wantScope {
+				t.Errorf("got %s; want ttlMs %d, cacheScope %q", w.raw, tt.wantTTL, tt.wantScope)
+			}
+			c.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			c.next()
+			c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			c.send(`{"jsonrpc":"2.0","id":3,"method":%q,"params":{%s"_meta":{}}}`, tt.method, tt.params)
+			if w := c.next(); w.Error != nil || strings.Contains(string(w.Result), "ttlMs") || strings.Contains(string(w.Result), "cacheScope") {
+				t.Errorf("2025-11-25: got %s; want a result without caching hints", w.raw)
+			}
+			if err := c.closeInput(); err != nil {
+				t.Errorf("ServeStdio: %v", err)
+			}
+		})
+	}
+}

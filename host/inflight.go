@@ -110,7 +110,7 @@ func (s *session) invoke(ctx context.Context, m *method, req *request) (res any,
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(s.srv.decorate(body, m)), nil
+	return json.RawMessage(s.srv.decorate(body, m, req.hints)), nil
 }
 
 // track registers an in-flight request so notifications/cancelled can find it.

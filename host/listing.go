@@ -238,9 +238,13 @@ func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, e
 		return nil, err
 	}
 	v := req.version()
-	return json.RawMessage(appendPage(l.member, page, next, func(dst []byte, it T) []byte {
+	body := appendPage(l.member, page, next, func(dst []byte, it T) []byte {
 		return l.write(dst, sc, it, v)
-	})), nil
+	})
+	if req.state != nil { // a 2026-07-28 result: the most conservative hints of its contributors
+		req.hints = s.srv.cacheHints(owners(list(sc, l.all, l.own, key)))
+	}
+	return json.RawMessage(body), nil
 }
 
 var (
@@ -281,3 +285,56 @@ var (
 		},
 	}.serve
 )
+
+// owners returns the plugins that contributed items, each once.
+func owners[T any](items []T) []*plugins.Plugin {
+	var out []*plugins.Plugin
+	for _, it := range items {
+		var p *plugins.Plugin
+		switch v := any(it).(type) {
+		case *plugins.Tool:
+			p = v.Plugin
+		case *plugins.Prompt:
+			p = v.Plugin
+		case *plugins.Resource:
+			p = v.Plugin
+		case *plugins.Template:
+			p = v.Plugin
+		}
+		if p != nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// cacheHints returns the ttlMs and cacheScope of a result served by from:
+// each plugin's cache_ttl and cache_scope, or the server's where it sets
+// none, and with several plugins the most conservative, the shortest ttl
+// and "private" if any is private, since a cached list is stale as soon
+// as any part of it is. With no plugin, nil: the server's (see decorate).
+func (srv *Server) cacheHints(from []*plugins.Plugin) *cacheHints {
+	if len(from) == 0 {
+		return nil
+	}
+	h := &cacheHints{ttlMs: -1, scope: "public"}
+	for _, p := range from {
+		t := srv.opts.CacheTTL.Milliseconds()
+		if p.Spec.CacheTTL != nil {
+			t = p.Spec.CacheTTL.Milliseconds()
+		}
+		if h.ttlMs < 0 || t < h.ttlMs {
+			h.ttlMs = t
+		}
+		if cmp.Or(p.Spec.CacheScope, srv.opts.CacheScope) != "public" {
+			h.scope = "private"
+		}
+	}
+	return h
+}
+
+// cacheHints are the ttlMs and cacheScope a handler chose for its result.
+type cacheHints struct {
+	ttlMs int64
+	scope string
+}

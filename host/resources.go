@@ -49,6 +49,9 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, s.pluginError("resource", pl.Name, uri, err)
 	}
+	if req.state != nil { // a 2026-07-28 result: the owning plugin's hints
+		req.hints = s.srv.cacheHints([]*plugins.Plugin{pl})
+	}
 	return out, nil
 }
 

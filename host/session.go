@@ -63,6 +63,7 @@ type request struct {
 	state    *clientState // stateless requests: from _meta; nil: the session's
 	input    *inputRound  // stateless requests that may ask for input (input.go)
 	routed   bool         // serverID was given
+	hints    *cacheHints  // stateless results: ttlMs and cacheScope chosen by the handler (nil: the server's)
 
 	cancel    context.CancelFunc // nil for requests served in order
 	cancelled bool               // guarded by sess.mu

@@ -52,7 +52,8 @@ var (
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime",
-		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix"}
+		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
+		"cache_ttl", "cache_scope"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
 	// Plugin sources beyond files (source_url.go, source_oci.go).

@@ -141,6 +141,38 @@ func TestParseConfigStateless(t *testing.T) {
 	}
 }
 
+// TestParseConfigPluginCache: a plugin's own cache_ttl and cache_scope,
+// and what it leaves to [server].
+func TestParseConfigPluginCache(t *testing.T) {
+	ttl := func(d time.Duration) *time.Duration { return &d }
+	tests := []struct {
+		name, keys string
+		wantTTL    *time.Duration
+		wantScope  string
+	}{
+		{"neither", "", nil, ""},
+		{"both", "cache_ttl = \"10m\"\ncache_scope = \"public\"", ttl(10 * time.Minute), "public"},
+		{"zero ttl is set, not unset", "cache_ttl = \"0s\"", ttl(0), ""},
+		{"scope only", "cache_scope = \"private\"", nil, "private"},
+		{"a year", "cache_ttl = \"8760h\"", ttl(365 * 24 * time.Hour), ""},
+	}
+	for _, tt := range tests {
+		src := "[server]\ncache_ttl = \"1m\"\ncache_scope = \"public\"\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n" + tt.keys + "\n"
+		cfg, err := ParseConfig("plugins.toml", []byte(src))
+		if err != nil {
+			t.Errorf("%s: ParseConfig: %v", tt.name, err)
+			continue
+		}
+		spec := cfg.Plugins[0]
+		if (spec.CacheTTL == nil) != (tt.wantTTL == nil) || spec.CacheTTL != nil && *spec.CacheTTL != *tt.wantTTL || spec.CacheScope != tt.wantScope {
+			t.Errorf("%s: got cache_ttl %v, cache_scope %q; want %v, %q", tt.name, spec.CacheTTL, spec.CacheScope, tt.wantTTL, tt.wantScope)
+		}
+		if cfg.Server.CacheTTL != time.Minute || cfg.Server.CacheScope != "public" {
+			t.Errorf("%s: server got %v, %q; want 1m, public", tt.name, cfg.Server.CacheTTL, cfg.Server.CacheScope)
+		}
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -165,6 +197,30 @@ go = ""
 [server]
 cache_scope = "shared"
 `, []string{`3: server: key "cache_scope": "shared": want "public" or "private"`}},
+		{"bad plugin cache_scope", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+cache_scope = "Public"
+`, []string{`5: plugin "a": key "cache_scope": "Public": want "public" or "private"`}},
+		{"plugin cache_ttl out of range", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+cache_ttl = "9000h"
+`, []string{`5: plugin "a": key "cache_ttl": 9000h0m0s is out of range [0s, 8760h0m0s]`}},
+		{"plugin cache_ttl negative", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+cache_ttl = "-1s"
+`, []string{`5: plugin "a": key "cache_ttl": -1s is out of range [0s, 8760h0m0s]`}},
+		{"plugin cache_ttl not a string", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+cache_ttl = 60
+`, []string{`5: plugin "a": key "cache_ttl": want a string, got integer`}},
 		{"missing name", `
 [[plugin]]
 path = "a.wasm"

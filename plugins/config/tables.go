@@ -37,7 +37,7 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "startup_wait", 0, time.Hour); ok {
 		sc.StartupWait = v
 	}
-	if v, ok := s.duration(m, "cache_ttl", 0, 365*24*time.Hour); ok {
+	if v, ok := s.duration(m, "cache_ttl", 0, maxCacheTTL); ok {
 		sc.CacheTTL = v
 	}
 	if v, ok := s.duration(m, "task_ttl", time.Second, 7*24*time.Hour); ok {
@@ -53,12 +53,8 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "task_after", time.Millisecond, time.Hour); ok {
 		sc.TaskAfter = v
 	}
-	if v, ok := s.str(m, "cache_scope"); ok {
-		if v != "public" && v != "private" {
-			s.errf("cache_scope", "%q: want \"public\" or \"private\"", v)
-		} else {
-			sc.CacheScope = v
-		}
+	if v, ok := s.cacheScope(m); ok {
+		sc.CacheScope = v
 	}
 	if v, ok := s.str(m, "request_state_key_env"); ok {
 		if v == "" {
@@ -109,6 +105,20 @@ func (p *configParser) abs(v string) string {
 	return filepath.Join(p.dir, v)
 }
 
+// maxCacheTTL bounds cache_ttl: a year is longer than any result should
+// stay fresh, and keeps ttlMs far from overflowing a client's integers.
+const maxCacheTTL = 365 * 24 * time.Hour
+
+// cacheScope reads cache_scope, in [server] or a [[plugin]] table.
+func (s section) cacheScope(m map[string]any) (string, bool) {
+	v, ok := s.str(m, "cache_scope")
+	if ok && v != "public" && v != "private" {
+		s.errf("cache_scope", "%q: want \"public\" or \"private\"", v)
+		return "", false
+	}
+	return v, ok
+}
+
 func (p *configParser) plugin(s section, m map[string]any) Spec {
 	spec := Spec{Line: s.line("")}
 	if v, ok := s.str(m, "name"); ok {
@@ -123,6 +133,12 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	s.unknown(m, slices.Concat(pluginKeys, remoteSourceKeys))
 	remote := p.remoteSource(s, m, &spec)
+	if v, ok := s.duration(m, "cache_ttl", 0, maxCacheTTL); ok {
+		spec.CacheTTL = &v
+	}
+	if v, ok := s.cacheScope(m); ok {
+		spec.CacheScope = v
+	}
 
 	pathV, hasPath := s.str(m, "path")
 	srcV, hasSrc := s.str(m, "source")

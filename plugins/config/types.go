@@ -38,7 +38,8 @@ type ServerConfig struct {
 	// PluginDir is a drop-in directory of *.wasm files (may be "").
 	PluginDir string
 	// CacheTTL and CacheScope are the caching hints of 2026-07-28 list and
-	// read results (default 0 and "private").
+	// read results (default 0 and "private"); a plugin may set its own
+	// (see Spec.CacheTTL).
 	CacheTTL   time.Duration
 	CacheScope string
 	// TaskTTL, TaskMaxBytes and TaskAfter bound the tasks extension: how
@@ -113,6 +114,13 @@ type Spec struct {
 	// environment, then in SecretsFile (or ServerConfig.SecretsFile).
 	AllowedSecrets []string
 	SecretsFile    string
+	// CacheTTL and CacheScope override ServerConfig.CacheTTL and
+	// ServerConfig.CacheScope for what this plugin serves: the ttlMs and
+	// cacheScope of its resources/read results, and the most conservative
+	// of its and the other contributors' values on a list. nil and "" mean
+	// the server's.
+	CacheTTL   *time.Duration
+	CacheScope string
 	// Line is where the [[plugin]] table starts in File (for messages).
 	Line int
 
