@@ -2,9 +2,10 @@
 //
 // # The folders
 //
-// Each job has a folder; imports point one way, from this package down
-// (plugins → source, watch → nothing of ours; plugins → config → source),
-// and only this package and config import sandbox:
+// Each job has a folder, and imports point one way: plugins imports
+// config, source and watch; config imports source (to check url and oci
+// pins); source and watch import none of the others. Only plugins and
+// config import sandbox.
 //
 //   - plugins/config: plugins.toml → a validated [config.Config] (the
 //     [server] table, one [config.Spec] per plugin); errors name the file,

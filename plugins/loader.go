@@ -137,9 +137,9 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 	}
 	id := l.nextID(prev)
 	start := time.Now()
-	progress := slog.LevelInfo
+	level := slog.LevelInfo // of progress lines
 	if prev != nil {
-		progress = slog.LevelDebug
+		level = slog.LevelDebug
 	}
 	cores := make([]*core, len(cfg.Plugins))
 	errs := make([]error, len(cfg.Plugins))
@@ -172,7 +172,7 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 			case reuse:
 				l.log.Debug("plugin reused", "plugin", spec.Name, "gen", id)
 			default:
-				l.log.Log(ctx, progress, "plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
+				l.log.Log(ctx, level, "plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
 					"tools", len(c.tools), "resources", len(c.resources)+len(c.templates),
 					"prompts", len(c.prompts), "dur", time.Since(t))
 			}
@@ -211,7 +211,7 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 	g := l.assemble(cfg, specs, cores, prev, id)
 	g.Failures = failures
 	l.cache.Keep(ctx, used.files)
-	l.log.Log(ctx, progress, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
+	l.log.Log(ctx, level, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
 	return g, nil
