@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -97,6 +98,11 @@ func (lm *lazyModule) run(done chan struct{}) {
 	if err == nil && lm.loaded != nil {
 		lm.loaded(ctx, m)
 	}
+	// Compiling (or loading compiled code from wazero's cache) leaves
+	// tens of MB of garbage; give it back now, once per module, rather
+	// than over the scavenger's minutes (RSS after 100 calls with the root
+	// config: 70 → 54 MB).
+	debug.FreeOSMemory()
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	defer close(done)
