@@ -137,7 +137,7 @@ func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
 	nc := &core{name: c.name, module: c.module, native: c.native, hash: c.hash, abi: c.abi,
 		guestVersion: c.guestVersion, strict: c.strict, model: c.model, log: c.log, signal: c.signal, obs: c.obs, base: root}
 	nc.discarded.Store(c.discarded.Load())
-	if err := l.readLists(ctx, nc); err != nil {
+	if _, err := l.readLists(ctx, nc); err != nil {
 		_ = root.release(context.WithoutCancel(ctx))
 		return nil, err
 	}

@@ -49,17 +49,17 @@ func detectABI(m Module) (int, error) {
 // inspect detects c's ABI and reads its lists. A list export that fails or
 // returns something that is not a list makes the whole plugin fail;
 // malformed items are skipped with a warning.
-func (l *Loader) inspect(ctx context.Context, c *core) error {
+func (l *Loader) inspect(ctx context.Context, c *core) (*listEntry, error) {
 	m := c.module
 	v, err := detectABI(m)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.abi = v
 	if vm, ok := m.(versioner); ok && m.HasExport(abi.ExportABIVersion) {
 		n, err := vm.CallI32(ctx, abi.ExportABIVersion)
 		if err != nil {
-			return fmt.Errorf("%s: %w", abi.ExportABIVersion, err)
+			return nil, fmt.Errorf("%s: %w", abi.ExportABIVersion, err)
 		}
 		c.guestVersion = int(n)
 		if n > abi.Version {
@@ -69,41 +69,16 @@ func (l *Loader) inspect(ctx context.Context, c *core) error {
 	return l.readLists(ctx, c)
 }
 
-// readLists calls c's list exports and keeps what they return in c.
-func (l *Loader) readLists(ctx context.Context, c *core) error {
-	m := c.module
-	if c.abi == 1 {
-		raws, err := listCall(ctx, m, abi.ExportDescribe, nil, "tools")
-		if err != nil {
-			return err
-		}
-		c.tools = l.readTools(c, raws)
-		return nil
-	}
-	input, err := json.Marshal(abi.Input{Context: fillContext(abi.Context{Plugin: c.name})})
+// readLists calls c's list exports and keeps what they return in c; it
+// returns the raw items too, for the list cache.
+func (l *Loader) readLists(ctx context.Context, c *core) (*listEntry, error) {
+	e, err := rawLists(ctx, c.module, c.abi, c.name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lists := []struct {
-		export, member string
-		read           func([]json.RawMessage)
-	}{
-		{abi.ExportListTools, "tools", func(r []json.RawMessage) { c.tools = l.readTools(c, r) }},
-		{abi.ExportListResources, "resources", func(r []json.RawMessage) { c.resources = l.readResources(c.name, r) }},
-		{abi.ExportListResourceTemplates, "resourceTemplates", func(r []json.RawMessage) { c.templates = l.readTemplates(c.name, r) }},
-		{abi.ExportListPrompts, "prompts", func(r []json.RawMessage) { c.prompts = l.readPrompts(c.name, r) }},
-	}
-	for _, x := range lists {
-		if !m.HasExport(x.export) {
-			continue
-		}
-		raws, err := listCall(ctx, m, x.export, input, x.member)
-		if err != nil {
-			return err
-		}
-		x.read(raws)
-	}
-	return nil
+	e.GuestVersion = c.guestVersion
+	l.useLists(c, e)
+	return e, nil
 }
 
 // listCall calls a list export and returns the items of its member array.

@@ -49,6 +49,11 @@ type LoaderOptions struct {
 	// [source.PruneCache]). 0 means no cap.
 	CacheMax  int64
 	CacheDirs []string
+	// ListCacheDir, when not "", holds what each plugin listed when it
+	// loaded (listcache.go). A plugin found there is listed without
+	// compiling its module, which loads on first use (lazy.go); "" turns
+	// that off and every plugin loads at once.
+	ListCacheDir string
 	// Observer, when not nil, is told about every tool call of the
 	// plugins this loader loads (see [Observer]).
 	Observer Observer
@@ -60,6 +65,7 @@ type Loader struct {
 	log        *slog.Logger
 	cache      *source.Cache
 	httpClient *http.Client
+	listDir    string
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID     atomic.Uint64
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
@@ -82,7 +88,7 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer}
+	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -258,7 +264,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		}
 		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server), runtime: "in-process",
 			signal: l.signals.signaller(spec.Name), obs: l.obs}
-		if err := l.inspect(ctx, c); err != nil {
+		if _, err := l.inspect(ctx, c); err != nil {
 			return nil, false, err // a Native module is closed only by the generations that hold it
 		}
 		c.refs.Store(1)
@@ -266,7 +272,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	lim := config.EffectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
-	wasm, sum, err := l.code(ctx, server, spec, used)
+	wasm, file, sum, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
 	}
@@ -283,6 +289,24 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if l.load == nil {
 		return nil, false, errors.New("no sandbox engine to load Wasm with")
 	}
+	var key string
+	if l.listDir != "" {
+		key = listKey(spec.Name, sum, lim, strict)
+		if e := l.cachedLists(key); e != nil {
+			exports, err := wasmFuncExports(wasm)
+			if err == nil {
+				slices.Sort(exports)
+				lm := &lazyModule{name: spec.Name, file: file, sum: sum, lim: lim, exports: exports, log: l.log, load: l.load}
+				c := &core{name: spec.Name, module: lm, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
+					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion}
+				l.useLists(c, e)
+				lm.loaded = l.checkLists(c, key, e)
+				c.refs.Store(1)
+				l.log.Debug("plugin listed from the list cache; its module loads on first use", "plugin", spec.Name)
+				return c, false, nil
+			}
+		}
+	}
 	l.busy.Store(spec.Name, "compile")
 	done := progress.Track(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
 	m, err := l.load(ctx, spec.Name, wasm, lim)
@@ -292,9 +316,13 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
 		signal: l.signals.signaller(spec.Name), obs: l.obs}
-	if err := l.inspect(ctx, c); err != nil {
+	e, err := l.inspect(ctx, c)
+	if err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
 		return nil, false, err
+	}
+	if key != "" {
+		l.saveLists(key, e)
 	}
 	c.refs.Store(1)
 	return c, false, nil
@@ -302,26 +330,26 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
 // (see sourceOf), checked against the sha256 pin when there is one.
-func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) ([]byte, string, error) {
+func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, err error) {
 	src, err := l.sourceOf(server, spec)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	file, err := src.Fetch(ctx)
+	file, err = src.Fetch(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	used.add(file)
-	wasm, err := os.ReadFile(file)
+	wasm, err = os.ReadFile(file)
 	if err != nil {
-		return nil, "", fmt.Errorf("read: %w", err)
+		return nil, "", "", fmt.Errorf("read: %w", err)
 	}
 	h := sha256.Sum256(wasm)
-	sum := hex.EncodeToString(h[:])
+	sum = hex.EncodeToString(h[:])
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
-		return nil, "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
+		return nil, "", "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
-	return wasm, sum, nil
+	return wasm, file, sum, nil
 }
 
 // strictSchemas is the plugin's strict_schemas, or the server's.

@@ -25,6 +25,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	debounce := fs.Duration("watch-debounce", watch.DefaultDebounce, "how long changed files must stay quiet before a reload")
 	auditPath := fs.String("audit-log", "", "append every message in and out to this file as JSON lines")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`host:port`/metrics, apart from MCP (off by default; a bare port binds 127.0.0.1, port 0 picks a free one)")
+	eager := fs.Bool("eager", false, "compile every plugin at start; by default a plugin whose lists are in the list cache (same code, limits and config as when it last loaded) is listed from it and compiled on first use")
 	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
 	var hf httpFlags
 	hf.register(fs)
@@ -64,7 +65,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer stop()
 	}
-	rt.loader = rt.newLoader(log, obs)
+	rt.loader = rt.newLoader(log, obs, !*eager)
 	ln, httpOpts, err := hf.listen(log)
 	if err != nil {
 		return err

@@ -40,12 +40,19 @@ type runtime struct {
 }
 
 // newLoader returns a loader on r's engine that logs to log and tells obs
-// (when not nil) about tool calls.
-func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer) *plugins.Loader {
+// (when not nil) about tool calls. With lazy, plugins found in the list
+// cache are listed from it and compiled on first use (serve); the author
+// commands load every plugin at once, so that they report what loading
+// finds.
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool) *plugins.Loader {
 	cache := cacheRoot()
-	return plugins.NewLoader(plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
+	opts := plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
-		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}})
+		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}}
+	if lazy {
+		opts.ListCacheDir = filepath.Join(cache, "lists")
+	}
+	return plugins.NewLoader(opts)
 }
 
 // buildCacheDir holds Go-source builds and the extracted SDK.
@@ -57,7 +64,7 @@ func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	r := &runtime{engine: eng}
-	r.loader = r.newLoader(log, nil)
+	r.loader = r.newLoader(log, nil, false)
 	return r, nil
 }
 

@@ -1,0 +1,184 @@
+package plugins
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// The list cache remembers what each plugin listed when it last loaded,
+// keyed by everything the guest can see at load: its code, its name, its
+// limits, config, env and mounts (secret names, not values), and the
+// runtime. With it a warm start serves every list without compiling (see
+// lazy.go). Only [LoaderOptions].ListCacheDir turns it on; an entry that
+// does not parse is ignored and rewritten.
+
+// listCacheFormat changes when the entries' meaning does.
+const listCacheFormat = 1
+
+// listEntry is what a plugin listed when it loaded: the raw items of each
+// list, as the guest returned them.
+type listEntry struct {
+	Format       int               `json:"format"`
+	ABI          int               `json:"abi"`
+	GuestVersion int               `json:"guestVersion,omitempty"`
+	Tools        []json.RawMessage `json:"tools,omitempty"`
+	Resources    []json.RawMessage `json:"resources,omitempty"`
+	Templates    []json.RawMessage `json:"templates,omitempty"`
+	Prompts      []json.RawMessage `json:"prompts,omitempty"`
+}
+
+// equal reports whether e and o list the same items.
+func (e *listEntry) equal(o *listEntry) bool {
+	same := func(a, b []json.RawMessage) bool {
+		return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(compact(x), compact(y)) })
+	}
+	return e.ABI == o.ABI && e.GuestVersion == o.GuestVersion && same(e.Tools, o.Tools) &&
+		same(e.Resources, o.Resources) && same(e.Templates, o.Templates) && same(e.Prompts, o.Prompts)
+}
+
+// listKey names the entry of a plugin: a hash of what its guest can see.
+// Secret values stay out of it (a cache file name must not let anyone test
+// guesses of a secret); lists that depend on them are caught by the check
+// on first use.
+func listKey(name, codeSum string, lim sandbox.Limits, strict bool) string {
+	secrets := slices.Sorted(maps.Keys(lim.Secrets))
+	lim.Secrets = nil
+	b, _ := json.Marshal(struct {
+		Format        int
+		Name, Code    string
+		Limits        sandbox.Limits
+		SecretNames   []string
+		Strict        bool
+		HostInterface int
+	}{listCacheFormat, name, codeSum, lim, secrets, strict, abi.Version})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func (l *Loader) listFile(key string) string { return filepath.Join(l.listDir, key+".json") }
+
+// cachedLists returns the entry for key, or nil.
+func (l *Loader) cachedLists(key string) *listEntry {
+	if l.listDir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(l.listFile(key))
+	if err != nil {
+		return nil
+	}
+	var e listEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.Format != listCacheFormat || (e.ABI != 1 && e.ABI != 2) {
+		l.log.Warn("list cache entry unreadable; the plugin is loaded and listed again", "file", l.listFile(key), "err", err)
+		return nil
+	}
+	return &e
+}
+
+// saveLists writes the entry for key (atomically; a failure is logged and
+// costs only the next warm start).
+func (l *Loader) saveLists(key string, e *listEntry) {
+	if l.listDir == "" {
+		return
+	}
+	e.Format = listCacheFormat
+	b, err := json.Marshal(e)
+	if err == nil {
+		err = os.MkdirAll(l.listDir, 0o700)
+	}
+	if err == nil {
+		var f *os.File
+		if f, err = os.CreateTemp(l.listDir, ".tmp-*"); err == nil {
+			_, err = f.Write(b)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(f.Name(), l.listFile(key))
+			}
+			if err != nil {
+				_ = os.Remove(f.Name())
+			}
+		}
+	}
+	if err != nil {
+		l.log.Warn("list cache not written; the next start loads this plugin again", "dir", l.listDir, "err", err)
+	}
+}
+
+// rawLists calls m's list exports (v1: describe) and returns their items.
+func rawLists(ctx context.Context, m Module, version int, name string) (*listEntry, error) {
+	e := &listEntry{ABI: version}
+	if version == 1 {
+		raws, err := listCall(ctx, m, abi.ExportDescribe, nil, "tools")
+		if err != nil {
+			return nil, err
+		}
+		e.Tools = raws
+		return e, nil
+	}
+	input, err := json.Marshal(abi.Input{Context: fillContext(abi.Context{Plugin: name})})
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range []struct {
+		export, member string
+		to             *[]json.RawMessage
+	}{
+		{abi.ExportListTools, "tools", &e.Tools},
+		{abi.ExportListResources, "resources", &e.Resources},
+		{abi.ExportListResourceTemplates, "resourceTemplates", &e.Templates},
+		{abi.ExportListPrompts, "prompts", &e.Prompts},
+	} {
+		if !m.HasExport(x.export) {
+			continue
+		}
+		raws, err := listCall(ctx, m, x.export, input, x.member)
+		if err != nil {
+			return nil, err
+		}
+		*x.to = raws
+	}
+	return e, nil
+}
+
+// useLists fills c's lists from e.
+func (l *Loader) useLists(c *core, e *listEntry) {
+	c.tools = l.readTools(c, e.Tools)
+	c.resources = l.readResources(c.name, e.Resources)
+	c.templates = l.readTemplates(c.name, e.Templates)
+	c.prompts = l.readPrompts(c.name, e.Prompts)
+}
+
+// checkLists is a lazy module's first-use hook: it re-reads the lists from
+// the fresh instance and, when they are not what the cache said, rewrites
+// the entry and signals a list change so that clients see the real lists.
+func (l *Loader) checkLists(c *core, key string, cached *listEntry) func(context.Context, Module) {
+	return func(ctx context.Context, m Module) {
+		now, err := rawLists(ctx, m, cached.ABI, c.name)
+		if err != nil {
+			l.log.Warn("plugin lists not re-read on first use; the cached lists keep serving", "plugin", c.name, "err", err)
+			return
+		}
+		now.GuestVersion = cached.GuestVersion // not re-read: mcphost_abi_version is fixed by the code
+		if now.equal(cached) {
+			return
+		}
+		l.saveLists(key, now)
+		if c.signal == nil {
+			l.log.Warn("plugin lists differ from the cached ones; they serve from the next load", "plugin", c.name)
+			return
+		}
+		l.log.Info("plugin lists differ from the cached ones; re-reading them", "plugin", c.name)
+		c.signal()
+	}
+}

@@ -1,0 +1,194 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// countingLoader is a Loader with a list cache whose module loads are
+// counted.
+func countingLoader(t *testing.T, listDir string, engine *sandbox.Engine) (*Loader, *atomic.Int32) {
+	l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), ListCacheDir: listDir})
+	var n atomic.Int32
+	load := l.load
+	l.load = func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+		n.Add(1)
+		return load(ctx, name, wasm, lim)
+	}
+	return l, &n
+}
+
+// TestListCache: a plugin loaded once is listed from the list cache on the
+// next start without loading its module; the module loads on first use,
+// once however many calls race for it; a change of code or config misses
+// the cache; lists that changed since they were cached are rewritten and
+// signalled on first use.
+func TestListCache(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	listDir := filepath.Join(dir, "lists")
+	engine := newEngine(t)
+	one := int32(abi.Version)
+	file := filepath.Join(dir, "clock.wasm")
+	write(t, file, string(wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("now") + `]}`},
+		wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"12:00"}]}`},
+		wfunc{name: abi.ExportListPrompts, output: `{"prompts":[{"name":"greet"}]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)))
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "clock", Path: file, Config: map[string]string{"tz": "UTC"}}}
+
+	// First start: loaded at once, and its lists are cached.
+	l, loads := countingLoader(t, listDir, engine)
+	g, err := l.Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("Build: %v %v", err, g.Failures)
+	}
+	g.Close(ctx)
+	if loads.Load() != 1 {
+		t.Fatalf("first start: %d loads; want 1", loads.Load())
+	}
+	entries, _ := filepath.Glob(filepath.Join(listDir, "*.json"))
+	if len(entries) != 1 {
+		t.Fatalf("list cache holds %v; want one entry", entries)
+	}
+
+	// Warm start: listed without loading.
+	l, loads = countingLoader(t, listDir, engine)
+	g, err = l.Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("warm Build: %v %v", err, g.Failures)
+	}
+	p := g.Plugin("clock")
+	if loads.Load() != 0 || g.Tool("clock_now") == nil || g.Prompt("greet") == nil || p.ABI != 2 || p.GuestVersion != abi.Version {
+		t.Fatalf("warm start: %d loads, tool %v, prompt %v, ABI %d v%d; want 0 loads and the cached lists",
+			loads.Load(), g.Tool("clock_now"), g.Prompt("greet"), p.ABI, p.GuestVersion)
+	}
+	done := make(chan error, 8)
+	for range 8 {
+		go func() {
+			out, err := g.Tool("clock_now").Call(ctx, json.RawMessage(`{}`), abi.Context{})
+			if err == nil && !strings.Contains(string(out), "12:00") {
+				err = &OutputError{Plugin: "clock", Msg: string(out)}
+			}
+			done <- err
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Errorf("call on a lazy module: %v", err)
+		}
+	}
+	if loads.Load() != 1 {
+		t.Errorf("8 racing first calls: %d loads; want 1", loads.Load())
+	}
+	if got := l.signals.take(); len(got) != 0 {
+		t.Errorf("lists as cached, yet signalled %v", got)
+	}
+	g.Close(ctx)
+
+	// Another config is another key: loaded at once.
+	cfg2 := config.DefaultConfig()
+	cfg2.Plugins = []config.Spec{{Name: "clock", Path: file, Config: map[string]string{"tz": "CET"}}}
+	l, loads = countingLoader(t, listDir, engine)
+	g, err = l.Build(ctx, cfg2, nil)
+	if err != nil || loads.Load() != 1 {
+		t.Fatalf("changed config: %v, %d loads; want 1", err, loads.Load())
+	}
+	g.Close(ctx)
+
+	// A stale entry (the plugin listed more when it was cached) serves
+	// until first use, which rewrites it and signals the change.
+	for _, e := range entries {
+		b, _ := os.ReadFile(e)
+		stale := strings.Replace(string(b), `"tools":[`, `"tools":[`+tool("gone")+`,`, 1)
+		if err := os.WriteFile(e, []byte(stale), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, loads = countingLoader(t, listDir, engine)
+	g, err = l.Build(ctx, cfg, nil)
+	if err != nil || loads.Load() != 0 || g.Tool("clock_gone") == nil {
+		t.Fatalf("stale entry: %v, %d loads, gone %v; want the cached lists, unloaded", err, loads.Load(), g.Tool("clock_gone"))
+	}
+	if _, err := g.Tool("clock_now").Call(ctx, json.RawMessage(`{}`), abi.Context{}); err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	if got := l.signals.take(); !slices.Equal(got, []string{"clock"}) {
+		t.Errorf("stale lists on first use: signalled %v; want [clock]", got)
+	}
+	for _, e := range entries {
+		if b, _ := os.ReadFile(e); strings.Contains(string(b), "gone") {
+			t.Errorf("stale entry not rewritten: %s", b)
+		}
+	}
+	g.Close(ctx)
+
+	// Changed code: a miss, loaded at once.
+	write(t, file, string(wasmModule(wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("later") + `]}`})))
+	l, loads = countingLoader(t, listDir, engine)
+	g, err = l.Build(ctx, cfg, nil)
+	if err != nil || loads.Load() != 1 || g.Tool("clock_later") == nil {
+		t.Fatalf("changed code: %v, %d loads; want 1 and the new tool", err, loads.Load())
+	}
+	g.Close(ctx)
+}
+
+// TestLazyModuleClose: a lazy module closed before its first use never
+// loads; one closed after closes what it loaded, and calls then fail.
+func TestLazyModuleClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "m.wasm")
+	wasm := wasmModule(wfunc{name: "f", output: "ok"})
+	write(t, file, string(wasm))
+	engine := newEngine(t)
+	var loads atomic.Int32
+	var last Module
+	lm := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), exports: []string{"f"}, log: discard(),
+		load: func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+			loads.Add(1)
+			m, err := engine.Load(ctx, name, wasm, lim)
+			last = m
+			return m, err
+		}}
+	if !lm.HasExport("f") || lm.HasExport("g") || loads.Load() != 0 {
+		t.Fatalf("HasExport loaded the module or answered wrong")
+	}
+	if out, err := lm.Call(ctx, "f", nil); err != nil || string(out) != "ok" {
+		t.Fatalf("Call: %q, %v", out, err)
+	}
+	if err := lm.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := last.Call(ctx, "f", nil); err == nil {
+		t.Errorf("the loaded module still serves after Close")
+	}
+	if _, err := lm.Call(ctx, "f", nil); err == nil || loads.Load() != 1 {
+		t.Errorf("call after Close: %v, %d loads; want an error and no new load", err, loads.Load())
+	}
+
+	// A file that changed since it was listed is refused, and said so.
+	lm2 := &lazyModule{name: "m", file: file, sum: sha256hex([]byte("other")), log: discard(), load: lm.load}
+	if _, err := lm2.Call(ctx, "f", nil); err == nil || !strings.Contains(err.Error(), "changed since the plugin loaded") {
+		t.Errorf("changed file: got %v; want it named as changed", err)
+	}
+}
+
+func sha256hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
