@@ -53,6 +53,14 @@
 //
 // The watch never stops: whatever failed, the next change is loaded.
 //
+// # Warm starts
+//
+// With [LoaderOptions].ListCacheDir set (serve), a plugin whose code,
+// limits and config match an entry of the list cache (listcache.go) is
+// listed from it and gets a lazy module (lazy.go), compiled and
+// instantiated on first use; that first use re-reads the lists and
+// signals a change when they differ from the cached ones.
+//
 // # What a call sends its client
 //
 // Log messages, progress and other notifications a plugin sends during a
