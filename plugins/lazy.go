@@ -34,6 +34,7 @@ import (
 type lazyModule struct {
 	name    string
 	file    string // the code, re-read (and checked against sum) on first use
+	wasm    []byte // or the code itself, held until then (plugins loaded from a path)
 	sum     string // its SHA-256, hex
 	lim     sandbox.Limits
 	exports []string // sorted function exports
@@ -114,7 +115,7 @@ func (lm *lazyModule) run(done chan struct{}) {
 	case lm.closed:
 		_ = m.Close(ctx)
 	default:
-		lm.m, lm.err = m, nil
+		lm.m, lm.err, lm.wasm = m, nil, nil
 		lm.log.Info("plugin module loaded on first use", "plugin", lm.name, "elapsed", time.Since(start).Round(time.Millisecond))
 	}
 }
@@ -122,9 +123,12 @@ func (lm *lazyModule) run(done chan struct{}) {
 // compile reads the code again, checks it is what was listed, and loads
 // it.
 func (lm *lazyModule) compile(ctx context.Context) (Module, error) {
-	wasm, err := os.ReadFile(lm.file)
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+	wasm := lm.wasm
+	if wasm == nil {
+		var err error
+		if wasm, err = os.ReadFile(lm.file); err != nil {
+			return nil, fmt.Errorf("read: %w", err)
+		}
 	}
 	h := sha256.Sum256(wasm)
 	if got := hex.EncodeToString(h[:]); got != lm.sum {

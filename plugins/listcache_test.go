@@ -181,6 +181,15 @@ func TestLazyModuleClose(t *testing.T) {
 		t.Errorf("call after Close: %v, %d loads; want an error and no new load", err, loads.Load())
 	}
 
+	// A module that holds its code (a path plugin) loads it even after
+	// the file was rewritten (a reload in progress).
+	held := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), wasm: wasm, exports: []string{"f"}, log: discard(), load: lm.load}
+	write(t, file, "rewritten")
+	if out, err := held.Call(ctx, "f", nil); err != nil || string(out) != "ok" {
+		t.Errorf("held code after the file changed: %q, %v; want ok", out, err)
+	}
+	_ = held.Close(ctx)
+
 	// A file that changed since it was listed is refused, and said so.
 	lm2 := &lazyModule{name: "m", file: file, sum: sha256hex([]byte("other")), log: discard(), load: lm.load}
 	if _, err := lm2.Call(ctx, "f", nil); err == nil || !strings.Contains(err.Error(), "changed since the plugin loaded") {

@@ -297,6 +297,13 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 			if err == nil {
 				slices.Sort(exports)
 				lm := &lazyModule{name: spec.Name, file: file, sum: sum, lim: lim, exports: exports, log: l.log, load: l.load}
+				if spec.Path != "" {
+					// The user's own file may be rewritten while this
+					// generation still serves calls (a reload in
+					// progress); the caches' files are content-keyed and
+					// are never rewritten.
+					lm.wasm = wasm
+				}
 				c := &core{name: spec.Name, module: lm, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
 					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion}
 				l.useLists(c, e)
