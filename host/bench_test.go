@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // BenchmarkStdioCall measures sequential tools/call round trips over
@@ -67,17 +68,17 @@ func plainLoop(in io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if member(line, "method") == nil || member(line, "id") == nil {
+		if jsonrpc.Member(line, "method") == nil || jsonrpc.Member(line, "id") == nil {
 			continue
 		}
 		env = append(env[:0], `{"request":{"name":"echo","arguments":`...)
-		env = append(env, member(member(line, "params"), "arguments")...)
+		env = append(env, jsonrpc.Member(jsonrpc.Member(line, "params"), "arguments")...)
 		env = append(env, `},"context":{}}`...)
 		res, err := call(context.Background(), env)
 		if err != nil {
 			return err
 		}
-		resp = append(appendResponse(resp[:0], member(line, "id"), res), '\n')
+		resp = append(jsonrpc.AppendResponse(resp[:0], jsonrpc.Member(line, "id"), res), '\n')
 		if _, err := out.Write(resp); err != nil {
 			return err
 		}
@@ -129,7 +130,7 @@ func BenchmarkDecode(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo_echo","arguments":{"msg":"hello world"},"_meta":{"progressToken":3}}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decode(line); err != nil {
+		if _, err := jsonrpc.Decode(line); err != nil {
 			b.Fatal(err)
 		}
 	}

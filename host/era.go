@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // The stateless era (2026-07-28). A request that carries the per-request
@@ -44,15 +46,15 @@ const (
 // keys: such a request is served statelessly even on a connection that
 // never sent initialize (stdio).
 func hasEraMeta(params json.RawMessage) bool {
-	meta := member(params, "_meta")
-	return member(meta, metaVersion) != nil || member(meta, metaCapabilities) != nil
+	meta := jsonrpc.Member(params, "_meta")
+	return jsonrpc.Member(meta, metaVersion) != nil || jsonrpc.Member(meta, metaCapabilities) != nil
 }
 
 // isLegacyInitialize reports whether msg is an initialize request of the
 // handshake revisions, which carries params.protocolVersion; one without it
 // (a stateless-era client probing) is a method that era does not define.
-func isLegacyInitialize(msg *message) bool {
-	return string(msg.method) == "initialize" && member(msg.params, "protocolVersion") != nil
+func isLegacyInitialize(msg *jsonrpc.Message) bool {
+	return string(msg.Method) == "initialize" && jsonrpc.Member(msg.Params, "protocolVersion") != nil
 }
 
 // statelessState reads a stateless request's _meta into the client state
@@ -60,21 +62,21 @@ func isLegacyInitialize(msg *message) bool {
 // required member is missing, -32022 for a version this era does not
 // serve.
 func statelessState(params json.RawMessage) (*clientState, error) {
-	meta := member(params, "_meta")
-	if !isObject(meta) {
-		return nil, invalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
+	meta := jsonrpc.Member(params, "_meta")
+	if !jsonrpc.IsObject(meta) {
+		return nil, jsonrpc.InvalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
 	}
-	rawVersion := member(meta, metaVersion)
+	rawVersion := jsonrpc.Member(meta, metaVersion)
 	if rawVersion == nil {
-		return nil, invalidParams("invalid params: _meta is missing %s", metaVersion)
+		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaVersion)
 	}
-	requested, ok := unquote(rawVersion)
+	requested, ok := jsonrpc.Unquote(rawVersion)
 	if !ok {
-		return nil, invalidParams("invalid params: %s must be a string", metaVersion)
+		return nil, jsonrpc.InvalidParams("invalid params: %s must be a string", metaVersion)
 	}
-	rawCaps := member(meta, metaCapabilities)
+	rawCaps := jsonrpc.Member(meta, metaCapabilities)
 	if rawCaps == nil {
-		return nil, invalidParams("invalid params: _meta is missing %s", metaCapabilities)
+		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaCapabilities)
 	}
 	if requested != statelessVersion.String() {
 		return nil, unsupportedVersion(requested)
@@ -83,8 +85,8 @@ func statelessState(params json.RawMessage) (*clientState, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &clientState{version: statelessVersion, caps: caps, info: member(meta, metaClientInfo)}
-	if l, ok := unquote(member(meta, metaLogLevel)); ok {
+	st := &clientState{version: statelessVersion, caps: caps, info: jsonrpc.Member(meta, metaClientInfo)}
+	if l, ok := jsonrpc.Unquote(jsonrpc.Member(meta, metaLogLevel)); ok {
 		if n, ok := parseLevel(l); ok {
 			st.level = n + 1
 		}
@@ -102,8 +104,8 @@ func supportedVersionList() []string {
 	return out
 }
 
-func unsupportedVersion(requested string) *rpcError {
-	return &rpcError{
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	return &jsonrpc.Error{
 		Code:    codeUnsupportedProtocol,
 		Message: "Unsupported protocol version: " + requested,
 		Data:    map[string]any{"supported": supportedVersionList(), "requested": requested},
@@ -112,23 +114,23 @@ func unsupportedVersion(requested string) *rpcError {
 
 // statelessRequest prepares a stateless request, or returns the error it
 // gets instead.
-func (s *session) statelessRequest(m *method, msg *message) (*clientState, error) {
+func (s *session) statelessRequest(m *method, msg *jsonrpc.Message) (*clientState, error) {
 	if m == nil || m.era == eraLegacy {
-		return nil, errorf(codeMethodNotFound, "method not found: %s", msg.method)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
-	st, err := statelessState(msg.params)
-	var re *rpcError
+	st, err := statelessState(msg.Params)
+	var re *jsonrpc.Error
 	if err != nil && asRPC(err, &re) && re.Code == codeUnsupportedProtocol {
 		// A known legacy revision in _meta still needs initialize.
 		if v, ok := parseVersion(re.Data.(map[string]any)["requested"].(string)); ok {
-			return nil, errorf(codeInvalidRequest, "invalid request: protocol version %s needs initialize first", v)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: protocol version %s needs initialize first", v)
 		}
 	}
 	return st, err
 }
 
-func asRPC(err error, re **rpcError) bool {
-	r, ok := err.(*rpcError)
+func asRPC(err error, re **jsonrpc.Error) bool {
+	r, ok := err.(*jsonrpc.Error)
 	*re = r
 	return ok
 }
@@ -146,22 +148,22 @@ func (srv *Server) serverInfoJSON() []byte {
 // ("complete" unless the handler chose another) and the server's identity
 // in _meta; cacheable results also get ttlMs and cacheScope.
 func (srv *Server) decorate(body []byte, m *method) []byte {
-	if !isObject(body) {
+	if !jsonrpc.IsObject(body) {
 		return body
 	}
 	complete := true
-	if rt := member(body, "resultType"); rt == nil {
+	if rt := jsonrpc.Member(body, "resultType"); rt == nil {
 		body = setMember(body, "resultType", []byte(`"complete"`))
 	} else {
 		complete = string(rt) == `"complete"`
 	}
-	body = setMember(body, "_meta", setMember(member(body, "_meta"), metaServerInfo, srv.serverInfo))
+	body = setMember(body, "_meta", setMember(jsonrpc.Member(body, "_meta"), metaServerInfo, srv.serverInfo))
 	if m.cache && complete {
-		if member(body, "ttlMs") == nil {
+		if jsonrpc.Member(body, "ttlMs") == nil {
 			body = setMember(body, "ttlMs", strconv.AppendInt(nil, srv.opts.CacheTTL.Milliseconds(), 10))
 		}
-		if member(body, "cacheScope") == nil {
-			body = setMember(body, "cacheScope", appendString(nil, srv.opts.CacheScope))
+		if jsonrpc.Member(body, "cacheScope") == nil {
+			body = setMember(body, "cacheScope", jsonrpc.AppendString(nil, srv.opts.CacheScope))
 		}
 	}
 	return body

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -56,7 +57,7 @@ func TestInputRequiredRounds(t *testing.T) {
 	}
 	for i, tt := range tests {
 		c.send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_ask",%s,"requestState":%q,%s}}`, 10+i, ask, tt.state, caps)
-		if w := c.next(); w.Error == nil || w.Error.Code != codeInvalidParams {
+		if w := c.next(); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%s: got %s; want -32602", tt.name, w.raw)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -214,9 +215,9 @@ func echoExports() map[string]native {
 			return []byte(`{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"msg":{"type":"string"}}}}]}`), nil
 		},
 		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
-			args := member(member(in, "request"), "arguments")
+			args := jsonrpc.Member(jsonrpc.Member(in, "request"), "arguments")
 			out := append(make([]byte, 0, 64+len(args)), `{"content":[{"type":"text","text":`...)
-			out = appendString(out, string(args))
+			out = jsonrpc.AppendString(out, string(args))
 			return append(out, `}]}`...), nil
 		},
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // HTTPOptions configure the HTTP transports (see [Server.NewHTTPHandler]).
@@ -422,7 +424,7 @@ func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opt
 func httpError(w http.ResponseWriter, status, code int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(appendError(nil, nil, &rpcError{Code: code, Message: message}))
+	w.Write(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: code, Message: message}))
 }
 
 func methodNotAllowed(w http.ResponseWriter, allow string) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // BenchmarkHTTPCall measures tools/call round trips over Streamable HTTP
@@ -98,20 +99,20 @@ func plainHTTP() http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		id := member(body, "id")
-		if member(body, "method") == nil || id == nil {
+		id := jsonrpc.Member(body, "id")
+		if jsonrpc.Member(body, "method") == nil || id == nil {
 			w.Header().Set("Mcp-Session-Id", "baseline")
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		env := append([]byte(`{"request":{"name":"echo","arguments":`), member(member(body, "params"), "arguments")...)
+		env := append([]byte(`{"request":{"name":"echo","arguments":`), jsonrpc.Member(jsonrpc.Member(body, "params"), "arguments")...)
 		env = append(env, `},"context":{}}`...)
 		res, err := call(r.Context(), env)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		resp := appendResponse(nil, id, res)
+		resp := jsonrpc.AppendResponse(nil, id, res)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Mcp-Session-Id", "baseline")
 		w.Write(resp)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // The HTTP+SSE transport of 2024-11-05, kept for old clients: GET /sse
@@ -163,8 +165,8 @@ func (h *HTTPHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, _ := decode(body)
-	if !h.handOver(m.kind == kindResponse, func() { ls.serve(body) }) {
+	m, _ := jsonrpc.Decode(body)
+	if !h.handOver(m.Kind == jsonrpc.KindResponse, func() { ls.serve(body) }) {
 		unavailable(w)
 		return
 	}

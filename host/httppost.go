@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 const (
@@ -34,8 +36,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.Header.Get(hdrSession)
 	if sid == "" {
-		if !isBatch(body) {
-			if msg, derr := decode(body); derr == nil && isStatelessPost(r, &msg) {
+		if !jsonrpc.IsBatch(body) {
+			if msg, derr := jsonrpc.Decode(body); derr == nil && isStatelessPost(r, &msg) {
 				h.stateless(w, r, body, &msg)
 				return
 			}
@@ -52,24 +54,24 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	if !checkVersionHeader(w, r) {
 		return
 	}
-	if isBatch(body) {
+	if jsonrpc.IsBatch(body) {
 		h.postBatch(w, r, hs, body)
 		return
 	}
-	msg, derr := decode(body)
+	msg, derr := jsonrpc.Decode(body)
 	if derr != nil {
-		rejectBody(w, msg.id, derr)
+		rejectBody(w, msg.ID, derr)
 		return
 	}
-	if msg.kind != kindRequest {
-		if !h.handOver(msg.kind == kindResponse, func() { hs.serve(body, nil) }) {
+	if msg.Kind != jsonrpc.KindRequest {
+		if !h.handOver(msg.Kind == jsonrpc.KindResponse, func() { hs.serve(body, nil) }) {
 			unavailable(w)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.request(w, r, hs, body, []string{string(msg.id)}, nil)
+	h.request(w, r, hs, body, []string{string(msg.ID)}, nil)
 }
 
 // request hands body (carrying requests under keys) to the session and
@@ -78,7 +80,7 @@ func (h *HTTPHandler) request(w http.ResponseWriter, r *http.Request, hs *httpSe
 	c := newConn()
 	st, err := hs.openPost(keys, c)
 	if errors.Is(err, errIDInUse) {
-		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Bad Request: request id already in use by a request in flight")
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in use by a request in flight")
 		return
 	}
 	if err != nil {
@@ -97,10 +99,10 @@ func (h *HTTPHandler) request(w http.ResponseWriter, r *http.Request, hs *httpSe
 // negotiated 2025-03-26 (the only revision that defines them).
 func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) {
 	if v := hs.sess.version(); v != v20250326 {
-		httpError(w, http.StatusBadRequest, codeInvalidRequest, "Invalid Request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: "+v.String()+")")
+		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: "+v.String()+")")
 		return
 	}
-	elems, err := splitBatch(body)
+	elems, err := jsonrpc.SplitBatch(body)
 	if err != nil {
 		rejectBody(w, nil, err)
 		return
@@ -111,16 +113,16 @@ func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, hs *http
 	answered, onlyResponses := false, true
 	seen := map[string]bool{}
 	for _, e := range elems {
-		msg, derr := decode(e)
-		if msg.kind != kindResponse {
+		msg, derr := jsonrpc.Decode(e)
+		if msg.Kind != jsonrpc.KindResponse {
 			onlyResponses = false
 		}
-		if msg.kind != kindNotification && msg.kind != kindResponse {
+		if msg.Kind != jsonrpc.KindNotification && msg.Kind != jsonrpc.KindResponse {
 			answered = true
 		}
-		if derr == nil && msg.kind == kindRequest && !seen[string(msg.id)] {
-			seen[string(msg.id)] = true
-			keys = append(keys, string(msg.id))
+		if derr == nil && msg.Kind == jsonrpc.KindRequest && !seen[string(msg.ID)] {
+			seen[string(msg.ID)] = true
+			keys = append(keys, string(msg.ID))
 		}
 	}
 	if !answered {
@@ -145,16 +147,16 @@ func (hs *httpSession) batchSeq() int64 {
 // initialize serves a POST without a session: only an initialize request
 // may come so, and it creates the session when it succeeds.
 func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
-	var msg message
-	var derr *rpcError
-	if !isBatch(body) {
-		msg, derr = decode(body)
+	var msg jsonrpc.Message
+	var derr *jsonrpc.Error
+	if !jsonrpc.IsBatch(body) {
+		msg, derr = jsonrpc.Decode(body)
 	}
 	switch {
 	case derr != nil:
-		rejectBody(w, msg.id, derr)
+		rejectBody(w, msg.ID, derr)
 		return
-	case msg.kind != kindRequest || string(msg.method) != "initialize":
+	case msg.Kind != jsonrpc.KindRequest || string(msg.Method) != "initialize":
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: Mcp-Session-Id header is required")
 		return
 	}
@@ -164,7 +166,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 	hs := h.newHTTPSession()
 	hs.enter()
 	c := newConn()
-	st, _ := hs.openPost([]string{string(msg.id)}, c)
+	st, _ := hs.openPost([]string{string(msg.ID)}, c)
 	if !h.handOver(false, func() { hs.serve(body, nil) }) {
 		hs.end(endShutdown)
 		unavailable(w)
@@ -176,11 +178,11 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 	hs.mu.Unlock()
 	if !answered {
 		hs.end(endShutdown)
-		httpError(w, http.StatusInternalServerError, codeInternal, "Internal Server Error: initialize was not answered")
+		httpError(w, http.StatusInternalServerError, jsonrpc.CodeInternal, "Internal Server Error: initialize was not answered")
 		return
 	}
-	m, _ := decode(resp)
-	if m.error != nil {
+	m, _ := jsonrpc.Decode(resp)
+	if m.Error != nil {
 		hs.end(endDeleted)
 		writeJSON(w, resp)
 		return
@@ -311,10 +313,10 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	case errors.As(err, &tooLarge):
 		// The answer carries the request's id when the body's first bytes
 		// show it, so the client's call fails now instead of timing out.
-		id := peekID(body[:min(len(body), peekBytes)])
+		id := jsonrpc.PeekID(body[:min(len(body), jsonrpc.PeekBytes)])
 		w.Header().Set("Content-Type", ctJSON)
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
-		w.Write(appendError(nil, id, &rpcError{Code: codeHTTP, Message: "Request Entity Too Large: the body exceeds " + strconv.FormatInt(h.opts.MaxBodyBytes, 10) + " bytes"}))
+		w.Write(jsonrpc.AppendError(nil, id, &jsonrpc.Error{Code: codeHTTP, Message: "Request Entity Too Large: the body exceeds " + strconv.FormatInt(h.opts.MaxBodyBytes, 10) + " bytes"}))
 		return nil, false
 	case err != nil:
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: reading the body failed")
@@ -325,10 +327,10 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 
 // rejectBody answers a body that is not a valid JSON-RPC message with 400
 // and the JSON-RPC error (with the id, when it could be read).
-func rejectBody(w http.ResponseWriter, id []byte, err *rpcError) {
+func rejectBody(w http.ResponseWriter, id []byte, err *jsonrpc.Error) {
 	w.Header().Set("Content-Type", ctJSON)
 	w.WriteHeader(http.StatusBadRequest)
-	w.Write(appendError(nil, id, err))
+	w.Write(jsonrpc.AppendError(nil, id, err))
 }
 
 func unavailable(w http.ResponseWriter) {

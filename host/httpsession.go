@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // httpSession is one Streamable HTTP session: the protocol session (shared
@@ -459,9 +461,9 @@ func isResponse(msg []byte) bool {
 	}
 	rest, ok := bytes.CutPrefix(msg, []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok {
-		m, _ := decode(msg)
-		return m.kind == kindResponse
+		m, _ := jsonrpc.Decode(msg)
+		return m.Kind == jsonrpc.KindResponse
 	}
-	end := scanValue(rest, 0, 0)
+	end := jsonrpc.ScanValue(rest, 0, 0)
 	return end > 0 && !bytes.HasPrefix(rest[end:], []byte(`,"method"`))
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // Streamable HTTP in the stateless era (2026-07-28): a POST without
@@ -24,22 +26,22 @@ const (
 // the era's MCP-Protocol-Version header, its _meta or one of its methods.
 // Anything else keeps the 2025 answer (400: a session is required), which
 // is what tells a dual-era client to fall back to initialize.
-func isStatelessPost(r *http.Request, msg *message) bool {
-	if msg.kind != kindRequest || isLegacyInitialize(msg) {
+func isStatelessPost(r *http.Request, msg *jsonrpc.Message) bool {
+	if msg.Kind != jsonrpc.KindRequest || isLegacyInitialize(msg) {
 		return false
 	}
-	return r.Header.Get(hdrVersion) == statelessVersion.String() || hasEraMeta(msg.params) ||
-		string(msg.method) == "server/discover" || string(msg.method) == "subscriptions/listen"
+	return r.Header.Get(hdrVersion) == statelessVersion.String() || hasEraMeta(msg.Params) ||
+		string(msg.Method) == "server/discover" || string(msg.Method) == "subscriptions/listen"
 }
 
 // stateless serves one stateless request.
-func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *message) {
+func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
 	err := checkMirrorHeaders(r, msg)
-	if err == nil && string(msg.method) == "tools/call" {
+	if err == nil && string(msg.Method) == "tools/call" {
 		err = h.checkParamHeaders(r, msg)
 	}
 	if err != nil {
-		writeStatus(w, http.StatusBadRequest, appendError(nil, msg.id, err))
+		writeStatus(w, http.StatusBadRequest, jsonrpc.AppendError(nil, msg.ID, err))
 		return
 	}
 	hs := h.newHTTPSession()
@@ -50,33 +52,33 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 		hs.leave()
 		hs.end(endDeleted)
 	}()
-	h.request(w, r, hs, body, []string{string(msg.id)}, nil)
+	h.request(w, r, hs, body, []string{string(msg.ID)}, nil)
 }
 
 // checkMirrorHeaders compares MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name with the body: a missing or different one is -32020.
-func checkMirrorHeaders(r *http.Request, msg *message) *rpcError {
-	mismatch := func(format string, args ...any) *rpcError {
-		e := errorf(codeHeaderMismatch, "Header mismatch: "+format, args...)
+func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+	mismatch := func(format string, args ...any) *jsonrpc.Error {
+		e := jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: "+format, args...)
 		return e
 	}
-	meta := member(msg.params, "_meta")
-	if v, ok := unquote(member(meta, metaVersion)); ok {
+	meta := jsonrpc.Member(msg.Params, "_meta")
+	if v, ok := jsonrpc.Unquote(jsonrpc.Member(meta, metaVersion)); ok {
 		if hv := r.Header.Get(hdrVersion); hv != v {
 			return mismatch("%s is %q, the body's %s is %q", hdrVersion, hv, metaVersion, v)
 		}
 	}
-	if hm := r.Header.Get(hdrMethod); hm != string(msg.method) {
-		return mismatch("%s is %q, the body's method is %q", hdrMethod, hm, msg.method)
+	if hm := r.Header.Get(hdrMethod); hm != string(msg.Method) {
+		return mismatch("%s is %q, the body's method is %q", hdrMethod, hm, msg.Method)
 	}
 	var name string
-	switch string(msg.method) {
+	switch string(msg.Method) {
 	case "tools/call", "prompts/get":
-		name, _ = unquote(member(msg.params, "name"))
+		name, _ = jsonrpc.Unquote(jsonrpc.Member(msg.Params, "name"))
 	case "resources/read":
-		name, _ = unquote(member(msg.params, "uri"))
+		name, _ = jsonrpc.Unquote(jsonrpc.Member(msg.Params, "uri"))
 	case "tasks/get", "tasks/update", "tasks/cancel":
-		name, _ = unquote(member(msg.params, "taskId"))
+		name, _ = jsonrpc.Unquote(jsonrpc.Member(msg.Params, "taskId"))
 	default:
 		return nil
 	}
@@ -91,8 +93,8 @@ func checkMirrorHeaders(r *http.Request, msg *message) *rpcError {
 // x-mcp-header is mirrored in the header it names, as sent or, wrapped as
 // =?base64?…?=, Base64-encoded. A missing, extra or different header, or
 // bad Base64, is -32020.
-func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *message) *rpcError {
-	name, _ := unquote(member(msg.params, "name"))
+func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+	name, _ := jsonrpc.Unquote(jsonrpc.Member(msg.Params, "name"))
 	g, release := h.srv.reg.Acquire()
 	defer release()
 	if g == nil {
@@ -102,37 +104,37 @@ func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *message) *rpcError
 	if t == nil {
 		return nil
 	}
-	args := member(msg.params, "arguments")
-	var bad *rpcError
-	eachMember(member(t.Def.InputSchema, "properties"), func(k, prop []byte) bool {
-		suffix, ok := unquote(member(prop, "x-mcp-header"))
+	args := jsonrpc.Member(msg.Params, "arguments")
+	var bad *jsonrpc.Error
+	jsonrpc.EachMember(jsonrpc.Member(t.Def.InputSchema, "properties"), func(k, prop []byte) bool {
+		suffix, ok := jsonrpc.Unquote(jsonrpc.Member(prop, "x-mcp-header"))
 		if !ok {
 			return true
 		}
-		param, _ := unquote(append(append([]byte{'"'}, k...), '"'))
+		param, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
 		hdr := "Mcp-Param-" + suffix
 		vals, sent := r.Header[http.CanonicalHeaderKey(hdr)]
-		arg := member(args, param)
+		arg := jsonrpc.Member(args, param)
 		if arg == nil || string(arg) == "null" {
 			if sent {
-				bad = errorf(codeHeaderMismatch, "Header mismatch: %s is sent but argument %q is absent", hdr, param)
+				bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s is sent but argument %q is absent", hdr, param)
 			}
 			return bad == nil
 		}
-		want, isString := unquote(arg)
+		want, isString := jsonrpc.Unquote(arg)
 		if !isString {
 			want = string(arg)
 		}
 		if !sent {
-			bad = errorf(codeHeaderMismatch, "Header mismatch: %s is missing for argument %q", hdr, param)
+			bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s is missing for argument %q", hdr, param)
 			return false
 		}
 		got, err := decodeParamHeader(vals[0])
 		switch {
 		case err != nil:
-			bad = errorf(codeHeaderMismatch, "Header mismatch: %s: %v", hdr, err)
+			bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s: %v", hdr, err)
 		case got != want:
-			bad = errorf(codeHeaderMismatch, "Header mismatch: %s is %q, argument %q is %q", hdr, got, param, want)
+			bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s is %q, argument %q is %q", hdr, got, param, want)
 		}
 		return bad == nil
 	})
@@ -160,11 +162,11 @@ func decodeParamHeader(v string) (string, error) {
 // statelessStatus is the HTTP status of a stateless response: errors that
 // mean the request was malformed are 400, an unknown method 404.
 func statelessStatus(resp []byte) int {
-	e := member(resp, "error")
+	e := jsonrpc.Member(resp, "error")
 	if e == nil {
 		return http.StatusOK
 	}
-	switch string(member(e, "code")) {
+	switch string(jsonrpc.Member(e, "code")) {
 	case "-32601":
 		return http.StatusNotFound
 	case "-32700", "-32600", "-32602", "-32020", "-32021", "-32022":

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -38,7 +39,7 @@ func (s *session) scope(ctx context.Context, req *request) (scope, func(), error
 		sc.p = g.Plugin(req.serverID)
 	}
 	if sc.p == nil {
-		return sc, release, &rpcError{Code: codeTimeout, Message: fmt.Sprintf("Server '%s' not found", req.serverID)}
+		return sc, release, &jsonrpc.Error{Code: codeTimeout, Message: fmt.Sprintf("Server '%s' not found", req.serverID)}
 	}
 	return sc, release, nil
 }
@@ -153,7 +154,7 @@ func paginate[T any](items []T, key func(T) string, cursor string, size int) ([]
 	if cursor != "" {
 		k, ok := decodeCursor(cursor)
 		if !ok {
-			return nil, "", invalidParams("invalid cursor %q", cursor)
+			return nil, "", jsonrpc.InvalidParams("invalid cursor %q", cursor)
 		}
 		start = sort.Search(len(items), func(i int) bool { return key(items[i]) > k })
 	}
@@ -176,7 +177,7 @@ func listParams(req *request) (string, error) {
 		return "", nil
 	}
 	if *p.Cursor == "" {
-		return "", invalidParams("invalid cursor \"\"")
+		return "", jsonrpc.InvalidParams("invalid cursor \"\"")
 	}
 	return *p.Cursor, nil
 }
@@ -186,7 +187,7 @@ func listParams(req *request) (string, error) {
 func appendPage[T any](field string, page []T, next string, item func(dst []byte, it T) []byte) []byte {
 	dst := make([]byte, 0, 256*len(page)+64)
 	dst = append(dst, '{')
-	dst = appendString(dst, field)
+	dst = jsonrpc.AppendString(dst, field)
 	dst = append(dst, ':', '[')
 	for i, it := range page {
 		if i > 0 {
@@ -197,7 +198,7 @@ func appendPage[T any](field string, page []T, next string, item func(dst []byte
 	dst = append(dst, ']')
 	if next != "" {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = appendString(dst, next)
+		dst = jsonrpc.AppendString(dst, next)
 	}
 	return append(dst, '}')
 }
@@ -208,7 +209,7 @@ func renamed(raw []byte, name, current string) []byte {
 	if name == current {
 		return raw
 	}
-	return setMember(raw, "name", appendString(nil, name))
+	return setMember(raw, "name", jsonrpc.AppendString(nil, name))
 }
 
 // listing is one paginated list method: where its items live, their sort

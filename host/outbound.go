@@ -3,6 +3,8 @@ package host
 import (
 	"encoding/json"
 	"sync"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // outbound is a session's way back to its client; each transport provides
@@ -49,15 +51,15 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 	buf := getBuf()
 	msg := *buf
 	if err == nil {
-		body, merr := marshalResult(res)
+		body, merr := jsonrpc.MarshalResult(res)
 		if merr == nil {
-			msg = appendResponse(msg, id, body)
+			msg = jsonrpc.AppendResponse(msg, id, body)
 		} else {
 			err = merr
 		}
 	}
 	if err != nil {
-		msg = appendError(msg, id, toRPCError(err))
+		msg = jsonrpc.AppendError(msg, id, jsonrpc.ErrorFor(err))
 	}
 	if b != nil {
 		b.out[slot] = append([]byte(nil), msg...)
@@ -70,7 +72,7 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 
 // send hands one message to the transport, after the audit log.
 func (s *session) send(msg []byte, related json.RawMessage) {
-	msg = compactLine(msg)
+	msg = jsonrpc.CompactLine(msg)
 	s.srv.audit.record(s.id, "out", msg)
 	if err := s.out.send(msg, related); err != nil {
 		s.log.Debug("send failed", "err", err)
@@ -80,7 +82,7 @@ func (s *session) send(msg []byte, related json.RawMessage) {
 // notify sends a notification to this session.
 func (s *session) notify(method string, params []byte, related json.RawMessage) {
 	buf := getBuf()
-	*buf = appendNotification(*buf, method, params)
+	*buf = jsonrpc.AppendNotification(*buf, method, params)
 	s.send(*buf, related)
 	putBuf(buf)
 }

@@ -8,10 +8,11 @@ import (
 	"reflect"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // handler serves one request. It returns a result (json.RawMessage is sent
-// as is; anything else goes through encoding/json) or an error (*rpcError
+// as is; anything else goes through encoding/json) or an error (*jsonrpc.Error
 // chooses the code; any other error is -32603).
 type handler func(ctx context.Context, s *session, req *request) (any, error)
 
@@ -67,11 +68,11 @@ func decodeParams(params json.RawMessage, v any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te) && te.Field != "":
-		return invalidParams("invalid params: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		return jsonrpc.InvalidParams("invalid params: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
 	case errors.As(err, &te):
-		return invalidParams("invalid params: must be %s, not %s", jsonKind(te.Type), te.Value)
+		return jsonrpc.InvalidParams("invalid params: must be %s, not %s", jsonKind(te.Type), te.Value)
 	}
-	return invalidParams("invalid params: %v", err)
+	return jsonrpc.InvalidParams("invalid params: %v", err)
 }
 
 // jsonKind names the JSON type a Go type decodes from.
@@ -107,7 +108,7 @@ func initialize(_ context.Context, s *session, req *request) (any, error) {
 		return nil, err
 	}
 	if p.ProtocolVersion == nil {
-		return nil, invalidParams("invalid params: missing protocolVersion")
+		return nil, jsonrpc.InvalidParams("invalid params: missing protocolVersion")
 	}
 	caps, err := parseClientCaps(p.Capabilities)
 	if err != nil {
@@ -115,7 +116,7 @@ func initialize(_ context.Context, s *session, req *request) (any, error) {
 	}
 	st := &clientState{version: negotiate(*p.ProtocolVersion), caps: caps, info: p.ClientInfo}
 	if !s.state.CompareAndSwap(nil, st) {
-		return nil, errorf(codeInvalidRequest, "invalid request: already initialized")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: already initialized")
 	}
 	s.log.Info("session initialized", "requested", *p.ProtocolVersion, "version", st.version.String(),
 		"client", string(p.ClientInfo))
@@ -197,6 +198,9 @@ func initResults(opts *Options) map[version]json.RawMessage {
 }
 
 // Logging levels, in increasing severity (RFC 5424).
+// emptyJSON is the result of methods that return nothing; never modified.
+var emptyJSON = json.RawMessage("{}")
+
 var logLevels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 func parseLevel(s string) (int32, bool) {
@@ -216,11 +220,11 @@ func setLevel(_ context.Context, s *session, req *request) (any, error) {
 		return nil, err
 	}
 	if p.Level == nil {
-		return nil, invalidParams("invalid params: missing level")
+		return nil, jsonrpc.InvalidParams("invalid params: missing level")
 	}
 	l, ok := parseLevel(*p.Level)
 	if !ok {
-		return nil, invalidParams("invalid log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", *p.Level)
+		return nil, jsonrpc.InvalidParams("invalid log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", *p.Level)
 	}
 	s.level.Store(l + 1)
 	return emptyJSON, nil
@@ -239,8 +243,8 @@ func (s *session) admits(level string) bool {
 
 // notification serves a client notification, in order, on the reader.
 // Notifications are never answered, not even when they are malformed.
-func (s *session) notification(ctx context.Context, msg *message) {
-	switch string(msg.method) {
+func (s *session) notification(ctx context.Context, msg *jsonrpc.Message) {
+	switch string(msg.Method) {
 	case "notifications/initialized":
 		if s.state.Load() != nil {
 			s.ready.Store(true)
@@ -250,7 +254,7 @@ func (s *session) notification(ctx context.Context, msg *message) {
 			RequestID json.RawMessage `json:"requestId"`
 			Reason    string          `json:"reason"`
 		}
-		if json.Unmarshal(msg.params, &p) == nil && p.RequestID != nil {
+		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID != nil {
 			s.cancelRequest(p.RequestID, p.Reason)
 		}
 	case "notifications/roots/list_changed":
@@ -258,7 +262,7 @@ func (s *session) notification(ctx context.Context, msg *message) {
 	case "notifications/progress":
 		// Nothing to do: we send no progress-tracked requests.
 	default:
-		s.log.Debug("ignored notification", "method", string(msg.method))
+		s.log.Debug("ignored notification", "method", string(msg.Method))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -97,7 +98,7 @@ func TestHandlerPanicIsInternalError(t *testing.T) {
 	for i, m := range []string{"test/panic-inline", "test/panic-async"} {
 		c.send(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i, m)
 		w := c.next()
-		if w.Error == nil || w.Error.Code != codeInternal || string(w.ID) != fmt.Sprint(i) {
+		if w.Error == nil || w.Error.Code != jsonrpc.CodeInternal || string(w.ID) != fmt.Sprint(i) {
 			t.Fatalf("%s: got %s; want -32603 for id %d", m, w.raw, i)
 		}
 	}
@@ -114,7 +115,7 @@ func TestDuplicateIDInFlight(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_slow"}}`)
 	recv(t, fx.started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
-	if w := c.next(); w.Error == nil || w.Error.Code != codeInvalidRequest {
+	if w := c.next(); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidRequest {
 		t.Fatalf("reused id: got %s; want -32600", w.raw)
 	}
 	close(fx.release)

@@ -10,6 +10,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // drainGrace bounds how long ServeStdio waits, after stdin reaches EOF, for
@@ -77,7 +79,7 @@ func (s *Server) readLoop(ctx context.Context, sess *session, in io.Reader) erro
 	for {
 		line, err := r.next()
 		if tooLong, ok := err.(*tooLargeError); ok {
-			sess.tooLarge(tooLong.n, s.opts.MaxMessageBytes, peekID(tooLong.head))
+			sess.tooLarge(tooLong.n, s.opts.MaxMessageBytes, jsonrpc.PeekID(tooLong.head))
 			err = nil
 		} else if len(line) > 0 && ctx.Err() == nil {
 			sess.handle(ctx, line)
@@ -101,11 +103,11 @@ func (s *Server) readLoop(ctx context.Context, sess *session, in io.Reader) erro
 // when that could be read from the message's first bytes.
 func (s *session) tooLarge(n, limit int64, id []byte) {
 	s.srv.audit.record(s.id, "in", []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
-	s.reply(id, nil, errorf(codeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
+	s.reply(id, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
 }
 
 // tooLargeError reports a line of n bytes over the limit; head is a copy
-// of its first bytes (at most peekBytes), to look for its id.
+// of its first bytes (at most jsonrpc.PeekBytes), to look for its id.
 type tooLargeError struct {
 	n    int64
 	head []byte
@@ -130,11 +132,11 @@ func (r *lineReader) next() ([]byte, error) {
 		if err == bufio.ErrBufferFull {
 			return r.long(line)
 		}
-		line = trimEOL(line)
+		line = jsonrpc.TrimEOL(line)
 		if int64(len(line)) > r.max {
 			return nil, &tooLargeError{n: int64(len(line)), head: headOf(line)}
 		}
-		if skipWS(line, 0) < len(line) {
+		if jsonrpc.SkipSpace(line, 0) < len(line) {
 			return append([]byte(nil), line...), err
 		}
 		if err != nil {
@@ -160,7 +162,7 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 			if err != nil && err != io.EOF {
 				return nil, err
 			}
-			return nil, &tooLargeError{n: n - int64(len(part)-len(trimEOL(part))), head: head}
+			return nil, &tooLargeError{n: n - int64(len(part)-len(jsonrpc.TrimEOL(part))), head: head}
 		}
 		buf = append(buf, part...)
 		if err != bufio.ErrBufferFull {
@@ -174,16 +176,16 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 	if err != nil && err != io.EOF {
 		return nil, err
 	}
-	line := trimEOL(buf)
+	line := jsonrpc.TrimEOL(buf)
 	if int64(len(line)) > r.max {
 		return nil, &tooLargeError{n: int64(len(line)), head: headOf(line)}
 	}
 	return append([]byte(nil), line...), err
 }
 
-// headOf copies the first peekBytes of line.
+// headOf copies the first jsonrpc.PeekBytes of line.
 func headOf(line []byte) []byte {
-	return append([]byte(nil), line[:min(len(line), peekBytes)]...)
+	return append([]byte(nil), line[:min(len(line), jsonrpc.PeekBytes)]...)
 }
 
 // stdioWriter writes each message and its newline in one locked Write, so

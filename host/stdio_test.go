@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -71,8 +72,8 @@ func TestLineReaderHead(t *testing.T) {
 	if !errors.As(err, &tl) {
 		t.Fatalf("got %v; want a tooLargeError", err)
 	}
-	if got := string(peekID(tl.head)); got != `"big"` || len(tl.head) != peekBytes {
-		t.Errorf("got id %s from %d bytes; want \"big\" from %d", got, len(tl.head), peekBytes)
+	if got := string(jsonrpc.PeekID(tl.head)); got != `"big"` || len(tl.head) != jsonrpc.PeekBytes {
+		t.Errorf("got id %s from %d bytes; want \"big\" from %d", got, len(tl.head), jsonrpc.PeekBytes)
 	}
 }
 

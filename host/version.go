@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // version is a negotiated protocol revision; later revisions compare greater.
@@ -126,7 +128,7 @@ func filterTool(dst, raw []byte, v version) []byte {
 	if v >= latestVersion || !containsAny(raw, filterTable[v].tool) {
 		return append(dst, raw...)
 	}
-	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "icons", "execution":
 			return keepIf(dst, val, v >= v20251125)
@@ -145,7 +147,7 @@ func filterItem(dst, raw []byte, v version) []byte {
 	if v >= latestVersion || !containsAny(raw, filterTable[v].item) {
 		return append(dst, raw...)
 	}
-	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "icons":
 			return keepIf(dst, val, v >= v20251125)
@@ -161,10 +163,10 @@ func filterItem(dst, raw []byte, v version) []byte {
 // filterAnnotations drops lastModified (2025-06-18) from an Annotations
 // object.
 func filterAnnotations(dst, raw []byte, v version) []byte {
-	if v >= v20250618 || !isObject(raw) {
+	if v >= v20250618 || !jsonrpc.IsObject(raw) {
 		return append(dst, raw...)
 	}
-	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		if string(key) == "lastModified" {
 			return dst, false
 		}
@@ -177,7 +179,7 @@ func filterPrompt(dst, raw []byte, v version) []byte {
 	if v >= latestVersion || !containsAny(raw, filterTable[v].prompt) {
 		return append(dst, raw...)
 	}
-	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "icons":
 			return keepIf(dst, val, v >= v20251125)
@@ -185,7 +187,7 @@ func filterPrompt(dst, raw []byte, v version) []byte {
 			return keepIf(dst, val, v >= v20250618)
 		case "arguments":
 			if v < v20250618 && val[0] == '[' {
-				return rewriteArray(dst, val, func(dst, arg []byte) []byte {
+				return jsonrpc.RewriteArray(dst, val, func(dst, arg []byte) []byte {
 					return filterItem(dst, arg, v)
 				}), true
 			}
@@ -199,10 +201,10 @@ func filterPrompt(dst, raw []byte, v version) []byte {
 // carries the JSON, as the spec asks tools to do) and every content block
 // is filtered.
 func filterCallResult(raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !isObject(raw) {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !jsonrpc.IsObject(raw) {
 		return raw
 	}
-	return rewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "structuredContent":
 			return keepIf(dst, val, v >= v20250618)
@@ -216,18 +218,18 @@ func filterCallResult(raw []byte, v version) []byte {
 // filterPromptResult rewrites a GetPromptResult: each message's content
 // block is filtered.
 func filterPromptResult(raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !isObject(raw) {
+	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !jsonrpc.IsObject(raw) {
 		return raw
 	}
-	return rewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
 		if string(key) != "messages" || val[0] != '[' {
 			return keep(dst, val)
 		}
-		return rewriteArray(dst, val, func(dst, m []byte) []byte {
-			if !isObject(m) {
+		return jsonrpc.RewriteArray(dst, val, func(dst, m []byte) []byte {
+			if !jsonrpc.IsObject(m) {
 				return append(dst, m...)
 			}
-			return rewriteObject(dst, m, func(dst, key, val []byte) ([]byte, bool) {
+			return jsonrpc.RewriteObject(dst, m, func(dst, key, val []byte) ([]byte, bool) {
 				if string(key) == "content" {
 					return filterContent(dst, val, v), true
 				}
@@ -241,25 +243,25 @@ func filterContents(dst, arr []byte, v version) []byte {
 	if arr[0] != '[' {
 		return append(dst, arr...)
 	}
-	return rewriteArray(dst, arr, func(dst, c []byte) []byte { return filterContent(dst, c, v) })
+	return jsonrpc.RewriteArray(dst, arr, func(dst, c []byte) []byte { return filterContent(dst, c, v) })
 }
 
 // filterContent appends one content block for the client's revision.
 func filterContent(dst, raw []byte, v version) []byte {
-	if !isObject(raw) {
+	if !jsonrpc.IsObject(raw) {
 		return append(dst, raw...)
 	}
-	typ, _ := unquote(member(raw, "type"))
+	typ, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "type"))
 	switch {
 	case typ == "resource_link" && v < v20250618:
 		return appendTextBlock(dst, describeLink(raw))
 	case typ == "audio" && v < v20250326:
-		mime, _ := unquote(member(raw, "mimeType"))
+		mime, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "mimeType"))
 		return appendTextBlock(dst, "[audio content ("+mime+") omitted: protocol version "+v.String()+" cannot carry audio]")
 	case typ == "resource_link":
 		return filterItem(dst, raw, v)
 	}
-	return rewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		if string(key) == "annotations" {
 			return filterAnnotations(dst, val, v), true
 		}
@@ -268,9 +270,9 @@ func filterContent(dst, raw []byte, v version) []byte {
 }
 
 func describeLink(raw []byte) string {
-	uri, _ := unquote(member(raw, "uri"))
-	name, _ := unquote(member(raw, "name"))
-	desc, _ := unquote(member(raw, "description"))
+	uri, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "uri"))
+	name, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "name"))
+	desc, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "description"))
 	s := "[resource link] " + uri
 	if name != "" {
 		s += " (" + name + ")"
@@ -283,7 +285,7 @@ func describeLink(raw []byte) string {
 
 func appendTextBlock(dst []byte, text string) []byte {
 	dst = append(dst, `{"type":"text","text":`...)
-	dst = appendString(dst, text)
+	dst = jsonrpc.AppendString(dst, text)
 	return append(dst, '}')
 }
 
@@ -293,7 +295,7 @@ func filterProgress(raw []byte, v version) []byte {
 	if v >= v20250326 || !bytes.Contains(raw, []byte(`"message"`)) {
 		return raw
 	}
-	return rewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
+	return jsonrpc.RewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
 		if string(key) == "message" {
 			return dst, false
 		}

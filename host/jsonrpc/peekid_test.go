@@ -1,4 +1,4 @@
-package host
+package jsonrpc
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ func TestPeekID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(peekID([]byte(tt.head))); got != tt.want {
+			if got := string(PeekID([]byte(tt.head))); got != tt.want {
 				t.Errorf("peekID(%q) = %q; want %q", tt.head, got, tt.want)
 			}
 		})
@@ -37,11 +37,11 @@ func FuzzPeekID(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x"}`))
 	f.Add([]byte(`{"id":"\u00e9\"","params":`))
 	f.Fuzz(func(t *testing.T, head []byte) {
-		id := peekID(head)
+		id := PeekID(head)
 		if id == nil {
 			return
 		}
-		if !validJSON(id) || !strings.Contains(string(head), string(id)) {
+		if !Valid(id) || !strings.Contains(string(head), string(id)) {
 			t.Fatalf("peekID(%q) = %q: not a JSON value from the input", head, id)
 		}
 		if c := id[0]; c != '"' && c != '-' && (c < '0' || c > '9') {

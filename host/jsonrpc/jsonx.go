@@ -1,4 +1,4 @@
-package host
+package jsonrpc
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 )
 
 // A small validating JSON scanner. It exists because the hot path
-// (one line in, one line out) must not pay for reflection: decode finds the
+// (one line in, one line out) must not pay for reflection: Decode finds the
 // envelope members in a single pass, and results from plugins are checked and
 // rewritten without building trees. Its notion of validity matches
 // json.Valid (FuzzDecode checks that).
@@ -15,7 +15,9 @@ import (
 // maxDepth matches encoding/json's nesting limit.
 const maxDepth = 10000
 
-func skipWS(b []byte, i int) int {
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace, or len(b).
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -27,9 +29,10 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// scanValue returns the index just past the JSON value starting at b[i]
-// (which must not be whitespace), or -1 if it is not valid JSON.
-func scanValue(b []byte, i, depth int) int {
+// ScanValue returns the index just past the JSON value starting at b[i]
+// (which must not be whitespace), or -1 if it is not valid JSON. depth is
+// the nesting depth of b[i] (0 at the top level).
+func ScanValue(b []byte, i, depth int) int {
 	if i >= len(b) {
 		return -1
 	}
@@ -141,21 +144,21 @@ func scanArray(b []byte, i, depth int) int {
 	if depth > maxDepth {
 		return -1
 	}
-	i = skipWS(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1
 	}
 	for {
-		if i = scanValue(b, i, depth); i < 0 {
+		if i = ScanValue(b, i, depth); i < 0 {
 			return -1
 		}
-		i = skipWS(b, i)
+		i = SkipSpace(b, i)
 		if i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipSpace(b, i+1)
 		case ']':
 			return i + 1
 		default:
@@ -168,7 +171,7 @@ func scanObject(b []byte, i, depth int) int {
 	if depth > maxDepth {
 		return -1
 	}
-	i = skipWS(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
 	}
@@ -179,20 +182,20 @@ func scanObject(b []byte, i, depth int) int {
 		if i = scanString(b, i); i < 0 {
 			return -1
 		}
-		i = skipWS(b, i)
+		i = SkipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = scanValue(b, skipWS(b, i+1), depth); i < 0 {
+		if i = ScanValue(b, SkipSpace(b, i+1), depth); i < 0 {
 			return -1
 		}
-		i = skipWS(b, i)
+		i = SkipSpace(b, i)
 		if i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipWS(b, i+1)
+			i = SkipSpace(b, i+1)
 		case '}':
 			return i + 1
 		default:
@@ -201,24 +204,24 @@ func scanObject(b []byte, i, depth int) int {
 	}
 }
 
-// validJSON reports whether b is one JSON value, surrounded by optional
+// Valid reports whether b is one JSON value, surrounded by optional
 // whitespace.
-func validJSON(b []byte) bool {
-	i := scanValue(b, skipWS(b, 0), 0)
-	return i >= 0 && skipWS(b, i) == len(b)
+func Valid(b []byte) bool {
+	i := ScanValue(b, SkipSpace(b, 0), 0)
+	return i >= 0 && SkipSpace(b, i) == len(b)
 }
 
-// isObject reports whether the valid JSON value v is an object.
-func isObject(v []byte) bool {
-	i := skipWS(v, 0)
+// IsObject reports whether the valid JSON value v is an object.
+func IsObject(v []byte) bool {
+	i := SkipSpace(v, 0)
 	return i < len(v) && v[i] == '{'
 }
 
-// eachMember calls fn for each member of obj, in order, until fn returns
+// EachMember calls fn for each member of obj, in order, until fn returns
 // false. key is the raw key without its quotes (escapes are not decoded), val
 // the raw value. It reports false if obj is not a valid JSON object.
-func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
-	return walkObject(obj, skipWS(obj, 0), fn) != -1
+func EachMember(obj []byte, fn func(key, val []byte) bool) bool {
+	return walkObject(obj, SkipSpace(obj, 0), fn) != -1
 }
 
 // walkObject is eachMember from b[i]: it returns the index just past the
@@ -227,7 +230,7 @@ func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
 	if i >= len(obj) || obj[i] != '{' {
 		return -1
 	}
-	i = skipWS(obj, i+1)
+	i = SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return i + 1
 	}
@@ -240,25 +243,25 @@ func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
 			return -1
 		}
 		key := obj[i+1 : k-1]
-		i = skipWS(obj, k)
+		i = SkipSpace(obj, k)
 		if i >= len(obj) || obj[i] != ':' {
 			return -1
 		}
-		v := skipWS(obj, i+1)
-		e := scanValue(obj, v, 1)
+		v := SkipSpace(obj, i+1)
+		e := ScanValue(obj, v, 1)
 		if e < 0 {
 			return -1
 		}
 		if !fn(key, obj[v:e]) {
 			return -2
 		}
-		i = skipWS(obj, e)
+		i = SkipSpace(obj, e)
 		if i >= len(obj) {
 			return -1
 		}
 		switch obj[i] {
 		case ',':
-			i = skipWS(obj, i+1)
+			i = SkipSpace(obj, i+1)
 		case '}':
 			return i + 1
 		default:
@@ -267,32 +270,32 @@ func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
 	}
 }
 
-// eachElement calls fn for each element of arr until fn returns false. It
+// EachElement calls fn for each element of arr until fn returns false. It
 // reports false if arr is not a valid JSON array.
-func eachElement(arr []byte, fn func(val []byte) bool) bool {
-	i := skipWS(arr, 0)
+func EachElement(arr []byte, fn func(val []byte) bool) bool {
+	i := SkipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return false
 	}
-	i = skipWS(arr, i+1)
+	i = SkipSpace(arr, i+1)
 	if i < len(arr) && arr[i] == ']' {
 		return true
 	}
 	for {
-		e := scanValue(arr, i, 1)
+		e := ScanValue(arr, i, 1)
 		if e < 0 {
 			return false
 		}
 		if !fn(arr[i:e]) {
 			return true
 		}
-		i = skipWS(arr, e)
+		i = SkipSpace(arr, e)
 		if i >= len(arr) {
 			return false
 		}
 		switch arr[i] {
 		case ',':
-			i = skipWS(arr, i+1)
+			i = SkipSpace(arr, i+1)
 		case ']':
 			return true
 		default:
@@ -301,12 +304,12 @@ func eachElement(arr []byte, fn func(val []byte) bool) bool {
 	}
 }
 
-// member returns the raw value of obj's member key (the last one if
+// Member returns the raw value of obj's Member key (the last one if
 // repeated), or nil.
-func member(obj []byte, key string) []byte {
+func Member(obj []byte, key string) []byte {
 	var out []byte
-	eachMember(obj, func(k, v []byte) bool {
-		if keyIs(k, key) {
+	EachMember(obj, func(k, v []byte) bool {
+		if KeyIs(k, key) {
 			out = v
 		}
 		return true
@@ -314,17 +317,17 @@ func member(obj []byte, key string) []byte {
 	return out
 }
 
-// keyIs compares a raw key (escapes not decoded) with name.
-func keyIs(raw []byte, name string) bool {
+// KeyIs compares a raw key (escapes not decoded) with name.
+func KeyIs(raw []byte, name string) bool {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw) == name
 	}
-	s, ok := unquote(append(append([]byte{'"'}, raw...), '"'))
+	s, ok := Unquote(append(append([]byte{'"'}, raw...), '"'))
 	return ok && s == name
 }
 
-// unquote decodes a raw JSON string value (with its quotes).
-func unquote(raw []byte) (string, bool) {
+// Unquote decodes a raw JSON string value (with its quotes).
+func Unquote(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
@@ -338,13 +341,13 @@ func unquote(raw []byte) (string, bool) {
 	return s, true
 }
 
-// rewriteObject appends obj to dst with each member passed through fn,
+// RewriteObject appends obj to dst with each member passed through fn,
 // which appends the member's (possibly changed) value and reports whether to
 // keep the member at all. Member order is kept.
-func rewriteObject(dst, obj []byte, fn func(dst, key, val []byte) ([]byte, bool)) []byte {
+func RewriteObject(dst, obj []byte, fn func(dst, key, val []byte) ([]byte, bool)) []byte {
 	dst = append(dst, '{')
 	n := 0
-	eachMember(obj, func(key, val []byte) bool {
+	EachMember(obj, func(key, val []byte) bool {
 		mark := len(dst)
 		if n > 0 {
 			dst = append(dst, ',')
@@ -363,11 +366,11 @@ func rewriteObject(dst, obj []byte, fn func(dst, key, val []byte) ([]byte, bool)
 	return append(dst, '}')
 }
 
-// rewriteArray appends arr to dst with each element passed through fn.
-func rewriteArray(dst, arr []byte, fn func(dst, val []byte) []byte) []byte {
+// RewriteArray appends arr to dst with each element passed through fn.
+func RewriteArray(dst, arr []byte, fn func(dst, val []byte) []byte) []byte {
 	dst = append(dst, '[')
 	n := 0
-	eachElement(arr, func(val []byte) bool {
+	EachElement(arr, func(val []byte) bool {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
@@ -380,9 +383,9 @@ func rewriteArray(dst, arr []byte, fn func(dst, val []byte) []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
 // encoding/json does; HTML characters are not escaped.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -430,9 +433,9 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// compactLine returns msg without newlines: valid JSON holds a newline only
+// CompactLine returns msg without newlines: valid JSON holds a newline only
 // as insignificant whitespace, so compacting removes every one.
-func compactLine(msg []byte) []byte {
+func CompactLine(msg []byte) []byte {
 	if bytes.IndexByte(msg, '\n') < 0 && bytes.IndexByte(msg, '\r') < 0 {
 		return msg
 	}

@@ -1,38 +1,38 @@
-package host
+package jsonrpc
 
-// peekBytes is how much of an oversize message is kept to look for its id.
+// PeekBytes is how much of an oversize message is kept to look for its id.
 // Clients put "id" first or right after "jsonrpc" and "method"; a request
 // whose id follows a large params member is answered with a null id, as
 // before.
-const peekBytes = 4 << 10
+const PeekBytes = 4 << 10
 
-// peekID returns the raw id of the request that head, the first bytes of
+// PeekID returns the raw id of the request that head, the first bytes of
 // a message too large to decode, begins; or nil when head is not the start
 // of an object whose "id" member (a string or a number) is complete within
 // it. Only members before the id are checked, so garbage later in the
 // message does not matter: the answer is an error either way.
-func peekID(head []byte) []byte {
-	i := skipWS(head, 0)
+func PeekID(head []byte) []byte {
+	i := SkipSpace(head, 0)
 	if i >= len(head) || head[i] != '{' {
 		return nil
 	}
-	i = skipWS(head, i+1)
+	i = SkipSpace(head, i+1)
 	for i < len(head) && head[i] == '"' {
 		k := scanString(head, i)
 		if k < 0 {
 			return nil
 		}
 		key := head[i+1 : k-1]
-		i = skipWS(head, k)
+		i = SkipSpace(head, k)
 		if i >= len(head) || head[i] != ':' {
 			return nil
 		}
-		v := skipWS(head, i+1)
-		end := scanValue(head, v, 0)
+		v := SkipSpace(head, i+1)
+		end := ScanValue(head, v, 0)
 		if end < 0 {
 			return nil
 		}
-		if keyIs(key, "id") {
+		if KeyIs(key, "id") {
 			switch c := head[v]; {
 			case c == '"':
 				return append([]byte(nil), head[v:end]...)
@@ -42,11 +42,11 @@ func peekID(head []byte) []byte {
 			}
 			return nil
 		}
-		i = skipWS(head, end)
+		i = SkipSpace(head, end)
 		if i >= len(head) || head[i] != ',' {
 			return nil
 		}
-		i = skipWS(head, i+1)
+		i = SkipSpace(head, i+1)
 	}
 	return nil
 }
