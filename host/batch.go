@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // batch collects the responses of one JSON-RPC batch (2025-03-26 only).
@@ -23,7 +24,7 @@ type batch struct {
 // define batches and the ones after removed them.
 func (s *session) handleBatch(ctx context.Context, raw []byte, related json.RawMessage) {
 	elems, err := jsonrpc.SplitBatch(raw)
-	if err == nil && s.version() != v20250326 {
+	if err == nil && s.version() != protocol.V20250326 {
 		err = jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: %s)", s.version())
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // The stateless era (2026-07-28). A request that carries the per-request
@@ -78,14 +79,14 @@ func statelessState(params json.RawMessage) (*clientState, error) {
 	if rawCaps == nil {
 		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaCapabilities)
 	}
-	if requested != statelessVersion.String() {
+	if requested != protocol.Stateless.String() {
 		return nil, unsupportedVersion(requested)
 	}
 	caps, err := parseClientCaps(rawCaps)
 	if err != nil {
 		return nil, err
 	}
-	st := &clientState{version: statelessVersion, caps: caps, info: jsonrpc.Member(meta, metaClientInfo)}
+	st := &clientState{version: protocol.Stateless, caps: caps, info: jsonrpc.Member(meta, metaClientInfo)}
 	if l, ok := jsonrpc.Unquote(jsonrpc.Member(meta, metaLogLevel)); ok {
 		if n, ok := parseLevel(l); ok {
 			st.level = n + 1
@@ -97,8 +98,8 @@ func statelessState(params json.RawMessage) (*clientState, error) {
 // supportedVersionList is every revision served, newest first: the
 // stateless one per request, the others through initialize.
 func supportedVersionList() []string {
-	out := []string{statelessVersion.String()}
-	for v := latestVersion; v >= v20241105; v-- {
+	out := []string{protocol.Stateless.String()}
+	for v := protocol.Latest; v >= protocol.V20241105; v-- {
 		out = append(out, v.String())
 	}
 	return out
@@ -122,7 +123,7 @@ func (s *session) statelessRequest(m *method, msg *jsonrpc.Message) (*clientStat
 	var re *jsonrpc.Error
 	if err != nil && asRPC(err, &re) && re.Code == codeUnsupportedProtocol {
 		// A known legacy revision in _meta still needs initialize.
-		if v, ok := parseVersion(re.Data.(map[string]any)["requested"].(string)); ok {
+		if v, ok := protocol.Parse(re.Data.(map[string]any)["requested"].(string)); ok {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: protocol version %s needs initialize first", v)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -455,22 +454,4 @@ func shortID(id string) string {
 		return id[:8]
 	}
 	return id
-}
-
-// parseVersion returns the revision named exactly s.
-func parseVersion(s string) (version, bool) {
-	for v := v20241105; v <= latestVersion; v++ {
-		if versionNames[v] == s {
-			return v, true
-		}
-	}
-	return 0, false
-}
-
-func supportedVersions() string {
-	names := make([]string, 0, latestVersion)
-	for v := latestVersion; v >= v20241105; v-- {
-		names = append(names, versionNames[v])
-	}
-	return strings.Join(names, ", ")
 }

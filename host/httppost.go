@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 const (
@@ -98,7 +99,7 @@ func (h *HTTPHandler) request(w http.ResponseWriter, r *http.Request, hs *httpSe
 // postBatch serves a JSON-RPC batch, allowed only on sessions that
 // negotiated 2025-03-26 (the only revision that defines them).
 func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) {
-	if v := hs.sess.version(); v != v20250326 {
+	if v := hs.sess.version(); v != protocol.V20250326 {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: "+v.String()+")")
 		return
 	}
@@ -286,10 +287,10 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request) bool {
 	if v == "" {
 		return true
 	}
-	if _, ok := parseVersion(v); ok {
+	if _, ok := protocol.Parse(v); ok {
 		return true
 	}
-	httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: Unsupported protocol version: "+v+" (supported versions: "+supportedVersions()+")")
+	httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: Unsupported protocol version: "+v+" (supported versions: "+protocol.SupportedList()+")")
 	return false
 }
 

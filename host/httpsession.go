@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // httpSession is one Streamable HTTP session: the protocol session (shared
@@ -219,7 +220,7 @@ func (hs *httpSession) openPost(keys []string, c *conn) (*stream, error) {
 	for _, k := range keys {
 		hs.byKey[k] = st
 	}
-	if d := hs.h.opts.PollAfter; d > 0 && hs.sess.version() >= v20251125 {
+	if d := hs.h.opts.PollAfter; d > 0 && hs.sess.version() >= protocol.V20251125 {
 		st.poll = time.AfterFunc(d, func() { hs.pollClose(st) })
 	}
 	return st, nil
@@ -302,7 +303,7 @@ func (hs *httpSession) finishLocked(st *stream) {
 // event for clients that understand one, and makes it resumable.
 func (hs *httpSession) toSSELocked(st *stream) {
 	st.mode = modeSSE
-	if hs.sess.version() >= v20251125 {
+	if hs.sess.version() >= protocol.V20251125 {
 		st.primeSeq = st.nextSeq
 		st.nextSeq++
 	}
@@ -397,7 +398,7 @@ func (hs *httpSession) attachStandalone(c *conn) (prime, after int64, ok bool) {
 	}
 	st.conn = c
 	prime = -1
-	if hs.sess.version() >= v20251125 {
+	if hs.sess.version() >= protocol.V20251125 {
 		prime = st.nextSeq
 		st.nextSeq++
 	}

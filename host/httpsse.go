@@ -3,6 +3,8 @@ package host
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // respond writes what comes back for a POST's requests: the response as
@@ -63,7 +65,7 @@ func (hs *httpSession) pump(w http.ResponseWriter, r *http.Request, st *stream, 
 		buf = strconv.AppendInt(buf, hs.h.opts.Retry.Milliseconds(), 10)
 		buf = append(buf, "\ndata: \n\n"...)
 		after = max(after, prime)
-	} else if hs.sess.version() >= v20251125 {
+	} else if hs.sess.version() >= protocol.V20251125 {
 		buf = append(buf, "retry: "...)
 		buf = strconv.AppendInt(buf, hs.h.opts.Retry.Milliseconds(), 10)
 		buf = append(buf, "\n\n"...)

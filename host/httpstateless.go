@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // Streamable HTTP in the stateless era (2026-07-28): a POST without
@@ -30,7 +31,7 @@ func isStatelessPost(r *http.Request, msg *jsonrpc.Message) bool {
 	if msg.Kind != jsonrpc.KindRequest || isLegacyInitialize(msg) {
 		return false
 	}
-	return r.Header.Get(hdrVersion) == statelessVersion.String() || hasEraMeta(msg.Params) ||
+	return r.Header.Get(hdrVersion) == protocol.Stateless.String() || hasEraMeta(msg.Params) ||
 		string(msg.Method) == "server/discover" || string(msg.Method) == "subscriptions/listen"
 }
 
@@ -186,6 +187,6 @@ func writeStatus(w http.ResponseWriter, status int, body []byte) {
 // stream and no session to delete.
 func isModernClient(r *http.Request) bool {
 	v := r.Header.Get(hdrVersion)
-	_, legacy := parseVersion(v)
+	_, legacy := protocol.Parse(v)
 	return v != "" && !legacy && strings.HasPrefix(v, "20")
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -219,7 +220,7 @@ type listing[T any] struct {
 	all    func(*plugins.Generation) []T // the merged list
 	own    func(*plugins.Plugin) []T     // one plugin's list, under server_id
 	key    func(scope, T) string
-	write  func(dst []byte, sc scope, it T, v version) []byte
+	write  func(dst []byte, sc scope, it T, v protocol.Version) []byte
 }
 
 // serve is the handler of a list method.
@@ -250,8 +251,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Tool { return g.Tools },
 		own:    func(p *plugins.Plugin) []*plugins.Tool { return p.Tools },
 		key:    scope.toolKey,
-		write: func(dst []byte, sc scope, t *plugins.Tool, v version) []byte {
-			return filterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
+		write: func(dst []byte, sc scope, t *plugins.Tool, v protocol.Version) []byte {
+			return protocol.FilterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
 		},
 	}.serve
 	listPrompts = listing[*plugins.Prompt]{
@@ -259,8 +260,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Prompt { return g.Prompts },
 		own:    func(p *plugins.Plugin) []*plugins.Prompt { return p.Prompts },
 		key:    scope.promptKey,
-		write: func(dst []byte, sc scope, p *plugins.Prompt, v version) []byte {
-			return filterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
+		write: func(dst []byte, sc scope, p *plugins.Prompt, v protocol.Version) []byte {
+			return protocol.FilterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
 		},
 	}.serve
 	listResources = listing[*plugins.Resource]{
@@ -268,8 +269,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Resource { return g.Resources },
 		own:    func(p *plugins.Plugin) []*plugins.Resource { return p.Resources },
 		key:    func(_ scope, r *plugins.Resource) string { return r.Def.URI },
-		write: func(dst []byte, _ scope, r *plugins.Resource, v version) []byte {
-			return filterItem(dst, r.Raw, v)
+		write: func(dst []byte, _ scope, r *plugins.Resource, v protocol.Version) []byte {
+			return protocol.FilterItem(dst, r.Raw, v)
 		},
 	}.serve
 	listTemplates = listing[*plugins.Template]{
@@ -277,8 +278,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Template { return g.Templates },
 		own:    func(p *plugins.Plugin) []*plugins.Template { return p.Templates },
 		key:    func(_ scope, t *plugins.Template) string { return t.Def.URITemplate },
-		write: func(dst []byte, _ scope, t *plugins.Template, v version) []byte {
-			return filterItem(dst, t.Raw, v)
+		write: func(dst []byte, _ scope, t *plugins.Template, v protocol.Version) []byte {
+			return protocol.FilterItem(dst, t.Raw, v)
 		},
 	}.serve
 )

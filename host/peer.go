@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -47,7 +48,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 		if token == nil {
 			return nil
 		}
-		params = filterProgress(setMember(params, "progressToken", token), req.version())
+		params = protocol.FilterProgress(setMember(params, "progressToken", token), req.version())
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
 		// A plugin's own change reaches the stateless era's listeners
 		// whichever request it was serving, and the session of the
@@ -63,7 +64,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 			return nil
 		}
 	case "notifications/elicitation/complete":
-		if req.version() < v20251125 {
+		if req.version() < protocol.V20251125 {
 			return nil
 		}
 	default:
@@ -130,7 +131,7 @@ func mayRequest(st *clientState, method string, params json.RawMessage) error {
 	}
 	switch method {
 	case "ping":
-		if st.version >= statelessVersion {
+		if st.version >= protocol.Stateless {
 			return fmt.Errorf("%s: %w: protocol version %s has no ping", method, ErrNotSupported, st.version)
 		}
 	case "sampling/createMessage":
@@ -143,9 +144,9 @@ func mayRequest(st *clientState, method string, params json.RawMessage) error {
 	case "elicitation/create":
 		mode, _ := jsonrpc.Unquote(jsonrpc.Member(params, "mode"))
 		switch {
-		case st.version < v20250618:
+		case st.version < protocol.V20250618:
 			return fmt.Errorf("%s: %w: protocol version %s has no elicitation", method, ErrNotSupported, st.version)
-		case mode == "url" && st.version < v20251125:
+		case mode == "url" && st.version < protocol.V20251125:
 			return fmt.Errorf("%s: %w: protocol version %s has no URL elicitation", method, ErrNotSupported, st.version)
 		case mode == "url" && !st.caps.elicitURL:
 			return missing("elicitation.url")

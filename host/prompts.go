@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -46,7 +47,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, s.pluginError("prompt", pr.Plugin.Name, pr.Def.Name, err)
 	}
-	return json.RawMessage(filterPromptResult(out, req.version())), nil
+	return json.RawMessage(protocol.FilterPromptResult(out, req.version())), nil
 }
 
 // complete routes completion/complete to the plugin that owns the prompt

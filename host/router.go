@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // handler serves one request. It returns a result (json.RawMessage is sent
@@ -114,7 +115,7 @@ func initialize(_ context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &clientState{version: negotiate(*p.ProtocolVersion), caps: caps, info: p.ClientInfo}
+	st := &clientState{version: protocol.Negotiate(*p.ProtocolVersion), caps: caps, info: p.ClientInfo}
 	if !s.state.CompareAndSwap(nil, st) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: already initialized")
 	}
@@ -166,7 +167,7 @@ func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
 }
 
 // initResults builds the InitializeResult for every version once.
-func initResults(opts *Options) map[version]json.RawMessage {
+func initResults(opts *Options) map[protocol.Version]json.RawMessage {
 	type impl struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
@@ -177,15 +178,15 @@ func initResults(opts *Options) map[version]json.RawMessage {
 		ServerInfo      impl           `json:"serverInfo"`
 		Instructions    string         `json:"instructions,omitempty"`
 	}
-	out := make(map[version]json.RawMessage)
-	for v := v20241105; v <= latestVersion; v++ {
+	out := make(map[protocol.Version]json.RawMessage)
+	for v := protocol.V20241105; v <= protocol.Latest; v++ {
 		caps := map[string]any{
 			"tools":     map[string]bool{"listChanged": true},
 			"resources": map[string]bool{"subscribe": true, "listChanged": true},
 			"prompts":   map[string]bool{"listChanged": true},
 			"logging":   struct{}{},
 		}
-		if v >= v20250326 { // 2024-11-05 did not define the capability
+		if v >= protocol.V20250326 { // 2024-11-05 did not define the capability
 			caps["completions"] = struct{}{}
 		}
 		b, err := json.Marshal(result{v.String(), caps, impl{opts.Name, opts.Version}, opts.Instructions})

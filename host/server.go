@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -77,7 +78,7 @@ type Server struct {
 	opts       Options
 	log        *slog.Logger
 	audit      *auditLog
-	initResult map[version]json.RawMessage
+	initResult map[protocol.Version]json.RawMessage
 	methods    map[string]*method // the dispatch table
 	serverInfo []byte             // {"name","version"}, for stateless results
 	stateKey   []byte             // signs requestState (see input.go)

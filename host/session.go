@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // clientState is what initialize established. It never changes afterwards.
 type clientState struct {
-	version version
+	version protocol.Version
 	caps    clientCaps
 	info    json.RawMessage // clientInfo as sent
 	level   int32           // stateless requests: log level + 1 from _meta; 0 means none
@@ -95,7 +96,7 @@ func (srv *Server) newSession(out outbound, id string) *session {
 }
 
 // version returns the negotiated version, or 0 before initialize.
-func (s *session) version() version {
+func (s *session) version() protocol.Version {
 	if st := s.state.Load(); st != nil {
 		return st.version
 	}
@@ -104,7 +105,7 @@ func (s *session) version() version {
 
 // version returns the request's protocol version: its own in the
 // stateless era, the session's otherwise.
-func (req *request) version() version {
+func (req *request) version() protocol.Version {
 	if req.state != nil {
 		return req.state.version
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -215,7 +216,7 @@ func (c *captureOut) take() []string {
 
 // newTestSession returns a session on a capturing transport, initialized
 // at version with caps (initialized: ready).
-func newTestSession(t *testing.T, srv *Server, ver version, caps clientCaps) (*session, *captureOut) {
+func newTestSession(t *testing.T, srv *Server, ver protocol.Version, caps clientCaps) (*session, *captureOut) {
 	t.Helper()
 	out := &captureOut{}
 	s := srv.newSession(out, "test")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -322,7 +323,7 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 // toolOutcome is what a tools/call answers for a run's output and error.
 // Everything that goes wrong inside the tool is a tool execution error:
 // an isError result the model can read, never a protocol error.
-func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v version) (any, error) {
+func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v protocol.Version) (any, error) {
 	var ve *plugins.ValidationError
 	switch {
 	case errors.As(err, &ve) && ve.What == "arguments":
@@ -333,7 +334,7 @@ func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v 
 	case err != nil:
 		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 	}
-	return json.RawMessage(filterCallResult(out, v)), nil
+	return json.RawMessage(protocol.FilterCallResult(out, v)), nil
 }
 
 // finish records a task's end: completed with the call's result (an

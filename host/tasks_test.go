@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -283,7 +284,7 @@ func FuzzTaskParams(f *testing.F) {
 	srv := New(plugins.NewRegistry(), Options{Logger: quietLog})
 	defer srv.Close()
 	s := srv.newSession(nil, "fuzz")
-	st := &clientState{version: statelessVersion, caps: clientCaps{tasks: true}}
+	st := &clientState{version: protocol.Stateless, caps: clientCaps{tasks: true}}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		for _, m := range []handler{getTask, updateTask, cancelTask} {
 			_, err := m(context.Background(), s, &request{sess: s, method: "tasks/get", params: params, state: st})

@@ -1,4 +1,4 @@
-package host
+package protocol
 
 import (
 	"bytes"
@@ -6,52 +6,6 @@ import (
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
-
-// version is a negotiated protocol revision; later revisions compare greater.
-type version uint8
-
-const (
-	v20241105 version = iota + 1
-	v20250326
-	v20250618
-	v20251125
-	// v20260728 is the stateless era: no initialize, every request
-	// carries its version and capabilities in _meta (see era.go). It is
-	// never negotiated by initialize.
-	v20260728
-
-	// latestVersion is the latest revision initialize negotiates.
-	latestVersion = v20251125
-	// statelessVersion is the revision served without a handshake.
-	statelessVersion = v20260728
-)
-
-var versionNames = [...]string{
-	v20241105: "2024-11-05",
-	v20250326: "2025-03-26",
-	v20250618: "2025-06-18",
-	v20251125: "2025-11-25",
-	v20260728: "2026-07-28",
-}
-
-func (v version) String() string {
-	if int(v) < len(versionNames) && v > 0 {
-		return versionNames[v]
-	}
-	return "none"
-}
-
-// negotiate answers a client's requested version: the same version when
-// we support it, our latest otherwise (the client decides whether it can
-// go on).
-func negotiate(requested string) version {
-	for v := v20241105; v <= latestVersion; v++ {
-		if versionNames[v] == requested {
-			return v
-		}
-	}
-	return latestVersion
-}
 
 // Version filtering. A client never receives a member its negotiated
 // revision does not define (checked against schema/<rev>/schema.json).
@@ -71,15 +25,15 @@ func negotiate(requested string) version {
 
 // keysFor lists, per revision, the quoted keys whose presence forces the
 // slow path of a filter.
-func keysFor(v version, after20250618, after20250326, after20251125 []string) [][]byte {
+func keysFor(v Version, after20250618, after20250326, after20251125 []string) [][]byte {
 	var ks []string
-	if v < v20251125 {
+	if v < V20251125 {
 		ks = append(ks, after20251125...)
 	}
-	if v < v20250618 {
+	if v < V20250618 {
 		ks = append(ks, after20250618...)
 	}
-	if v < v20250326 {
+	if v < V20250326 {
 		ks = append(ks, after20250326...)
 	}
 	out := make([][]byte, len(ks))
@@ -91,9 +45,9 @@ func keysFor(v version, after20250618, after20250326, after20251125 []string) []
 
 type filterKeys struct{ tool, item, prompt, result [][]byte }
 
-var filterTable = func() [latestVersion + 1]filterKeys {
-	var t [latestVersion + 1]filterKeys
-	for v := v20241105; v <= latestVersion; v++ {
+var filterTable = func() [Latest + 1]filterKeys {
+	var t [Latest + 1]filterKeys
+	for v := V20241105; v <= Latest; v++ {
 		t[v] = filterKeys{
 			tool:   keysFor(v, []string{"title", "outputSchema"}, []string{"annotations"}, []string{"icons", "execution"}),
 			item:   keysFor(v, []string{"title", "lastModified"}, nil, []string{"icons"}),
@@ -123,36 +77,36 @@ func keepIf(dst, val []byte, ok bool) ([]byte, bool) {
 	return keep(dst, val)
 }
 
-// filterTool appends a Tool object as the client's revision defines it.
-func filterTool(dst, raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].tool) {
+// FilterTool appends a Tool object as the client's revision defines it.
+func FilterTool(dst, raw []byte, v Version) []byte {
+	if v >= Latest || !containsAny(raw, filterTable[v].tool) {
 		return append(dst, raw...)
 	}
 	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "icons", "execution":
-			return keepIf(dst, val, v >= v20251125)
+			return keepIf(dst, val, v >= V20251125)
 		case "title", "outputSchema":
-			return keepIf(dst, val, v >= v20250618)
+			return keepIf(dst, val, v >= V20250618)
 		case "annotations":
-			return keepIf(dst, val, v >= v20250326)
+			return keepIf(dst, val, v >= V20250326)
 		}
 		return keep(dst, val)
 	})
 }
 
-// filterItem appends a Resource, ResourceTemplate or ResourceLink-like
+// FilterItem appends a Resource, ResourceTemplate or ResourceLink-like
 // object (icons, title, annotations) for the client's revision.
-func filterItem(dst, raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].item) {
+func FilterItem(dst, raw []byte, v Version) []byte {
+	if v >= Latest || !containsAny(raw, filterTable[v].item) {
 		return append(dst, raw...)
 	}
 	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "icons":
-			return keepIf(dst, val, v >= v20251125)
+			return keepIf(dst, val, v >= V20251125)
 		case "title":
-			return keepIf(dst, val, v >= v20250618)
+			return keepIf(dst, val, v >= V20250618)
 		case "annotations":
 			return filterAnnotations(dst, val, v), true
 		}
@@ -162,8 +116,8 @@ func filterItem(dst, raw []byte, v version) []byte {
 
 // filterAnnotations drops lastModified (2025-06-18) from an Annotations
 // object.
-func filterAnnotations(dst, raw []byte, v version) []byte {
-	if v >= v20250618 || !jsonrpc.IsObject(raw) {
+func filterAnnotations(dst, raw []byte, v Version) []byte {
+	if v >= V20250618 || !jsonrpc.IsObject(raw) {
 		return append(dst, raw...)
 	}
 	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
@@ -174,21 +128,21 @@ func filterAnnotations(dst, raw []byte, v version) []byte {
 	})
 }
 
-// filterPrompt appends a Prompt object for the client's revision.
-func filterPrompt(dst, raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].prompt) {
+// FilterPrompt appends a Prompt object for the client's revision.
+func FilterPrompt(dst, raw []byte, v Version) []byte {
+	if v >= Latest || !containsAny(raw, filterTable[v].prompt) {
 		return append(dst, raw...)
 	}
 	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "icons":
-			return keepIf(dst, val, v >= v20251125)
+			return keepIf(dst, val, v >= V20251125)
 		case "title":
-			return keepIf(dst, val, v >= v20250618)
+			return keepIf(dst, val, v >= V20250618)
 		case "arguments":
-			if v < v20250618 && val[0] == '[' {
+			if v < V20250618 && val[0] == '[' {
 				return jsonrpc.RewriteArray(dst, val, func(dst, arg []byte) []byte {
-					return filterItem(dst, arg, v)
+					return FilterItem(dst, arg, v)
 				}), true
 			}
 		}
@@ -196,18 +150,18 @@ func filterPrompt(dst, raw []byte, v version) []byte {
 	})
 }
 
-// filterCallResult rewrites a CallToolResult for the client's revision:
+// FilterCallResult rewrites a CallToolResult for the client's revision:
 // structuredContent is dropped before 2025-06-18 (the text content already
 // carries the JSON, as the spec asks tools to do) and every content block
 // is filtered.
-func filterCallResult(raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !jsonrpc.IsObject(raw) {
+func FilterCallResult(raw []byte, v Version) []byte {
+	if v >= Latest || !containsAny(raw, filterTable[v].result) || !jsonrpc.IsObject(raw) {
 		return raw
 	}
 	return jsonrpc.RewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
 		switch string(key) {
 		case "structuredContent":
-			return keepIf(dst, val, v >= v20250618)
+			return keepIf(dst, val, v >= V20250618)
 		case "content":
 			return filterContents(dst, val, v), true
 		}
@@ -215,10 +169,10 @@ func filterCallResult(raw []byte, v version) []byte {
 	})
 }
 
-// filterPromptResult rewrites a GetPromptResult: each message's content
+// FilterPromptResult rewrites a GetPromptResult: each message's content
 // block is filtered.
-func filterPromptResult(raw []byte, v version) []byte {
-	if v >= latestVersion || !containsAny(raw, filterTable[v].result) || !jsonrpc.IsObject(raw) {
+func FilterPromptResult(raw []byte, v Version) []byte {
+	if v >= Latest || !containsAny(raw, filterTable[v].result) || !jsonrpc.IsObject(raw) {
 		return raw
 	}
 	return jsonrpc.RewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
@@ -239,7 +193,7 @@ func filterPromptResult(raw []byte, v version) []byte {
 	})
 }
 
-func filterContents(dst, arr []byte, v version) []byte {
+func filterContents(dst, arr []byte, v Version) []byte {
 	if arr[0] != '[' {
 		return append(dst, arr...)
 	}
@@ -247,19 +201,19 @@ func filterContents(dst, arr []byte, v version) []byte {
 }
 
 // filterContent appends one content block for the client's revision.
-func filterContent(dst, raw []byte, v version) []byte {
+func filterContent(dst, raw []byte, v Version) []byte {
 	if !jsonrpc.IsObject(raw) {
 		return append(dst, raw...)
 	}
 	typ, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "type"))
 	switch {
-	case typ == "resource_link" && v < v20250618:
+	case typ == "resource_link" && v < V20250618:
 		return appendTextBlock(dst, describeLink(raw))
-	case typ == "audio" && v < v20250326:
+	case typ == "audio" && v < V20250326:
 		mime, _ := jsonrpc.Unquote(jsonrpc.Member(raw, "mimeType"))
 		return appendTextBlock(dst, "[audio content ("+mime+") omitted: protocol version "+v.String()+" cannot carry audio]")
 	case typ == "resource_link":
-		return filterItem(dst, raw, v)
+		return FilterItem(dst, raw, v)
 	}
 	return jsonrpc.RewriteObject(dst, raw, func(dst, key, val []byte) ([]byte, bool) {
 		if string(key) == "annotations" {
@@ -289,10 +243,10 @@ func appendTextBlock(dst []byte, text string) []byte {
 	return append(dst, '}')
 }
 
-// filterProgress drops the progress message, which 2024-11-05 does not
+// FilterProgress drops the progress message, which 2024-11-05 does not
 // define.
-func filterProgress(raw []byte, v version) []byte {
-	if v >= v20250326 || !bytes.Contains(raw, []byte(`"message"`)) {
+func FilterProgress(raw []byte, v Version) []byte {
+	if v >= V20250326 || !bytes.Contains(raw, []byte(`"message"`)) {
 		return raw
 	}
 	return jsonrpc.RewriteObject(nil, raw, func(dst, key, val []byte) ([]byte, bool) {
