@@ -14,8 +14,9 @@ import (
 )
 
 // BenchmarkStdioCall measures sequential tools/call round trips over
-// ServeStdio against the native echo plugin: the client writes one request
-// line and reads its response before the next. Allocations include the
+// serveLines (stdio's framing and writes over the Conn seam) against the
+// native echo plugin: the client writes one request line and reads its
+// response before the next. Allocations include the
 // client side. Compare with the ~55k calls/s plain hand-written loop of
 // go-sdk-evaluation.md §3 (a subprocess over OS pipes).
 //
@@ -31,7 +32,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		{"server", func(b *testing.B, in io.Reader, out io.Writer) error {
 			srv := New(loadRegistry(b, nil, "echo"), Options{Logger: quietLog})
 			defer srv.Close()
-			return srv.ServeStdio(context.Background(), in, out)
+			return serveLines(context.Background(), srv, in, out, nil)
 		}},
 		{"baseline", func(_ *testing.B, in io.Reader, out io.Writer) error { return plainLoop(in, out) }},
 	} {

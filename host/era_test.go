@@ -132,7 +132,7 @@ func TestListenStdio(t *testing.T) {
 		t.Errorf("after cancelling the listen: got %s; want the discover result", w.raw)
 	}
 	if err := c.closeInput(); err != nil {
-		t.Errorf("ServeStdio: %v", err)
+		t.Errorf("serveLines: %v", err)
 	}
 }
 

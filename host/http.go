@@ -328,18 +328,18 @@ func (h *HTTPHandler) Shutdown(ctx context.Context) error {
 		h.testHookClosing()
 	}
 	h.mu.Lock()
-	waits := make([]*session, 0, len(h.sessions)+len(h.legacy))
+	waits := make([]*Conn, 0, len(h.sessions)+len(h.legacy))
 	for _, hs := range h.sessions {
-		waits = append(waits, hs.sess)
+		waits = append(waits, hs.conn)
 	}
 	for _, ls := range h.legacy {
-		waits = append(waits, ls.sess)
+		waits = append(waits, ls.conn)
 	}
 	h.mu.Unlock()
 	done := make(chan struct{})
 	go func() { // ends at the latest when Close below ends the sessions
 		for _, s := range waits {
-			s.wg.Wait()
+			s.Wait()
 		}
 		close(done)
 	}()

@@ -39,7 +39,7 @@ func (h *HTTPHandler) probe(w http.ResponseWriter, r *http.Request) bool {
 // is not shutting down.
 func (h *HTTPHandler) ready() bool {
 	select {
-	case <-h.srv.reg.Ready():
+	case <-h.srv.Ready():
 		return !h.isClosing()
 	default:
 		return false

@@ -24,7 +24,7 @@ const maxLegacyQueue = 1024
 
 type legacySession struct {
 	id    string
-	sess  *session
+	conn  *Conn
 	log   *slog.Logger
 	serve func(raw []byte)
 	// cancel ends the session's lifetime context: requests in flight are
@@ -38,7 +38,7 @@ type legacySession struct {
 	once  sync.Once
 }
 
-func (ls *legacySession) send(msg []byte, _ json.RawMessage) error {
+func (ls *legacySession) Send(msg []byte, _ json.RawMessage) error {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.ended {
@@ -68,7 +68,7 @@ func (ls *legacySession) end() {
 		case ls.wake <- struct{}{}:
 		default:
 		}
-		ls.sess.close()
+		ls.conn.Close()
 		ls.log.Info("session ended")
 	})
 }
@@ -84,12 +84,12 @@ func (h *HTTPHandler) legacyStream(w http.ResponseWriter, r *http.Request) {
 	}
 	id := newSessionID()
 	ls := &legacySession{id: id, wake: make(chan struct{}, 1)}
-	ls.sess = h.srv.newSession(ls, "sse-"+shortID(id))
-	ls.log = ls.sess.log
+	ls.conn = h.srv.Connect(ls, ConnInfo{ID: "sse-" + shortID(id)})
+	ls.log = ls.conn.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	ls.cancel = cancel
-	sess := ls.sess
-	ls.serve = func(raw []byte) { sess.handle(ctx, raw) }
+	conn := ls.conn
+	ls.serve = func(raw []byte) { conn.Handle(ctx, raw) }
 	h.mu.Lock()
 	h.legacy[id] = ls
 	h.mu.Unlock()

@@ -99,7 +99,7 @@ func (h *HTTPHandler) request(w http.ResponseWriter, r *http.Request, hs *httpSe
 // postBatch serves a JSON-RPC batch, allowed only on sessions that
 // negotiated 2025-03-26 (the only revision that defines them).
 func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) {
-	if v := hs.sess.version(); v != protocol.V20250326 {
+	if v := hs.conn.Version(); v != protocol.V20250326 {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: "+v.String()+")")
 		return
 	}
@@ -164,7 +164,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 	if h.sessionsFull(w, r) {
 		return
 	}
-	hs := h.newHTTPSession()
+	hs := h.newHTTPSession(false, "")
 	hs.enter()
 	c := newConn()
 	st, _ := hs.openPost([]string{string(msg.ID)}, c)

@@ -31,7 +31,7 @@ import (
 type httpSession struct {
 	h    *HTTPHandler
 	id   string
-	sess *session
+	conn *Conn
 	log  *slog.Logger
 	// serve hands a message to the session, under the session's lifetime
 	// context (not the HTTP request's: a disconnect is not a cancellation).
@@ -111,7 +111,7 @@ type event struct {
 	data []byte
 }
 
-func (h *HTTPHandler) newHTTPSession() *httpSession {
+func (h *HTTPHandler) newHTTPSession(stateless bool, principal string) *httpSession {
 	id := newSessionID()
 	hs := &httpSession{
 		h:          h,
@@ -125,12 +125,12 @@ func (h *HTTPHandler) newHTTPSession() *httpSession {
 	}
 	hs.standalone = &stream{num: 0, primeSeq: -1, mode: modeSSE}
 	hs.streams[0] = hs.standalone
-	hs.sess = h.srv.newSession(hs, "http-"+shortID(id))
-	hs.log = hs.sess.log
+	hs.conn = h.srv.Connect(hs, ConnInfo{ID: "http-" + shortID(id), Stateless: stateless, Principal: principal})
+	hs.log = hs.conn.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel
-	sess := hs.sess
-	hs.serve = func(raw []byte, key json.RawMessage) { sess.handleMessage(ctx, raw, key) }
+	conn := hs.conn
+	hs.serve = func(raw []byte, key json.RawMessage) { conn.HandleKeyed(ctx, raw, key) }
 	return hs
 }
 
@@ -174,7 +174,7 @@ func (hs *httpSession) end(why endReason) {
 		hs.stopLocked(st)
 	}
 	hs.mu.Unlock()
-	hs.sess.close()
+	hs.conn.Close()
 	hs.log.Info("session ended", "reason", why.String())
 }
 
@@ -220,7 +220,7 @@ func (hs *httpSession) openPost(keys []string, c *conn) (*stream, error) {
 	for _, k := range keys {
 		hs.byKey[k] = st
 	}
-	if d := hs.h.opts.PollAfter; d > 0 && hs.sess.version() >= protocol.V20251125 {
+	if d := hs.h.opts.PollAfter; d > 0 && hs.conn.Version() >= protocol.V20251125 {
 		st.poll = time.AfterFunc(d, func() { hs.pollClose(st) })
 	}
 	return st, nil
@@ -235,9 +235,9 @@ func (hs *httpSession) abandon(st *stream) {
 
 var errSessionEnded = errors.New("session ended")
 
-// send implements outbound: the message goes to the stream of the request
+// Send implements outbound: the message goes to the stream of the request
 // it is related to, or to the standalone stream.
-func (hs *httpSession) send(msg []byte, related json.RawMessage) error {
+func (hs *httpSession) Send(msg []byte, related json.RawMessage) error {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.ended != endNone {
@@ -270,9 +270,17 @@ func (hs *httpSession) send(msg []byte, related json.RawMessage) error {
 	return nil
 }
 
-// unanswered implements finisher: the request related to key was
+// The HTTP sessions are the way back of their Conns; Streamable HTTP holds
+// a stream open per request, so it must hear of requests never answered.
+var (
+	_ Outbound = (*httpSession)(nil)
+	_ Finisher = (*httpSession)(nil)
+	_ Outbound = (*legacySession)(nil)
+)
+
+// Unanswered implements Finisher: the request related to key was
 // cancelled, so its stream ends without a response.
-func (hs *httpSession) unanswered(key json.RawMessage) {
+func (hs *httpSession) Unanswered(key json.RawMessage) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	st := hs.byKey[string(key)]
@@ -303,7 +311,7 @@ func (hs *httpSession) finishLocked(st *stream) {
 // event for clients that understand one, and makes it resumable.
 func (hs *httpSession) toSSELocked(st *stream) {
 	st.mode = modeSSE
-	if hs.sess.version() >= protocol.V20251125 {
+	if hs.conn.Version() >= protocol.V20251125 {
 		st.primeSeq = st.nextSeq
 		st.nextSeq++
 	}
@@ -398,7 +406,7 @@ func (hs *httpSession) attachStandalone(c *conn) (prime, after int64, ok bool) {
 	}
 	st.conn = c
 	prime = -1
-	if hs.sess.version() >= protocol.V20251125 {
+	if hs.conn.Version() >= protocol.V20251125 {
 		prime = st.nextSeq
 		st.nextSeq++
 	}

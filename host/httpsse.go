@@ -15,7 +15,7 @@ func (hs *httpSession) respond(w http.ResponseWriter, r *http.Request, st *strea
 		mode, body, prime, finished, detached, ended := st.mode, st.json, st.primeSeq, st.finished, c.detached, hs.ended
 		hs.mu.Unlock()
 		switch {
-		case mode == modeJSON && hs.sess.stateless:
+		case mode == modeJSON && hs.conn.Stateless():
 			writeStatus(w, statelessStatus(body), body)
 			return
 		case mode == modeJSON:
@@ -65,7 +65,7 @@ func (hs *httpSession) pump(w http.ResponseWriter, r *http.Request, st *stream, 
 		buf = strconv.AppendInt(buf, hs.h.opts.Retry.Milliseconds(), 10)
 		buf = append(buf, "\ndata: \n\n"...)
 		after = max(after, prime)
-	} else if hs.sess.version() >= protocol.V20251125 {
+	} else if hs.conn.Version() >= protocol.V20251125 {
 		buf = append(buf, "retry: "...)
 		buf = strconv.AppendInt(buf, hs.h.opts.Retry.Milliseconds(), 10)
 		buf = append(buf, "\n\n"...)

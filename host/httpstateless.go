@@ -45,9 +45,7 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 		writeStatus(w, http.StatusBadRequest, jsonrpc.AppendError(nil, msg.ID, err))
 		return
 	}
-	hs := h.newHTTPSession()
-	hs.sess.stateless = true
-	hs.sess.principal = principal(r)
+	hs := h.newHTTPSession(true, principal(r))
 	hs.enter()
 	defer func() {
 		hs.leave()

@@ -16,16 +16,16 @@ import (
 // notify, which may be nil.
 func (srv *Server) Call(ctx context.Context, method string, params json.RawMessage, notify func(msg []byte)) (json.RawMessage, error) {
 	out := &localOut{resp: make(chan []byte, 1), notify: notify}
-	sess := srv.newSession(out, "local")
-	defer sess.close()
+	conn := srv.Connect(out, ConnInfo{ID: "local"})
+	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	sess.handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcphost-call","version":"1"}}}`))
+	conn.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcphost-call","version":"1"}}}`))
 	if r := <-out.resp; !bytes.Contains(r, []byte(`"result"`)) {
 		return nil, fmt.Errorf("initialize: %s", r)
 	}
-	sess.handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	conn.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	req, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      int             `json:"id"`
@@ -35,7 +35,7 @@ func (srv *Server) Call(ctx context.Context, method string, params json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	sess.handle(ctx, req)
+	conn.Handle(ctx, req)
 	select {
 	case r := <-out.resp:
 		return r, nil
@@ -52,7 +52,7 @@ type localOut struct {
 	notify func([]byte)
 }
 
-func (o *localOut) send(msg []byte, _ json.RawMessage) error {
+func (o *localOut) Send(msg []byte, _ json.RawMessage) error {
 	m := bytes.Clone(msg)
 	var probe struct {
 		ID     json.RawMessage `json:"id"`

@@ -7,30 +7,10 @@ import (
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
-// outbound is a session's way back to its client; each transport provides
-// one. send delivers one complete JSON-RPC message or batch array, without
-// a trailing newline, compact (no newlines), and must not keep msg after it
-// returns. related is the id of the client request the message belongs to
-// (a response's own id, or the request a progress or log notification or a
-// server→client request is about); nil means the message belongs to no
-// request. Streamable HTTP routes on it; stdio ignores it. send may be
-// called from many goroutines.
-type outbound interface {
-	send(msg []byte, related json.RawMessage) error
-}
-
-// finisher is implemented by transports that hold a connection open for
-// each request until its response (Streamable HTTP). unanswered tells them
-// that the request related to id ended without one (it was cancelled), so
-// that the connection can be closed instead of waiting forever.
-type finisher interface {
-	unanswered(related json.RawMessage)
-}
-
 // unanswered reports a request that will get no response to the transport.
 func (s *session) unanswered(related json.RawMessage) {
-	if f, ok := s.out.(finisher); ok {
-		f.unanswered(related)
+	if f, ok := s.out.(Finisher); ok {
+		f.Unanswered(related)
 	}
 }
 
@@ -74,7 +54,7 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 func (s *session) send(msg []byte, related json.RawMessage) {
 	msg = jsonrpc.CompactLine(msg)
 	s.srv.audit.record(s.id, "out", msg)
-	if err := s.out.send(msg, related); err != nil {
+	if err := s.out.Send(msg, related); err != nil {
 		s.log.Debug("send failed", "err", err)
 	}
 }

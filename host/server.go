@@ -72,7 +72,7 @@ const (
 )
 
 // Server is an MCP server over a plugin registry. One Server serves any
-// number of sessions (ServeStdio serves one); it is safe for concurrent use.
+// number of sessions (each transport connection is one); it is safe for concurrent use.
 type Server struct {
 	reg        *plugins.Registry
 	opts       Options
@@ -96,10 +96,6 @@ type Server struct {
 	changes plugins.Changes // gathered since the timer started
 	timer   *time.Timer     // nil when no flush is scheduled
 	stop    func()          // ends the registry subscription
-
-	// testHookLine, when set, runs on the reader goroutine after each
-	// line has been handed to the session (tests use it to step).
-	testHookLine func(*session)
 }
 
 // New returns a Server for reg. It subscribes to reg's changes at once;

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -27,7 +28,7 @@ type clientState struct {
 type session struct {
 	srv *Server
 	id  string
-	out outbound
+	out Outbound
 	log *slog.Logger
 
 	state     atomic.Pointer[clientState] // nil until initialize
@@ -78,7 +79,7 @@ type reply struct {
 	err    error
 }
 
-func (srv *Server) newSession(out outbound, id string) *session {
+func (srv *Server) newSession(out Outbound, id string) *session {
 	s := &session{
 		srv:      srv,
 		id:       id,
@@ -284,4 +285,11 @@ func (s *session) subscribed(uri string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.subs[uri]
 	return ok
+}
+
+// tooLarge answers a message that exceeded the size limit, with its id
+// when that could be read from the message's first bytes.
+func (s *session) tooLarge(n, limit int64, id []byte) {
+	s.srv.audit.record(s.id, "in", []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
+	s.reply(id, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
 }

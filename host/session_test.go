@@ -136,8 +136,8 @@ func TestEOFLetsInFlightRequestsFinish(t *testing.T) {
 	if w := c.next(); string(w.ID) != `"last"` || !strings.Contains(string(w.Result), "done") {
 		t.Fatalf("after EOF: got %s; want the in-flight result", w.raw)
 	}
-	if err := recv(t, c.done, "ServeStdio to return"); err != nil {
-		t.Fatalf("ServeStdio after EOF: got %v; want nil", err)
+	if err := recv(t, c.done, "serveLines to return"); err != nil {
+		t.Fatalf("serveLines after EOF: got %v; want nil", err)
 	}
 }
 
@@ -151,8 +151,8 @@ func TestContextCancelStopsServing(t *testing.T) {
 	if err := recv(t, fx.cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("slow tool's ctx: got %v; want context.Canceled", err)
 	}
-	if err := recv(t, c.done, "ServeStdio to return"); err != nil {
-		t.Fatalf("ServeStdio after cancel: got %v; want nil", err)
+	if err := recv(t, c.done, "serveLines to return"); err != nil {
+		t.Fatalf("serveLines after cancel: got %v; want nil", err)
 	}
 	if line, ok := <-c.lines; ok {
 		t.Fatalf("after cancel: got %s; want no more output", line)
@@ -198,7 +198,7 @@ type captureOut struct {
 	rel  []string
 }
 
-func (c *captureOut) send(msg []byte, related json.RawMessage) error {
+func (c *captureOut) Send(msg []byte, related json.RawMessage) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.msgs = append(c.msgs, string(msg))

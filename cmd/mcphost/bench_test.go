@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/stdio"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -74,7 +75,7 @@ func stdioServer(b *testing.B, cfg *plugins.Config) (w io.WriteCloser, r *bufio.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.ServeStdio(ctx, inR, outW)
+		_ = stdio.Serve(ctx, srv, inR, outW)
 	}()
 	b.Cleanup(func() {
 		inW.Close()

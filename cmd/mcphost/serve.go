@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/metrics"
+	"github.com/mcphost/mcphost/host/stdio"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -109,7 +110,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.MaxSessions = cfg.Server.MaxSessions
 		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
 	} else {
-		err = srv.ServeStdio(ctx, stdin, stdout)
+		err = stdio.Serve(ctx, srv, stdin, stdout)
 	}
 	cancelLoad()
 	<-loaded
