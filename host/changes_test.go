@@ -144,17 +144,6 @@ func TestServerNotifyLevels(t *testing.T) {
 	}
 }
 
-func buildGeneration(t *testing.T, specs ...plugins.Spec) *plugins.Generation {
-	t.Helper()
-	cfg := plugins.DefaultConfig()
-	cfg.Plugins = specs
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), cfg, nil)
-	if err != nil || len(g.Failures) > 0 {
-		t.Fatalf("build: %v %v", err, g.Failures)
-	}
-	return g
-}
-
 // TestHammerCallsDuringReloads keeps calls running while generations are
 // swapped underneath: every call is answered, and none fails.
 func TestHammerCallsDuringReloads(t *testing.T) {

@@ -139,3 +139,19 @@ func (srv *Server) StartupLeft() time.Duration {
 // Ready is closed once the registry's initial load is done (readiness
 // probes).
 func (srv *Server) Ready() <-chan struct{} { return srv.reg.Ready() }
+
+// ToolInputSchema returns the inputSchema of the tool named name in the
+// current generation, or nil when there is none (the Streamable HTTP
+// transport checks the Mcp-Param-* headers it declares).
+func (srv *Server) ToolInputSchema(name string) json.RawMessage {
+	g, release := srv.reg.Acquire()
+	defer release()
+	if g == nil {
+		return nil
+	}
+	t := g.Tool(name)
+	if t == nil {
+		return nil
+	}
+	return t.Def.InputSchema
+}

@@ -19,8 +19,8 @@ import (
 
 // Keys of the per-request _meta.
 const (
-	metaVersion      = "io.modelcontextprotocol/protocolVersion"
-	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaVersion      = protocol.MetaVersion
+	metaCapabilities = protocol.MetaCapabilities
 	metaClientInfo   = "io.modelcontextprotocol/clientInfo"
 	metaLogLevel     = "io.modelcontextprotocol/logLevel"
 	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
@@ -29,9 +29,8 @@ const (
 
 // Error codes the 2026-07-28 revision adds.
 const (
-	codeHeaderMismatch      = -32020
-	codeMissingCapability   = -32021
-	codeUnsupportedProtocol = -32022
+	codeMissingCapability   = protocol.CodeMissingCapability
+	codeUnsupportedProtocol = protocol.CodeUnsupportedProtocol
 )
 
 // era says which revisions define a method.
@@ -42,21 +41,6 @@ const (
 	eraLegacy        // initialize-based revisions only (2025-11-25 and before)
 	eraStateless     // 2026-07-28 only
 )
-
-// hasEraMeta reports whether params carry any of the stateless era's _meta
-// keys: such a request is served statelessly even on a connection that
-// never sent initialize (stdio).
-func hasEraMeta(params json.RawMessage) bool {
-	meta := jsonrpc.Member(params, "_meta")
-	return jsonrpc.Member(meta, metaVersion) != nil || jsonrpc.Member(meta, metaCapabilities) != nil
-}
-
-// isLegacyInitialize reports whether msg is an initialize request of the
-// handshake revisions, which carries params.protocolVersion; one without it
-// (a stateless-era client probing) is a method that era does not define.
-func isLegacyInitialize(msg *jsonrpc.Message) bool {
-	return string(msg.Method) == "initialize" && jsonrpc.Member(msg.Params, "protocolVersion") != nil
-}
 
 // statelessState reads a stateless request's _meta into the client state
 // it is served with, or returns the error the request gets: -32602 when a

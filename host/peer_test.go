@@ -168,7 +168,7 @@ func TestPeerRequestRoundTrip(t *testing.T) {
 		t.Fatalf("got %s; want the sampling request", req.raw)
 	}
 	c.send(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}}`, req.ID)
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); err != nil {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); err != nil {
 		t.Fatalf("Request: %v", err)
 	}
 	if w := c.next(); string(w.ID) != `"t1"` || !strings.Contains(string(w.Result), `sampled`) {
@@ -179,7 +179,7 @@ func TestPeerRequestRoundTrip(t *testing.T) {
 	req = c.next()
 	c.send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-1,"message":"user said no"}}`, req.ID)
 	var ce *ClientError
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); !errors.As(err, &ce) || ce.Code != -1 {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); !errors.As(err, &ce) || ce.Code != -1 {
 		t.Fatalf("Request: got %v; want a *ClientError with code -1", err)
 	}
 	if w := c.next(); string(w.ID) != `"t2"` || !strings.Contains(string(w.Result), `"isError":true`) {
@@ -206,7 +206,7 @@ func TestPeerRequestCancelled(t *testing.T) {
 	if w.Method != "notifications/cancelled" || string(p.RequestID) != string(req.ID) {
 		t.Fatalf("got %s; want notifications/cancelled for request %s", w.raw, req.ID)
 	}
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); !errors.Is(err, context.Canceled) {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Request: got %v; want context.Canceled", err)
 	}
 	onlySession(t, srv).wg.Wait()
@@ -223,7 +223,7 @@ func TestPeerRequestFailsWhenClientGone(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"test_ask","arguments":{"method":"roots/list"}}}`)
 	c.next() // the roots/list request
 	c.in.Close()
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); !errors.Is(err, ErrClosed) {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Request after EOF: got %v; want ErrClosed", err)
 	}
 	if w := c.next(); string(w.ID) != `"t"` || !strings.Contains(string(w.Result), `"isError":true`) {

@@ -183,8 +183,8 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, 
 func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
 	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
-	if s.state.Load() == nil && !isLegacyInitialize(msg) &&
-		(s.stateless || hasEraMeta(msg.Params) || m != nil && m.era == eraStateless) {
+	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&
+		(s.stateless || protocol.HasStatelessMeta(msg.Params) || m != nil && m.era == eraStateless) {
 		var err error
 		if st, err = s.statelessRequest(m, msg); err != nil {
 			s.reply(msg.ID, nil, err, b, slot)

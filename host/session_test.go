@@ -20,7 +20,7 @@ func TestSlowToolDoesNotDelayPing(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
 	c.send(`{"jsonrpc":"2.0","id":"echo","method":"tools/call","params":{"name":"test_echo","arguments":{"msg":"hi"}}}`)
 	got := map[string]bool{}
@@ -30,7 +30,7 @@ func TestSlowToolDoesNotDelayPing(t *testing.T) {
 	if !got[`"ping"`] || !got[`"echo"`] {
 		t.Fatalf("while the slow tool runs: got responses %v; want ping and echo", got)
 	}
-	close(fx.release)
+	close(fx.Release)
 	if w := c.next(); string(w.ID) != `"slow"` || !strings.Contains(string(w.Result), "done") {
 		t.Fatalf("slow tool: got %s; want its result", w.raw)
 	}
@@ -42,9 +42,9 @@ func TestCancelStopsCallWithoutResponse(t *testing.T) {
 	c := startClient(t, srv)
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"user"}}`)
-	if err := recv(t, fx.cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
+	if err := recv(t, fx.Cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("slow tool's ctx: got %v; want context.Canceled", err)
 	}
 	onlySession(t, srv).wg.Wait() // the handler has returned
@@ -114,12 +114,12 @@ func TestDuplicateIDInFlight(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
 	if w := c.next(); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidRequest {
 		t.Fatalf("reused id: got %s; want -32600", w.raw)
 	}
-	close(fx.release)
+	close(fx.Release)
 	if w := c.next(); string(w.ID) != "5" || w.Error != nil {
 		t.Fatalf("got %s; want the slow tool's result", w.raw)
 	}
@@ -130,9 +130,9 @@ func TestEOFLetsInFlightRequestsFinish(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.in.Close()
-	close(fx.release)
+	close(fx.Release)
 	if w := c.next(); string(w.ID) != `"last"` || !strings.Contains(string(w.Result), "done") {
 		t.Fatalf("after EOF: got %s; want the in-flight result", w.raw)
 	}
@@ -146,9 +146,9 @@ func TestContextCancelStopsServing(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.cancel()
-	if err := recv(t, fx.cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
+	if err := recv(t, fx.Cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("slow tool's ctx: got %v; want context.Canceled", err)
 	}
 	if err := recv(t, c.done, "serveLines to return"); err != nil {

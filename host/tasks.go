@@ -3,13 +3,11 @@ package host
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -629,16 +627,4 @@ func cancelTask(_ context.Context, s *session, req *request) (any, error) {
 		}
 		return emptyJSON, nil
 	})
-}
-
-// principal names the caller of an HTTP request for task ownership: a
-// hash of its Authorization header ("" when it sent none), so a task
-// created with one credential is unknown to every other.
-func principal(r *http.Request) string {
-	a := r.Header.Get("Authorization")
-	if a == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(a))
-	return base64.RawURLEncoding.EncodeToString(h[:])
 }

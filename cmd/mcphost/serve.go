@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/metrics"
 	"github.com/mcphost/mcphost/host/stdio"
+	"github.com/mcphost/mcphost/host/streamable"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -108,7 +109,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.MaxInFlightPerSession = cfg.Server.MaxInFlightPerSession
 		httpOpts.MaxInFlightPerClient = cfg.Server.MaxInFlightPerClient
 		httpOpts.MaxSessions = cfg.Server.MaxSessions
-		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
+		err = streamable.Serve(ctx, srv, ln, httpOpts)
 	} else {
 		err = stdio.Serve(ctx, srv, stdin, stdout)
 	}

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"encoding/base64"
@@ -28,15 +28,15 @@ const (
 // Anything else keeps the 2025 answer (400: a session is required), which
 // is what tells a dual-era client to fall back to initialize.
 func isStatelessPost(r *http.Request, msg *jsonrpc.Message) bool {
-	if msg.Kind != jsonrpc.KindRequest || isLegacyInitialize(msg) {
+	if msg.Kind != jsonrpc.KindRequest || protocol.IsHandshakeInitialize(msg) {
 		return false
 	}
-	return r.Header.Get(hdrVersion) == protocol.Stateless.String() || hasEraMeta(msg.Params) ||
+	return r.Header.Get(hdrVersion) == protocol.Stateless.String() || protocol.HasStatelessMeta(msg.Params) ||
 		string(msg.Method) == "server/discover" || string(msg.Method) == "subscriptions/listen"
 }
 
 // stateless serves one stateless request.
-func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
+func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
 	err := checkMirrorHeaders(r, msg)
 	if err == nil && string(msg.Method) == "tools/call" {
 		err = h.checkParamHeaders(r, msg)
@@ -58,13 +58,13 @@ func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 // Mcp-Name with the body: a missing or different one is -32020.
 func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 	mismatch := func(format string, args ...any) *jsonrpc.Error {
-		e := jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: "+format, args...)
+		e := jsonrpc.Errorf(protocol.CodeHeaderMismatch, "Header mismatch: "+format, args...)
 		return e
 	}
 	meta := jsonrpc.Member(msg.Params, "_meta")
-	if v, ok := jsonrpc.Unquote(jsonrpc.Member(meta, metaVersion)); ok {
+	if v, ok := jsonrpc.Unquote(jsonrpc.Member(meta, protocol.MetaVersion)); ok {
 		if hv := r.Header.Get(hdrVersion); hv != v {
-			return mismatch("%s is %q, the body's %s is %q", hdrVersion, hv, metaVersion, v)
+			return mismatch("%s is %q, the body's %s is %q", hdrVersion, hv, protocol.MetaVersion, v)
 		}
 	}
 	if hm := r.Header.Get(hdrMethod); hm != string(msg.Method) {
@@ -92,20 +92,15 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 // x-mcp-header is mirrored in the header it names, as sent or, wrapped as
 // =?base64?…?=, Base64-encoded. A missing, extra or different header, or
 // bad Base64, is -32020.
-func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+func (h *Handler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 	name, _ := jsonrpc.Unquote(jsonrpc.Member(msg.Params, "name"))
-	g, release := h.srv.reg.Acquire()
-	defer release()
-	if g == nil {
-		return nil
-	}
-	t := g.Tool(name)
-	if t == nil {
+	schema := h.srv.ToolInputSchema(name)
+	if schema == nil {
 		return nil
 	}
 	args := jsonrpc.Member(msg.Params, "arguments")
 	var bad *jsonrpc.Error
-	jsonrpc.EachMember(jsonrpc.Member(t.Def.InputSchema, "properties"), func(k, prop []byte) bool {
+	jsonrpc.EachMember(jsonrpc.Member(schema, "properties"), func(k, prop []byte) bool {
 		suffix, ok := jsonrpc.Unquote(jsonrpc.Member(prop, "x-mcp-header"))
 		if !ok {
 			return true
@@ -116,7 +111,7 @@ func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *
 		arg := jsonrpc.Member(args, param)
 		if arg == nil || string(arg) == "null" {
 			if sent {
-				bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s is sent but argument %q is absent", hdr, param)
+				bad = jsonrpc.Errorf(protocol.CodeHeaderMismatch, "Header mismatch: %s is sent but argument %q is absent", hdr, param)
 			}
 			return bad == nil
 		}
@@ -125,15 +120,15 @@ func (h *HTTPHandler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *
 			want = string(arg)
 		}
 		if !sent {
-			bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s is missing for argument %q", hdr, param)
+			bad = jsonrpc.Errorf(protocol.CodeHeaderMismatch, "Header mismatch: %s is missing for argument %q", hdr, param)
 			return false
 		}
 		got, err := decodeParamHeader(vals[0])
 		switch {
 		case err != nil:
-			bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s: %v", hdr, err)
+			bad = jsonrpc.Errorf(protocol.CodeHeaderMismatch, "Header mismatch: %s: %v", hdr, err)
 		case got != want:
-			bad = jsonrpc.Errorf(codeHeaderMismatch, "Header mismatch: %s is %q, argument %q is %q", hdr, got, param, want)
+			bad = jsonrpc.Errorf(protocol.CodeHeaderMismatch, "Header mismatch: %s is %q, argument %q is %q", hdr, got, param, want)
 		}
 		return bad == nil
 	})

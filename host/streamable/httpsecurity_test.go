@@ -1,18 +1,20 @@
-package host
+package streamable
 
 import (
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // TestHTTPHostAndOrigin: DNS-rebinding protection. Both headers are
 // checked on every request, before anything else (403 even for
 // initialize), and the loopback names pass with any port.
 func TestHTTPHostAndOrigin(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{
 		AllowedHosts:   []string{"mcp.example.com", "pinned.example.com:8443"},
 		AllowedOrigins: []string{"https://app.example.com", "http://tool.example.com:3000/"},
 	})
@@ -69,8 +71,8 @@ func TestHTTPHostAndOrigin(t *testing.T) {
 
 // TestHTTPPreflight: a browser on an allowed origin may ask first.
 func TestHTTPPreflight(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{AuthToken: "secret"})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{AuthToken: "secret"})
 	resp := ht.client().do(http.MethodOptions, ht.url, "", "Origin", "http://localhost:5173", "Access-Control-Request-Method", "POST")
 	readAll(t, resp)
 	if resp.StatusCode != 204 || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") {
@@ -84,8 +86,8 @@ func TestHTTPPreflight(t *testing.T) {
 
 // TestHTTPBearerToken: with a token, every request must carry it.
 func TestHTTPBearerToken(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{AuthToken: "s3cret-token"})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{AuthToken: "s3cret-token"})
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	for _, tc := range []struct {
 		auth      string
@@ -162,7 +164,7 @@ func FuzzHTTPHeaders(f *testing.F) {
 	for _, s := range []string{"localhost:80", "[::1]:1", "http://127.0.0.1:8080", "null", "1-2", "0-0", "text/event-stream;q=0", "Bearer x", "%zz", "[", "-1-1"} {
 		f.Add(s)
 	}
-	c := newChecker(HTTPOptions{AllowedHosts: []string{"a.example"}, AllowedOrigins: []string{"https://a.example"}, AuthToken: "t"})
+	c := newChecker(Options{AllowedHosts: []string{"a.example"}, AllowedOrigins: []string{"https://a.example"}, AuthToken: "t"})
 	f.Fuzz(func(t *testing.T, s string) {
 		if name := hostName(strings.ToLower(s)); name != "" && c.hostAllowed(s) && !isLoopbackName(name) && name != "a.example" {
 			t.Errorf("host %q (name %q) allowed", s, name)

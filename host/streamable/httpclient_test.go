@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"bufio"
@@ -12,21 +12,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // httpTest is a server behind a real loopback listener and the handler
 // serving it.
 type httpTest struct {
 	t   *testing.T
-	srv *Server
-	h   *HTTPHandler
+	srv *host.Server
+	h   *Handler
 	ts  *httptest.Server
 	url string // the MCP endpoint
 }
 
-func startHTTP(t *testing.T, srv *Server, opts HTTPOptions) *httpTest {
+func startHTTP(t *testing.T, srv *host.Server, opts Options) *httpTest {
 	t.Helper()
-	h := srv.NewHTTPHandler(opts)
+	h := NewHandler(srv, opts)
 	ts := httptest.NewServer(h) // 127.0.0.1
 	t.Cleanup(func() {
 		h.Close() // ends the streams, so Close below does not wait on them

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -15,9 +16,9 @@ import (
 func TestHTTPProbes(t *testing.T) {
 	reg := plugins.NewRegistry()
 	t.Cleanup(func() { reg.Close(context.Background()) })
-	srv := New(reg, Options{Logger: quietLog, StartupWait: -1})
+	srv := host.New(reg, host.Options{Logger: quietLog, StartupWait: -1})
 	t.Cleanup(srv.Close)
-	h := srv.NewHTTPHandler(HTTPOptions{AuthToken: "secret"})
+	h := NewHandler(srv, Options{AuthToken: "secret"})
 	t.Cleanup(h.Close)
 
 	probe := func(method, path string) int {

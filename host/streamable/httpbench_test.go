@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
@@ -41,9 +42,9 @@ func benchHTTP(b *testing.B, baseline bool, clients int) {
 	if baseline {
 		handler = plainHTTP()
 	} else {
-		srv := New(loadRegistry(b, nil, "echo"), Options{Logger: quietLog})
+		srv := host.New(loadRegistry(b, nil, "echo"), host.Options{Logger: quietLog})
 		defer srv.Close()
-		h := srv.NewHTTPHandler(HTTPOptions{})
+		h := NewHandler(srv, Options{})
 		defer h.Close()
 		handler = h
 	}

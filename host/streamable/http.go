@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
-// HTTPOptions configure the HTTP transports (see [Server.NewHTTPHandler]).
+// Options configure the HTTP transports (see [NewHandler]).
 // Zero values mean the documented defaults.
-type HTTPOptions struct {
+type Options struct {
 	// Path is the Streamable HTTP endpoint (default "/mcp"). The deprecated
 	// HTTP+SSE transport of 2024-11-05 is served at /sse and /messages.
 	Path string
@@ -38,7 +39,7 @@ type HTTPOptions struct {
 	// streams (default 30 minutes). Clients that never DELETE their session
 	// (the conformance suite, killed processes) leave nothing behind.
 	SessionIdle time.Duration
-	// MaxBodyBytes bounds a POST body (default Options.MaxMessageBytes);
+	// MaxBodyBytes bounds a POST body (default host.Options.MaxMessageBytes);
 	// a larger one gets 413.
 	MaxBodyBytes int64
 	// ReplayEvents and ReplayBytes bound each session's buffer of SSE
@@ -54,7 +55,7 @@ type HTTPOptions struct {
 	PollAfter time.Duration
 	// Retry is the reconnection delay sent with priming events (default 1s).
 	Retry time.Duration
-	// ShutdownGrace bounds how long ServeStreamableHTTP waits, once its
+	// ShutdownGrace bounds how long Serve waits, once its
 	// context is done, for the requests in flight (default 10s).
 	ShutdownGrace time.Duration
 
@@ -91,14 +92,14 @@ const (
 	codeSessionNotFound = -32001
 )
 
-// HTTPHandler serves MCP over Streamable HTTP (2025-03-26 and later) and
+// Handler serves MCP over Streamable HTTP (2025-03-26 and later) and
 // over the HTTP+SSE transport of 2024-11-05 for older clients. Both feed
 // the same sessions as stdio: only framing and routing live here.
 // Close (or Shutdown) must be called to end its sessions and its expiry
 // goroutine.
-type HTTPHandler struct {
-	srv   *Server
-	opts  HTTPOptions
+type Handler struct {
+	srv   *host.Server
+	opts  Options
 	log   *slog.Logger
 	check checker
 
@@ -126,10 +127,10 @@ type HTTPHandler struct {
 	testHookLegacyEnd func()
 }
 
-// NewHTTPHandler returns the http.Handler of the HTTP transports. It
-// starts a goroutine that expires idle sessions; [HTTPHandler.Close] stops
+// NewHandler returns the http.Handler of the HTTP transports. It
+// starts a goroutine that expires idle sessions; [Handler.Close] stops
 // it.
-func (srv *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
+func NewHandler(srv *host.Server, opts Options) *Handler {
 	if opts.Path == "" {
 		opts.Path = defaultHTTPPath
 	}
@@ -137,7 +138,7 @@ func (srv *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 		opts.SessionIdle = defaultSessionIdle
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = srv.opts.MaxMessageBytes
+		opts.MaxBodyBytes = srv.MaxMessageBytes()
 	}
 	if opts.ReplayEvents <= 0 {
 		opts.ReplayEvents = defaultReplayEvents
@@ -152,10 +153,10 @@ func (srv *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 		opts.ShutdownGrace = defaultShutdownGrace
 	}
 	limitOptions(&opts)
-	h := &HTTPHandler{
+	h := &Handler{
 		srv:      srv,
 		opts:     opts,
-		log:      srv.log.With("transport", "http"),
+		log:      srv.Logger().With("transport", "http"),
 		check:    newChecker(opts),
 		sessions: make(map[string]*httpSession),
 		legacy:   make(map[string]*legacySession),
@@ -169,7 +170,7 @@ func (srv *Server) NewHTTPHandler(opts HTTPOptions) *HTTPHandler {
 // ServeHTTP implements http.Handler: the probes (/healthz, /readyz, see
 // httphealth.go), then DNS-rebinding and origin checks and authentication,
 // for every other path, then the endpoints.
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.probe(w, r) {
 		return
 	}
@@ -239,7 +240,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handOver runs serve, which passes a message to a session, unless the
 // handler is shutting down and the message could start new work (anything
 // but a response to our own request). It reports whether serve ran.
-func (h *HTTPHandler) handOver(response bool, serve func()) bool {
+func (h *Handler) handOver(response bool, serve func()) bool {
 	h.gate.RLock()
 	defer h.gate.RUnlock()
 	if h.closing && !response {
@@ -249,7 +250,7 @@ func (h *HTTPHandler) handOver(response bool, serve func()) bool {
 	return true
 }
 
-func (h *HTTPHandler) isClosing() bool {
+func (h *Handler) isClosing() bool {
 	h.gate.RLock()
 	defer h.gate.RUnlock()
 	return h.closing
@@ -261,7 +262,7 @@ func newSessionID() string { return rand.Text() }
 
 // lookup returns the session sid and marks it busy (see
 // httpSession.leave), or nil when there is no such session.
-func (h *HTTPHandler) lookup(sid string) *httpSession {
+func (h *Handler) lookup(sid string) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hs := h.sessions[sid]
@@ -271,7 +272,7 @@ func (h *HTTPHandler) lookup(sid string) *httpSession {
 	return hs
 }
 
-func (h *HTTPHandler) remove(hs *httpSession) bool {
+func (h *Handler) remove(hs *httpSession) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sessions[hs.id] != hs {
@@ -282,7 +283,7 @@ func (h *HTTPHandler) remove(hs *httpSession) bool {
 }
 
 // expireLoop ends idle sessions until Close.
-func (h *HTTPHandler) expireLoop() {
+func (h *Handler) expireLoop() {
 	defer h.janitor.Done()
 	period := min(h.opts.SessionIdle/4, time.Minute)
 	t := time.NewTicker(max(period, 10*time.Millisecond))
@@ -298,7 +299,7 @@ func (h *HTTPHandler) expireLoop() {
 }
 
 // expire ends every session idle since before now-SessionIdle.
-func (h *HTTPHandler) expire(now time.Time) {
+func (h *Handler) expire(now time.Time) {
 	var idle []*httpSession
 	h.mu.Lock()
 	for id, hs := range h.sessions {
@@ -320,7 +321,7 @@ func (h *HTTPHandler) expire(now time.Time) {
 // have finished and their responses have been queued, or until ctx is
 // done, and then ends every session, which closes every stream after what
 // is queued on it. It returns ctx's error if requests were cut short.
-func (h *HTTPHandler) Shutdown(ctx context.Context) error {
+func (h *Handler) Shutdown(ctx context.Context) error {
 	h.gate.Lock()
 	h.closing = true
 	h.gate.Unlock()
@@ -328,7 +329,7 @@ func (h *HTTPHandler) Shutdown(ctx context.Context) error {
 		h.testHookClosing()
 	}
 	h.mu.Lock()
-	waits := make([]*Conn, 0, len(h.sessions)+len(h.legacy))
+	waits := make([]*host.Conn, 0, len(h.sessions)+len(h.legacy))
 	for _, hs := range h.sessions {
 		waits = append(waits, hs.conn)
 	}
@@ -356,7 +357,7 @@ func (h *HTTPHandler) Shutdown(ctx context.Context) error {
 
 // Close ends every session at once (requests in flight are cancelled and
 // streams closed) and stops the expiry goroutine. It is idempotent.
-func (h *HTTPHandler) Close() {
+func (h *Handler) Close() {
 	h.closeOnce.Do(func() {
 		h.gate.Lock()
 		h.closing = true
@@ -378,20 +379,20 @@ func (h *HTTPHandler) Close() {
 	})
 }
 
-// ServeStreamableHTTP serves the HTTP transports on ln until ctx is done,
+// Serve serves srv's HTTP transports on ln until ctx is done,
 // then shuts down: it refuses new sessions and requests (503), lets the
 // requests in flight finish (at most ShutdownGrace; answers to the
 // server's own requests are still accepted), closes the streams and the
 // listener, and returns nil. It returns an error only if serving fails. The caller creates ln,
 // so it knows the address (port 0 works) and decides where to bind;
 // 127.0.0.1 is the safe choice.
-func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	h := srv.NewHTTPHandler(opts)
+func Serve(ctx context.Context, srv *host.Server, ln net.Listener, opts Options) error {
+	h := NewHandler(srv, opts)
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute, // no ReadTimeout: it would cut SSE streams
-		ErrorLog:          slog.NewLogLogger(srv.log.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(srv.Logger().Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	served := make(chan error, 1)

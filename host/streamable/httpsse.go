@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"net/http"

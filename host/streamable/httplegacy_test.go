@@ -1,17 +1,19 @@
-package host
+package streamable
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // TestLegacySSE runs a 2024-11-05 HTTP+SSE session: the endpoint event,
 // POSTs answered with 202, and every answer on the stream.
 func TestLegacySSE(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, fx, host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	ended := make(chan struct{}, 1)
 	ht.h.testHookLegacyEnd = func() { ended <- struct{}{} }
 	c := ht.client()

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import "net/http"
 
@@ -16,7 +16,7 @@ const (
 // HTTP) and /readyz (200 once the registry's initial load is done and
 // until shutdown begins, 503 before and after), and reports whether it
 // did.
-func (h *HTTPHandler) probe(w http.ResponseWriter, r *http.Request) bool {
+func (h *Handler) probe(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.Path != healthPath && r.URL.Path != readyPath {
 		return false
 	}
@@ -37,7 +37,7 @@ func (h *HTTPHandler) probe(w http.ResponseWriter, r *http.Request) bool {
 
 // ready reports whether the initial plugin load is done and the handler
 // is not shutting down.
-func (h *HTTPHandler) ready() bool {
+func (h *Handler) ready() bool {
 	select {
 	case <-h.srv.Ready():
 		return !h.isClosing()

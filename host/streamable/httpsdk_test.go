@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -38,9 +39,9 @@ func TestGoSDKStreamableHTTP(t *testing.T) {
 
 func testGoSDKStreamableHTTP(t *testing.T, version string) {
 	reg := loadRegistry(t, newFixture(), "test")
-	srv := New(reg, Options{Logger: quietLog})
+	srv := host.New(reg, host.Options{Logger: quietLog})
 	defer srv.Close()
-	ht := startHTTP(t, srv, HTTPOptions{})
+	ht := startHTTP(t, srv, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 
@@ -117,8 +118,8 @@ func testGoSDKStreamableHTTP(t *testing.T, version string) {
 // and gets the result.
 func TestGoSDKResumesPolledStream(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	ht := startHTTP(t, srv, HTTPOptions{PollAfter: time.Nanosecond, Retry: time.Millisecond})
+	srv := newServer(t, fx, host.Options{})
+	ht := startHTTP(t, srv, Options{PollAfter: time.Nanosecond, Retry: time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-judge", Version: "1"}, nil)
@@ -128,8 +129,8 @@ func TestGoSDKResumesPolledStream(t *testing.T) {
 	}
 	defer cs.Close()
 	go func() {
-		<-fx.started
-		fx.release <- struct{}{}
+		<-fx.Started
+		fx.Release <- struct{}{}
 	}()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_slow"})
 	if err != nil || sdkText(t, res) != "done" {
@@ -138,8 +139,8 @@ func TestGoSDKResumesPolledStream(t *testing.T) {
 }
 
 func TestGoSDKLegacySSE(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-judge", Version: "1"}, nil)

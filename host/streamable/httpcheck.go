@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"crypto/sha256"
@@ -20,7 +20,7 @@ type checker struct {
 	token              *[sha256.Size]byte
 }
 
-func newChecker(opts HTTPOptions) checker {
+func newChecker(opts Options) checker {
 	c := checker{hosts: map[string]bool{}, origins: map[string]bool{}}
 	for _, h := range opts.AllowedHosts {
 		h = strings.ToLower(strings.TrimSpace(h))

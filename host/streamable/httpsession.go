@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 )
@@ -29,9 +30,9 @@ import (
 // (bounded) until evicted, so a client that lost the connection can resume
 // with GET and Last-Event-ID, on that stream only.
 type httpSession struct {
-	h    *HTTPHandler
+	h    *Handler
 	id   string
-	conn *Conn
+	conn *host.Conn
 	log  *slog.Logger
 	// serve hands a message to the session, under the session's lifetime
 	// context (not the HTTP request's: a disconnect is not a cancellation).
@@ -111,7 +112,7 @@ type event struct {
 	data []byte
 }
 
-func (h *HTTPHandler) newHTTPSession(stateless bool, principal string) *httpSession {
+func (h *Handler) newHTTPSession(stateless bool, principal string) *httpSession {
 	id := newSessionID()
 	hs := &httpSession{
 		h:          h,
@@ -125,7 +126,7 @@ func (h *HTTPHandler) newHTTPSession(stateless bool, principal string) *httpSess
 	}
 	hs.standalone = &stream{num: 0, primeSeq: -1, mode: modeSSE}
 	hs.streams[0] = hs.standalone
-	hs.conn = h.srv.Connect(hs, ConnInfo{ID: "http-" + shortID(id), Stateless: stateless, Principal: principal})
+	hs.conn = h.srv.Connect(hs, host.ConnInfo{ID: "http-" + shortID(id), Stateless: stateless, Principal: principal})
 	hs.log = hs.conn.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel
@@ -273,9 +274,9 @@ func (hs *httpSession) Send(msg []byte, related json.RawMessage) error {
 // The HTTP sessions are the way back of their Conns; Streamable HTTP holds
 // a stream open per request, so it must hear of requests never answered.
 var (
-	_ Outbound = (*httpSession)(nil)
-	_ Finisher = (*httpSession)(nil)
-	_ Outbound = (*legacySession)(nil)
+	_ host.Outbound = (*httpSession)(nil)
+	_ host.Finisher = (*httpSession)(nil)
+	_ host.Outbound = (*legacySession)(nil)
 )
 
 // Unanswered implements Finisher: the request related to key was

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/hosttest"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -15,7 +17,7 @@ import (
 // Streamable HTTP: every response is the same bytes, because both
 // transports feed the same session code.
 func TestHTTPMatchesStdio(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
+	srv := newServer(t, newFixture(), host.Options{})
 	requests := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_echo","arguments":{"msg":"hi"}}}`,
@@ -31,7 +33,7 @@ func TestHTTPMatchesStdio(t *testing.T) {
 		t.Run(ver, func(t *testing.T) {
 			sc := startClient(t, srv)
 			sc.initialize(ver, `{}`)
-			hc := startHTTP(t, srv, HTTPOptions{}).client()
+			hc := startHTTP(t, srv, Options{}).client()
 			hc.initialize(ver, `{}`)
 			for _, req := range requests {
 				sc.send("%s", req)
@@ -46,8 +48,8 @@ func TestHTTPMatchesStdio(t *testing.T) {
 
 // TestHTTPExactPayloads pins the bytes of a session's first exchanges.
 func TestHTTPExactPayloads(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{Name: "mcphost-test", Version: "1.2.3"})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{Name: "mcphost-test", Version: "1.2.3"})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	resp := c.post(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	body := readAll(t, resp)
@@ -84,8 +86,8 @@ func TestHTTPExactPayloads(t *testing.T) {
 // answered with JSON (nothing was streamed).
 func TestHTTPHostFunctionsWithoutCapability(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	c := startHTTP(t, srv, HTTPOptions{}).client()
+	srv := newServer(t, fx, host.Options{})
+	c := startHTTP(t, srv, Options{}).client()
 	c.initialize("2025-11-25", `{"sampling":{}}`)
 	for _, tc := range []struct{ method, params, want string }{
 		{"roots/list", `null`, "did not declare the roots capability"},
@@ -96,7 +98,7 @@ func TestHTTPHostFunctionsWithoutCapability(t *testing.T) {
 		if !strings.Contains(got, tc.want) || !strings.Contains(got, `"isError":true`) {
 			t.Errorf("%s: got %s; want an isError result saying %q", tc.method, got, tc.want)
 		}
-		if err := recv(t, fx.peerErr, "the peer's error"); err == nil {
+		if err := recv(t, fx.PeerErr, "the peer's error"); err == nil {
 			t.Errorf("%s: the plugin's request succeeded; want ErrNotSupported", tc.method)
 		}
 	}
@@ -105,8 +107,8 @@ func TestHTTPHostFunctionsWithoutCapability(t *testing.T) {
 // TestHTTPProgressAndLoggingBeforeResult: messages a call emits go on its
 // POST's SSE stream, after a priming event and before the result.
 func TestHTTPProgressAndLoggingBeforeResult(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	c := startHTTP(t, srv, HTTPOptions{Retry: 1500 * time.Millisecond}).client()
+	srv := newServer(t, newFixture(), host.Options{})
+	c := startHTTP(t, srv, Options{Retry: 1500 * time.Millisecond}).client()
 	c.initialize("2025-11-25", `{}`)
 	if got := c.call(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`); got != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("setLevel: got %s", got)
@@ -147,8 +149,8 @@ func TestHTTPProgressAndLoggingBeforeResult(t *testing.T) {
 // TestHTTPNoPrimingBefore20251125: older clients get SSE without the
 // empty-data priming event, which they may not understand.
 func TestHTTPNoPrimingBefore20251125(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	c := startHTTP(t, srv, HTTPOptions{}).client()
+	srv := newServer(t, newFixture(), host.Options{})
+	c := startHTTP(t, srv, Options{}).client()
 	c.initialize("2025-06-18", `{}`)
 	s := c.stream(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_progress","_meta":{"progressToken":7}}}`)
 	ev := s.next()
@@ -166,8 +168,8 @@ func TestHTTPNoPrimingBefore20251125(t *testing.T) {
 // follows on the same stream.
 func TestHTTPSamplingRoundTrip(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	c := startHTTP(t, srv, HTTPOptions{}).client()
+	srv := newServer(t, fx, host.Options{})
+	c := startHTTP(t, srv, Options{}).client()
 	c.initialize("2025-11-25", `{"sampling":{}}`)
 	s := c.stream(`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"test_ask","arguments":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}}}`)
 	req := s.message()
@@ -175,7 +177,7 @@ func TestHTTPSamplingRoundTrip(t *testing.T) {
 		t.Fatalf("got %s; want %s", req, want)
 	}
 	c.notify(`{"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
-	if err := recv(t, fx.peerErr, "the peer's result"); err != nil {
+	if err := recv(t, fx.PeerErr, "the peer's result"); err != nil {
 		t.Fatalf("sampling: %v", err)
 	}
 	got := s.message()
@@ -190,13 +192,13 @@ func TestHTTPSamplingRoundTrip(t *testing.T) {
 // no response, and its POST ends instead of hanging.
 func TestHTTPCancelledRequestEndsStream(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	c := startHTTP(t, srv, HTTPOptions{}).client()
+	srv := newServer(t, fx, host.Options{})
+	c := startHTTP(t, srv, Options{}).client()
 	c.initialize("2025-11-25", `{}`)
 	done := c.background(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow call")
+	recv(t, fx.Started, "the slow call")
 	c.notify(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
-	if err := recv(t, fx.cancelled, "the plugin's cancellation"); err == nil {
+	if err := recv(t, fx.Cancelled, "the plugin's cancellation"); err == nil {
 		t.Fatal("the plugin call was not cancelled")
 	}
 	if got, want := recv(t, done, "the POST's response"), "200 text/event-stream "; got != want {
@@ -212,9 +214,9 @@ func TestHTTPCancelledRequestEndsStream(t *testing.T) {
 // client's GET stream as list_changed notifications.
 func TestHTTPListChangedAfterSwap(t *testing.T) {
 	reg := loadRegistry(t, newFixture(), "test")
-	srv := New(reg, Options{Logger: quietLog})
+	srv := host.New(reg, host.Options{Logger: quietLog})
 	defer srv.Close()
-	c := startHTTP(t, srv, HTTPOptions{}).client()
+	c := startHTTP(t, srv, Options{}).client()
 	c.initialize("2025-11-25", `{}`)
 	get := c.get()
 	if ev := get.next(); ev.id == "" || ev.data != "" || ev.retry == "" {
@@ -241,12 +243,19 @@ func TestHTTPListChangedAfterSwap(t *testing.T) {
 // TestHTTPResourceUpdatedOnGETStream: resources/updated for a subscribed
 // URI reaches the standalone stream.
 func TestHTTPResourceUpdatedOnGETStream(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	c := startHTTP(t, srv, HTTPOptions{}).client()
+	fx := newFixture()
+	reg := loadRegistry(t, fx, "test")
+	srv := host.New(reg, host.Options{Logger: quietLog})
+	t.Cleanup(srv.Close)
+	c := startHTTP(t, srv, Options{}).client()
 	c.initialize("2025-11-25", `{}`)
 	c.call(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://readme"}}`)
 	get := c.get()
-	srv.onChange(plugins.Changes{Updated: []string{"test://readme", "test://other"}})
+	// Both plugins again, loaded anew: the same lists (no list_changed),
+	// and every resource of theirs updated.
+	reg.Swap(context.Background(), buildGeneration(t,
+		plugins.Spec{Name: "test", Native: plugins.NativeModule(fx.TestExports())},
+		plugins.Spec{Name: "other", Native: plugins.NativeModule(hosttest.OtherExports())}))
 	if got, want := get.message(), `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://readme"}}`; got != want {
 		t.Errorf("got %s; want %s", got, want)
 	}
@@ -255,8 +264,8 @@ func TestHTTPResourceUpdatedOnGETStream(t *testing.T) {
 // TestHTTPBatch: batches are served only on sessions that negotiated
 // 2025-03-26, and their answer is one array.
 func TestHTTPBatch(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	old := ht.client()
 	old.initialize("2025-03-26", `{}`)
 	got := old.call(`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress","params":{}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_echo","arguments":{"msg":"b"}}},{"jsonrpc":"2.0","id":3}]`)
@@ -282,8 +291,8 @@ func TestHTTPBatch(t *testing.T) {
 // messages, streams or pending requests.
 func TestHTTPSessionsIsolated(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, fx, host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	a, b := ht.client(), ht.client()
 	a.initialize("2025-11-25", `{"sampling":{}}`)
 	b.initialize("2025-11-25", `{"sampling":{}}`)
@@ -328,7 +337,7 @@ func TestHTTPSessionsIsolated(t *testing.T) {
 			t.Errorf("%s's GET stream: got %s; want %s", name, got, want)
 		}
 	}
-	if err := recv(t, fx.peerErr, "A's sampling result"); err != nil {
+	if err := recv(t, fx.PeerErr, "A's sampling result"); err != nil {
 		t.Errorf("A's sampling: %v", err)
 	}
 }

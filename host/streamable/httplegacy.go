@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
@@ -24,7 +25,7 @@ const maxLegacyQueue = 1024
 
 type legacySession struct {
 	id    string
-	conn  *Conn
+	conn  *host.Conn
 	log   *slog.Logger
 	serve func(raw []byte)
 	// cancel ends the session's lifetime context: requests in flight are
@@ -74,7 +75,7 @@ func (ls *legacySession) end() {
 }
 
 // legacyStream serves GET /sse: it is the session.
-func (h *HTTPHandler) legacyStream(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) legacyStream(w http.ResponseWriter, r *http.Request) {
 	if h.isClosing() {
 		unavailable(w)
 		return
@@ -84,7 +85,7 @@ func (h *HTTPHandler) legacyStream(w http.ResponseWriter, r *http.Request) {
 	}
 	id := newSessionID()
 	ls := &legacySession{id: id, wake: make(chan struct{}, 1)}
-	ls.conn = h.srv.Connect(ls, ConnInfo{ID: "sse-" + shortID(id)})
+	ls.conn = h.srv.Connect(ls, host.ConnInfo{ID: "sse-" + shortID(id)})
 	ls.log = ls.conn.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	ls.cancel = cancel
@@ -144,7 +145,7 @@ func (h *HTTPHandler) legacyStream(w http.ResponseWriter, r *http.Request) {
 
 // legacyPost serves POST /messages?sessionId=…: the message is handed to
 // the session and the answer goes out on its stream.
-func (h *HTTPHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, codeHTTP, "Unsupported Media Type: Content-Type must be application/json")
 		return

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ const (
 
 // post serves a client message: a request gets its response on this
 // connection (JSON or SSE), a notification or a response gets 202.
-func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Values("Accept")
 	if !accepts(accept, ctJSON) || !accepts(accept, ctEventSSE) {
 		httpError(w, http.StatusNotAcceptable, codeHTTP, "Not Acceptable: Client must accept both application/json and text/event-stream")
@@ -77,7 +77,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 
 // request hands body (carrying requests under keys) to the session and
 // writes what comes back for it.
-func (h *HTTPHandler) request(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte, keys []string, batchKey []byte) {
+func (h *Handler) request(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte, keys []string, batchKey []byte) {
 	c := newConn()
 	st, err := hs.openPost(keys, c)
 	if errors.Is(err, errIDInUse) {
@@ -98,7 +98,7 @@ func (h *HTTPHandler) request(w http.ResponseWriter, r *http.Request, hs *httpSe
 
 // postBatch serves a JSON-RPC batch, allowed only on sessions that
 // negotiated 2025-03-26 (the only revision that defines them).
-func (h *HTTPHandler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) {
+func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSession, body []byte) {
 	if v := hs.conn.Version(); v != protocol.V20250326 {
 		httpError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: "+v.String()+")")
 		return
@@ -147,7 +147,7 @@ func (hs *httpSession) batchSeq() int64 {
 
 // initialize serves a POST without a session: only an initialize request
 // may come so, and it creates the session when it succeeds.
-func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
 	var msg jsonrpc.Message
 	var derr *jsonrpc.Error
 	if !jsonrpc.IsBatch(body) {
@@ -199,7 +199,7 @@ func (h *HTTPHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 
 // get opens the standalone SSE stream, or resumes any stream of the
 // session from Last-Event-ID.
-func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(hdrSession) == "" && isModernClient(r) {
 		methodNotAllowed(w, "POST")
 		return
@@ -241,7 +241,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // delete ends a session.
-func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(hdrSession) == "" && isModernClient(r) {
 		methodNotAllowed(w, "POST")
 		return
@@ -260,7 +260,7 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 // sessionFor returns the request's session, marked busy, or writes the
 // error (400 without a session id or with an unsupported protocol
 // version, 404 for an unknown session) and returns nil.
-func (h *HTTPHandler) sessionFor(w http.ResponseWriter, r *http.Request) *httpSession {
+func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request) *httpSession {
 	sid := r.Header.Get(hdrSession)
 	if sid == "" {
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: Mcp-Session-Id header is required")
@@ -296,7 +296,7 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request) bool {
 
 // readBody reads a POST body within MaxBodyBytes, or writes 413 (or 400)
 // and reports false.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	lift := bodyDeadline(w, h.opts.BodyTimeout)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err == nil {

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"context"
@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // TestHTTPReplayPOSTStream: a client that lost a call's stream resumes it
 // with GET and Last-Event-ID and gets exactly what came after that event,
 // from the session's buffer, then the stream ends (it was complete).
 func TestHTTPReplayPOSTStream(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	s := c.stream(`{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"test_progress","_meta":{"progressToken":1}}}`)
@@ -72,8 +74,8 @@ func equalEvents(a, b []sseEvent) bool {
 // TestHTTPReplayStandaloneStream: server-initiated messages sent while the
 // client was away wait in the buffer for a GET with Last-Event-ID.
 func TestHTTPReplayStandaloneStream(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	c.call(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`)
@@ -99,8 +101,8 @@ func TestHTTPReplayStandaloneStream(t *testing.T) {
 
 // TestHTTPReplayBufferBound: the buffer keeps the newest events only.
 func TestHTTPReplayBufferBound(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{ReplayEvents: 3})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{ReplayEvents: 3})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	c.call(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`)
@@ -125,8 +127,8 @@ func TestHTTPReplayBufferBound(t *testing.T) {
 // test_reconnection checks.
 func TestHTTPPollAfter(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	ht := startHTTP(t, srv, HTTPOptions{PollAfter: time.Nanosecond, Retry: 250 * time.Millisecond})
+	srv := newServer(t, fx, host.Options{})
+	ht := startHTTP(t, srv, Options{PollAfter: time.Nanosecond, Retry: 250 * time.Millisecond})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	// The conformance client sends another supported version than the
@@ -139,8 +141,8 @@ func TestHTTPPollAfter(t *testing.T) {
 	if rest := s.end(); len(rest) != 0 {
 		t.Fatalf("got %+v; want the stream closed after the priming event", rest)
 	}
-	recv(t, fx.started, "the slow call")
-	fx.release <- struct{}{}
+	recv(t, fx.Started, "the slow call")
+	fx.Release <- struct{}{}
 	r := c.get("Last-Event-ID", prime.id)
 	got := r.end()
 	if len(got) != 2 || got[1].data != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}` {
@@ -152,12 +154,12 @@ func TestHTTPPollAfter(t *testing.T) {
 // event, so their streams are never closed early.
 func TestHTTPPollAfterOldClient(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	c := startHTTP(t, srv, HTTPOptions{PollAfter: time.Nanosecond}).client()
+	srv := newServer(t, fx, host.Options{})
+	c := startHTTP(t, srv, Options{PollAfter: time.Nanosecond}).client()
 	c.initialize("2025-06-18", `{}`)
 	done := c.background(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow call")
-	fx.release <- struct{}{}
+	recv(t, fx.Started, "the slow call")
+	fx.Release <- struct{}{}
 	if got, want := recv(t, done, "the response"), `200 application/json {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}`; got != want {
 		t.Errorf("got %s; want %s", got, want)
 	}
@@ -166,8 +168,8 @@ func TestHTTPPollAfterOldClient(t *testing.T) {
 // TestHTTPExpiry: idle sessions end; busy ones and open streams keep a
 // session alive.
 func TestHTTPExpiry(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{SessionIdle: time.Hour})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{SessionIdle: time.Hour})
 	idle, streaming := ht.client(), ht.client()
 	idle.initialize("2025-11-25", `{}`)
 	streaming.initialize("2025-11-25", `{}`)
@@ -189,14 +191,14 @@ func TestHTTPExpiry(t *testing.T) {
 // flight finish and deliver its response, then closes the streams.
 func TestHTTPShutdown(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, fx, host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	g := c.get()
 	g.next()
 	done := c.background(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow call")
+	recv(t, fx.Started, "the slow call")
 
 	closing := make(chan struct{})
 	ht.h.testHookClosing = func() { close(closing) }
@@ -212,7 +214,7 @@ func TestHTTPShutdown(t *testing.T) {
 			t.Errorf("during shutdown %s: got %d %s; want 503", req, resp.StatusCode, body)
 		}
 	}
-	fx.release <- struct{}{}
+	fx.Release <- struct{}{}
 	if got, want := recv(t, done, "the slow call's response"), `200 application/json {"jsonrpc":"2.0","id":"slow","result":{"content":[{"type":"text","text":"done"}]}}`; got != want {
 		t.Errorf("in-flight call: got %s; want %s", got, want)
 	}
@@ -225,7 +227,7 @@ func TestHTTPShutdown(t *testing.T) {
 // TestServeStreamableHTTP runs the real listener loop: cancelling its
 // context ends it, and its streams, cleanly.
 func TestServeStreamableHTTP(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
+	srv := newServer(t, newFixture(), host.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +235,7 @@ func TestServeStreamableHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeStreamableHTTP(ctx, ln, HTTPOptions{Path: "/x"}) }()
+	go func() { served <- Serve(ctx, srv, ln, Options{Path: "/x"}) }()
 	ht := &httpTest{t: t, srv: srv, url: "http://" + ln.Addr().String() + "/x"}
 	c := &httpClient{t: t, ht: ht, hc: &http.Client{}, header: http.Header{}}
 	c.initialize("2025-11-25", `{}`)
@@ -253,8 +255,8 @@ func TestServeStreamableHTTP(t *testing.T) {
 // shutdown begins still gets the client's answer and finishes.
 func TestHTTPShutdownWaitsForClientAnswer(t *testing.T) {
 	fx := newFixture()
-	srv := newServer(t, fx, Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, fx, host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	c.initialize("2025-11-25", `{"roots":{}}`)
 	s := c.stream(`{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"test_ask","arguments":{"method":"roots/list"}}}`)

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // slowPost opens a raw connection to ht and sends a POST's headers
@@ -46,9 +48,9 @@ func slowPost(t *testing.T, ht *httpTest, sid string, n int) (net.Conn, *bufio.R
 // answers 408 once BodyTimeout has passed since the headers, however
 // steady the drip, and closes the connection.
 func TestHTTPSlowBody(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
+	srv := newServer(t, newFixture(), host.Options{})
 	const timeout = 300 * time.Millisecond
-	ht := startHTTP(t, srv, HTTPOptions{BodyTimeout: timeout})
+	ht := startHTTP(t, srv, Options{BodyTimeout: timeout})
 	start := time.Now()
 	conn, br := slowPost(t, ht, "", 1000)
 	stop := make(chan struct{})
@@ -106,8 +108,8 @@ func TestHTTPSlowBody(t *testing.T) {
 func TestHTTPInFlightLimits(t *testing.T) {
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	t.Run("per client", func(t *testing.T) {
-		srv := newServer(t, newFixture(), Options{})
-		ht := startHTTP(t, srv, HTTPOptions{MaxInFlightPerClient: 3})
+		srv := newServer(t, newFixture(), host.Options{})
+		ht := startHTTP(t, srv, Options{MaxInFlightPerClient: 3})
 		c := ht.client()
 		c.initialize("2025-11-25", `{}`)
 		slowPost(t, ht, "", 100)
@@ -120,8 +122,8 @@ func TestHTTPInFlightLimits(t *testing.T) {
 		}
 	})
 	t.Run("per session", func(t *testing.T) {
-		srv := newServer(t, newFixture(), Options{})
-		ht := startHTTP(t, srv, HTTPOptions{MaxInFlightPerSession: 2})
+		srv := newServer(t, newFixture(), host.Options{})
+		ht := startHTTP(t, srv, Options{MaxInFlightPerSession: 2})
 		busy, other := ht.client(), ht.client()
 		busy.initialize("2025-11-25", `{}`)
 		other.initialize("2025-11-25", `{}`)
@@ -142,8 +144,8 @@ func TestHTTPInFlightLimits(t *testing.T) {
 // TestHTTPMaxSessions: once MaxSessions are open, initialize gets 503 on
 // both transports, and the open sessions keep working.
 func TestHTTPMaxSessions(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{MaxSessions: 1})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{MaxSessions: 1})
 	first := ht.client()
 	first.initialize("2025-11-25", `{}`)
 	resp := ht.client().post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)

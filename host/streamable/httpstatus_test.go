@@ -1,16 +1,18 @@
-package host
+package streamable
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/host"
 )
 
 // TestHTTPStatusCodes covers the transport's refusals, each with the
 // JSON-RPC error body the reference SDK sends.
 func TestHTTPStatusCodes(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{MaxBodyBytes: 1024})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{MaxBodyBytes: 1024})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
@@ -71,8 +73,8 @@ func TestHTTPStatusCodes(t *testing.T) {
 
 // TestHTTPInitializeErrors: a failed initialize creates no session.
 func TestHTTPInitializeErrors(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
 	body := readAll(t, resp)
@@ -96,8 +98,8 @@ func TestHTTPInitializeErrors(t *testing.T) {
 
 // TestHTTPDelete: DELETE ends the session; everything after gets 404.
 func TestHTTPDelete(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	get := c.get()
@@ -120,16 +122,16 @@ func TestHTTPDelete(t *testing.T) {
 	}
 }
 
-func countSessions(srv *Server) int {
-	n := 0
-	srv.eachSession(func(*session) { n++ })
-	return n
+// countSessions counts the server's initialized and stateless sessions.
+func countSessions(srv *host.Server) int {
+	st := srv.Stats()
+	return st.Sessions + st.Stateless
 }
 
 // TestHTTPSecondGETStream: one standalone stream per session.
 func TestHTTPSecondGETStream(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
-	ht := startHTTP(t, srv, HTTPOptions{})
+	srv := newServer(t, newFixture(), host.Options{})
+	ht := startHTTP(t, srv, Options{})
 	c := ht.client()
 	c.initialize("2025-11-25", `{}`)
 	get := c.get()

@@ -1,4 +1,4 @@
-package host
+package streamable
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Defaults of the HTTP limits (see HTTPOptions and RATIONALE.md).
+// Defaults of the HTTP limits (see Options and RATIONALE.md).
 const (
 	defaultBodyTimeout           = 30 * time.Second
 	defaultMaxInFlightPerSession = 64
@@ -19,7 +19,7 @@ const (
 )
 
 // limitOptions fills in the limits' defaults.
-func limitOptions(opts *HTTPOptions) {
+func limitOptions(opts *Options) {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = defaultBodyTimeout
 	}
@@ -78,7 +78,7 @@ func clientAddr(r *http.Request) string {
 // from one client or one session hold more than their share. It answers
 // 429 and reports false when a limit is reached; otherwise the caller
 // runs the returned release when the request is done.
-func (h *HTTPHandler) admitPost(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (h *Handler) admitPost(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	addr := clientAddr(r)
 	if !h.byClient.enter(addr, h.opts.MaxInFlightPerClient) {
 		h.refuse(w, r, http.StatusTooManyRequests, "max_in_flight_per_client", h.opts.MaxInFlightPerClient,
@@ -107,7 +107,7 @@ func (h *HTTPHandler) admitPost(w http.ResponseWriter, r *http.Request) (release
 // (Streamable HTTP and legacy together) are open. Initializes racing each
 // other may overshoot the limit by at most their number, which the
 // per-client limit bounds.
-func (h *HTTPHandler) sessionsFull(w http.ResponseWriter, r *http.Request) bool {
+func (h *Handler) sessionsFull(w http.ResponseWriter, r *http.Request) bool {
 	h.mu.Lock()
 	n := len(h.sessions) + len(h.legacy)
 	h.mu.Unlock()
@@ -121,7 +121,7 @@ func (h *HTTPHandler) sessionsFull(w http.ResponseWriter, r *http.Request) bool 
 }
 
 // refuse logs a request turned away by a limit and answers it.
-func (h *HTTPHandler) refuse(w http.ResponseWriter, r *http.Request, status int, limit string, n int, message string) {
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, limit string, n int, message string) {
 	h.log.Warn("request refused", "limit", limit, "max", n, "remote", r.RemoteAddr)
 	httpError(w, status, codeHTTP, message)
 }
