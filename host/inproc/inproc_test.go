@@ -1,4 +1,4 @@
-package host
+package inproc
 
 import (
 	"context"
@@ -7,10 +7,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/hosttest"
 )
 
 func TestCallRunsTheDispatchPath(t *testing.T) {
-	srv := newServer(t, newFixture(), Options{})
+	srv := newServer(t, host.Options{})
 	tests := []struct {
 		method, params, want string
 	}{
@@ -19,7 +22,7 @@ func TestCallRunsTheDispatchPath(t *testing.T) {
 		{"frobnicate", ``, `"code":-32601`},
 	}
 	for _, tt := range tests {
-		got, err := srv.Call(context.Background(), tt.method, json.RawMessage(tt.params), nil)
+		got, err := Call(context.Background(), srv, tt.method, json.RawMessage(tt.params), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.method, err)
 		}
@@ -32,8 +35,8 @@ func TestCallRunsTheDispatchPath(t *testing.T) {
 func TestFailedPluginCallIsLogged(t *testing.T) {
 	var buf syncBuffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	srv := newServer(t, newFixture(), Options{Logger: log})
-	got, err := srv.Call(context.Background(), "tools/call", json.RawMessage(`{"name":"test_trap"}`), nil)
+	srv := newServer(t, host.Options{Logger: log})
+	got, err := Call(context.Background(), srv, "tools/call", json.RawMessage(`{"name":"test_trap"}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,4 +63,14 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func newServer(t *testing.T, opts host.Options) *host.Server {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = hosttest.QuietLog
+	}
+	srv := host.New(hosttest.LoadRegistry(t, hosttest.NewFixture(), "test"), opts)
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -1,4 +1,4 @@
-package host
+package inproc
 
 import (
 	"bytes"
@@ -6,17 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/mcphost/mcphost/host"
 )
 
-// Call serves one request on a private in-process session that has been
+// Call serves one request to srv on a private in-process session that has been
 // initialized like a real client's (protocol 2025-11-25, no client
 // capabilities) and returns the raw JSON-RPC response. It runs the same
 // dispatch path as every transport, so `mcphost call` exercises the whole
 // stack. Notifications the request emits (logs, progress) are passed to
 // notify, which may be nil.
-func (srv *Server) Call(ctx context.Context, method string, params json.RawMessage, notify func(msg []byte)) (json.RawMessage, error) {
+func Call(ctx context.Context, srv *host.Server, method string, params json.RawMessage, notify func(msg []byte)) (json.RawMessage, error) {
 	out := &localOut{resp: make(chan []byte, 1), notify: notify}
-	conn := srv.Connect(out, ConnInfo{ID: "local"})
+	conn := srv.Connect(out, host.ConnInfo{ID: "local"})
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -43,6 +45,8 @@ func (srv *Server) Call(ctx context.Context, method string, params json.RawMessa
 		return nil, ctx.Err()
 	}
 }
+
+var _ host.Outbound = (*localOut)(nil)
 
 // localOut collects what a local session sends: responses go to resp,
 // everything else to notify.
