@@ -4,6 +4,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // auditLog appends every message in and out, one JSON line each:
@@ -37,12 +39,12 @@ func (a *auditLog) record(session, dir string, msg []byte) {
 	b = append(b, `","dir":"`...)
 	b = append(b, dir...)
 	b = append(b, `","session":`...)
-	b = appendString(b, session)
+	b = jsonrpc.AppendString(b, session)
 	b = append(b, `,"msg":`...)
-	if validJSON(msg) {
-		b = append(b, compactLine(msg)...)
+	if jsonrpc.Valid(msg) {
+		b = append(b, jsonrpc.CompactLine(msg)...)
 	} else {
-		b = appendString(b, string(msg))
+		b = jsonrpc.AppendString(b, string(msg))
 	}
 	b = append(b, '}', '\n')
 	a.w.Write(b) // best effort: auditing must not stop the server

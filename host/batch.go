@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // batch collects the responses of one JSON-RPC batch (2025-03-26 only).
@@ -20,25 +23,25 @@ type batch struct {
 // negotiated 2025-03-26 may send one: the revisions before it did not
 // define batches and the ones after removed them.
 func (s *session) handleBatch(ctx context.Context, raw []byte, related json.RawMessage) {
-	elems, err := splitBatch(raw)
-	if err == nil && s.version() != v20250326 {
-		err = errorf(codeInvalidRequest, "invalid request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: %s)", s.version())
+	elems, err := jsonrpc.SplitBatch(raw)
+	if err == nil && s.version() != protocol.V20250326 {
+		err = jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: batches are only allowed on sessions that negotiated 2025-03-26 (this one: %s)", s.version())
 	}
 	if err != nil {
 		buf := getBuf()
-		*buf = appendError(*buf, nil, toRPCError(err))
+		*buf = jsonrpc.AppendError(*buf, nil, jsonrpc.ErrorFor(err))
 		s.send(*buf, related)
 		putBuf(buf)
 		return
 	}
 	b := &batch{out: make([][]byte, len(elems)), related: related}
 	for i, e := range elems {
-		msg, err := decode(e)
+		msg, err := jsonrpc.Decode(e)
 		switch {
 		case err != nil:
 			s.reject(&msg, err, b, i)
-		case msg.kind == kindRequest && string(msg.method) == "initialize":
-			s.reply(msg.id, nil, errorf(codeInvalidRequest, "invalid request: initialize must not be part of a batch"), b, i)
+		case msg.Kind == jsonrpc.KindRequest && string(msg.Method) == "initialize":
+			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), b, i)
 		default:
 			s.dispatch(ctx, &msg, b, i)
 		}

@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // BenchmarkStdioCall measures sequential tools/call round trips over
-// ServeStdio against the native echo plugin: the client writes one request
-// line and reads its response before the next. Allocations include the
+// serveLines (stdio's framing and writes over the Conn seam) against the
+// native echo plugin: the client writes one request line and reads its
+// response before the next. Allocations include the
 // client side. Compare with the ~55k calls/s plain hand-written loop of
 // go-sdk-evaluation.md §3 (a subprocess over OS pipes).
 //
@@ -30,7 +32,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		{"server", func(b *testing.B, in io.Reader, out io.Writer) error {
 			srv := New(loadRegistry(b, nil, "echo"), Options{Logger: quietLog})
 			defer srv.Close()
-			return srv.ServeStdio(context.Background(), in, out)
+			return serveLines(context.Background(), srv, in, out, nil)
 		}},
 		{"baseline", func(_ *testing.B, in io.Reader, out io.Writer) error { return plainLoop(in, out) }},
 	} {
@@ -67,17 +69,17 @@ func plainLoop(in io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if member(line, "method") == nil || member(line, "id") == nil {
+		if jsonrpc.Member(line, "method") == nil || jsonrpc.Member(line, "id") == nil {
 			continue
 		}
 		env = append(env[:0], `{"request":{"name":"echo","arguments":`...)
-		env = append(env, member(member(line, "params"), "arguments")...)
+		env = append(env, jsonrpc.Member(jsonrpc.Member(line, "params"), "arguments")...)
 		env = append(env, `},"context":{}}`...)
 		res, err := call(context.Background(), env)
 		if err != nil {
 			return err
 		}
-		resp = append(appendResponse(resp[:0], member(line, "id"), res), '\n')
+		resp = append(jsonrpc.AppendResponse(resp[:0], jsonrpc.Member(line, "id"), res), '\n')
 		if _, err := out.Write(resp); err != nil {
 			return err
 		}
@@ -129,7 +131,7 @@ func BenchmarkDecode(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo_echo","arguments":{"msg":"hello world"},"_meta":{"progressToken":3}}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decode(line); err != nil {
+		if _, err := jsonrpc.Decode(line); err != nil {
 			b.Fatal(err)
 		}
 	}

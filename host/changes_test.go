@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -16,9 +17,9 @@ import (
 func TestChangesAreCoalesced(t *testing.T) {
 	srv := newServer(t, newFixture(), Options{})
 	srv.coalesce = time.Hour // the test flushes by hand
-	ready, out := newTestSession(t, srv, v20251125, clientCaps{})
+	ready, out := newTestSession(t, srv, protocol.V20251125, clientCaps{})
 	ready.subs["test://a"] = struct{}{}
-	unready, unreadyOut := newTestSession(t, srv, v20251125, clientCaps{})
+	unready, unreadyOut := newTestSession(t, srv, protocol.V20251125, clientCaps{})
 	unready.ready.Store(false)
 
 	srv.onChange(plugins.Changes{Tools: true, Reloaded: []string{"x"}, Updated: []string{"test://a", "test://b"}})
@@ -75,7 +76,7 @@ func TestRegistrySwapNotifiesClient(t *testing.T) {
 func TestUpdatedFollowsReloadedPlugins(t *testing.T) {
 	srv := newServer(t, newFixture(), Options{})
 	srv.coalesce = time.Hour // the test flushes by hand
-	s, out := newTestSession(t, srv, v20251125, clientCaps{})
+	s, out := newTestSession(t, srv, protocol.V20251125, clientCaps{})
 	for _, uri := range []string{"test://readme", "test://items/7", "nobody://x", "test://gone"} {
 		s.subs[uri] = struct{}{}
 	}
@@ -103,7 +104,7 @@ func TestUpdatedFollowsReloadedPlugins(t *testing.T) {
 func TestNotifyClientsDoesNotLog(t *testing.T) {
 	var logged strings.Builder
 	srv := newServer(t, newFixture(), Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	s, out := newTestSession(t, srv, v20251125, clientCaps{})
+	s, out := newTestSession(t, srv, protocol.V20251125, clientCaps{})
 	s.level.Store(1) // debug
 	srv.NotifyClients("error", "mcphost", map[string]string{"m": "x"})
 	if got := out.take(); len(got) != 1 || !strings.Contains(got[0], `"level":"error"`) {
@@ -130,7 +131,7 @@ func TestServerNotifyLevels(t *testing.T) {
 		{1, "bogus", false},
 	}
 	for _, tt := range tests {
-		s, out := newTestSession(t, srv, v20251125, clientCaps{})
+		s, out := newTestSession(t, srv, protocol.V20251125, clientCaps{})
 		s.level.Store(tt.level)
 		srv.Notify(tt.notify, "host", map[string]string{"m": "x"})
 		got := out.take()
@@ -142,17 +143,6 @@ func TestServerNotifyLevels(t *testing.T) {
 		}
 		s.close()
 	}
-}
-
-func buildGeneration(t *testing.T, specs ...config.Spec) *plugins.Generation {
-	t.Helper()
-	cfg := config.DefaultConfig()
-	cfg.Plugins = specs
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), cfg, nil)
-	if err != nil || len(g.Failures) > 0 {
-		t.Fatalf("build: %v %v", err, g.Failures)
-	}
-	return g
 }
 
 // TestHammerCallsDuringReloads keeps calls running while generations are

@@ -3,14 +3,96 @@ package host
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
-// testClient drives ServeStdio through pipes, as an MCP client would.
+// serveLines is the tests' transport: newline-delimited JSON over the
+// [Conn] seam, read and written as package stdio does (which these tests
+// cannot import: it imports host). It returns at EOF, once the requests
+// in flight are done, or when ctx is done. step, when not nil, runs on the
+// reading goroutine after each line has been handed over, so that a test
+// can wait for the line's work.
+func serveLines(ctx context.Context, srv *Server, in io.Reader, out io.Writer, step func(*Conn)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &lineWriter{w: out, failed: cancel}
+	conn := srv.Connect(w, ConnInfo{ID: "stdio-" + rand.Text()[:8]})
+	readErr := make(chan error, 1)
+	go func() {
+		r := jsonrpc.NewLineReader(in, srv.MaxMessageBytes())
+		for {
+			line, err := r.Next()
+			if tl, ok := err.(*jsonrpc.TooLargeError); ok {
+				conn.TooLarge(tl.N, srv.MaxMessageBytes(), jsonrpc.PeekID(tl.Head))
+				err = nil
+			} else if len(line) > 0 && ctx.Err() == nil {
+				conn.Handle(ctx, line)
+			}
+			if step != nil {
+				step(conn)
+			}
+			if err == io.EOF || ctx.Err() != nil {
+				readErr <- nil
+				return
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	var err error
+	select {
+	case err = <-readErr:
+		conn.ClientGone()
+		conn.Drain(guard + srv.StartupLeft())
+	case <-ctx.Done():
+	}
+	cancel()
+	conn.Close()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if err == nil {
+		err = w.err
+	}
+	return err
+}
+
+// lineWriter writes each message and its newline in one locked Write;
+// after a failed write it cancels the connection and drops the rest.
+type lineWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	closed bool
+	failed func()
+}
+
+func (w *lineWriter) Send(msg []byte, _ json.RawMessage) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.err != nil {
+		return errors.New("closed")
+	}
+	if _, err := w.w.Write(append(append([]byte(nil), msg...), '\n')); err != nil {
+		w.err = err
+		w.failed()
+		return err
+	}
+	return nil
+}
+
+// testClient drives serveLines through pipes, as an MCP client would.
 type testClient struct {
 	t      *testing.T
 	in     *io.PipeWriter
@@ -30,7 +112,7 @@ func startClient(t *testing.T, srv *Server) *testClient {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &testClient{t: t, in: inW, lines: make(chan []byte, 1024), done: make(chan error, 1), cancel: cancel}
 	go func() {
-		err := srv.ServeStdio(ctx, inR, outW)
+		err := serveLines(ctx, srv, inR, outW, nil)
 		outW.Close()
 		c.done <- err
 	}()
@@ -99,7 +181,7 @@ func (c *testClient) initialize(version, caps string) {
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
-// closeInput closes stdin and returns ServeStdio's result.
+// closeInput closes stdin and returns serveLines' result.
 func (c *testClient) closeInput() error {
 	c.t.Helper()
 	c.in.Close()
@@ -107,7 +189,7 @@ func (c *testClient) closeInput() error {
 	case err := <-c.done:
 		return err
 	case <-time.After(guard):
-		c.t.Fatal("ServeStdio did not return after EOF")
+		c.t.Fatal("serveLines did not return after EOF")
 	}
 	return nil
 }

@@ -12,13 +12,45 @@
 // era, a request with the 2026-07-28 _meta (or, on HTTP, a session-less
 // POST with that MCP-Protocol-Version) the stateless one.
 //
-// Layout, by file:
+// The packages under host/:
 //
-//   - codec.go, jsonx.go, errors.go: the JSON-RPC 2.0 wire codec and its
-//     error codes (bytes to messages and back, no I/O, no MCP; ids kept
-//     exactly as sent);
-//   - version.go: protocol revisions, negotiation and the per-revision
-//     filters of every result;
+//   - host/jsonrpc: the JSON-RPC 2.0 wire codec (bytes to messages and
+//     back, no I/O, no MCP; ids kept exactly as sent), its error object
+//     and reserved codes, the JSON scanner, PeekID, and LineReader, the
+//     framing of newline-delimited JSON;
+//   - host/protocol: protocol revisions, negotiation, the per-revision
+//     filters of every result, and how a stateless-era request is told
+//     apart (its _meta keys and error codes);
+//   - host (this package): the MCP core and the seam the transports use;
+//   - host/stdio: the stdio transport (stdio.Serve: one connection over
+//     newline-delimited JSON, both eras on it);
+//   - host/streamable: the HTTP transports (streamable.NewHandler,
+//     streamable.Serve): Streamable HTTP (sessions, SSE, resumability,
+//     Host/Origin checks, bearer auth, idle expiry, graceful shutdown,
+//     limits; session-less 2026-07-28 POSTs on a throw-away Conn after
+//     checking the headers that mirror the body), the 2024-11-05 HTTP+SSE
+//     transport, and the /healthz and /readyz probes;
+//   - host/inproc: inproc.Call, one request on an in-process connection
+//     (for `mcphost call`);
+//   - host/metrics: the Prometheus view of Stats;
+//   - host/internal/hosttest: the fake plugin set the tests of all of
+//     these share.
+//
+// The core knows no transport. A transport reaches it through one seam,
+// conn.go: it opens a [Conn] with [Server.Connect], giving it an
+// [Outbound] (and optionally a [Finisher]) for the way back, feeds it whole
+// messages with [Conn.Handle], answers what it could not frame with
+// [Conn.TooLarge], and ends it with [Conn.ClientGone], [Conn.Drain] and
+// [Conn.Close]. Nothing else of a session is visible to a transport;
+// besides the seam, a transport may ask the Server for its limits
+// ([Server.MaxMessageBytes], [Server.StartupLeft]), readiness
+// ([Server.Ready]) and, for Streamable HTTP's Mcp-Param-* headers, a tool's
+// inputSchema ([Server.ToolInputSchema]). The core imports no transport
+// package, net/http or line framing.
+//
+// Layout of the core, by file:
+//
+//   - conn.go: the transport seam;
 //   - session.go, router.go, inflight.go, batch.go, outbound.go: the
 //     protocol state of one connection, the dispatch table (a field of the
 //     Server: one method per entry, with the eras that define it),
@@ -39,27 +71,18 @@
 //     "task");
 //   - changes.go: registry changes become coalesced list_changed
 //     notifications, to handshake sessions and to listeners alike;
-//   - the transports, which only frame and route: stdio.go (one
-//     connection over newline-delimited JSON, both eras on it) and
-//     http*.go (Streamable HTTP: sessions, SSE, resumability, Host/Origin
-//     checks, bearer auth, idle expiry, graceful shutdown; httpstateless.go
-//     serves session-less 2026-07-28 POSTs on a throw-away session after
-//     checking the headers that mirror the body; httplegacy.go serves the
-//     2024-11-05 HTTP+SSE transport; httphealth.go answers the /healthz
-//     and /readyz probes); local.go serves in process;
+//   - errors.go: the errors host functions see (ErrNotSupported,
+//     ErrClosed, ClientError) and MCP's own wire codes;
 //   - stats.go: a snapshot of sessions, listeners and requests in flight,
 //     which cmd/mcphost turns into metrics (host knows no metrics library).
 //
 // A session never ends because of one bad message: parse errors, invalid
 // requests, oversize lines (with their id when their first 4 KiB show it)
 // and handler panics are answered and serving goes on. Tool failures of
-// every kind are isError results, not protocol errors. Over HTTP, a POST
-// body must arrive within BodyTimeout, and POSTs in flight per client
-// address and per session, and sessions overall, are capped
-// (httplimits.go): each refusal is an HTTP status with a JSON-RPC error and
-// a `request refused` log line naming the limit.
+// every kind are isError results, not protocol errors.
 //
-// It does not own: loading plugins or watching files (package plugins),
-// running Wasm (package sandbox, which host does not import), flags,
-// signals and creating the listener (cmd/mcphost).
+// It does not own: framing, HTTP, or any transport (the packages above),
+// loading plugins or watching files (package plugins), running Wasm
+// (package sandbox, which host does not import), flags, signals and
+// creating the listener (cmd/mcphost).
 package host

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // The stateless era (2026-07-28). A request that carries the per-request
@@ -16,8 +19,8 @@ import (
 
 // Keys of the per-request _meta.
 const (
-	metaVersion      = "io.modelcontextprotocol/protocolVersion"
-	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaVersion      = protocol.MetaVersion
+	metaCapabilities = protocol.MetaCapabilities
 	metaClientInfo   = "io.modelcontextprotocol/clientInfo"
 	metaLogLevel     = "io.modelcontextprotocol/logLevel"
 	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
@@ -26,9 +29,8 @@ const (
 
 // Error codes the 2026-07-28 revision adds.
 const (
-	codeHeaderMismatch      = -32020
-	codeMissingCapability   = -32021
-	codeUnsupportedProtocol = -32022
+	codeMissingCapability   = protocol.CodeMissingCapability
+	codeUnsupportedProtocol = protocol.CodeUnsupportedProtocol
 )
 
 // era says which revisions define a method.
@@ -40,51 +42,36 @@ const (
 	eraStateless     // 2026-07-28 only
 )
 
-// hasEraMeta reports whether params carry any of the stateless era's _meta
-// keys: such a request is served statelessly even on a connection that
-// never sent initialize (stdio).
-func hasEraMeta(params json.RawMessage) bool {
-	meta := member(params, "_meta")
-	return member(meta, metaVersion) != nil || member(meta, metaCapabilities) != nil
-}
-
-// isLegacyInitialize reports whether msg is an initialize request of the
-// handshake revisions, which carries params.protocolVersion; one without it
-// (a stateless-era client probing) is a method that era does not define.
-func isLegacyInitialize(msg *message) bool {
-	return string(msg.method) == "initialize" && member(msg.params, "protocolVersion") != nil
-}
-
 // statelessState reads a stateless request's _meta into the client state
 // it is served with, or returns the error the request gets: -32602 when a
 // required member is missing, -32022 for a version this era does not
 // serve.
 func statelessState(params json.RawMessage) (*clientState, error) {
-	meta := member(params, "_meta")
-	if !isObject(meta) {
-		return nil, invalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
+	meta := jsonrpc.Member(params, "_meta")
+	if !jsonrpc.IsObject(meta) {
+		return nil, jsonrpc.InvalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
 	}
-	rawVersion := member(meta, metaVersion)
+	rawVersion := jsonrpc.Member(meta, metaVersion)
 	if rawVersion == nil {
-		return nil, invalidParams("invalid params: _meta is missing %s", metaVersion)
+		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaVersion)
 	}
-	requested, ok := unquote(rawVersion)
+	requested, ok := jsonrpc.Unquote(rawVersion)
 	if !ok {
-		return nil, invalidParams("invalid params: %s must be a string", metaVersion)
+		return nil, jsonrpc.InvalidParams("invalid params: %s must be a string", metaVersion)
 	}
-	rawCaps := member(meta, metaCapabilities)
+	rawCaps := jsonrpc.Member(meta, metaCapabilities)
 	if rawCaps == nil {
-		return nil, invalidParams("invalid params: _meta is missing %s", metaCapabilities)
+		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaCapabilities)
 	}
-	if requested != statelessVersion.String() {
+	if requested != protocol.Stateless.String() {
 		return nil, unsupportedVersion(requested)
 	}
 	caps, err := parseClientCaps(rawCaps)
 	if err != nil {
 		return nil, err
 	}
-	st := &clientState{version: statelessVersion, caps: caps, info: member(meta, metaClientInfo)}
-	if l, ok := unquote(member(meta, metaLogLevel)); ok {
+	st := &clientState{version: protocol.Stateless, caps: caps, info: jsonrpc.Member(meta, metaClientInfo)}
+	if l, ok := jsonrpc.Unquote(jsonrpc.Member(meta, metaLogLevel)); ok {
 		if n, ok := parseLevel(l); ok {
 			st.level = n + 1
 		}
@@ -95,15 +82,15 @@ func statelessState(params json.RawMessage) (*clientState, error) {
 // supportedVersionList is every revision served, newest first: the
 // stateless one per request, the others through initialize.
 func supportedVersionList() []string {
-	out := []string{statelessVersion.String()}
-	for v := latestVersion; v >= v20241105; v-- {
+	out := []string{protocol.Stateless.String()}
+	for v := protocol.Latest; v >= protocol.V20241105; v-- {
 		out = append(out, v.String())
 	}
 	return out
 }
 
-func unsupportedVersion(requested string) *rpcError {
-	return &rpcError{
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	return &jsonrpc.Error{
 		Code:    codeUnsupportedProtocol,
 		Message: "Unsupported protocol version: " + requested,
 		Data:    map[string]any{"supported": supportedVersionList(), "requested": requested},
@@ -112,23 +99,23 @@ func unsupportedVersion(requested string) *rpcError {
 
 // statelessRequest prepares a stateless request, or returns the error it
 // gets instead.
-func (s *session) statelessRequest(m *method, msg *message) (*clientState, error) {
+func (s *session) statelessRequest(m *method, msg *jsonrpc.Message) (*clientState, error) {
 	if m == nil || m.era == eraLegacy {
-		return nil, errorf(codeMethodNotFound, "method not found: %s", msg.method)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
-	st, err := statelessState(msg.params)
-	var re *rpcError
+	st, err := statelessState(msg.Params)
+	var re *jsonrpc.Error
 	if err != nil && asRPC(err, &re) && re.Code == codeUnsupportedProtocol {
 		// A known legacy revision in _meta still needs initialize.
-		if v, ok := parseVersion(re.Data.(map[string]any)["requested"].(string)); ok {
-			return nil, errorf(codeInvalidRequest, "invalid request: protocol version %s needs initialize first", v)
+		if v, ok := protocol.Parse(re.Data.(map[string]any)["requested"].(string)); ok {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: protocol version %s needs initialize first", v)
 		}
 	}
 	return st, err
 }
 
-func asRPC(err error, re **rpcError) bool {
-	r, ok := err.(*rpcError)
+func asRPC(err error, re **jsonrpc.Error) bool {
+	r, ok := err.(*jsonrpc.Error)
 	*re = r
 	return ok
 }
@@ -147,25 +134,25 @@ func (srv *Server) serverInfoJSON() []byte {
 // in _meta; cacheable results also get ttlMs and cacheScope: h's when the
 // handler chose them (from the plugins that served it), else the server's.
 func (srv *Server) decorate(body []byte, m *method, h *cacheHints) []byte {
-	if !isObject(body) {
+	if !jsonrpc.IsObject(body) {
 		return body
 	}
 	complete := true
-	if rt := member(body, "resultType"); rt == nil {
+	if rt := jsonrpc.Member(body, "resultType"); rt == nil {
 		body = setMember(body, "resultType", []byte(`"complete"`))
 	} else {
 		complete = string(rt) == `"complete"`
 	}
-	body = setMember(body, "_meta", setMember(member(body, "_meta"), metaServerInfo, srv.serverInfo))
+	body = setMember(body, "_meta", setMember(jsonrpc.Member(body, "_meta"), metaServerInfo, srv.serverInfo))
 	if m.cache && complete {
 		if h == nil {
 			h = &cacheHints{ttlMs: srv.opts.CacheTTL.Milliseconds(), scope: srv.opts.CacheScope}
 		}
-		if member(body, "ttlMs") == nil {
+		if jsonrpc.Member(body, "ttlMs") == nil {
 			body = setMember(body, "ttlMs", strconv.AppendInt(nil, h.ttlMs, 10))
 		}
-		if member(body, "cacheScope") == nil {
-			body = setMember(body, "cacheScope", appendString(nil, h.scope))
+		if jsonrpc.Member(body, "cacheScope") == nil {
+			body = setMember(body, "cacheScope", jsonrpc.AppendString(nil, h.scope))
 		}
 	}
 	return body

@@ -6,13 +6,9 @@ import (
 	"fmt"
 )
 
-// JSON-RPC and MCP error codes used on the wire.
+// MCP and mcphost error codes used on the wire; JSON-RPC's own are in
+// package jsonrpc.
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternal       = -32603
 	// codeTimeout is mcphost's code for a plugin call that ran out of time
 	// while serving a JSON-RPC-level result (resources/read, prompts/get,
 	// completion/complete); it is also the gateway's "server not found".
@@ -20,33 +16,6 @@ const (
 	// codeResourceNotFound is MCP's "Resource not found" (2025-11-25).
 	codeResourceNotFound = -32002
 )
-
-// rpcError is a JSON-RPC error object. Handlers return it to choose the code;
-// any other error becomes -32603.
-type rpcError struct {
-	Code    int
-	Message string
-	Data    any // marshalled with encoding/json; nil means no data
-}
-
-func (e *rpcError) Error() string { return fmt.Sprintf("jsonrpc error %d: %s", e.Code, e.Message) }
-
-func errorf(code int, format string, args ...any) *rpcError {
-	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-func invalidParams(format string, args ...any) *rpcError {
-	return errorf(codeInvalidParams, format, args...)
-}
-
-// toRPCError turns any handler error into the object sent on the wire.
-func toRPCError(err error) *rpcError {
-	var re *rpcError
-	if errors.As(err, &re) {
-		return re
-	}
-	return &rpcError{Code: codeInternal, Message: err.Error()}
-}
 
 // ErrNotSupported is returned by a [sandbox.Peer] request the client cannot
 // serve: it did not declare the capability, or its protocol version does not

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/debug"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // start serves req concurrently, so that a slow plugin never delays the
@@ -82,7 +84,7 @@ func (s *session) invoke(ctx context.Context, m *method, req *request) (res any,
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panicked", "method", req.method, "panic", r, "stack", string(debug.Stack()))
-			res, err = nil, errorf(codeInternal, "internal error while serving %s", req.method)
+			res, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternal, "internal error while serving %s", req.method)
 		}
 	}()
 	if req.state == nil {
@@ -106,7 +108,7 @@ func (s *session) invoke(ctx context.Context, m *method, req *request) (res any,
 	if err != nil {
 		return nil, s.srv.statelessError(err)
 	}
-	body, err := marshalResult(res)
+	body, err := jsonrpc.MarshalResult(res)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (s *session) track(req *request) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, dup := s.inflight[key]; dup {
-		return errorf(codeInvalidRequest, "invalid request: id %s is already in use by a request in flight", req.id)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: id %s is already in use by a request in flight", req.id)
 	}
 	s.inflight[key] = req
 	return nil

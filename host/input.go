@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // Multi round-trip requests (2026-07-28, "input_required"). A stateless
@@ -77,9 +78,9 @@ func stateKey(key []byte) []byte {
 
 // inputTarget names what a request is about: its method and item.
 func inputTarget(req *request) string {
-	item, _ := unquote(member(req.params, "name"))
+	item, _ := jsonrpc.Unquote(jsonrpc.Member(req.params, "name"))
 	if req.method == "resources/read" {
-		item, _ = unquote(member(req.params, "uri"))
+		item, _ = jsonrpc.Unquote(jsonrpc.Member(req.params, "uri"))
 	}
 	return req.method + " " + item
 }
@@ -95,34 +96,34 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 		counts:    map[string]int{},
 		missing:   map[string]bool{},
 	}
-	if raw := member(req.params, "requestState"); raw != nil {
-		s, ok := unquote(raw)
+	if raw := jsonrpc.Member(req.params, "requestState"); raw != nil {
+		s, ok := jsonrpc.Unquote(raw)
 		if !ok {
-			return nil, invalidParams("invalid params: requestState must be a string")
+			return nil, jsonrpc.InvalidParams("invalid params: requestState must be a string")
 		}
 		body, err := srv.openState(s)
 		if err != nil {
-			return nil, invalidParams("invalid params: requestState: %v", err)
+			return nil, jsonrpc.InvalidParams("invalid params: requestState: %v", err)
 		}
 		if body.Target != in.target {
-			return nil, invalidParams("invalid params: requestState belongs to another request")
+			return nil, jsonrpc.InvalidParams("invalid params: requestState belongs to another request")
 		}
 		for k, v := range body.Responses {
 			in.responses[k] = v
 		}
 	}
-	raw := member(req.params, "inputResponses")
+	raw := jsonrpc.Member(req.params, "inputResponses")
 	if raw == nil || string(raw) == "null" {
 		return in, nil
 	}
-	if !isObject(raw) {
-		return nil, invalidParams("invalid params: inputResponses must be an object")
+	if !jsonrpc.IsObject(raw) {
+		return nil, jsonrpc.InvalidParams("invalid params: inputResponses must be an object")
 	}
 	var bad error
-	eachMember(raw, func(k, v []byte) bool {
-		key, _ := unquote(append(append([]byte{'"'}, k...), '"'))
-		if !isObject(v) {
-			bad = invalidParams("invalid params: inputResponses[%q] must be an object (the client's result)", key)
+	jsonrpc.EachMember(raw, func(k, v []byte) bool {
+		key, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
+		if !jsonrpc.IsObject(v) {
+			bad = jsonrpc.InvalidParams("invalid params: inputResponses[%q] must be an object (the client's result)", key)
 			return false
 		}
 		in.responses[key] = append(json.RawMessage(nil), v...)
@@ -154,7 +155,7 @@ func (in *inputRound) ask(method string, params json.RawMessage) (json.RawMessag
 	if params == nil {
 		params = emptyJSON
 	}
-	b := append([]byte(`{"method":`), appendString(nil, method)...)
+	b := append([]byte(`{"method":`), jsonrpc.AppendString(nil, method)...)
 	b = append(b, `,"params":`...)
 	b = append(b, params...)
 	in.asked[key] = append(b, '}')
@@ -183,7 +184,7 @@ func (in *inputRound) missingCapability(res any, err error) error {
 	if len(in.missing) == 0 || len(in.asked) > 0 {
 		return nil
 	}
-	if raw, ok := res.(json.RawMessage); err == nil && (!ok || string(member(raw, "isError")) != "true") {
+	if raw, ok := res.(json.RawMessage); err == nil && (!ok || string(jsonrpc.Member(raw, "isError")) != "true") {
 		return nil
 	}
 	caps := map[string]struct{}{}
@@ -195,25 +196,25 @@ func (in *inputRound) missingCapability(res any, err error) error {
 		}
 		names += c
 	}
-	return &rpcError{Code: codeMissingCapability, Message: "Missing required client capability: " + names,
+	return &jsonrpc.Error{Code: codeMissingCapability, Message: "Missing required client capability: " + names,
 		Data: map[string]any{"requiredCapabilities": caps}}
 }
 
 // inputKey takes the guest's key out of params._meta.
 func inputKey(params json.RawMessage) (string, json.RawMessage) {
-	meta := member(params, "_meta")
-	key, ok := unquote(member(meta, inputKeyMeta))
+	meta := jsonrpc.Member(params, "_meta")
+	key, ok := jsonrpc.Unquote(jsonrpc.Member(meta, inputKeyMeta))
 	if !ok {
 		return "", params
 	}
-	rest := rewriteObject(nil, meta, func(dst, k, v []byte) ([]byte, bool) {
-		if keyIs(k, inputKeyMeta) {
+	rest := jsonrpc.RewriteObject(nil, meta, func(dst, k, v []byte) ([]byte, bool) {
+		if jsonrpc.KeyIs(k, inputKeyMeta) {
 			return dst, false
 		}
 		return append(dst, v...), true
 	})
-	params = rewriteObject(nil, params, func(dst, k, v []byte) ([]byte, bool) {
-		if keyIs(k, "_meta") {
+	params = jsonrpc.RewriteObject(nil, params, func(dst, k, v []byte) ([]byte, bool) {
+		if jsonrpc.KeyIs(k, "_meta") {
 			if string(rest) == "{}" {
 				return dst, false
 			}
@@ -236,7 +237,7 @@ func (srv *Server) inputRequired(req *request) json.RawMessage {
 	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses})
 	b := append([]byte(`{"resultType":"input_required","inputRequests":`), asked...)
 	b = append(b, `,"requestState":`...)
-	b = appendString(b, state)
+	b = jsonrpc.AppendString(b, state)
 	return append(b, '}')
 }
 
@@ -286,10 +287,10 @@ func (srv *Server) openState(s string) (*requestStateBody, error) {
 // statelessError maps an error to its 2026-07-28 code: an unknown resource
 // is -32602 there (it was -32002).
 func (srv *Server) statelessError(err error) error {
-	var re *rpcError
+	var re *jsonrpc.Error
 	if errors.As(err, &re) && re.Code == codeResourceNotFound {
 		c := *re
-		c.Code = codeInvalidParams
+		c.Code = jsonrpc.CodeInvalidParams
 		return &c
 	}
 	return err

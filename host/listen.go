@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -67,7 +68,7 @@ func listen(ctx context.Context, s *session, req *request) (any, error) {
 
 // tag sets _meta's subscriptionId in params.
 func (l *listener) tag(params []byte) []byte {
-	return setMember(params, "_meta", setMember(member(params, "_meta"), metaSubscription, l.id))
+	return setMember(params, "_meta", setMember(jsonrpc.Member(params, "_meta"), metaSubscription, l.id))
 }
 
 // wants reports whether l asked for method (about uri, for
@@ -89,7 +90,7 @@ func (l *listener) wants(method, uri string) bool {
 // notifyListeners sends a change notification to every listener that
 // asked for it.
 func (srv *Server) notifyListeners(method string, params []byte) {
-	uri, _ := unquote(member(params, "uri"))
+	uri, _ := jsonrpc.Unquote(jsonrpc.Member(params, "uri"))
 	// Chosen under srv.mu, sent outside it: a client slow to read must not
 	// hold up the others, or the registration of new listeners. A listener
 	// registered (and acknowledged) after the choice misses this change,

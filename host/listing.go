@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -38,7 +40,7 @@ func (s *session) scope(ctx context.Context, req *request) (scope, func(), error
 		sc.p = g.Plugin(req.serverID)
 	}
 	if sc.p == nil {
-		return sc, release, &rpcError{Code: codeTimeout, Message: fmt.Sprintf("Server '%s' not found", req.serverID)}
+		return sc, release, &jsonrpc.Error{Code: codeTimeout, Message: fmt.Sprintf("Server '%s' not found", req.serverID)}
 	}
 	return sc, release, nil
 }
@@ -153,7 +155,7 @@ func paginate[T any](items []T, key func(T) string, cursor string, size int) ([]
 	if cursor != "" {
 		k, ok := decodeCursor(cursor)
 		if !ok {
-			return nil, "", invalidParams("invalid cursor %q", cursor)
+			return nil, "", jsonrpc.InvalidParams("invalid cursor %q", cursor)
 		}
 		start = sort.Search(len(items), func(i int) bool { return key(items[i]) > k })
 	}
@@ -176,7 +178,7 @@ func listParams(req *request) (string, error) {
 		return "", nil
 	}
 	if *p.Cursor == "" {
-		return "", invalidParams("invalid cursor \"\"")
+		return "", jsonrpc.InvalidParams("invalid cursor \"\"")
 	}
 	return *p.Cursor, nil
 }
@@ -186,7 +188,7 @@ func listParams(req *request) (string, error) {
 func appendPage[T any](field string, page []T, next string, item func(dst []byte, it T) []byte) []byte {
 	dst := make([]byte, 0, 256*len(page)+64)
 	dst = append(dst, '{')
-	dst = appendString(dst, field)
+	dst = jsonrpc.AppendString(dst, field)
 	dst = append(dst, ':', '[')
 	for i, it := range page {
 		if i > 0 {
@@ -197,7 +199,7 @@ func appendPage[T any](field string, page []T, next string, item func(dst []byte
 	dst = append(dst, ']')
 	if next != "" {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = appendString(dst, next)
+		dst = jsonrpc.AppendString(dst, next)
 	}
 	return append(dst, '}')
 }
@@ -208,7 +210,7 @@ func renamed(raw []byte, name, current string) []byte {
 	if name == current {
 		return raw
 	}
-	return setMember(raw, "name", appendString(nil, name))
+	return setMember(raw, "name", jsonrpc.AppendString(nil, name))
 }
 
 // listing is one paginated list method: where its items live, their sort
@@ -218,7 +220,7 @@ type listing[T any] struct {
 	all    func(*plugins.Generation) []T // the merged list
 	own    func(*plugins.Plugin) []T     // one plugin's list, under server_id
 	key    func(scope, T) string
-	write  func(dst []byte, sc scope, it T, v version) []byte
+	write  func(dst []byte, sc scope, it T, v protocol.Version) []byte
 }
 
 // serve is the handler of a list method.
@@ -253,8 +255,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Tool { return g.Tools },
 		own:    func(p *plugins.Plugin) []*plugins.Tool { return p.Tools },
 		key:    scope.toolKey,
-		write: func(dst []byte, sc scope, t *plugins.Tool, v version) []byte {
-			return filterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
+		write: func(dst []byte, sc scope, t *plugins.Tool, v protocol.Version) []byte {
+			return protocol.FilterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
 		},
 	}.serve
 	listPrompts = listing[*plugins.Prompt]{
@@ -262,8 +264,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Prompt { return g.Prompts },
 		own:    func(p *plugins.Plugin) []*plugins.Prompt { return p.Prompts },
 		key:    scope.promptKey,
-		write: func(dst []byte, sc scope, p *plugins.Prompt, v version) []byte {
-			return filterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
+		write: func(dst []byte, sc scope, p *plugins.Prompt, v protocol.Version) []byte {
+			return protocol.FilterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
 		},
 	}.serve
 	listResources = listing[*plugins.Resource]{
@@ -271,8 +273,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Resource { return g.Resources },
 		own:    func(p *plugins.Plugin) []*plugins.Resource { return p.Resources },
 		key:    func(_ scope, r *plugins.Resource) string { return r.Def.URI },
-		write: func(dst []byte, _ scope, r *plugins.Resource, v version) []byte {
-			return filterItem(dst, r.Raw, v)
+		write: func(dst []byte, _ scope, r *plugins.Resource, v protocol.Version) []byte {
+			return protocol.FilterItem(dst, r.Raw, v)
 		},
 	}.serve
 	listTemplates = listing[*plugins.Template]{
@@ -280,8 +282,8 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Template { return g.Templates },
 		own:    func(p *plugins.Plugin) []*plugins.Template { return p.Templates },
 		key:    func(_ scope, t *plugins.Template) string { return t.Def.URITemplate },
-		write: func(dst []byte, _ scope, t *plugins.Template, v version) []byte {
-			return filterItem(dst, t.Raw, v)
+		write: func(dst []byte, _ scope, t *plugins.Template, v protocol.Version) []byte {
+			return protocol.FilterItem(dst, t.Raw, v)
 		},
 	}.serve
 )

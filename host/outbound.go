@@ -3,32 +3,14 @@ package host
 import (
 	"encoding/json"
 	"sync"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
 )
-
-// outbound is a session's way back to its client; each transport provides
-// one. send delivers one complete JSON-RPC message or batch array, without
-// a trailing newline, compact (no newlines), and must not keep msg after it
-// returns. related is the id of the client request the message belongs to
-// (a response's own id, or the request a progress or log notification or a
-// server→client request is about); nil means the message belongs to no
-// request. Streamable HTTP routes on it; stdio ignores it. send may be
-// called from many goroutines.
-type outbound interface {
-	send(msg []byte, related json.RawMessage) error
-}
-
-// finisher is implemented by transports that hold a connection open for
-// each request until its response (Streamable HTTP). unanswered tells them
-// that the request related to id ended without one (it was cancelled), so
-// that the connection can be closed instead of waiting forever.
-type finisher interface {
-	unanswered(related json.RawMessage)
-}
 
 // unanswered reports a request that will get no response to the transport.
 func (s *session) unanswered(related json.RawMessage) {
-	if f, ok := s.out.(finisher); ok {
-		f.unanswered(related)
+	if f, ok := s.out.(Finisher); ok {
+		f.Unanswered(related)
 	}
 }
 
@@ -49,15 +31,15 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 	buf := getBuf()
 	msg := *buf
 	if err == nil {
-		body, merr := marshalResult(res)
+		body, merr := jsonrpc.MarshalResult(res)
 		if merr == nil {
-			msg = appendResponse(msg, id, body)
+			msg = jsonrpc.AppendResponse(msg, id, body)
 		} else {
 			err = merr
 		}
 	}
 	if err != nil {
-		msg = appendError(msg, id, toRPCError(err))
+		msg = jsonrpc.AppendError(msg, id, jsonrpc.ErrorFor(err))
 	}
 	if b != nil {
 		b.out[slot] = append([]byte(nil), msg...)
@@ -70,9 +52,9 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 
 // send hands one message to the transport, after the audit log.
 func (s *session) send(msg []byte, related json.RawMessage) {
-	msg = compactLine(msg)
+	msg = jsonrpc.CompactLine(msg)
 	s.srv.audit.record(s.id, "out", msg)
-	if err := s.out.send(msg, related); err != nil {
+	if err := s.out.Send(msg, related); err != nil {
 		s.log.Debug("send failed", "err", err)
 	}
 }
@@ -80,7 +62,7 @@ func (s *session) send(msg []byte, related json.RawMessage) {
 // notify sends a notification to this session.
 func (s *session) notify(method string, params []byte, related json.RawMessage) {
 	buf := getBuf()
-	*buf = appendNotification(*buf, method, params)
+	*buf = jsonrpc.AppendNotification(*buf, method, params)
 	s.send(*buf, related)
 	putBuf(buf)
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -29,7 +31,7 @@ func (req *request) peer() *peer { return (*peer)(req) }
 func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) error {
 	req := (*request)(p)
 	s := req.sess
-	if params != nil && !validJSON(params) {
+	if params != nil && !jsonrpc.Valid(params) {
 		return fmt.Errorf("notify %s: params are not valid JSON", method)
 	}
 	if req.done.Load() {
@@ -37,7 +39,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 	}
 	switch method {
 	case "notifications/message":
-		level, _ := unquote(member(params, "level"))
+		level, _ := jsonrpc.Unquote(jsonrpc.Member(params, "level"))
 		if !req.admits(level) {
 			return nil
 		}
@@ -46,7 +48,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 		if token == nil {
 			return nil
 		}
-		params = filterProgress(setMember(params, "progressToken", token), req.version())
+		params = protocol.FilterProgress(setMember(params, "progressToken", token), req.version())
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
 		// A plugin's own change reaches the stateless era's listeners
 		// whichever request it was serving, and the session of the
@@ -57,12 +59,12 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 		}
 	case "notifications/resources/updated":
 		s.srv.notifyListeners(method, params)
-		uri, _ := unquote(member(params, "uri"))
+		uri, _ := jsonrpc.Unquote(jsonrpc.Member(params, "uri"))
 		if req.state != nil || !s.subscribed(uri) {
 			return nil
 		}
 	case "notifications/elicitation/complete":
-		if req.version() < v20251125 {
+		if req.version() < protocol.V20251125 {
 			return nil
 		}
 	default:
@@ -81,7 +83,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 func (p *peer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	req := (*request)(p)
 	s := req.sess
-	if params != nil && !validJSON(params) {
+	if params != nil && !jsonrpc.Valid(params) {
 		return nil, fmt.Errorf("%s: params are not valid JSON", method)
 	}
 	if err := mayRequest(req.clientState(), method, params); err != nil {
@@ -101,7 +103,7 @@ func (p *peer) Request(ctx context.Context, method string, params json.RawMessag
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	buf := getBuf()
-	*buf = appendRequest(*buf, id, method, params)
+	*buf = jsonrpc.AppendRequest(*buf, id, method, params)
 	s.send(*buf, req.id)
 	putBuf(buf)
 	select {
@@ -129,22 +131,22 @@ func mayRequest(st *clientState, method string, params json.RawMessage) error {
 	}
 	switch method {
 	case "ping":
-		if st.version >= statelessVersion {
+		if st.version >= protocol.Stateless {
 			return fmt.Errorf("%s: %w: protocol version %s has no ping", method, ErrNotSupported, st.version)
 		}
 	case "sampling/createMessage":
 		if !st.caps.sampling {
 			return missing("the sampling capability")
 		}
-		if member(params, "tools") != nil && !st.caps.samplingTools {
+		if jsonrpc.Member(params, "tools") != nil && !st.caps.samplingTools {
 			return missing("sampling.tools")
 		}
 	case "elicitation/create":
-		mode, _ := unquote(member(params, "mode"))
+		mode, _ := jsonrpc.Unquote(jsonrpc.Member(params, "mode"))
 		switch {
-		case st.version < v20250618:
+		case st.version < protocol.V20250618:
 			return fmt.Errorf("%s: %w: protocol version %s has no elicitation", method, ErrNotSupported, st.version)
-		case mode == "url" && st.version < v20251125:
+		case mode == "url" && st.version < protocol.V20251125:
 			return fmt.Errorf("%s: %w: protocol version %s has no URL elicitation", method, ErrNotSupported, st.version)
 		case mode == "url" && !st.caps.elicitURL:
 			return missing("elicitation.url")
@@ -188,14 +190,14 @@ func (s *session) dropPending(id json.RawMessage) bool {
 func cancelParams(id json.RawMessage, cause error) []byte {
 	b := append([]byte(`{"requestId":`), id...)
 	b = append(b, `,"reason":`...)
-	b = appendString(b, cause.Error())
+	b = jsonrpc.AppendString(b, cause.Error())
 	return append(b, '}')
 }
 
 // progressToken returns params._meta.progressToken, raw, or nil when absent
 // or not a string or number.
 func progressToken(params json.RawMessage) json.RawMessage {
-	tok := member(member(params, "_meta"), "progressToken")
+	tok := jsonrpc.Member(jsonrpc.Member(params, "_meta"), "progressToken")
 	if len(tok) == 0 || tok[0] != '"' && tok[0] != '-' && (tok[0] < '0' || tok[0] > '9') {
 		return nil
 	}
@@ -205,12 +207,12 @@ func progressToken(params json.RawMessage) json.RawMessage {
 // setMember returns obj with key set to val (replaced in place, or added
 // at the end). A nil or non-object obj becomes {key: val}.
 func setMember(obj []byte, key string, val []byte) []byte {
-	if !isObject(obj) {
+	if !jsonrpc.IsObject(obj) {
 		obj = emptyJSON
 	}
 	found := false
-	out := rewriteObject(nil, obj, func(dst, k, v []byte) ([]byte, bool) {
-		if keyIs(k, key) {
+	out := jsonrpc.RewriteObject(nil, obj, func(dst, k, v []byte) ([]byte, bool) {
+		if jsonrpc.KeyIs(k, key) {
 			if found {
 				return dst, false
 			}
@@ -226,7 +228,7 @@ func setMember(obj []byte, key string, val []byte) []byte {
 	if len(out) > 1 {
 		out = append(out, ',')
 	}
-	out = appendString(out, key)
+	out = jsonrpc.AppendString(out, key)
 	out = append(out, ':')
 	out = append(out, val...)
 	return append(out, '}')

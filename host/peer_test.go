@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 func TestPeerProgressKeepsTokenType(t *testing.T) {
@@ -14,16 +16,16 @@ func TestPeerProgressKeepsTokenType(t *testing.T) {
 	tests := []struct {
 		name   string
 		params string
-		v      version
+		v      protocol.Version
 		want   string // "" means nothing is sent
 	}{
-		{"number", `{"_meta":{"progressToken":7}}`, v20251125, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"m","progressToken":7}}`},
-		{"big number", `{"_meta":{"progressToken":12345678901234567890123}}`, v20251125, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"m","progressToken":12345678901234567890123}}`},
-		{"string", `{"_meta":{"progressToken":"7"}}`, v20251125, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"m","progressToken":"7"}}`},
-		{"old version drops message", `{"_meta":{"progressToken":1}}`, v20241105, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":1}}`},
-		{"no token", `{"name":"x"}`, v20251125, ""},
-		{"no params", ``, v20251125, ""},
-		{"token of a bad type", `{"_meta":{"progressToken":{"a":1}}}`, v20251125, ""},
+		{"number", `{"_meta":{"progressToken":7}}`, protocol.V20251125, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"m","progressToken":7}}`},
+		{"big number", `{"_meta":{"progressToken":12345678901234567890123}}`, protocol.V20251125, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"m","progressToken":12345678901234567890123}}`},
+		{"string", `{"_meta":{"progressToken":"7"}}`, protocol.V20251125, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"m","progressToken":"7"}}`},
+		{"old version drops message", `{"_meta":{"progressToken":1}}`, protocol.V20241105, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":1}}`},
+		{"no token", `{"name":"x"}`, protocol.V20251125, ""},
+		{"no params", ``, protocol.V20251125, ""},
+		{"token of a bad type", `{"_meta":{"progressToken":{"a":1}}}`, protocol.V20251125, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestPeerProgressKeepsTokenType(t *testing.T) {
 
 func TestPeerNotifyGating(t *testing.T) {
 	srv := newServer(t, newFixture(), Options{})
-	s, out := newTestSession(t, srv, v20250618, clientCaps{})
+	s, out := newTestSession(t, srv, protocol.V20250618, clientCaps{})
 	req := &request{sess: s, id: json.RawMessage(`1`)}
 	p := req.peer()
 	ctx := context.Background()
@@ -98,19 +100,19 @@ func TestPeerRequestWithoutCapabilityFailsAtOnce(t *testing.T) {
 	all := clientCaps{sampling: true, roots: true, elicitForm: true, elicitURL: true, samplingTools: true}
 	tests := []struct {
 		name   string
-		v      version
+		v      protocol.Version
 		caps   clientCaps
 		method string
 		params string
 	}{
-		{"sampling without capability", v20251125, clientCaps{roots: true}, "sampling/createMessage", `{"messages":[],"maxTokens":1}`},
-		{"sampling tools without sampling.tools", v20251125, clientCaps{sampling: true}, "sampling/createMessage", `{"messages":[],"maxTokens":1,"tools":[]}`},
-		{"roots without capability", v20251125, clientCaps{sampling: true}, "roots/list", ``},
-		{"elicitation before 2025-06-18", v20250326, all, "elicitation/create", `{"message":"m"}`},
-		{"url elicitation before 2025-11-25", v20250618, all, "elicitation/create", `{"mode":"url","message":"m","url":"https://x","elicitationId":"e"}`},
-		{"url elicitation with form only", v20251125, clientCaps{elicitForm: true}, "elicitation/create", `{"mode":"url","message":"m","url":"https://x","elicitationId":"e"}`},
-		{"form elicitation with url only", v20251125, clientCaps{elicitURL: true}, "elicitation/create", `{"message":"m"}`},
-		{"not a client method", v20251125, all, "tools/call", `{}`},
+		{"sampling without capability", protocol.V20251125, clientCaps{roots: true}, "sampling/createMessage", `{"messages":[],"maxTokens":1}`},
+		{"sampling tools without sampling.tools", protocol.V20251125, clientCaps{sampling: true}, "sampling/createMessage", `{"messages":[],"maxTokens":1,"tools":[]}`},
+		{"roots without capability", protocol.V20251125, clientCaps{sampling: true}, "roots/list", ``},
+		{"elicitation before 2025-06-18", protocol.V20250326, all, "elicitation/create", `{"message":"m"}`},
+		{"url elicitation before 2025-11-25", protocol.V20250618, all, "elicitation/create", `{"mode":"url","message":"m","url":"https://x","elicitationId":"e"}`},
+		{"url elicitation with form only", protocol.V20251125, clientCaps{elicitForm: true}, "elicitation/create", `{"mode":"url","message":"m","url":"https://x","elicitationId":"e"}`},
+		{"form elicitation with url only", protocol.V20251125, clientCaps{elicitURL: true}, "elicitation/create", `{"message":"m"}`},
+		{"not a client method", protocol.V20251125, all, "tools/call", `{}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +168,7 @@ func TestPeerRequestRoundTrip(t *testing.T) {
 		t.Fatalf("got %s; want the sampling request", req.raw)
 	}
 	c.send(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}}`, req.ID)
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); err != nil {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); err != nil {
 		t.Fatalf("Request: %v", err)
 	}
 	if w := c.next(); string(w.ID) != `"t1"` || !strings.Contains(string(w.Result), `sampled`) {
@@ -177,7 +179,7 @@ func TestPeerRequestRoundTrip(t *testing.T) {
 	req = c.next()
 	c.send(`{"jsonrpc":"2.0","id":%s,"error":{"code":-1,"message":"user said no"}}`, req.ID)
 	var ce *ClientError
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); !errors.As(err, &ce) || ce.Code != -1 {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); !errors.As(err, &ce) || ce.Code != -1 {
 		t.Fatalf("Request: got %v; want a *ClientError with code -1", err)
 	}
 	if w := c.next(); string(w.ID) != `"t2"` || !strings.Contains(string(w.Result), `"isError":true`) {
@@ -204,7 +206,7 @@ func TestPeerRequestCancelled(t *testing.T) {
 	if w.Method != "notifications/cancelled" || string(p.RequestID) != string(req.ID) {
 		t.Fatalf("got %s; want notifications/cancelled for request %s", w.raw, req.ID)
 	}
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); !errors.Is(err, context.Canceled) {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Request: got %v; want context.Canceled", err)
 	}
 	onlySession(t, srv).wg.Wait()
@@ -221,10 +223,25 @@ func TestPeerRequestFailsWhenClientGone(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"test_ask","arguments":{"method":"roots/list"}}}`)
 	c.next() // the roots/list request
 	c.in.Close()
-	if err := recv(t, fx.peerErr, "the tool's Request to return"); !errors.Is(err, ErrClosed) {
+	if err := recv(t, fx.PeerErr, "the tool's Request to return"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Request after EOF: got %v; want ErrClosed", err)
 	}
 	if w := c.next(); string(w.ID) != `"t"` || !strings.Contains(string(w.Result), `"isError":true`) {
 		t.Fatalf("got %s; want the tool's error result", w.raw)
+	}
+}
+
+func TestSetMember(t *testing.T) {
+	tests := []struct{ obj, want string }{
+		{``, `{"progressToken":7}`},
+		{`{}`, `{"progressToken":7}`},
+		{`{"progress":1}`, `{"progress":1,"progressToken":7}`},
+		{`{"progressToken":"x","progress":1,"progressToken":2}`, `{"progressToken":7,"progress":1}`},
+		{`[1]`, `{"progressToken":7}`},
+	}
+	for _, tt := range tests {
+		if got := string(setMember([]byte(tt.obj), "progressToken", []byte(`7`))); got != tt.want {
+			t.Errorf("setMember(%s): got %s; want %s", tt.obj, got, tt.want)
+		}
 	}
 }

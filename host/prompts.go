@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -20,7 +22,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 		return nil, err
 	}
 	if p.Name == nil {
-		return nil, invalidParams("invalid params: missing prompt name")
+		return nil, jsonrpc.InvalidParams("invalid params: missing prompt name")
 	}
 	sc, release, err := s.scope(ctx, req)
 	defer release()
@@ -29,7 +31,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	pr := sc.prompt(*p.Name)
 	if pr == nil {
-		return nil, invalidParams("unknown prompt: %s", *p.Name)
+		return nil, jsonrpc.InvalidParams("unknown prompt: %s", *p.Name)
 	}
 	var missing []string
 	for _, a := range pr.Def.Arguments {
@@ -38,14 +40,14 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, invalidParams("prompt %q: missing required arguments: %s", *p.Name, strings.Join(missing, ", "))
+		return nil, jsonrpc.InvalidParams("prompt %q: missing required arguments: %s", *p.Name, strings.Join(missing, ", "))
 	}
 	cc := abi.Context{ID: req.id, Meta: p.Meta, ProtocolVersion: req.version().String(), Plugin: pr.Plugin.Name}
 	out, err := pr.Render(ctx, req.peer(), p.Arguments, cc)
 	if err != nil {
 		return nil, s.pluginError("prompt", pr.Plugin.Name, pr.Def.Name, err)
 	}
-	return json.RawMessage(filterPromptResult(out, req.version())), nil
+	return json.RawMessage(protocol.FilterPromptResult(out, req.version())), nil
 }
 
 // complete routes completion/complete to the plugin that owns the prompt
@@ -71,19 +73,19 @@ func complete(ctx context.Context, s *session, req *request) (any, error) {
 	case "ref/prompt":
 		pr := sc.prompt(p.Ref.Name)
 		if pr == nil {
-			return nil, invalidParams("unknown prompt: %s", p.Ref.Name)
+			return nil, jsonrpc.InvalidParams("unknown prompt: %s", p.Ref.Name)
 		}
 		owner, item = pr.Plugin, pr.Def.Name
 		p.Ref = abi.CompleteRef{Type: "prompt", Name: pr.Def.Name}
 	case "ref/resource":
 		owner = sc.templateOwner(p.Ref.URI)
 		if owner == nil {
-			return nil, invalidParams("unknown resource template: %s", p.Ref.URI)
+			return nil, jsonrpc.InvalidParams("unknown resource template: %s", p.Ref.URI)
 		}
 		item = p.Ref.URI
 		p.Ref = abi.CompleteRef{Type: "resource", URI: p.Ref.URI}
 	default:
-		return nil, invalidParams("invalid params: ref.type must be ref/prompt or ref/resource, not %q", p.Ref.Type)
+		return nil, jsonrpc.InvalidParams("invalid params: ref.type must be ref/prompt or ref/resource, not %q", p.Ref.Type)
 	}
 	cc := abi.Context{ID: req.id, ProtocolVersion: req.version().String(), Plugin: owner.Name}
 	out, err := owner.CompleteFor(ctx, req.peer(), p, cc)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -17,7 +18,7 @@ func (p *uriParams) decode(req *request) (string, error) {
 		return "", err
 	}
 	if p.URI == nil {
-		return "", invalidParams("invalid params: missing uri")
+		return "", jsonrpc.InvalidParams("invalid params: missing uri")
 	}
 	return *p.URI, nil
 }
@@ -40,7 +41,7 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if pl == nil {
 		return nil, resourceNotFound(uri)
 	}
-	cc := abi.Context{ID: req.id, Meta: member(req.params, "_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
+	cc := abi.Context{ID: req.id, Meta: jsonrpc.Member(req.params, "_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
 	out, err := pl.Read(ctx, req.peer(), uri, cc)
 	if errors.Is(err, plugins.ErrNotFound) {
 		s.log.Debug("resource not found by its plugin", "plugin", pl.Name, "uri", uri, "err", err)
@@ -57,8 +58,8 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 
 // resourceNotFound is -32002 with the URI; the stateless era sends it as
 // -32602 (see statelessError).
-func resourceNotFound(uri string) *rpcError {
-	return &rpcError{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+func resourceNotFound(uri string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
 }
 
 func subscribe(_ context.Context, s *session, req *request) (any, error) {

@@ -8,10 +8,12 @@ import (
 	"reflect"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // handler serves one request. It returns a result (json.RawMessage is sent
-// as is; anything else goes through encoding/json) or an error (*rpcError
+// as is; anything else goes through encoding/json) or an error (*jsonrpc.Error
 // chooses the code; any other error is -32603).
 type handler func(ctx context.Context, s *session, req *request) (any, error)
 
@@ -67,11 +69,11 @@ func decodeParams(params json.RawMessage, v any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te) && te.Field != "":
-		return invalidParams("invalid params: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		return jsonrpc.InvalidParams("invalid params: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
 	case errors.As(err, &te):
-		return invalidParams("invalid params: must be %s, not %s", jsonKind(te.Type), te.Value)
+		return jsonrpc.InvalidParams("invalid params: must be %s, not %s", jsonKind(te.Type), te.Value)
 	}
-	return invalidParams("invalid params: %v", err)
+	return jsonrpc.InvalidParams("invalid params: %v", err)
 }
 
 // jsonKind names the JSON type a Go type decodes from.
@@ -107,15 +109,15 @@ func initialize(_ context.Context, s *session, req *request) (any, error) {
 		return nil, err
 	}
 	if p.ProtocolVersion == nil {
-		return nil, invalidParams("invalid params: missing protocolVersion")
+		return nil, jsonrpc.InvalidParams("invalid params: missing protocolVersion")
 	}
 	caps, err := parseClientCaps(p.Capabilities)
 	if err != nil {
 		return nil, err
 	}
-	st := &clientState{version: negotiate(*p.ProtocolVersion), caps: caps, info: p.ClientInfo}
+	st := &clientState{version: protocol.Negotiate(*p.ProtocolVersion), caps: caps, info: p.ClientInfo}
 	if !s.state.CompareAndSwap(nil, st) {
-		return nil, errorf(codeInvalidRequest, "invalid request: already initialized")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: already initialized")
 	}
 	s.log.Info("session initialized", "requested", *p.ProtocolVersion, "version", st.version.String(),
 		"client", string(p.ClientInfo))
@@ -165,7 +167,7 @@ func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
 }
 
 // initResults builds the InitializeResult for every version once.
-func initResults(opts *Options) map[version]json.RawMessage {
+func initResults(opts *Options) map[protocol.Version]json.RawMessage {
 	type impl struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
@@ -176,15 +178,15 @@ func initResults(opts *Options) map[version]json.RawMessage {
 		ServerInfo      impl           `json:"serverInfo"`
 		Instructions    string         `json:"instructions,omitempty"`
 	}
-	out := make(map[version]json.RawMessage)
-	for v := v20241105; v <= latestVersion; v++ {
+	out := make(map[protocol.Version]json.RawMessage)
+	for v := protocol.V20241105; v <= protocol.Latest; v++ {
 		caps := map[string]any{
 			"tools":     map[string]bool{"listChanged": true},
 			"resources": map[string]bool{"subscribe": true, "listChanged": true},
 			"prompts":   map[string]bool{"listChanged": true},
 			"logging":   struct{}{},
 		}
-		if v >= v20250326 { // 2024-11-05 did not define the capability
+		if v >= protocol.V20250326 { // 2024-11-05 did not define the capability
 			caps["completions"] = struct{}{}
 		}
 		b, err := json.Marshal(result{v.String(), caps, impl{opts.Name, opts.Version}, opts.Instructions})
@@ -197,6 +199,9 @@ func initResults(opts *Options) map[version]json.RawMessage {
 }
 
 // Logging levels, in increasing severity (RFC 5424).
+// emptyJSON is the result of methods that return nothing; never modified.
+var emptyJSON = json.RawMessage("{}")
+
 var logLevels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 func parseLevel(s string) (int32, bool) {
@@ -216,11 +221,11 @@ func setLevel(_ context.Context, s *session, req *request) (any, error) {
 		return nil, err
 	}
 	if p.Level == nil {
-		return nil, invalidParams("invalid params: missing level")
+		return nil, jsonrpc.InvalidParams("invalid params: missing level")
 	}
 	l, ok := parseLevel(*p.Level)
 	if !ok {
-		return nil, invalidParams("invalid log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", *p.Level)
+		return nil, jsonrpc.InvalidParams("invalid log level %q: want one of debug, info, notice, warning, error, critical, alert, emergency", *p.Level)
 	}
 	s.level.Store(l + 1)
 	return emptyJSON, nil
@@ -239,8 +244,8 @@ func (s *session) admits(level string) bool {
 
 // notification serves a client notification, in order, on the reader.
 // Notifications are never answered, not even when they are malformed.
-func (s *session) notification(ctx context.Context, msg *message) {
-	switch string(msg.method) {
+func (s *session) notification(ctx context.Context, msg *jsonrpc.Message) {
+	switch string(msg.Method) {
 	case "notifications/initialized":
 		if s.state.Load() != nil {
 			s.ready.Store(true)
@@ -250,7 +255,7 @@ func (s *session) notification(ctx context.Context, msg *message) {
 			RequestID json.RawMessage `json:"requestId"`
 			Reason    string          `json:"reason"`
 		}
-		if json.Unmarshal(msg.params, &p) == nil && p.RequestID != nil {
+		if json.Unmarshal(msg.Params, &p) == nil && p.RequestID != nil {
 			s.cancelRequest(p.RequestID, p.Reason)
 		}
 	case "notifications/roots/list_changed":
@@ -258,7 +263,7 @@ func (s *session) notification(ctx context.Context, msg *message) {
 	case "notifications/progress":
 		// Nothing to do: we send no progress-tracked requests.
 	default:
-		s.log.Debug("ignored notification", "method", string(msg.method))
+		s.log.Debug("ignored notification", "method", string(msg.Method))
 	}
 }
 

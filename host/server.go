@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -71,13 +72,13 @@ const (
 )
 
 // Server is an MCP server over a plugin registry. One Server serves any
-// number of sessions (ServeStdio serves one); it is safe for concurrent use.
+// number of sessions (each transport connection is one); it is safe for concurrent use.
 type Server struct {
 	reg        *plugins.Registry
 	opts       Options
 	log        *slog.Logger
 	audit      *auditLog
-	initResult map[version]json.RawMessage
+	initResult map[protocol.Version]json.RawMessage
 	methods    map[string]*method // the dispatch table
 	serverInfo []byte             // {"name","version"}, for stateless results
 	stateKey   []byte             // signs requestState (see input.go)
@@ -95,10 +96,6 @@ type Server struct {
 	changes plugins.Changes // gathered since the timer started
 	timer   *time.Timer     // nil when no flush is scheduled
 	stop    func()          // ends the registry subscription
-
-	// testHookLine, when set, runs on the reader goroutine after each
-	// line has been handed to the session (tests use it to step).
-	testHookLine func(*session)
 }
 
 // New returns a Server for reg. It subscribes to reg's changes at once;

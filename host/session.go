@@ -3,16 +3,20 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // clientState is what initialize established. It never changes afterwards.
 type clientState struct {
-	version version
+	version protocol.Version
 	caps    clientCaps
 	info    json.RawMessage // clientInfo as sent
 	level   int32           // stateless requests: log level + 1 from _meta; 0 means none
@@ -24,7 +28,7 @@ type clientState struct {
 type session struct {
 	srv *Server
 	id  string
-	out outbound
+	out Outbound
 	log *slog.Logger
 
 	state     atomic.Pointer[clientState] // nil until initialize
@@ -76,7 +80,7 @@ type reply struct {
 	err    error
 }
 
-func (srv *Server) newSession(out outbound, id string) *session {
+func (srv *Server) newSession(out Outbound, id string) *session {
 	s := &session{
 		srv:      srv,
 		id:       id,
@@ -94,7 +98,7 @@ func (srv *Server) newSession(out outbound, id string) *session {
 }
 
 // version returns the negotiated version, or 0 before initialize.
-func (s *session) version() version {
+func (s *session) version() protocol.Version {
 	if st := s.state.Load(); st != nil {
 		return st.version
 	}
@@ -103,7 +107,7 @@ func (s *session) version() version {
 
 // version returns the request's protocol version: its own in the
 // stateless era, the session's otherwise.
-func (req *request) version() version {
+func (req *request) version() protocol.Version {
 	if req.state != nil {
 		return req.state.version
 	}
@@ -144,11 +148,11 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 		}
 	}()
 	s.srv.audit.record(s.id, "in", raw)
-	if isBatch(raw) {
+	if jsonrpc.IsBatch(raw) {
 		s.handleBatch(ctx, raw, batchKey)
 		return
 	}
-	msg, err := decode(raw)
+	msg, err := jsonrpc.Decode(raw)
 	if err != nil {
 		s.reject(&msg, err, nil, 0)
 		return
@@ -158,48 +162,48 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 
 // reject answers a message that failed to decode, unless it was a
 // notification or a response, which are never answered.
-func (s *session) reject(msg *message, err *rpcError, b *batch, slot int) {
-	if msg.kind == kindNotification || msg.kind == kindResponse {
+func (s *session) reject(msg *jsonrpc.Message, err *jsonrpc.Error, b *batch, slot int) {
+	if msg.Kind == jsonrpc.KindNotification || msg.Kind == jsonrpc.KindResponse {
 		s.log.Debug("dropped malformed message", "err", err.Message)
 		return
 	}
-	s.reply(msg.id, nil, err, b, slot)
+	s.reply(msg.ID, nil, err, b, slot)
 }
 
-func (s *session) dispatch(ctx context.Context, msg *message, b *batch, slot int) {
-	switch msg.kind {
-	case kindResponse:
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
+	switch msg.Kind {
+	case jsonrpc.KindResponse:
 		s.deliver(msg)
-	case kindNotification:
+	case jsonrpc.KindNotification:
 		s.notification(ctx, msg)
-	case kindRequest:
+	case jsonrpc.KindRequest:
 		s.request(ctx, msg, b, slot)
 	}
 }
 
-func (s *session) request(ctx context.Context, msg *message, b *batch, slot int) {
-	m := s.srv.methods[string(msg.method)]
+func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
+	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
-	if s.state.Load() == nil && !isLegacyInitialize(msg) &&
-		(s.stateless || hasEraMeta(msg.params) || m != nil && m.era == eraStateless) {
+	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&
+		(s.stateless || protocol.HasStatelessMeta(msg.Params) || m != nil && m.era == eraStateless) {
 		var err error
 		if st, err = s.statelessRequest(m, msg); err != nil {
-			s.reply(msg.id, nil, err, b, slot)
+			s.reply(msg.ID, nil, err, b, slot)
 			return
 		}
 	} else {
 		if m == nil || m.era == eraStateless {
-			s.reply(msg.id, nil, errorf(codeMethodNotFound, "method not found: %s", msg.method), b, slot)
+			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method), b, slot)
 			return
 		}
 		if !m.beforeInit && s.state.Load() == nil {
-			s.reply(msg.id, nil, errorf(codeInvalidRequest, "invalid request: server not initialized"), b, slot)
+			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: server not initialized"), b, slot)
 			return
 		}
 	}
-	req := &request{sess: s, id: msg.id, method: m.name, params: msg.params, state: st}
-	if msg.serverID != nil {
-		req.serverID, _ = unquote(msg.serverID)
+	req := &request{sess: s, id: msg.ID, method: m.name, params: msg.Params, state: st}
+	if msg.ServerID != nil {
+		req.serverID, _ = jsonrpc.Unquote(msg.ServerID)
 		req.routed = true
 	}
 	if m.inline {
@@ -213,22 +217,22 @@ func (s *session) request(ctx context.Context, msg *message, b *batch, slot int)
 
 // deliver routes a client's response to the server→client request waiting
 // for it.
-func (s *session) deliver(msg *message) {
+func (s *session) deliver(msg *jsonrpc.Message) {
 	s.mu.Lock()
-	ch := s.pending[string(msg.id)]
-	delete(s.pending, string(msg.id))
+	ch := s.pending[string(msg.ID)]
+	delete(s.pending, string(msg.ID))
 	s.mu.Unlock()
 	if ch == nil {
-		s.log.Debug("response to no pending request", "id", string(msg.id))
+		s.log.Debug("response to no pending request", "id", string(msg.ID))
 		return
 	}
-	if msg.error == nil {
-		ch <- reply{result: msg.result}
+	if msg.Error == nil {
+		ch <- reply{result: msg.Result}
 		return
 	}
-	ce := &ClientError{Code: codeInternal, Message: "malformed error response"}
-	if err := json.Unmarshal(msg.error, ce); err != nil {
-		ce.Message = "malformed error response: " + string(msg.error)
+	ce := &ClientError{Code: jsonrpc.CodeInternal, Message: "malformed error response"}
+	if err := json.Unmarshal(msg.Error, ce); err != nil {
+		ce.Message = "malformed error response: " + string(msg.Error)
 	}
 	ch <- reply{err: ce}
 }
@@ -282,4 +286,11 @@ func (s *session) subscribed(uri string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.subs[uri]
 	return ok
+}
+
+// tooLarge answers a message that exceeded the size limit, with its id
+// when that could be read from the message's first bytes.
+func (s *session) tooLarge(n, limit int64, id []byte) {
+	s.srv.audit.record(s.id, "in", []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
+	s.reply(id, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
 }

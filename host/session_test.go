@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -18,7 +20,7 @@ func TestSlowToolDoesNotDelayPing(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
 	c.send(`{"jsonrpc":"2.0","id":"echo","method":"tools/call","params":{"name":"test_echo","arguments":{"msg":"hi"}}}`)
 	got := map[string]bool{}
@@ -28,7 +30,7 @@ func TestSlowToolDoesNotDelayPing(t *testing.T) {
 	if !got[`"ping"`] || !got[`"echo"`] {
 		t.Fatalf("while the slow tool runs: got responses %v; want ping and echo", got)
 	}
-	close(fx.release)
+	close(fx.Release)
 	if w := c.next(); string(w.ID) != `"slow"` || !strings.Contains(string(w.Result), "done") {
 		t.Fatalf("slow tool: got %s; want its result", w.raw)
 	}
@@ -40,9 +42,9 @@ func TestCancelStopsCallWithoutResponse(t *testing.T) {
 	c := startClient(t, srv)
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"user"}}`)
-	if err := recv(t, fx.cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
+	if err := recv(t, fx.Cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("slow tool's ctx: got %v; want context.Canceled", err)
 	}
 	onlySession(t, srv).wg.Wait() // the handler has returned
@@ -97,7 +99,7 @@ func TestHandlerPanicIsInternalError(t *testing.T) {
 	for i, m := range []string{"test/panic-inline", "test/panic-async"} {
 		c.send(`{"jsonrpc":"2.0","id":%d,"method":%q}`, i, m)
 		w := c.next()
-		if w.Error == nil || w.Error.Code != codeInternal || string(w.ID) != fmt.Sprint(i) {
+		if w.Error == nil || w.Error.Code != jsonrpc.CodeInternal || string(w.ID) != fmt.Sprint(i) {
 			t.Fatalf("%s: got %s; want -32603 for id %d", m, w.raw, i)
 		}
 	}
@@ -112,12 +114,12 @@ func TestDuplicateIDInFlight(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
-	if w := c.next(); w.Error == nil || w.Error.Code != codeInvalidRequest {
+	if w := c.next(); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidRequest {
 		t.Fatalf("reused id: got %s; want -32600", w.raw)
 	}
-	close(fx.release)
+	close(fx.Release)
 	if w := c.next(); string(w.ID) != "5" || w.Error != nil {
 		t.Fatalf("got %s; want the slow tool's result", w.raw)
 	}
@@ -128,14 +130,14 @@ func TestEOFLetsInFlightRequestsFinish(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.in.Close()
-	close(fx.release)
+	close(fx.Release)
 	if w := c.next(); string(w.ID) != `"last"` || !strings.Contains(string(w.Result), "done") {
 		t.Fatalf("after EOF: got %s; want the in-flight result", w.raw)
 	}
-	if err := recv(t, c.done, "ServeStdio to return"); err != nil {
-		t.Fatalf("ServeStdio after EOF: got %v; want nil", err)
+	if err := recv(t, c.done, "serveLines to return"); err != nil {
+		t.Fatalf("serveLines after EOF: got %v; want nil", err)
 	}
 }
 
@@ -144,13 +146,13 @@ func TestContextCancelStopsServing(t *testing.T) {
 	c := startClient(t, newServer(t, fx, Options{}))
 	c.initialize("2025-11-25", `{}`)
 	c.send(`{"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"name":"test_slow"}}`)
-	recv(t, fx.started, "the slow tool to start")
+	recv(t, fx.Started, "the slow tool to start")
 	c.cancel()
-	if err := recv(t, fx.cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
+	if err := recv(t, fx.Cancelled, "the slow tool's ctx to end"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("slow tool's ctx: got %v; want context.Canceled", err)
 	}
-	if err := recv(t, c.done, "ServeStdio to return"); err != nil {
-		t.Fatalf("ServeStdio after cancel: got %v; want nil", err)
+	if err := recv(t, c.done, "serveLines to return"); err != nil {
+		t.Fatalf("serveLines after cancel: got %v; want nil", err)
 	}
 	if line, ok := <-c.lines; ok {
 		t.Fatalf("after cancel: got %s; want no more output", line)
@@ -196,7 +198,7 @@ type captureOut struct {
 	rel  []string
 }
 
-func (c *captureOut) send(msg []byte, related json.RawMessage) error {
+func (c *captureOut) Send(msg []byte, related json.RawMessage) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.msgs = append(c.msgs, string(msg))
@@ -214,7 +216,7 @@ func (c *captureOut) take() []string {
 
 // newTestSession returns a session on a capturing transport, initialized
 // at version with caps (initialized: ready).
-func newTestSession(t *testing.T, srv *Server, ver version, caps clientCaps) (*session, *captureOut) {
+func newTestSession(t *testing.T, srv *Server, ver protocol.Version, caps clientCaps) (*session, *captureOut) {
 	t.Helper()
 	out := &captureOut{}
 	s := srv.newSession(out, "test")

@@ -3,18 +3,18 @@ package host
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -159,8 +159,8 @@ func wantsTask(req *request, t *plugins.Tool) (bool, error) {
 	return true, nil
 }
 
-func missingTasks(why string) *rpcError {
-	return &rpcError{Code: codeMissingCapability, Message: "Missing required client capability: " + extTasks + " (" + why + ")",
+func missingTasks(why string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeMissingCapability, Message: "Missing required client capability: " + extTasks + " (" + why + ")",
 		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{extTasks: struct{}{}}}}}
 }
 
@@ -171,7 +171,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 	if g == nil || g.Tool(t.Name) != t {
 		// The tool was reloaded since the request looked it up.
 		release()
-		return nil, errorf(codeInternal, "tool %q was reloaded while starting; retry", t.Name)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternal, "tool %q was reloaded while starting; retry", t.Name)
 	}
 	now := time.Now()
 	j := &job{id: newTaskID(), owner: s.taskOwner(), tool: t.Name, created: now, updated: now,
@@ -190,15 +190,15 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 		ts.mu.Unlock()
 		cancel()
 		release()
-		return nil, errorf(codeInternal, "server is shutting down")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternal, "server is shutting down")
 	}
 	ts.wg.Add(1)
 	ts.live[j] = true
 	ts.mu.Unlock()
-	if member(cc.Meta, "progressToken") == nil {
+	if jsonrpc.Member(cc.Meta, "progressToken") == nil {
 		// The guest reports progress only with a token; a task's progress
 		// becomes its statusMessage.
-		cc.Meta = setMember(cc.Meta, "progressToken", appendString(nil, "task-"+j.id))
+		cc.Meta = setMember(cc.Meta, "progressToken", jsonrpc.AppendString(nil, "task-"+j.id))
 	}
 	go func() {
 		defer ts.wg.Done()
@@ -321,7 +321,7 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 // toolOutcome is what a tools/call answers for a run's output and error.
 // Everything that goes wrong inside the tool is a tool execution error:
 // an isError result the model can read, never a protocol error.
-func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v version) (any, error) {
+func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v protocol.Version) (any, error) {
 	var ve *plugins.ValidationError
 	switch {
 	case errors.As(err, &ve) && ve.What == "arguments":
@@ -332,7 +332,7 @@ func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v 
 	case err != nil:
 		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 	}
-	return json.RawMessage(filterCallResult(out, v)), nil
+	return json.RawMessage(protocol.FilterCallResult(out, v)), nil
 }
 
 // finish records a task's end: completed with the call's result (an
@@ -349,12 +349,12 @@ func (ts *taskStore) finish(j *job, res any, err error) {
 		return
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		err = errorf(codeInternal, "task expired: its ttl of %s passed before it finished", ts.ttl)
+		err = jsonrpc.Errorf(jsonrpc.CodeInternal, "task expired: its ttl of %s passed before it finished", ts.ttl)
 	}
 	if err != nil {
-		var re *rpcError
+		var re *jsonrpc.Error
 		if !errors.As(err, &re) {
-			re = errorf(codeInternal, "%v", err)
+			re = jsonrpc.Errorf(jsonrpc.CodeInternal, "%v", err)
 		}
 		b, _ := json.Marshal(struct {
 			Code    int    `json:"code"`
@@ -366,7 +366,7 @@ func (ts *taskStore) finish(j *job, res any, err error) {
 		ts.setStatus(j, taskFailed, re.Message)
 		return
 	}
-	b, merr := marshalResult(res)
+	b, merr := jsonrpc.MarshalResult(res)
 	if merr != nil {
 		ts.finish(j, nil, merr)
 		return
@@ -445,17 +445,17 @@ func newTaskID() string {
 // its status (result, error, inputRequests) as a DetailedTask.
 func (ts *taskStore) appendTask(b []byte, j *job, detail bool) []byte {
 	b = append(b, `{"taskId":`...)
-	b = appendString(b, j.id)
+	b = jsonrpc.AppendString(b, j.id)
 	b = append(b, `,"status":`...)
-	b = appendString(b, j.status)
+	b = jsonrpc.AppendString(b, j.status)
 	if j.message != "" {
 		b = append(b, `,"statusMessage":`...)
-		b = appendString(b, j.message)
+		b = jsonrpc.AppendString(b, j.message)
 	}
 	b = append(b, `,"createdAt":`...)
-	b = appendString(b, j.created.UTC().Format(time.RFC3339Nano))
+	b = jsonrpc.AppendString(b, j.created.UTC().Format(time.RFC3339Nano))
 	b = append(b, `,"lastUpdatedAt":`...)
-	b = appendString(b, j.updated.UTC().Format(time.RFC3339Nano))
+	b = jsonrpc.AppendString(b, j.updated.UTC().Format(time.RFC3339Nano))
 	b = append(b, `,"ttlMs":`...)
 	b = strconv.AppendInt(b, ts.ttl.Milliseconds(), 10)
 	b = append(b, `,"pollIntervalMs":`...)
@@ -488,14 +488,14 @@ type taskPeer struct {
 // SEP-2663 defines no other notification for a task.
 func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	if method == "notifications/progress" {
-		if params != nil && !validJSON(params) {
+		if params != nil && !jsonrpc.Valid(params) {
 			return fmt.Errorf("notify %s: params are not valid JSON", method)
 		}
 		p.ts.escalate(p.j)
-		msg, _ := unquote(member(params, "message"))
+		msg, _ := jsonrpc.Unquote(jsonrpc.Member(params, "message"))
 		if msg == "" {
-			msg = "progress " + string(member(params, "progress"))
-			if total := member(params, "total"); total != nil {
+			msg = "progress " + string(jsonrpc.Member(params, "progress"))
+			if total := jsonrpc.Member(params, "total"); total != nil {
 				msg += "/" + string(total)
 			}
 		}
@@ -524,7 +524,7 @@ func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMes
 // far, or records them: in its request they become input_required
 // rounds, in a task its inputRequests.
 func (p *taskPeer) Request(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if params != nil && !validJSON(params) {
+	if params != nil && !jsonrpc.Valid(params) {
 		return nil, fmt.Errorf("%s: params are not valid JSON", method)
 	}
 	if err := mayRequest(p.req.clientState(), method, params); err != nil {
@@ -542,9 +542,9 @@ func taskParams(req *request) (string, error) {
 	if req.state == nil || !req.state.caps.tasks {
 		return "", missingTasks(req.method + " needs it")
 	}
-	id, ok := unquote(member(req.params, "taskId"))
+	id, ok := jsonrpc.Unquote(jsonrpc.Member(req.params, "taskId"))
 	if !ok || id == "" {
-		return "", invalidParams("invalid params: taskId must be a non-empty string")
+		return "", jsonrpc.InvalidParams("invalid params: taskId must be a non-empty string")
 	}
 	return id, nil
 }
@@ -555,7 +555,7 @@ func (ts *taskStore) lookupLocked(s *session, id string) (*job, error) {
 	ts.sweepLocked(time.Now())
 	j := ts.jobs[id]
 	if j == nil || j.owner != s.taskOwner() {
-		return nil, invalidParams("invalid params: unknown task %q", id)
+		return nil, jsonrpc.InvalidParams("invalid params: unknown task %q", id)
 	}
 	return j, nil
 }
@@ -587,17 +587,17 @@ func getTask(_ context.Context, s *session, req *request) (any, error) {
 // updateTask serves tasks/update: answers to outstanding inputRequests are
 // kept, others ignored; once none is outstanding the call runs again.
 func updateTask(_ context.Context, s *session, req *request) (any, error) {
-	raw := member(req.params, "inputResponses")
-	if raw != nil && !isObject(raw) {
-		return nil, invalidParams("invalid params: inputResponses must be an object")
+	raw := jsonrpc.Member(req.params, "inputResponses")
+	if raw != nil && !jsonrpc.IsObject(raw) {
+		return nil, jsonrpc.InvalidParams("invalid params: inputResponses must be an object")
 	}
 	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
 		if j.status != taskInput {
 			return emptyJSON, nil
 		}
-		eachMember(raw, func(k, v []byte) bool {
-			key, _ := unquote(append(append([]byte{'"'}, k...), '"'))
-			if _, outstanding := j.asked[key]; outstanding && isObject(v) {
+		jsonrpc.EachMember(raw, func(k, v []byte) bool {
+			key, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
+			if _, outstanding := j.asked[key]; outstanding && jsonrpc.IsObject(v) {
 				delete(j.asked, key)
 				j.responses[key] = append(json.RawMessage(nil), v...)
 			}
@@ -627,16 +627,4 @@ func cancelTask(_ context.Context, s *session, req *request) (any, error) {
 		}
 		return emptyJSON, nil
 	})
-}
-
-// principal names the caller of an HTTP request for task ownership: a
-// hash of its Authorization header ("" when it sent none), so a task
-// created with one credential is unknown to every other.
-func principal(r *http.Request) string {
-	a := r.Header.Get("Authorization")
-	if a == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(a))
-	return base64.RawURLEncoding.EncodeToString(h[:])
 }

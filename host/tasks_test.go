@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
@@ -37,10 +39,10 @@ func (jp *jobPlugin) exports() map[string]native {
 		},
 		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
 			req, cc := input(in)
-			name, _ := unquote(member(req, "name"))
+			name, _ := jsonrpc.Unquote(jsonrpc.Member(req, "name"))
 			peer := sandbox.PeerFrom(ctx)
 			progress := func(msg string) error {
-				return peer.Notify(ctx, "notifications/progress", json.RawMessage(`{"progressToken":`+string(member(cc.Meta, "progressToken"))+`,"progress":1,"message":"`+msg+`"}`))
+				return peer.Notify(ctx, "notifications/progress", json.RawMessage(`{"progressToken":`+string(jsonrpc.Member(cc.Meta, "progressToken"))+`,"progress":1,"message":"`+msg+`"}`))
 			}
 			switch name {
 			case "work", "must":
@@ -152,7 +154,7 @@ func TestTaskLifecycle(t *testing.T) {
 		t.Errorf("tasks/get: got %s; want working with statusMessage %q", w.raw, "step 1")
 	}
 	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
-		if w, _ := other.call(`{"jsonrpc":"2.0","id":3,"method":%q,"params":{"taskId":%q,%s}}`, m, v.TaskID, tasksCaps); w.Error == nil || w.Error.Code != codeInvalidParams {
+		if w, _ := other.call(`{"jsonrpc":"2.0","id":3,"method":%q,"params":{"taskId":%q,%s}}`, m, v.TaskID, tasksCaps); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%s from another connection: got %s; want -32602", m, w.raw)
 		}
 	}
@@ -189,10 +191,10 @@ func TestTaskGating(t *testing.T) {
 		{"required tool without extension", `"method":"tools/call","params":{"name":"job_must",` + plain + `}`, codeMissingCapability, ""},
 		{"tasks/get without extension", `"method":"tasks/get","params":{"taskId":"x",` + plain + `}`, codeMissingCapability, ""},
 		{"tasks/cancel without extension", `"method":"tasks/cancel","params":{"taskId":"x",` + plain + `}`, codeMissingCapability, ""},
-		{"unknown task", `"method":"tasks/get","params":{"taskId":"nope",` + tasksCaps + `}`, codeInvalidParams, ""},
-		{"missing taskId", `"method":"tasks/update","params":{` + tasksCaps + `}`, codeInvalidParams, ""},
-		{"tasks/result is removed", `"method":"tasks/result","params":{"taskId":"x",` + tasksCaps + `}`, codeMethodNotFound, ""},
-		{"tasks/list is removed", `"method":"tasks/list","params":{` + tasksCaps + `}`, codeMethodNotFound, ""},
+		{"unknown task", `"method":"tasks/get","params":{"taskId":"nope",` + tasksCaps + `}`, jsonrpc.CodeInvalidParams, ""},
+		{"missing taskId", `"method":"tasks/update","params":{` + tasksCaps + `}`, jsonrpc.CodeInvalidParams, ""},
+		{"tasks/result is removed", `"method":"tasks/result","params":{"taskId":"x",` + tasksCaps + `}`, jsonrpc.CodeMethodNotFound, ""},
+		{"tasks/list is removed", `"method":"tasks/list","params":{` + tasksCaps + `}`, jsonrpc.CodeMethodNotFound, ""},
 	}
 	for i, tt := range tests {
 		w, v := c.call(`{"jsonrpc":"2.0","id":%d,%s}`, i, tt.req)
@@ -240,7 +242,7 @@ func TestTaskEviction(t *testing.T) {
 		c.waitStatus(v.TaskID, taskCompleted)
 		ids = append(ids, v.TaskID)
 	}
-	if w, _ := c.call(`{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":%q,%s}}`, ids[0], tasksCaps); w.Error == nil || w.Error.Code != codeInvalidParams {
+	if w, _ := c.call(`{"jsonrpc":"2.0","id":9,"method":"tasks/get","params":{"taskId":%q,%s}}`, ids[0], tasksCaps); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("oldest task: got %s; want it evicted (-32602)", w.raw)
 	}
 	if _, v := c.call(`{"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId":%q,%s}}`, ids[2], tasksCaps); v.Status != taskCompleted {
@@ -266,7 +268,7 @@ func TestTaskTTL(t *testing.T) {
 	if err := recv(t, jp.cancelled, "call ended by its ttl"); err != context.DeadlineExceeded {
 		t.Errorf("call's context: got %v; want context.DeadlineExceeded", err)
 	}
-	if w, _ := c.call(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":%q,%s}}`, v.TaskID, tasksCaps); w.Error == nil || w.Error.Code != codeInvalidParams {
+	if w, _ := c.call(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":%q,%s}}`, v.TaskID, tasksCaps); w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("expired task: got %s; want it evicted (-32602)", w.raw)
 	}
 	if want := fmt.Sprintf(`msg="task evicted" task=%s tool=job_work reason=ttl`, v.TaskID); !strings.Contains(string(logs.Bytes()), want) {
@@ -283,11 +285,11 @@ func FuzzTaskParams(f *testing.F) {
 	srv := New(plugins.NewRegistry(), Options{Logger: quietLog})
 	defer srv.Close()
 	s := srv.newSession(nil, "fuzz")
-	st := &clientState{version: statelessVersion, caps: clientCaps{tasks: true}}
+	st := &clientState{version: protocol.Stateless, caps: clientCaps{tasks: true}}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		for _, m := range []handler{getTask, updateTask, cancelTask} {
 			_, err := m(context.Background(), s, &request{sess: s, method: "tasks/get", params: params, state: st})
-			if re, ok := err.(*rpcError); err != nil && (!ok || re.Code != codeInvalidParams) {
+			if re, ok := err.(*jsonrpc.Error); err != nil && (!ok || re.Code != jsonrpc.CodeInvalidParams) {
 				t.Errorf("params %q: got %v; want a result or -32602", params, err)
 			}
 		}

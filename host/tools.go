@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -14,32 +15,32 @@ import (
 // hot path.
 func parseCallParams(params json.RawMessage) (name string, args, meta json.RawMessage, err error) {
 	var rawName []byte
-	if !eachMember(params, func(k, v []byte) bool {
+	if !jsonrpc.EachMember(params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "name"):
+		case jsonrpc.KeyIs(k, "name"):
 			rawName = v
-		case keyIs(k, "arguments"):
+		case jsonrpc.KeyIs(k, "arguments"):
 			args = v
-		case keyIs(k, "_meta"):
+		case jsonrpc.KeyIs(k, "_meta"):
 			meta = v
 		}
 		return true
 	}) {
-		return "", nil, nil, invalidParams("invalid params: tools/call needs an object with a name")
+		return "", nil, nil, jsonrpc.InvalidParams("invalid params: tools/call needs an object with a name")
 	}
-	name, ok := unquote(rawName)
+	name, ok := jsonrpc.Unquote(rawName)
 	switch {
 	case rawName == nil:
-		return "", nil, nil, invalidParams("invalid params: missing tool name")
+		return "", nil, nil, jsonrpc.InvalidParams("invalid params: missing tool name")
 	case !ok:
-		return "", nil, nil, invalidParams("invalid params: tool name must be a string")
+		return "", nil, nil, jsonrpc.InvalidParams("invalid params: tool name must be a string")
 	case string(args) == "null":
 		args = nil
 	case args != nil && args[0] != '{':
-		return "", nil, nil, invalidParams("invalid params: arguments must be an object")
+		return "", nil, nil, jsonrpc.InvalidParams("invalid params: arguments must be an object")
 	}
 	if meta != nil && meta[0] != '{' {
-		return "", nil, nil, invalidParams("invalid params: _meta must be an object")
+		return "", nil, nil, jsonrpc.InvalidParams("invalid params: _meta must be an object")
 	}
 	return name, args, meta, nil
 }
@@ -61,7 +62,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	t := sc.tool(name)
 	if t == nil {
-		return nil, invalidParams("unknown tool: %s", name)
+		return nil, jsonrpc.InvalidParams("unknown tool: %s", name)
 	}
 	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String()}
 	if task, err := wantsTask(req, t); err != nil {
@@ -76,7 +77,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 // toolError is an isError CallToolResult carrying text.
 func toolError(text string) json.RawMessage {
 	b := append(make([]byte, 0, len(text)+64), `{"content":[{"type":"text","text":`...)
-	b = appendString(b, text)
+	b = jsonrpc.AppendString(b, text)
 	return append(b, `}],"isError":true}`...)
 }
 
@@ -98,9 +99,9 @@ func describeFailure(kind, plugin, item string, err error) string {
 // completion/complete into a JSON-RPC error: -32001 when the plugin ran
 // out of time, -32603 otherwise.
 func (s *session) pluginError(kind, plugin, item string, err error) error {
-	code := codeInternal
+	code := jsonrpc.CodeInternal
 	if errors.Is(err, plugins.ErrTimeout) {
 		code = codeTimeout
 	}
-	return &rpcError{Code: code, Message: s.failure(kind, plugin, item, err)}
+	return &jsonrpc.Error{Code: code, Message: s.failure(kind, plugin, item, err)}
 }

@@ -25,7 +25,8 @@ var (
 
 var update = flag.Bool("update", false, "rewrite the out section of testdata/*.txtar")
 
-// TestTranscripts replays testdata/*.txtar through ServeStdio.
+// TestTranscripts replays testdata/*.txtar through serveLines, the
+// tests' line transport over the Conn seam.
 //
 // Each archive has an optional "config" section (lines "plugins <set>",
 // "page_size <n>", "max_message_bytes <n>", "instructions <text>",
@@ -117,20 +118,20 @@ func transcriptConfig(t *testing.T, f *txtar.File) (Options, string) {
 	return opts, set
 }
 
-// runLines feeds lines to a stdio session one at a time, each only after
+// runLines feeds lines to a line session one at a time, each only after
 // the previous one was fully served, and returns everything written.
 func runLines(t *testing.T, srv *Server, lines []string) []byte {
 	t.Helper()
 	step := make(chan struct{})
-	srv.testHookLine = func(s *session) {
-		s.wg.Wait()           // every request the line started has answered
-		s.srv.tasks.wg.Wait() // and every task it started has finished
+	stepped := func(c *Conn) {
+		c.s.wg.Wait()           // every request the line started has answered
+		c.s.srv.tasks.wg.Wait() // and every task it started has finished
 		step <- struct{}{}
 	}
 	inR, inW := io.Pipe()
 	var out lockedBuffer
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(context.Background(), inR, &out) }()
+	go func() { done <- serveLines(context.Background(), srv, inR, &out, stepped) }()
 	for _, line := range lines {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -149,7 +150,7 @@ func runLines(t *testing.T, srv *Server, lines []string) []byte {
 	}()
 	inW.Close()
 	if err := <-done; err != nil {
-		t.Errorf("ServeStdio: %v", err)
+		t.Errorf("serveLines: %v", err)
 	}
 	close(step)
 	return out.Bytes()

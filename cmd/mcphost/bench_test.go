@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/stdio"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -75,7 +76,7 @@ func stdioServer(b *testing.B, cfg *config.Config) (w io.WriteCloser, r *bufio.R
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.ServeStdio(ctx, inR, outW)
+		_ = stdio.Serve(ctx, srv, inR, outW)
 	}()
 	b.Cleanup(func() {
 		inW.Close()

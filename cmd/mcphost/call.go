@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/inproc"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -88,7 +89,7 @@ func oneRequest(ctx context.Context, args []string, stdout, stderr io.Writer, rq
 	if err != nil {
 		return err
 	}
-	resp, err := srv.Call(ctx, rq.method, body, func(msg []byte) { fmt.Fprintf(stderr, "%s\n", msg) })
+	resp, err := inproc.Call(ctx, srv, rq.method, body, func(msg []byte) { fmt.Fprintf(stderr, "%s\n", msg) })
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/stdio"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -108,8 +109,8 @@ func hammer(t *testing.T, protocolVersion string) {
 			defer s2cW.Close()
 			// A notification may still be on its way when the client
 			// closes its end: that write fails, nothing else may.
-			if err := srv.ServeStdio(ctx, c2sR, s2cW); err != nil && !errors.Is(err, io.ErrClosedPipe) {
-				t.Errorf("client %d: ServeStdio: %v", c, err)
+			if err := stdio.Serve(ctx, srv, c2sR, s2cW); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+				t.Errorf("client %d: stdio.Serve: %v", c, err)
 			}
 		}()
 		client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("hammer%d", c), Version: "1"}, &mcp.ClientOptions{

@@ -21,11 +21,11 @@ type command struct {
 	name    string
 	args    string // the synopsis after the name
 	summary string
-	run     func(ctx context.Context, args []string, s stdio) error
+	run     func(ctx context.Context, args []string, s streams) error
 }
 
-// stdio is what a command reads and writes.
-type stdio struct {
+// streams are what a command reads and writes.
+type streams struct {
 	in          io.Reader
 	out, stderr io.Writer
 }
@@ -33,23 +33,23 @@ type stdio struct {
 // commands is the command table, in the order --help lists it.
 var commands = []command{
 	{"serve", "[flags]", "serve MCP over stdio, or HTTP with --http (the default command)",
-		func(ctx context.Context, a []string, s stdio) error { return cmdServe(ctx, a, s.in, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdServe(ctx, a, s.in, s.out, s.stderr) }},
 	{"new", "NAME [--lang go] [--dir D]", "scaffold a plugin that builds offline: a tool, a resource, a prompt, a test",
-		func(ctx context.Context, a []string, s stdio) error { return cmdNew(ctx, a, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdNew(ctx, a, s.out, s.stderr) }},
 	{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
-		func(ctx context.Context, a []string, s stdio) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
 	{"call", "TOOL ['{json args}']", "run one tool through the whole stack and print its result",
-		func(ctx context.Context, a []string, s stdio) error { return cmdCall(ctx, a, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdCall(ctx, a, s.out, s.stderr) }},
 	{"read", "URI", "read one resource and print it",
-		func(ctx context.Context, a []string, s stdio) error { return cmdRead(ctx, a, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdRead(ctx, a, s.out, s.stderr) }},
 	{"prompt", "NAME ['{json args}']", "get one prompt and print it",
-		func(ctx context.Context, a []string, s stdio) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
 	{"go", "GOARGS...", "run the go command with the SDK this binary carries (e.g. mcphost go test ./...)",
-		func(ctx context.Context, a []string, s stdio) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
 	{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
-		func(ctx context.Context, a []string, s stdio) error { return cmdCache(ctx, a, s.out, s.stderr) }},
+		func(ctx context.Context, a []string, s streams) error { return cmdCache(ctx, a, s.out, s.stderr) }},
 	{"version", "", "print the version (also --version)",
-		func(_ context.Context, _ []string, s stdio) error { fmt.Fprintln(s.out, versionString()); return nil }},
+		func(_ context.Context, _ []string, s streams) error { fmt.Fprintln(s.out, versionString()); return nil }},
 }
 
 func usage(w io.Writer) {
@@ -85,7 +85,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	err := commands[i].run(ctx, args, stdio{stdin, stdout, stderr})
+	err := commands[i].run(ctx, args, streams{stdin, stdout, stderr})
 	var exit exitError
 	switch {
 	case err == nil:

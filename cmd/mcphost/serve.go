@@ -12,6 +12,8 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/metrics"
+	"github.com/mcphost/mcphost/host/stdio"
+	"github.com/mcphost/mcphost/host/streamable"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/watch"
@@ -110,9 +112,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.MaxInFlightPerSession = cfg.Server.MaxInFlightPerSession
 		httpOpts.MaxInFlightPerClient = cfg.Server.MaxInFlightPerClient
 		httpOpts.MaxSessions = cfg.Server.MaxSessions
-		err = srv.ServeStreamableHTTP(ctx, ln, httpOpts)
+		err = streamable.Serve(ctx, srv, ln, httpOpts)
 	} else {
-		err = srv.ServeStdio(ctx, stdin, stdout)
+		err = stdio.Serve(ctx, srv, stdin, stdout)
 	}
 	cancelLoad()
 	<-loaded

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/streamable"
 )
 
 // httpFlags are serve's flags for the HTTP transports.
@@ -34,8 +34,8 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 // listen opens the listener --http asks for (nil when serving stdio) and
 // logs its address as `listening addr=http://HOST:PORT/PATH`, which
 // scripts parse.
-func (f *httpFlags) listen(log *slog.Logger) (net.Listener, host.HTTPOptions, error) {
-	var opts host.HTTPOptions
+func (f *httpFlags) listen(log *slog.Logger) (net.Listener, streamable.Options, error) {
+	var opts streamable.Options
 	if f.addr == "" {
 		return nil, opts, nil
 	}
@@ -53,7 +53,7 @@ func (f *httpFlags) listen(log *slog.Logger) (net.Listener, host.HTTPOptions, er
 	if h == "" {
 		h = "127.0.0.1"
 	}
-	opts = host.HTTPOptions{
+	opts = streamable.Options{
 		Path:           f.path,
 		AllowedHosts:   f.hosts,
 		AllowedOrigins: f.origins,

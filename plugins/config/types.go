@@ -74,7 +74,7 @@ type ServerConfig struct {
 	SecretsFile string
 
 	// Limits of the HTTP transport; zero means the host's defaults (see
-	// host.HTTPOptions, where each is explained).
+	// streamable.Options in host/streamable, where each is explained).
 	BodyTimeout           time.Duration
 	MaxInFlightPerSession int
 	MaxInFlightPerClient  int

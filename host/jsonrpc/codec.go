@@ -1,0 +1,232 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// The codec turns bytes into messages and messages into bytes. It does no
+// I/O and keeps every id exactly as the client sent it.
+
+// Kind is what a decoded message is, judged by its members.
+type Kind uint8
+
+// The kinds of message. A message that fails to decode still has the kind
+// it looked like, so that a malformed notification is not answered.
+const (
+	KindInvalid      Kind = iota // neither method nor result/error with an id
+	KindRequest                  // method and id
+	KindNotification             // method, no id
+	KindResponse                 // id and result or error, no method
+)
+
+// Message is one decoded JSON-RPC message. Its slices alias the input.
+type Message struct {
+	Kind   Kind
+	ID     json.RawMessage // as sent; nil when absent or unusable
+	Method []byte          // decoded method name; nil when absent
+	Params json.RawMessage // nil when absent or null
+	Result json.RawMessage
+	Error  json.RawMessage
+	// ServerID is the raw string value of a top-level "server_id" member,
+	// an extension of the envelope that mcphost's gateway routes on; it is
+	// captured here so that routing costs no second scan.
+	ServerID json.RawMessage
+}
+
+// Decode reads one JSON-RPC message (not a batch). On failure it returns a
+// typed error: -32700 when b is not JSON, -32600 when it is JSON but not a
+// valid message. msg.Kind then says what the message looked like, so that
+// a malformed notification or response is not answered, and msg.ID holds
+// the id if it could be read.
+func Decode(b []byte) (msg Message, err *Error) {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		if Valid(b) {
+			return msg, Errorf(CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
+		}
+		return msg, Errorf(CodeParseError, "parse error: not valid JSON")
+	}
+	var version, method, id []byte
+	end := walkObject(b, i, func(key, val []byte) bool {
+		switch {
+		case KeyIs(key, "jsonrpc"):
+			version = val
+		case KeyIs(key, "id"):
+			id = val
+		case KeyIs(key, "method"):
+			method = val
+		case KeyIs(key, "params"):
+			msg.Params = val
+		case KeyIs(key, "result"):
+			msg.Result = val
+		case KeyIs(key, "error"):
+			msg.Error = val
+		case KeyIs(key, "server_id"):
+			msg.ServerID = val
+		}
+		return true
+	})
+	if end < 0 || SkipSpace(b, end) != len(b) {
+		return Message{}, Errorf(CodeParseError, "parse error: not valid JSON")
+	}
+	return msg, msg.classify(version, method, id)
+}
+
+// classify validates the envelope members and sets kind, id and method.
+func (msg *Message) classify(version, method, id []byte) *Error {
+	validID := id != nil && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
+	if validID {
+		msg.ID = id
+	}
+	if method != nil {
+		msg.Kind = KindNotification
+		if id != nil {
+			msg.Kind = KindRequest
+		}
+	} else if id != nil && (msg.Result != nil || msg.Error != nil) {
+		msg.Kind = KindResponse
+	}
+	if string(version) != `"2.0"` {
+		return Errorf(CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if id != nil && !validID {
+		return Errorf(CodeInvalidRequest, "invalid request: id must be a string or a number")
+	}
+	if method == nil {
+		if msg.Kind == KindResponse && (msg.Result == nil) == (msg.Error == nil) {
+			return Errorf(CodeInvalidRequest, "invalid response: needs exactly one of result and error")
+		}
+		if msg.Kind != KindResponse {
+			return Errorf(CodeInvalidRequest, `invalid request: missing "method"`)
+		}
+		return nil
+	}
+	if method[0] != '"' {
+		return Errorf(CodeInvalidRequest, `invalid request: "method" must be a string`)
+	}
+	msg.Method = method[1 : len(method)-1] // alias the input unless escaped
+	if bytes.IndexByte(msg.Method, '\\') >= 0 {
+		name, _ := Unquote(method)
+		msg.Method = []byte(name)
+	}
+	if p := msg.Params; p != nil {
+		if string(p) == "null" {
+			msg.Params = nil
+		} else if p[0] != '{' && p[0] != '[' {
+			return Errorf(CodeInvalidRequest, `invalid request: "params" must be an object`)
+		}
+	}
+	if msg.ServerID != nil && msg.ServerID[0] != '"' {
+		return Errorf(CodeInvalidRequest, `invalid request: "server_id" must be a string`)
+	}
+	return nil
+}
+
+// SplitBatch returns the elements of a JSON array. An array that is not
+// valid JSON is -32700; an empty one is -32600.
+func SplitBatch(b []byte) ([][]byte, *Error) {
+	if !Valid(b) {
+		return nil, Errorf(CodeParseError, "parse error: not valid JSON")
+	}
+	var elems [][]byte
+	EachElement(b, func(v []byte) bool {
+		elems = append(elems, v)
+		return true
+	})
+	if len(elems) == 0 {
+		return nil, Errorf(CodeInvalidRequest, "invalid request: empty batch")
+	}
+	return elems, nil
+}
+
+// IsBatch reports whether b holds a JSON array.
+func IsBatch(b []byte) bool {
+	i := SkipSpace(b, 0)
+	return i < len(b) && b[i] == '['
+}
+
+var (
+	nullID     = []byte("null")
+	emptyJSON  = json.RawMessage("{}")
+	jsonrpcHdr = []byte(`{"jsonrpc":"2.0"`)
+)
+
+// AppendResponse appends a result response to id; result must be JSON.
+func AppendResponse(dst []byte, id, result []byte) []byte {
+	dst = append(dst, jsonrpcHdr...)
+	dst = append(dst, `,"id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError encodes an error response; a nil id is sent as null.
+func AppendError(dst []byte, id []byte, e *Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	dst = append(dst, jsonrpcHdr...)
+	dst = append(dst, `,"id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = AppendString(dst, e.Message)
+	if e.Data != nil {
+		if data, err := json.Marshal(e.Data); err == nil {
+			dst = append(dst, `,"data":`...)
+			dst = append(dst, data...)
+		}
+	}
+	return append(dst, '}', '}')
+}
+
+// AppendNotification appends a notification; params, when not nil, must be
+// a JSON object.
+func AppendNotification(dst []byte, method string, params []byte) []byte {
+	dst = append(dst, jsonrpcHdr...)
+	dst = append(dst, `,"method":`...)
+	dst = AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// AppendRequest appends a request with id; params, when not nil, must be a
+// JSON object.
+func AppendRequest(dst []byte, id []byte, method string, params []byte) []byte {
+	dst = append(dst, jsonrpcHdr...)
+	dst = append(dst, `,"id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"method":`...)
+	dst = AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// MarshalResult encodes a handler's result (nil becomes {}). json.RawMessage results (the
+// plugins' JSON) are used as they are, without reflection.
+func MarshalResult(v any) ([]byte, error) {
+	switch r := v.(type) {
+	case nil:
+		return emptyJSON, nil
+	case json.RawMessage:
+		return r, nil
+	default:
+		return json.Marshal(r)
+	}
+}
+
+// TrimEOL removes one trailing "\n" or "\r\n".
+func TrimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}

@@ -1,0 +1,201 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		in       string
+		kind     Kind
+		code     int // 0: no error
+		id       string
+		method   string
+		params   string
+		serverID string
+	}{
+		{in: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, kind: KindRequest, id: `1`, method: "ping"},
+		{in: `{"jsonrpc":"2.0","id":"a","method":"x","params":{"k":[1]}}`, kind: KindRequest, id: `"a"`, method: "x", params: `{"k":[1]}`},
+		{in: ` { "id" : 12345678901234567890123 , "method" : "m" , "jsonrpc" : "2.0" } `, kind: KindRequest, id: `12345678901234567890123`, method: "m"},
+		{in: `{"jsonrpc":"2.0","id":-0.5e-3,"method":"m"}`, kind: KindRequest, id: `-0.5e-3`, method: "m"},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, kind: KindRequest, id: `1`, method: "m"},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"t\u006fols/list"}`, kind: KindRequest, id: `1`, method: "tools/list"},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"m","server_id":"p"}`, kind: KindRequest, id: `1`, method: "m", serverID: `"p"`},
+		{in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, kind: KindNotification, method: "notifications/initialized"},
+		{in: `{"jsonrpc":"2.0","id":7,"result":{}}`, kind: KindResponse, id: `7`},
+		{in: `{"jsonrpc":"2.0","id":"s","error":{"code":1,"message":"m"}}`, kind: KindResponse, id: `"s"`},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, kind: KindRequest, id: `1`, method: "b"},
+
+		{in: ``, code: CodeParseError},
+		{in: `{`, code: CodeParseError},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"m"} x`, code: CodeParseError},
+		{in: `{"jsonrpc":"2.0","id":01,"method":"m"}`, code: CodeParseError},
+		{in: `{"a":"\x"}`, code: CodeParseError},
+		{in: "{\"a\":\"\t\"}", code: CodeParseError},
+		{in: `nul`, code: CodeParseError},
+
+		{in: `[]`, code: CodeInvalidRequest},
+		{in: `null`, code: CodeInvalidRequest},
+		{in: `{}`, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0"}`, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0","id":1}`, kind: KindInvalid, code: CodeInvalidRequest, id: `1`},
+		{in: `{"jsonrpc":2,"id":1,"method":"m"}`, kind: KindRequest, code: CodeInvalidRequest, id: `1`},
+		{in: `{"jsonrpc":"2.0","id":null,"method":"m"}`, kind: KindRequest, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0","id":true,"method":"m"}`, kind: KindRequest, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0","id":{},"method":"m"}`, kind: KindRequest, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0","id":[],"method":"m"}`, kind: KindRequest, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0","id":1,"method":1}`, kind: KindRequest, code: CodeInvalidRequest, id: `1`},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"m","params":3}`, kind: KindRequest, code: CodeInvalidRequest, id: `1`},
+		{in: `{"jsonrpc":"2.0","id":1,"method":"m","server_id":3}`, kind: KindRequest, code: CodeInvalidRequest, id: `1`},
+		{in: `{"method":"notifications/initialized"}`, kind: KindNotification, code: CodeInvalidRequest},
+		{in: `{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`, kind: KindResponse, code: CodeInvalidRequest, id: `1`},
+	}
+	for _, tt := range tests {
+		msg, err := Decode([]byte(tt.in))
+		code := 0
+		if err != nil {
+			code = err.Code
+		}
+		if code != tt.code {
+			t.Errorf("decode(%s): got code %d (%v); want %d", tt.in, code, err, tt.code)
+			continue
+		}
+		if msg.Kind != tt.kind || string(msg.ID) != tt.id {
+			t.Errorf("decode(%s): got kind %d id %q; want kind %d id %q", tt.in, msg.Kind, msg.ID, tt.kind, tt.id)
+		}
+		if err == nil && (string(msg.Method) != tt.method || string(msg.Params) != tt.params || string(msg.ServerID) != tt.serverID) {
+			t.Errorf("decode(%s): got method %q params %q server_id %q; want %q %q %q", tt.in,
+				msg.Method, msg.Params, msg.ServerID, tt.method, tt.params, tt.serverID)
+		}
+	}
+}
+
+func TestSplitBatch(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		code int
+	}{
+		{`[{"a":1}, 2 ,"x"]`, 3, 0},
+		{`[ ]`, 0, CodeInvalidRequest},
+		{`[1,`, 0, CodeParseError},
+		{`[1] [2]`, 0, CodeParseError},
+	}
+	for _, tt := range tests {
+		elems, err := SplitBatch([]byte(tt.in))
+		code := 0
+		if err != nil {
+			code = err.Code
+		}
+		if len(elems) != tt.n || code != tt.code {
+			t.Errorf("splitBatch(%s): got %d elements, code %d; want %d, %d", tt.in, len(elems), code, tt.n, tt.code)
+		}
+	}
+}
+
+func TestEncode(t *testing.T) {
+	tests := []struct {
+		got, want string
+	}{
+		{string(AppendResponse(nil, []byte(`"x"`), []byte(`{}`))), `{"jsonrpc":"2.0","id":"x","result":{}}`},
+		{string(AppendError(nil, nil, &Error{Code: -32700, Message: "bad \"line\"\n"})),
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"line\"\n"}}`},
+		{string(AppendError(nil, []byte(`9`), &Error{Code: -32002, Message: "m", Data: map[string]string{"uri": "u"}})),
+			`{"jsonrpc":"2.0","id":9,"error":{"code":-32002,"message":"m","data":{"uri":"u"}}}`},
+		{string(AppendNotification(nil, "notifications/tools/list_changed", nil)),
+			`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+		{string(AppendRequest(nil, []byte(`3`), "roots/list", []byte(`{}`))),
+			`{"jsonrpc":"2.0","id":3,"method":"roots/list","params":{}}`},
+		{string(CompactLine([]byte("{\"a\":\n [1,\r\n2]}"))), `{"a":[1,2]}`},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("case %d: got %s; want %s", i, tt.got, tt.want)
+		}
+	}
+}
+
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote\" back\\ nl\n tab\t cr\r", "\x00\x1f\x7f", "é ☃ 😀", "bad \xff utf8", "\u2028\u2029", "<&>"} {
+		b := AppendString(nil, s)
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Errorf("appendString(%q) = %s: not JSON: %v", s, b, err)
+			continue
+		}
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if got != want {
+			t.Errorf("appendString(%q) round trip: got %q; want %q", s, got, want)
+		}
+	}
+}
+
+// FuzzDecode: arbitrary bytes never panic; the result is either a valid
+// message or a typed error, and -32700 means exactly "not JSON".
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","arguments":{"b":[1,2.5e3,null,true]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"a":"\u00e9\ud83d\ude00"}`, `{`, `"x"`, `-0.1e+5`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v; json.Valid says %v", b, got, want)
+		}
+		if IsBatch(b) {
+			elems, err := SplitBatch(b)
+			if err == nil && len(elems) == 0 {
+				t.Fatalf("splitBatch(%q): no error and no elements", b)
+			}
+			return
+		}
+		msg, err := Decode(b)
+		if err != nil {
+			if err.Code != CodeParseError && err.Code != CodeInvalidRequest {
+				t.Fatalf("decode(%q): untyped error code %d", b, err.Code)
+			}
+			if (err.Code == CodeParseError) == json.Valid(b) {
+				t.Fatalf("decode(%q): code %d but json.Valid = %v", b, err.Code, json.Valid(b))
+			}
+			return
+		}
+		var env struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(b, &env) != nil {
+			t.Fatalf("decode(%q) accepted what encoding/json rejects", b)
+		}
+		switch msg.Kind {
+		case KindRequest:
+			if msg.ID == nil || msg.Method == nil {
+				t.Fatalf("decode(%q): request without id or method", b)
+			}
+		case KindNotification:
+			if msg.ID != nil || msg.Method == nil {
+				t.Fatalf("decode(%q): notification with id or without method", b)
+			}
+		case KindResponse:
+			if msg.ID == nil || (msg.Result == nil) == (msg.Error == nil) {
+				t.Fatalf("decode(%q): malformed response accepted", b)
+			}
+		default:
+			t.Fatalf("decode(%q): no error and kind %d", b, msg.Kind)
+		}
+		if msg.ID != nil && !json.Valid(msg.ID) {
+			t.Fatalf("decode(%q): id %q is not JSON", b, msg.ID)
+		}
+		// Whatever we send back about it must be one valid JSON line.
+		out := AppendError(nil, msg.ID, &Error{Code: 1, Message: string(msg.Method)})
+		if !json.Valid(out) {
+			t.Fatalf("reply to %q is not JSON: %s", b, out)
+		}
+	})
+}

@@ -1,0 +1,16 @@
+// Package stdio is mcphost's stdio transport: one MCP connection over
+// newline-delimited JSON, in and out of a pair of streams (a process's
+// stdin and stdout), serving both protocol eras on the same connection.
+//
+// It owns the framing (jsonrpc.LineReader: lines of at most
+// host.Server.MaxMessageBytes, oversize lines answered through
+// host.Conn.TooLarge rather than ending anything), the one-Write-per-line
+// writer that never interleaves messages and writes nothing but them, and
+// the end of a session: EOF lets the requests in flight finish (draining
+// for at most drainGrace plus what is left of the startup wait), a done
+// ctx cancels them at once.
+//
+// It does not own: anything of the protocol (package host, reached only
+// through host.Server.Connect and host.Conn), or the process's streams
+// and signals (cmd/mcphost).
+package stdio

@@ -1,0 +1,139 @@
+package stdio
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/jsonrpc"
+)
+
+// drainGrace bounds how long Serve waits, after stdin reaches EOF, for
+// the requests still in flight before it cancels them. Plugin calls have
+// their own time limits, so this only matters for a misbehaving one.
+const drainGrace = 10 * time.Second
+
+// Serve serves one session of srv over newline-delimited JSON: messages are
+// read from in and written to out, one per line, and nothing else is ever
+// written to out.
+//
+// When in reaches EOF, Serve stops reading, fails the plugins' pending
+// requests to the client (which can no longer answer), lets the requests in
+// flight finish and send their responses (at most drainTime, then they are
+// cancelled), and returns nil. This is what makes
+// `echo '{…"tools/call"…}' | mcphost` work. When ctx is done it cancels the
+// requests in flight at once, sends nothing more and returns nil: both are
+// normal ways to end a stdio server. It returns an error only when reading
+// or writing fails. The goroutine reading in may outlive the call until in
+// returns from its last Read (closing in releases it).
+func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &writer{w: out, failed: cancel}
+	conn := srv.Connect(w, host.ConnInfo{ID: "stdio-" + rand.Text()[:8]})
+	log := conn.Logger()
+	log.Info("session started", "transport", "stdio")
+	readErr := make(chan error, 1)
+	go func() { readErr <- readLoop(ctx, conn, in, srv.MaxMessageBytes()) }()
+
+	var err error
+	select {
+	case err = <-readErr:
+		conn.ClientGone()
+		if !conn.Drain(drainTime(srv)) {
+			log.Warn("requests still in flight after stdin closed; cancelling them")
+		}
+	case <-ctx.Done():
+	}
+	cancel()
+	conn.Close()
+	w.close()
+	log.Info("session ended")
+	if werr := w.failure(); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+// drainTime is how long requests in flight may take after stdin closes:
+// drainGrace, plus what is left of the startup wait while the initial load
+// is still running, because a request may be waiting for it (a cold start
+// building plugins from source takes longer than drainGrace).
+func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.StartupLeft() }
+
+// readLoop feeds each line of in to conn until EOF (nil) or a read error.
+// A line over max is answered and reading goes on.
+func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) error {
+	r := jsonrpc.NewLineReader(in, max)
+	for {
+		line, err := r.Next()
+		if tooLong, ok := err.(*jsonrpc.TooLargeError); ok {
+			conn.TooLarge(tooLong.N, max, jsonrpc.PeekID(tooLong.Head))
+			err = nil
+		} else if len(line) > 0 && ctx.Err() == nil {
+			conn.Handle(ctx, line)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("stdio: read: %w", err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+var _ host.Outbound = (*writer)(nil)
+
+// writer writes each message and its newline in one locked Write, so
+// messages never interleave. After the first failed write (the client went
+// away) it cancels the session and drops everything.
+type writer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	buf    []byte
+	err    error
+	closed bool
+	failed func()
+}
+
+func (w *writer) Send(msg []byte, _ json.RawMessage) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errors.New("stdio: session closed")
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(append(w.buf[:0], msg...), '\n')
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("stdio: write: %w", err)
+		w.failed()
+		return w.err
+	}
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil
+	}
+	return nil
+}
+
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+}
+
+func (w *writer) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}

@@ -1,0 +1,128 @@
+package stdio
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
+)
+
+// guard bounds every wait, so a bug fails the test instead of hanging it.
+const guard = 20 * time.Second
+
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// loaded returns a registry whose initial load (of no plugins) is done.
+func loaded(t *testing.T) *plugins.Registry {
+	t.Helper()
+	reg := plugins.NewRegistry()
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), config.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Swap(context.Background(), g)
+	t.Cleanup(func() { reg.Close(context.Background()) })
+	return reg
+}
+
+func newServer(t *testing.T, reg *plugins.Registry, opts host.Options) *host.Server {
+	t.Helper()
+	opts.Logger = quietLog
+	srv := host.New(reg, opts)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(guard):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// failingWriter fails every write, like a stdout whose reader went away.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestWriteFailureEndsSession(t *testing.T) {
+	srv := newServer(t, loaded(t), host.Options{})
+	inR, inW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(t.Context(), srv, inR, failingWriter{}) }()
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	err := recv(t, done, "Serve to return")
+	if err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Fatalf("Serve: got %v; want the write error", err)
+	}
+	inW.Close()
+}
+
+// TestServeLines: one answer per line, in order for in-order methods; a
+// malformed line and an oversize one are answered (the latter with its
+// id) and serving goes on; EOF ends Serve with nil.
+func TestServeLines(t *testing.T) {
+	srv := newServer(t, loaded(t), host.Options{MaxMessageBytes: 200})
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{not json`,
+		`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"` + strings.Repeat("x", 300) + `"}}`,
+		``,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+	}, "\n")
+	var out strings.Builder
+	if err := Serve(t.Context(), srv, strings.NewReader(in), &out); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	var got []string
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		got = append(got, sc.Text())
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`"code":-32700`,
+		`{"jsonrpc":"2.0","id":"big","error":{"code":-32600,`,
+		`{"jsonrpc":"2.0","id":2,"result":{}}`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d lines %q; want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Errorf("line %d: got %s; want it to contain %s", i, got[i], want[i])
+		}
+	}
+}
+
+// After stdin closes, requests still waiting for the initial load get the
+// rest of the startup wait on top of drainGrace; once loaded, only drainGrace.
+func TestDrainTimeCoversStartupWait(t *testing.T) {
+	reg := plugins.NewRegistry()
+	srv := newServer(t, reg, host.Options{StartupWait: time.Hour})
+	if got := drainTime(srv); got < 59*time.Minute {
+		t.Errorf("drainTime before the initial load = %v; want about an hour more than %v", got, drainGrace)
+	}
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), config.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Swap(context.Background(), g)
+	if got := drainTime(srv); got != drainGrace {
+		t.Errorf("drainTime after the initial load = %v; want %v", got, drainGrace)
+	}
+}
