@@ -120,6 +120,12 @@ func decodeArgs[In any](args json.RawMessage) (In, error) {
 	if len(args) == 0 || string(args) == "null" {
 		return in, nil
 	}
+	if done, err := decodeBig(args, &in); done {
+		if err != nil {
+			return in, fmt.Errorf("invalid arguments: %v", err)
+		}
+		return in, nil
+	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return in, fmt.Errorf("invalid arguments: %v", err)
 	}
