@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -162,14 +163,20 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 			}
 			return nil, &tooLargeError{n: n - int64(len(part)-len(trimEOL(part))), head: head}
 		}
+		if cap(buf)-len(buf) < len(part) {
+			// Double: append grows large slices by 1.25×, which copies a
+			// multi-megabyte line about five times over.
+			buf = slices.Grow(buf, max(len(part), len(buf)))
+		}
 		buf = append(buf, part...)
 		if err != bufio.ErrBufferFull {
 			break
 		}
 	}
-	r.buf = buf[:0]
-	if cap(r.buf) > 1<<20 {
-		r.buf = nil
+	keep := cap(buf) <= 1<<20
+	r.buf = nil
+	if keep {
+		r.buf = buf[:0]
 	}
 	if err != nil && err != io.EOF {
 		return nil, err
@@ -177,6 +184,9 @@ func (r *lineReader) long(first []byte) ([]byte, error) {
 	line := trimEOL(buf)
 	if int64(len(line)) > r.max {
 		return nil, &tooLargeError{n: int64(len(line)), head: headOf(line)}
+	}
+	if !keep {
+		return line, err // the reader lets go of buf: no copy
 	}
 	return append([]byte(nil), line...), err
 }
