@@ -43,16 +43,24 @@ func stop8(x uint64) uint64 {
 // byte ≥ 0x80 came before it.
 func stringRun(s []byte, i int) (int, bool) {
 	var hi uint64
-	for i+32 <= len(s) {
-		a := binary.LittleEndian.Uint64(s[i:])
-		b := binary.LittleEndian.Uint64(s[i+8:])
-		c := binary.LittleEndian.Uint64(s[i+16:])
-		d := binary.LittleEndian.Uint64(s[i+24:])
-		if stop8(a)|stop8(b)|stop8(c)|stop8(d) != 0 {
+	// 64 bytes a round: under wazero's CloseOnContextDone every loop
+	// iteration calls out of the guest, so fewer rounds matter more than
+	// the work in each.
+	for i+64 <= len(s) {
+		w := s[i : i+64 : i+64]
+		a := binary.LittleEndian.Uint64(w[0:])
+		b := binary.LittleEndian.Uint64(w[8:])
+		c := binary.LittleEndian.Uint64(w[16:])
+		d := binary.LittleEndian.Uint64(w[24:])
+		e := binary.LittleEndian.Uint64(w[32:])
+		f := binary.LittleEndian.Uint64(w[40:])
+		g := binary.LittleEndian.Uint64(w[48:])
+		h := binary.LittleEndian.Uint64(w[56:])
+		if stop8(a)|stop8(b)|stop8(c)|stop8(d)|stop8(e)|stop8(f)|stop8(g)|stop8(h) != 0 {
 			break
 		}
-		hi |= a | b | c | d
-		i += 32
+		hi |= a | b | c | d | e | f | g | h
+		i += 64
 	}
 	for i+8 <= len(s) {
 		a := binary.LittleEndian.Uint64(s[i:])
