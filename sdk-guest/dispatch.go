@@ -179,7 +179,12 @@ func decodeInput[T any](ctx *Context, input []byte, needed bool) (*T, error) {
 // scanned again nor copied. It reports false when decodeInput must run
 // instead, which then reports the input's errors.
 func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
-	request, cc, ok := splitEnvelope(input)
+	var bigs []strInfo
+	request, cc, ok := splitEnvelope(input, func(s strInfo) {
+		if s.end-s.start >= bigString {
+			bigs = append(bigs, s)
+		}
+	})
 	if !ok {
 		return nil, false
 	}
@@ -194,6 +199,7 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 			if *p, ok = splitCallTool(request); !ok {
 				return nil, false
 			}
+			ctx.setBigArgs(input, p.Arguments, bigs)
 		} else if json.Unmarshal(request, req) != nil {
 			return nil, false
 		}

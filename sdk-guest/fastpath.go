@@ -23,9 +23,9 @@ import (
 // input, validating it in one pass. ok is false when the input is not a
 // plain object with exactly spelled, unrepeated keys (encoding/json's
 // case-insensitive matching is left to the slow path).
-func splitEnvelope(input []byte) (request, context []byte, ok bool) {
+func splitEnvelope(input []byte, onString func(strInfo)) (request, context []byte, ok bool) {
 	ok = true
-	valid := objectMembers(input, func(key, value []byte) {
+	valid := objectMembers(input, onString, func(key, value []byte) {
 		switch string(key) {
 		case `"request"`:
 			ok = ok && request == nil
@@ -46,7 +46,7 @@ func splitEnvelope(input []byte) (request, context []byte, ok bool) {
 func splitCallTool(request []byte) (p abi.CallToolParams, ok bool) {
 	ok = true
 	var name []byte
-	valid := objectMembers(request, func(key, value []byte) {
+	valid := objectMembers(request, nil, func(key, value []byte) {
 		switch string(key) {
 		case `"name"`:
 			ok = ok && name == nil
@@ -89,16 +89,24 @@ var placeholderPrefix = sync.OnceValue(func() string {
 // a copy of args with each big string replaced by a short placeholder,
 // and the strings, unquoted here, replace the placeholders in the
 // result. It reports false when it did nothing.
-func decodeBig[In any](args []byte, in *In) (bool, error) {
+//
+// known, when set, lists args' big strings as the envelope's scan found
+// them (args is then valid): args is not scanned again.
+func decodeBig[In any](args []byte, in *In, known *[]strInfo) (bool, error) {
 	if len(args) < bigString || !substitutable(reflect.TypeFor[In]()) {
 		return false, nil
 	}
 	var bigs []strInfo
-	if !validJSON(args, func(s strInfo) {
+	if known != nil {
+		bigs = *known
+	} else if !validJSON(args, func(s strInfo) {
 		if s.end-s.start >= bigString {
 			bigs = append(bigs, s)
 		}
-	}) || len(bigs) == 0 {
+	}) {
+		return false, nil
+	}
+	if len(bigs) == 0 {
 		return false, nil
 	}
 	prefix := placeholderPrefix()
@@ -285,4 +293,30 @@ func appendRaw(dst []byte, key string, raw json.RawMessage) ([]byte, error) {
 	}
 	dst = append(dst, key...)
 	return append(dst, raw...), nil
+}
+
+// bigArgs returns the big strings of args when args is the call's
+// arguments as decodeInputFast found them, nil otherwise.
+func (c *Context) bigArgs(args json.RawMessage) *[]strInfo {
+	if c == nil || !c.bigsSet || len(args) != len(c.bigsOf) || len(args) == 0 || &args[0] != &c.bigsOf[0] {
+		return nil
+	}
+	return &c.bigs
+}
+
+// setBigArgs keeps, rebased to args, the big strings of input that lie
+// in args, a slice of input.
+func (c *Context) setBigArgs(input, args []byte, bigs []strInfo) {
+	if len(args) == 0 {
+		return
+	}
+	start := cap(input) - cap(args)
+	end := start + len(args)
+	c.bigs = c.bigs[:0]
+	for _, b := range bigs {
+		if b.start >= start && b.end <= end {
+			c.bigs = append(c.bigs, strInfo{start: b.start - start, end: b.end - start, esc: b.esc, high: b.high})
+		}
+	}
+	c.bigsOf, c.bigsSet = args, true
 }

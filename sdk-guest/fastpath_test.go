@@ -28,14 +28,14 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 
 type bigIn struct {
 	Text  string            `json:"text"`
-	More  []string          `json:"more"`
-	Ptr   *string           `json:"ptr"`
-	Map   map[string]string `json:"map"`
-	Any   any               `json:"any"`
+	More  []string          `json:"more,omitempty"`
+	Ptr   *string           `json:"ptr,omitempty"`
+	Map   map[string]string `json:"map,omitempty"`
+	Any   any               `json:"any,omitempty"`
 	Inner struct {
 		Deep string `json:"deep"`
-	} `json:"inner"`
-	N int `json:"n"`
+	} `json:"inner,omitempty"`
+	N int `json:"n,omitempty"`
 }
 
 func TestDecodeBigMatchesEncodingJSON(t *testing.T) {
@@ -52,7 +52,7 @@ func TestDecodeBigMatchesEncodingJSON(t *testing.T) {
 		var want bigIn
 		werr := json.Unmarshal([]byte(doc), &want)
 		var got bigIn
-		done, err := decodeBig([]byte(doc), &got)
+		done, err := decodeBig([]byte(doc), &got, nil)
 		if !done {
 			t.Fatalf("decodeBig(%.40q…) did nothing", doc)
 		}
@@ -66,8 +66,41 @@ func TestDecodeBigMatchesEncodingJSON(t *testing.T) {
 	var raw struct {
 		B []byte `json:"b"`
 	}
-	if done, _ := decodeBig([]byte(`{"b":"`+strings.Repeat("QUJD", bigString)+`"}`), &raw); done {
+	if done, _ := decodeBig([]byte(`{"b":"`+strings.Repeat("QUJD", bigString)+`"}`), &raw, nil); done {
 		t.Errorf("decodeBig into []byte: done; want encoding/json to decode base64")
+	}
+}
+
+// TestDispatchBigArguments checks the whole path: the envelope's scan
+// finds the big strings and decodeBig uses them without another scan.
+func TestDispatchBigArguments(t *testing.T) {
+	useRegistry(t)
+	var got bigIn
+	AddTool(Tool{Name: "big"}, func(_ *Context, in bigIn) (*Result, error) {
+		got = in
+		return TextResult(in.Text), nil
+	})
+	big := strings.Repeat("y", bigString) + `\n\"é`
+	args := `{"text":"` + big + `","more":["` + big + `2"],"map":{"k":"` + big + `3"},"n":7}`
+	out, err := Dispatch(abi.ExportCallTool, []byte(`{"context":{"_meta":{"k":"`+big+`"}},"request":{"name":"big","arguments":`+args+`}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &Context{}
+	p, ok := decodeInputFast[abi.CallToolParams](ctx, []byte(`{"request":{"name":"big","arguments":`+args+`}}`))
+	if known := ctx.bigArgs(p.Arguments); !ok || known == nil || len(*known) != 3 {
+		t.Errorf("big strings found by the envelope's scan: %v; want 3", known)
+	}
+	var want bigIn
+	if err := json.Unmarshal([]byte(args), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("handler got %.60q…; want %.60q…", got.Text, want.Text)
+	}
+	var res abi.CallToolResult
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Content) != 1 || res.Content[0].Text != want.Text {
+		t.Errorf("output %.80s: %v; want the text back", out, err)
 	}
 }
 

@@ -279,11 +279,11 @@ func validJSON(s []byte, onString func(strInfo)) bool {
 // objectMembers calls fn with the key (its raw literal, quotes included)
 // and the raw value of each member of the object s, in order, after
 // validating all of s. It reports false when s is not one valid object.
-func objectMembers(s []byte, fn func(key, value []byte)) bool {
+func objectMembers(s []byte, onString func(strInfo), fn func(key, value []byte)) bool {
 	type member struct{ k0, k1, v0, v1 int }
 	var members [8]member
 	ms := members[:0]
-	sc := scanner{s: s}
+	sc := scanner{s: s, onString: onString}
 	i := sc.space(0)
 	if i >= len(s) || s[i] != '{' {
 		return false
