@@ -165,8 +165,11 @@ func (t *Tool) ValidateStructured(v json.RawMessage) error {
 		return &ValidationError{Tool: t.Name, What: "structuredContent",
 			Detail: "missing: the tool declares an outputSchema"}
 	}
-	doc, err := decodeJSON(trimmed)
+	doc, err := jsonscan.Decode(trimmed)
 	if err != nil {
+		if _, err = decodeJSON(trimmed); err == nil { // its message
+			err = errors.New("invalid JSON")
+		}
 		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: err.Error()}
 	}
 	if err := t.out.Validate(doc); err != nil {
