@@ -73,7 +73,7 @@ func (r *registry) dispatch(export string, input []byte) (output []byte, err err
 	}
 	var out []byte
 	if r, ok := res.(*Result); ok {
-		out, err = appendCallToolResult(nil, r)
+		out, err = appendCallToolResult(make([]byte, 0, resultSize(r)), r)
 	} else {
 		out, err = json.Marshal(res)
 	}

@@ -281,6 +281,17 @@ func appendCallToolResult(dst []byte, r *abi.CallToolResult) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// resultSize guesses the encoded size of r, so that the output is
+// allocated once: a few megabytes of text copied again when the buffer
+// grows cost the guest as much as encoding them.
+func resultSize(r *abi.CallToolResult) int {
+	n := 64 + len(r.StructuredContent) + len(r.Meta)
+	for _, c := range r.Content {
+		n += 64 + len(c.Text) + len(c.Data) + len(c.URI) + len(c.Name) + len(c.Description) + len(c.Meta)
+	}
+	return n + n/64 // room for some escapes
+}
+
 // appendRaw appends key and raw when raw is set (omitempty), after
 // checking that raw is valid JSON.
 func appendRaw(dst []byte, key string, raw json.RawMessage) ([]byte, error) {
