@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/jsonscan"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -55,17 +56,33 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
-	out, err := t.Plugin.CallTool(sandbox.WithPeer(ctx, peer), t.Original, args, cc)
+	var out json.RawMessage
+	var err error
+	if t.Plugin.ABI == 1 || t.Plugin.tools[t.Original] == nil {
+		out, err = t.Plugin.CallTool(sandbox.WithPeer(ctx, peer), t.Original, args, cc)
+	} else {
+		// The arguments were validated against the schema just now, when
+		// there is one: the call does not scan them again.
+		out, err = t.Plugin.callTool(sandbox.WithPeer(ctx, peer), t.Original, nonEmpty(args), cc, t.in != nil)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if len(t.Def.OutputSchema) > 0 {
-		var r struct {
-			IsError           bool            `json:"isError"`
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		}
-		if json.Unmarshal(out, &r) == nil && !r.IsError {
-			if err := t.ValidateStructured(r.StructuredContent); err != nil {
+		// call checked that out is a valid object; one more pass finds
+		// its members.
+		var isError bool
+		var structured json.RawMessage
+		jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
+			switch key := jsonscan.Unquote(out[k.Start:k.End], k); {
+			case key == "isError":
+				isError = string(raw) == "true"
+			case key == "structuredContent":
+				structured = raw
+			}
+		})
+		if !isError {
+			if err := t.ValidateStructured(structured); err != nil {
 				return nil, err
 			}
 		}

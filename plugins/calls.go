@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/jsonscan"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -64,11 +65,7 @@ func (p *Plugin) CallTool(ctx context.Context, original string, args json.RawMes
 		}
 		return p.call(ctx, abi.ExportCall, in, "content", '[')
 	}
-	in, err := p.envelope(params, cc)
-	if err != nil {
-		return nil, err
-	}
-	return p.call(ctx, abi.ExportCallTool, in, "content", '[')
+	return p.callTool(ctx, original, params.Arguments, cc, false)
 }
 
 // ReadResource calls read_resource for uri; the result must have a
@@ -216,17 +213,16 @@ func (p *Plugin) call(ctx context.Context, export string, in []byte, member stri
 // checkShape returns "" when out is one JSON object with member of the
 // given kind, and what is wrong otherwise.
 func checkShape(out []byte, member string, kind byte) string {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(out, &top); err != nil {
-		if !json.Valid(out) {
+	v, ok, isObject := topMember(out, member)
+	if !isObject {
+		if !jsonscan.Valid(out) {
 			return "invalid JSON: " + snippet(out)
+		}
+		if isNull(out) {
+			return "not a JSON object: null"
 		}
 		return "not a JSON object: " + snippet(out)
 	}
-	if top == nil {
-		return "not a JSON object: null"
-	}
-	v, ok := top[member]
 	if !ok {
 		return fmt.Sprintf("missing %q", member)
 	}

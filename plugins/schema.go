@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcphost/mcphost/internal/jsonscan"
 )
 
 // ValidationError says why a tool's arguments or structured output do not
@@ -136,7 +138,12 @@ func (t *Tool) ValidateArguments(args json.RawMessage) error {
 	v := any(map[string]any{})
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		var err error
-		if v, err = decodeJSON(trimmed); err != nil {
+		if v, err = jsonscan.Decode(trimmed); err != nil {
+			// One pass decodes and validates; encoding/json says what is
+			// wrong.
+			if _, err = decodeJSON(trimmed); err == nil {
+				err = errors.New("invalid JSON")
+			}
 			return &ValidationError{Tool: t.Name, What: "arguments", Detail: err.Error()}
 		}
 	}
@@ -158,8 +165,11 @@ func (t *Tool) ValidateStructured(v json.RawMessage) error {
 		return &ValidationError{Tool: t.Name, What: "structuredContent",
 			Detail: "missing: the tool declares an outputSchema"}
 	}
-	doc, err := decodeJSON(trimmed)
+	doc, err := jsonscan.Decode(trimmed)
 	if err != nil {
+		if _, err = decodeJSON(trimmed); err == nil { // its message
+			err = errors.New("invalid JSON")
+		}
 		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: err.Error()}
 	}
 	if err := t.out.Validate(doc); err != nil {

@@ -71,7 +71,12 @@ func (r *registry) dispatch(export string, input []byte) (output []byte, err err
 	if ctx.rawSet {
 		return ctx.rawOutput, nil
 	}
-	out, err := json.Marshal(res)
+	var out []byte
+	if r, ok := res.(*Result); ok {
+		out, err = appendCallToolResult(make([]byte, 0, resultSize(r)), r)
+	} else {
+		out, err = json.Marshal(res)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode output: %w", export, err)
 	}
@@ -147,6 +152,12 @@ func decodeInput[T any](ctx *Context, input []byte, needed bool) (*T, error) {
 		Request *T          `json:"request"`
 		Context abi.Context `json:"context"`
 	}
+	if req, ok := decodeInputFast[T](ctx, input); ok {
+		if needed && req == nil {
+			return nil, errors.New("input has no request")
+		}
+		return req, nil
+	}
 	if len(bytes.TrimSpace(input)) > 0 {
 		if err := json.Unmarshal(input, &env); err != nil {
 			var te *json.UnmarshalTypeError
@@ -161,6 +172,40 @@ func decodeInput[T any](ctx *Context, input []byte, needed bool) (*T, error) {
 		return nil, errors.New("input has no request")
 	}
 	return env.Request, nil
+}
+
+// decodeInputFast is decodeInput for well-formed input: one validating
+// pass over the envelope, and a call_tool request's arguments neither
+// scanned again nor copied. It reports false when decodeInput must run
+// instead, which then reports the input's errors.
+func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
+	var bigs []strInfo
+	request, cc, ok := splitEnvelope(input, func(s strInfo) {
+		if s.end-s.start >= bigString {
+			bigs = append(bigs, s)
+		}
+	})
+	if !ok {
+		return nil, false
+	}
+	var c abi.Context
+	if cc != nil && json.Unmarshal(cc, &c) != nil {
+		return nil, false
+	}
+	var req *T
+	if request != nil && string(request) != "null" {
+		req = new(T)
+		if p, isCall := any(req).(*abi.CallToolParams); isCall {
+			if *p, ok = splitCallTool(request); !ok {
+				return nil, false
+			}
+			ctx.setBigArgs(input, p.Arguments, bigs)
+		} else if json.Unmarshal(request, req) != nil {
+			return nil, false
+		}
+	}
+	ctx.Context = c
+	return req, true
 }
 
 func (r *registry) listTools() *abi.ListToolsResult {

@@ -153,6 +153,12 @@ type Context struct {
 
 	rawOutput []byte
 	rawSet    bool
+
+	// The big strings of the call's arguments (bigsOf), found by the
+	// envelope's scan; see decodeBig.
+	bigs    []strInfo
+	bigsOf  []byte
+	bigsSet bool
 }
 
 // WriteRawOutput replaces the export's output with b, byte for byte,

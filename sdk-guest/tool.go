@@ -26,7 +26,7 @@ func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
 	std.addTool(&toolEntry{
 		def: def,
 		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
-			in, bad := args(raw)
+			in, bad := args(ctx, raw)
 			if bad != nil {
 				return bad, nil
 			}
@@ -46,7 +46,7 @@ func AddToolOut[In, Out any](tool Tool, h func(*Context, In) (Out, error)) {
 	std.addTool(&toolEntry{
 		def: def,
 		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
-			in, bad := args(raw)
+			in, bad := args(ctx, raw)
 			if bad != nil {
 				return bad, nil
 			}
@@ -100,10 +100,10 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 // In's zero value.
 // typedArgs returns the decoder of a typed tool's arguments: the value, or
 // the isError result that says what is wrong with them.
-func typedArgs[In any](def abi.Tool) func(json.RawMessage) (In, *Result) {
+func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Result) {
 	missing := requiredCheck[In](requiredOf(def.InputSchema))
-	return func(raw json.RawMessage) (In, *Result) {
-		in, err := decodeArgs[In](raw)
+	return func(ctx *Context, raw json.RawMessage) (In, *Result) {
+		in, err := decodeArgs[In](ctx.bigArgs(raw), raw)
 		if err != nil {
 			return in, Error(err.Error())
 		}
@@ -114,10 +114,16 @@ func typedArgs[In any](def abi.Tool) func(json.RawMessage) (In, *Result) {
 	}
 }
 
-func decodeArgs[In any](args json.RawMessage) (In, error) {
+func decodeArgs[In any](known *[]strInfo, args json.RawMessage) (In, error) {
 	var in In
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
+		return in, nil
+	}
+	if done, err := decodeBig(args, &in, known); done {
+		if err != nil {
+			return in, fmt.Errorf("invalid arguments: %v", err)
+		}
 		return in, nil
 	}
 	if err := json.Unmarshal(args, &in); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/internal/jsonscan"
 )
 
 // A small validating JSON scanner. It exists because the hot path
@@ -65,6 +67,11 @@ func scanLiteral(b []byte, i int, lit string) int {
 func scanString(b []byte, i int) int {
 	i++ // opening quote
 	for i < len(b) {
+		// Plain bytes 8 at a time; what follows is one that is not.
+		i, _ = jsonscan.StringRun(b, i)
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':

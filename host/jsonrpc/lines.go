@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Framing of newline-delimited JSON, as stdio carries it.
@@ -75,14 +76,20 @@ func (r *LineReader) long(first []byte) ([]byte, error) {
 			}
 			return nil, &TooLargeError{N: n - int64(len(part)-len(TrimEOL(part))), Head: head}
 		}
+		if cap(buf)-len(buf) < len(part) {
+			// Double: append grows large slices by 1.25×, which copies a
+			// multi-megabyte line about five times over.
+			buf = slices.Grow(buf, max(len(part), len(buf)))
+		}
 		buf = append(buf, part...)
 		if err != bufio.ErrBufferFull {
 			break
 		}
 	}
-	r.buf = buf[:0]
-	if cap(r.buf) > 1<<20 {
-		r.buf = nil
+	keep := cap(buf) <= 1<<20
+	r.buf = nil
+	if keep {
+		r.buf = buf[:0]
 	}
 	if err != nil && err != io.EOF {
 		return nil, err
@@ -90,6 +97,9 @@ func (r *LineReader) long(first []byte) ([]byte, error) {
 	line := TrimEOL(buf)
 	if int64(len(line)) > r.max {
 		return nil, &TooLargeError{N: int64(len(line)), Head: headOf(line)}
+	}
+	if !keep {
+		return line, err // the reader lets go of buf: no copy
 	}
 	return append([]byte(nil), line...), err
 }

@@ -114,8 +114,17 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	if w.err != nil {
 		return w.err
 	}
-	w.buf = append(append(w.buf[:0], msg...), '\n')
-	if _, err := w.w.Write(w.buf); err != nil {
+	var err error
+	if len(msg) > 64<<10 {
+		// Two writes under the lock rather than a copy of megabytes.
+		if _, err = w.w.Write(msg); err == nil {
+			_, err = w.w.Write(newline)
+		}
+	} else {
+		w.buf = append(append(w.buf[:0], msg...), '\n')
+		_, err = w.w.Write(w.buf)
+	}
+	if err != nil {
 		w.err = fmt.Errorf("stdio: write: %w", err)
 		w.failed()
 		return w.err
@@ -125,6 +134,8 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	}
 	return nil
 }
+
+var newline = []byte{'\n'}
 
 func (w *writer) close() {
 	w.mu.Lock()
