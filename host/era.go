@@ -42,12 +42,11 @@ const (
 	eraStateless     // 2026-07-28 only
 )
 
-// statelessState reads a stateless request's _meta into the client state
+// statelessState reads a stateless request's params._meta into the client state
 // it is served with, or returns the error the request gets: -32602 when a
 // required member is missing, -32022 for a version this era does not
 // serve.
-func statelessState(params json.RawMessage) (*clientState, error) {
-	meta := jsonrpc.Member(params, "_meta")
+func statelessState(meta json.RawMessage) (*clientState, error) {
 	if !jsonrpc.IsObject(meta) {
 		return nil, jsonrpc.InvalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
 	}
@@ -103,7 +102,7 @@ func (s *session) statelessRequest(m *method, msg *jsonrpc.Message) (*clientStat
 	if m == nil || m.era == eraLegacy {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
-	st, err := statelessState(msg.Params)
+	st, err := statelessState(msg.ParamMembers.Get("_meta"))
 	var re *jsonrpc.Error
 	if err != nil && asRPC(err, &re) && re.Code == codeUnsupportedProtocol {
 		// A known legacy revision in _meta still needs initialize.

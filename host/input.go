@@ -78,9 +78,9 @@ func stateKey(key []byte) []byte {
 
 // inputTarget names what a request is about: its method and item.
 func inputTarget(req *request) string {
-	item, _ := jsonrpc.Unquote(jsonrpc.Member(req.params, "name"))
+	item, _ := jsonrpc.Unquote(req.param("name"))
 	if req.method == "resources/read" {
-		item, _ = jsonrpc.Unquote(jsonrpc.Member(req.params, "uri"))
+		item, _ = jsonrpc.Unquote(req.param("uri"))
 	}
 	return req.method + " " + item
 }
@@ -96,7 +96,7 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 		counts:    map[string]int{},
 		missing:   map[string]bool{},
 	}
-	if raw := jsonrpc.Member(req.params, "requestState"); raw != nil {
+	if raw := req.param("requestState"); raw != nil {
 		s, ok := jsonrpc.Unquote(raw)
 		if !ok {
 			return nil, jsonrpc.InvalidParams("invalid params: requestState must be a string")
@@ -112,7 +112,7 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 			in.responses[k] = v
 		}
 	}
-	raw := jsonrpc.Member(req.params, "inputResponses")
+	raw := req.param("inputResponses")
 	if raw == nil || string(raw) == "null" {
 		return in, nil
 	}

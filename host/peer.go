@@ -44,7 +44,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 			return nil
 		}
 	case "notifications/progress":
-		token := progressToken(req.params)
+		token := progressToken(req.param("_meta"))
 		if token == nil {
 			return nil
 		}
@@ -196,8 +196,8 @@ func cancelParams(id json.RawMessage, cause error) []byte {
 
 // progressToken returns params._meta.progressToken, raw, or nil when absent
 // or not a string or number.
-func progressToken(params json.RawMessage) json.RawMessage {
-	tok := jsonrpc.Member(jsonrpc.Member(params, "_meta"), "progressToken")
+func progressToken(meta json.RawMessage) json.RawMessage {
+	tok := jsonrpc.Member(meta, "progressToken")
 	if len(tok) == 0 || tok[0] != '"' && tok[0] != '-' && (tok[0] < '0' || tok[0] > '9') {
 		return nil
 	}

@@ -41,7 +41,7 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if pl == nil {
 		return nil, resourceNotFound(uri)
 	}
-	cc := abi.Context{ID: req.id, Meta: jsonrpc.Member(req.params, "_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
+	cc := abi.Context{ID: req.id, Meta: req.param("_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
 	out, err := pl.Read(ctx, req.peer(), uri, cc)
 	if errors.Is(err, plugins.ErrNotFound) {
 		s.log.Debug("resource not found by its plugin", "plugin", pl.Name, "uri", uri, "err", err)

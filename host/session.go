@@ -56,6 +56,16 @@ type session struct {
 	closeOnce sync.Once
 }
 
+// param returns the member name of the request's params: from the
+// members the codec read with the message, without walking params (and a
+// tool's arguments inside it) again.
+func (req *request) param(name string) json.RawMessage {
+	if req.members != nil {
+		return req.members.Get(name)
+	}
+	return jsonrpc.Member(req.params, name)
+}
+
 // request is one client request being served. For concurrent requests it
 // is also the Peer of the plugin call (see peer.go).
 type request struct {
@@ -63,11 +73,12 @@ type request struct {
 	id       json.RawMessage
 	method   string
 	params   json.RawMessage
-	serverID string       // the gateway's top-level "server_id"
-	state    *clientState // stateless requests: from _meta; nil: the session's
-	input    *inputRound  // stateless requests that may ask for input (input.go)
-	routed   bool         // serverID was given
-	hints    *cacheHints  // stateless results: ttlMs and cacheScope chosen by the handler (nil: the server's)
+	members  jsonrpc.Members // params' members, read with the message (nil: walk params)
+	serverID string          // the gateway's top-level "server_id"
+	state    *clientState    // stateless requests: from _meta; nil: the session's
+	input    *inputRound     // stateless requests that may ask for input (input.go)
+	routed   bool            // serverID was given
+	hints    *cacheHints     // stateless results: ttlMs and cacheScope chosen by the handler (nil: the server's)
 
 	cancel    context.CancelFunc // nil for requests served in order
 	cancelled bool               // guarded by sess.mu
@@ -185,7 +196,7 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
 	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&
-		(s.stateless || protocol.HasStatelessMeta(msg.Params) || m != nil && m.era == eraStateless) {
+		(s.stateless || protocol.HasStatelessMeta(msg.ParamMembers.Get("_meta")) || m != nil && m.era == eraStateless) {
 		var err error
 		if st, err = s.statelessRequest(m, msg); err != nil {
 			s.reply(msg.ID, nil, err, b, slot)
@@ -201,7 +212,7 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 			return
 		}
 	}
-	req := &request{sess: s, id: msg.ID, method: m.name, params: msg.Params, state: st}
+	req := &request{sess: s, id: msg.ID, method: m.name, params: msg.Params, members: msg.ParamMembers, state: st}
 	if msg.ServerID != nil {
 		req.serverID, _ = jsonrpc.Unquote(msg.ServerID)
 		req.routed = true

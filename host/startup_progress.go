@@ -21,7 +21,7 @@ func (s *session) startupProgress(req *request) (stop func()) {
 		return func() {}
 	default:
 	}
-	if progressToken(req.params) == nil {
+	if progressToken(req.param("_meta")) == nil {
 		return func() {}
 	}
 	quit, done := make(chan struct{}), make(chan struct{})

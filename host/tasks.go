@@ -542,7 +542,7 @@ func taskParams(req *request) (string, error) {
 	if req.state == nil || !req.state.caps.tasks {
 		return "", missingTasks(req.method + " needs it")
 	}
-	id, ok := jsonrpc.Unquote(jsonrpc.Member(req.params, "taskId"))
+	id, ok := jsonrpc.Unquote(req.param("taskId"))
 	if !ok || id == "" {
 		return "", jsonrpc.InvalidParams("invalid params: taskId must be a non-empty string")
 	}
@@ -587,7 +587,7 @@ func getTask(_ context.Context, s *session, req *request) (any, error) {
 // updateTask serves tasks/update: answers to outstanding inputRequests are
 // kept, others ignored; once none is outstanding the call runs again.
 func updateTask(_ context.Context, s *session, req *request) (any, error) {
-	raw := jsonrpc.Member(req.params, "inputResponses")
+	raw := req.param("inputResponses")
 	if raw != nil && !jsonrpc.IsObject(raw) {
 		return nil, jsonrpc.InvalidParams("invalid params: inputResponses must be an object")
 	}

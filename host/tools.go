@@ -11,23 +11,14 @@ import (
 	"github.com/mcphost/mcphost/plugins"
 )
 
-// parseCallParams reads tools/call params without reflection: this is the
-// hot path.
-func parseCallParams(params json.RawMessage) (name string, args, meta json.RawMessage, err error) {
-	var rawName []byte
-	if !jsonrpc.EachMember(params, func(k, v []byte) bool {
-		switch {
-		case jsonrpc.KeyIs(k, "name"):
-			rawName = v
-		case jsonrpc.KeyIs(k, "arguments"):
-			args = v
-		case jsonrpc.KeyIs(k, "_meta"):
-			meta = v
-		}
-		return true
-	}) {
+// parseCallParams reads tools/call params without reflection and without
+// walking them again: the codec read their members with the message, so
+// the arguments are not scanned here at all. This is the hot path.
+func parseCallParams(req *request) (name string, args, meta json.RawMessage, err error) {
+	if len(req.params) == 0 || req.params[0] != '{' {
 		return "", nil, nil, jsonrpc.InvalidParams("invalid params: tools/call needs an object with a name")
 	}
+	rawName, args, meta := req.param("name"), req.param("arguments"), req.param("_meta")
 	name, ok := jsonrpc.Unquote(rawName)
 	switch {
 	case rawName == nil:
@@ -51,7 +42,7 @@ func parseCallParams(params json.RawMessage) (name string, args, meta json.RawMe
 // is a tool execution error: an isError result the model can read, never a
 // protocol error. Only an unknown tool or malformed params are -32602.
 func callTool(ctx context.Context, s *session, req *request) (any, error) {
-	name, args, meta, err := parseCallParams(req.params)
+	name, args, meta, err := parseCallParams(req)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,29 @@ type Message struct {
 	// an extension of the envelope that mcphost's gateway routes on; it is
 	// captured here so that routing costs no second scan.
 	ServerID json.RawMessage
+	// ParamMembers are the members of Params when it is an object, in
+	// the order sent, read in the same pass as the message: handlers look
+	// members up here ([Members.Get]) instead of walking Params (and a
+	// tool's arguments inside it) once per lookup.
+	ParamMembers Members
+}
+
+// RawMember is one member of an object: its key as sent (between the
+// quotes, escapes not decoded) and its value.
+type RawMember struct{ Key, Value []byte }
+
+// Members are an object's members, in order.
+type Members []RawMember
+
+// Get returns the value of the member named name (the last one when the
+// object repeats it, as encoding/json does), or nil.
+func (ms Members) Get(name string) []byte {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if KeyIs(ms[i].Key, name) {
+			return ms[i].Value
+		}
+	}
+	return nil
 }
 
 // Decode reads one JSON-RPC message (not a batch). On failure it returns a
@@ -49,7 +72,22 @@ func Decode(b []byte) (msg Message, err *Error) {
 		return msg, Errorf(CodeParseError, "parse error: not valid JSON")
 	}
 	var version, method, id []byte
-	end := walkObject(b, i, func(key, val []byte) bool {
+	// params is walked member by member as part of this pass, so that
+	// its members are known without a second scan.
+	descend := func(key []byte) func(k, v []byte) bool {
+		if !KeyIs(key, "params") {
+			return nil
+		}
+		msg.ParamMembers = msg.ParamMembers[:0]
+		return func(k, v []byte) bool {
+			if msg.ParamMembers == nil {
+				msg.ParamMembers = make(Members, 0, 4) // name, arguments, _meta, and one more
+			}
+			msg.ParamMembers = append(msg.ParamMembers, RawMember{k, v})
+			return true
+		}
+	}
+	end := walkObjectDepth(b, i, 1, descend, func(key, val []byte) bool {
 		switch {
 		case KeyIs(key, "jsonrpc"):
 			version = val
@@ -110,6 +148,9 @@ func (msg *Message) classify(version, method, id []byte) *Error {
 	if bytes.IndexByte(msg.Method, '\\') >= 0 {
 		name, _ := Unquote(method)
 		msg.Method = []byte(name)
+	}
+	if p := msg.Params; p == nil || p[0] != '{' {
+		msg.ParamMembers = nil // params repeated: an object, then not
 	}
 	if p := msg.Params; p != nil {
 		if string(p) == "null" {

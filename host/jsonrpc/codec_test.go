@@ -1,7 +1,9 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,6 +142,8 @@ func FuzzDecode(f *testing.F) {
 		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","arguments":{"b":[1,2.5e3,null,true]}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":[2]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":[1],"params":{"a":{"b":"c"},"a":2}}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		`{"a":"\u00e9\ud83d\ude00"}`, `{`, `"x"`, `-0.1e+5`, ``,
 	} {
@@ -165,6 +169,19 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("decode(%q): code %d but json.Valid = %v", b, err.Code, json.Valid(b))
 			}
 			return
+		}
+		// The members read with the message are those of params.
+		var walked Members
+		if len(msg.Params) > 0 && msg.Params[0] == '{' {
+			EachMember(msg.Params, func(k, v []byte) bool {
+				walked = append(walked, RawMember{k, v})
+				return true
+			})
+		}
+		if !slices.EqualFunc(msg.ParamMembers, walked, func(a, b RawMember) bool {
+			return bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Value, b.Value)
+		}) {
+			t.Fatalf("decode(%q): ParamMembers %q; walking params gives %q", b, msg.ParamMembers, walked)
 		}
 		var env struct {
 			JSONRPC string          `json:"jsonrpc"`
@@ -198,4 +215,48 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("reply to %q is not JSON: %s", b, out)
 		}
 	})
+}
+
+// TestParamMembers: params' members are read with the message, in order,
+// repeated keys included (Get returns the last, as encoding/json keeps).
+func TestParamMembers(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // key=value
+		get  map[string]string
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"msg":"x"},"_meta":{"progressToken":1}}}`,
+			[]string{`name="echo"`, `arguments={"msg":"x"}`, `_meta={"progressToken":1}`},
+			map[string]string{"name": `"echo"`, "arguments": `{"msg":"x"}`, "missing": ""}},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{ "a" : 1 , "a":2 }}`, []string{`a=1`, `a=2`}, map[string]string{"a": "2"}},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`, nil, map[string]string{"a": ""}},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}`, nil, nil},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, nil, nil},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":{"b":2}}`, []string{`b=2`}, map[string]string{"a": "", "b": "2"}},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":[2]}`, nil, nil},
+		{`{"jsonrpc":"2.0","id":1,"method":"m"}`, nil, nil},
+	}
+	for _, tt := range tests {
+		msg, err := Decode([]byte(tt.in))
+		if err != nil && len(tt.want) > 0 {
+			t.Fatalf("Decode(%s): %v", tt.in, err)
+		}
+		var got []string
+		for _, m := range msg.ParamMembers {
+			got = append(got, string(m.Key)+"="+string(m.Value))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Decode(%s).ParamMembers = %q; want %q", tt.in, got, tt.want)
+		}
+		for k, v := range tt.get {
+			if g := string(msg.ParamMembers.Get(k)); g != v {
+				t.Errorf("Decode(%s).ParamMembers.Get(%q) = %q; want %q", tt.in, k, g, v)
+			}
+		}
+	}
+	// Too deep inside params is as invalid as anywhere else.
+	deep := `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}}`
+	if _, err := Decode([]byte(deep)); err == nil || err.Code != CodeParseError {
+		t.Errorf("params nested past maxDepth: got %v; want a parse error", err)
+	}
 }

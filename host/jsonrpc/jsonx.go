@@ -234,6 +234,14 @@ func EachMember(obj []byte, fn func(key, val []byte) bool) bool {
 // walkObject is eachMember from b[i]: it returns the index just past the
 // object, -1 if it is not valid, or -2 if fn stopped the walk.
 func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
+	return walkObjectDepth(obj, i, 1, nil, fn)
+}
+
+// walkObjectDepth is walkObject for an object whose members sit at depth.
+// When descend (if not nil) returns a function for a member's key and the
+// value is an object, that value is walked with it, in the same pass,
+// instead of being scanned as a whole.
+func walkObjectDepth(obj []byte, i, depth int, descend func(key []byte) func(k, v []byte) bool, fn func(key, val []byte) bool) int {
 	if i >= len(obj) || obj[i] != '{' {
 		return -1
 	}
@@ -255,7 +263,15 @@ func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
 			return -1
 		}
 		v := SkipSpace(obj, i+1)
-		e := ScanValue(obj, v, 1)
+		var e int
+		if inner := descendInto(descend, key, obj, v); inner != nil {
+			if depth+1 > maxDepth {
+				return -1
+			}
+			e = walkObjectDepth(obj, v, depth+1, nil, inner)
+		} else {
+			e = ScanValue(obj, v, depth)
+		}
 		if e < 0 {
 			return -1
 		}
@@ -451,4 +467,13 @@ func CompactLine(msg []byte) []byte {
 		return bytes.ReplaceAll(bytes.ReplaceAll(msg, []byte{'\n'}, []byte{' '}), []byte{'\r'}, []byte{' '})
 	}
 	return buf.Bytes()
+}
+
+// descendInto returns descend's walker for key when the value at v is an
+// object.
+func descendInto(descend func(key []byte) func(k, v []byte) bool, key, obj []byte, v int) func(k, v []byte) bool {
+	if descend == nil || v >= len(obj) || obj[v] != '{' {
+		return nil
+	}
+	return descend(key)
 }

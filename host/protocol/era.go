@@ -23,8 +23,7 @@ const (
 // HasStatelessMeta reports whether params carry any of the stateless
 // era's _meta keys: such a request is served statelessly even on a
 // connection that never sent initialize (stdio).
-func HasStatelessMeta(params json.RawMessage) bool {
-	meta := jsonrpc.Member(params, "_meta")
+func HasStatelessMeta(meta json.RawMessage) bool {
 	return jsonrpc.Member(meta, MetaVersion) != nil || jsonrpc.Member(meta, MetaCapabilities) != nil
 }
 
@@ -33,5 +32,5 @@ func HasStatelessMeta(params json.RawMessage) bool {
 // without it (a stateless-era client probing) is a method that era does
 // not define.
 func IsHandshakeInitialize(msg *jsonrpc.Message) bool {
-	return string(msg.Method) == "initialize" && jsonrpc.Member(msg.Params, "protocolVersion") != nil
+	return string(msg.Method) == "initialize" && msg.ParamMembers.Get("protocolVersion") != nil
 }

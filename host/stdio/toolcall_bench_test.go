@@ -25,8 +25,12 @@ import (
 //
 //	go test -run '^$' -bench ToolCallBytes -benchtime 200x ./host/stdio
 func BenchmarkToolCallBytes(b *testing.B) {
-	for _, n := range []int{16, 1 << 20} {
-		b.Run(sizeName(n), func(b *testing.B) {
+	for _, tc := range []struct {
+		era string
+		n   int
+	}{{"2025-11-25", 16}, {"2025-11-25", 1 << 20}, {"2026-07-28", 16}, {"2026-07-28", 1 << 20}} {
+		n := tc.n
+		b.Run(tc.era+"/"+sizeName(n), func(b *testing.B) {
 			text := strings.Repeat("x", n)
 			out := []byte(`{"content":[{"type":"text","text":"` + text + `"}]}`)
 			cfg := config.DefaultConfig()
@@ -63,9 +67,14 @@ func BenchmarkToolCallBytes(b *testing.B) {
 				}
 				return resp
 			}
-			roundTrip([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
-			inW.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big_echo","arguments":{"text":"` + text + `"}}}` + "\n")
+			meta := ""
+			if tc.era == "2025-11-25" {
+				roundTrip([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
+				inW.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+			} else { // stateless: every request carries its _meta, after the arguments
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+			}
+			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big_echo","arguments":{"text":"` + text + `"}` + meta + `}}` + "\n")
 			for range 3 { // warm the pools
 				roundTrip(line)
 			}

@@ -31,7 +31,7 @@ func isStatelessPost(r *http.Request, msg *jsonrpc.Message) bool {
 	if msg.Kind != jsonrpc.KindRequest || protocol.IsHandshakeInitialize(msg) {
 		return false
 	}
-	return r.Header.Get(hdrVersion) == protocol.Stateless.String() || protocol.HasStatelessMeta(msg.Params) ||
+	return r.Header.Get(hdrVersion) == protocol.Stateless.String() || protocol.HasStatelessMeta(msg.ParamMembers.Get("_meta")) ||
 		string(msg.Method) == "server/discover" || string(msg.Method) == "subscriptions/listen"
 }
 
@@ -61,7 +61,7 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 		e := jsonrpc.Errorf(protocol.CodeHeaderMismatch, "Header mismatch: "+format, args...)
 		return e
 	}
-	meta := jsonrpc.Member(msg.Params, "_meta")
+	meta := msg.ParamMembers.Get("_meta")
 	if v, ok := jsonrpc.Unquote(jsonrpc.Member(meta, protocol.MetaVersion)); ok {
 		if hv := r.Header.Get(hdrVersion); hv != v {
 			return mismatch("%s is %q, the body's %s is %q", hdrVersion, hv, protocol.MetaVersion, v)
@@ -73,11 +73,11 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 	var name string
 	switch string(msg.Method) {
 	case "tools/call", "prompts/get":
-		name, _ = jsonrpc.Unquote(jsonrpc.Member(msg.Params, "name"))
+		name, _ = jsonrpc.Unquote(msg.ParamMembers.Get("name"))
 	case "resources/read":
-		name, _ = jsonrpc.Unquote(jsonrpc.Member(msg.Params, "uri"))
+		name, _ = jsonrpc.Unquote(msg.ParamMembers.Get("uri"))
 	case "tasks/get", "tasks/update", "tasks/cancel":
-		name, _ = jsonrpc.Unquote(jsonrpc.Member(msg.Params, "taskId"))
+		name, _ = jsonrpc.Unquote(msg.ParamMembers.Get("taskId"))
 	default:
 		return nil
 	}
@@ -93,12 +93,12 @@ func checkMirrorHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 // =?base64?…?=, Base64-encoded. A missing, extra or different header, or
 // bad Base64, is -32020.
 func (h *Handler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
-	name, _ := jsonrpc.Unquote(jsonrpc.Member(msg.Params, "name"))
+	name, _ := jsonrpc.Unquote(msg.ParamMembers.Get("name"))
 	schema := h.srv.ToolInputSchema(name)
 	if schema == nil {
 		return nil
 	}
-	args := jsonrpc.Member(msg.Params, "arguments")
+	args := msg.ParamMembers.Get("arguments")
 	var bad *jsonrpc.Error
 	jsonrpc.EachMember(jsonrpc.Member(schema, "properties"), func(k, prop []byte) bool {
 		suffix, ok := jsonrpc.Unquote(jsonrpc.Member(prop, "x-mcp-header"))
