@@ -81,7 +81,7 @@ func rich() []byte {
 		[]byte{0x20, 0}, // return sum
 	)
 	f1 := body(vec(), []byte{0x20, 0, 0x41, 1, 0x74}) // i << 1
-	start := body(vec(), []byte{0x03, 0x40, 0x0b})   // a loop run at instantiation
+	start := body(vec(), []byte{0x03, 0x40, 0x0b})    // a loop run at instantiation
 	return module(
 		sec(0, cat(str("before"), []byte{1, 2, 3})),
 		sec(1, vec([]byte{0x60, 0, 1, i32}, []byte{0x60, 1, i32, 1, i32}, []byte{0x60, 0, 0})),
