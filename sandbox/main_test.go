@@ -26,7 +26,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(childModeEnv); mode != "" {
+	if mode := os.Getenv(childModeEnv); mode == gcSpinMode {
+		os.Exit(gcSpinChild())
+	} else if mode != "" {
 		os.Exit(stdoutChild(mode))
 	}
 	os.Exit(runTests(m))
