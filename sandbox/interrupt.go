@@ -79,11 +79,13 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 // globals are never touched.
 type poll struct {
 	ctr, intr api.MutableGlobal
+	onDone    func() // interrupt(false), made once: arm allocates no closure
 
-	mu    sync.Mutex
-	armed bool
-	code  uint32 // why the armed call was interrupted; 0: it was not
-	stop  func() bool
+	mu     sync.Mutex
+	armed  bool
+	fired  bool // the armed call was interrupted
+	closed bool // by the backend's close, not by its context
+	stop   func() bool
 }
 
 // newPoll finds the globals of an instrumented instance.
@@ -93,7 +95,9 @@ func newPoll(mod api.Module) (*poll, error) {
 	if !ok1 || !ok2 {
 		return nil, errors.New("instrumented instance lacks the loop poll's globals")
 	}
-	return &poll{ctr: ctr, intr: intr}, nil
+	p := &poll{ctr: ctr, intr: intr}
+	p.onDone = func() { p.interrupt(false) }
+	return p, nil
 }
 
 // arm lets the end of ctx, the call's own (its deadline, or the caller's
@@ -102,27 +106,30 @@ func newPoll(mod api.Module) (*poll, error) {
 // interrupt on it.
 func (p *poll) arm(ctx context.Context) {
 	p.mu.Lock()
-	p.armed, p.code = true, 0
+	p.armed, p.fired, p.closed = true, false, false
 	p.mu.Unlock()
-	p.stop = context.AfterFunc(ctx, func() {
-		// As wazero's close-on-done reports it.
-		code := sys.ExitCodeDeadlineExceeded
-		if errors.Is(ctx.Err(), context.Canceled) {
-			code = sys.ExitCodeContextCanceled
-		}
-		p.interrupt(code)
-	})
+	p.stop = context.AfterFunc(ctx, p.onDone)
 }
 
-// disarm ends the call and returns why it was interrupted, or 0. After it
-// returns, nothing sets the globals any more.
-func (p *poll) disarm() uint32 {
+// disarm ends the call bounded by ctx and returns why it was interrupted,
+// as the exit code close-on-done would give, or 0. After it returns,
+// nothing sets the globals any more.
+func (p *poll) disarm(ctx context.Context) uint32 {
 	p.stop()
 	p.stop = nil
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.armed = false
-	return p.code
+	switch {
+	case !p.fired:
+		return 0
+	case p.closed:
+		return exitCodeClosed
+	case errors.Is(ctx.Err(), context.Canceled):
+		return sys.ExitCodeContextCanceled
+	default:
+		return sys.ExitCodeDeadlineExceeded
+	}
 }
 
 // exitCodeClosed says the call was interrupted because the module was
@@ -132,14 +139,15 @@ const exitCodeClosed = 1
 // interrupt makes the armed call trap at its next loop header: $intr=1
 // makes the next poll trap, $ctr=0 makes the next loop header poll. Native
 // code reads the globals without synchronisation; the stores are aligned
-// 8-byte writes, which the guest sees whole.
-func (p *poll) interrupt(code uint32) {
+// 8-byte writes, which the guest sees whole. closed says the backend is
+// closing.
+func (p *poll) interrupt(closed bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.armed || p.code != 0 {
+	if !p.armed || p.fired {
 		return
 	}
-	p.code = code
+	p.fired, p.closed = true, closed
 	p.intr.Set(1)
 	p.ctr.Set(0)
 }

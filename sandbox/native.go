@@ -130,7 +130,7 @@ func (b *nativeBackend) close(ctx context.Context, drained bool) error {
 	// does.
 	b.mu.Lock()
 	for g := range b.live {
-		g.poll.interrupt(exitCodeClosed)
+		g.poll.interrupt(true)
 	}
 	b.mu.Unlock()
 	err := b.rt.Close(ctx)
@@ -236,7 +236,7 @@ func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (ui
 		err = f.CallWithStack(cctx, g.stack[:])
 	}
 	if g.poll != nil {
-		if code := g.poll.disarm(); code != 0 {
+		if code := g.poll.disarm(ctx); code != 0 {
 			// Stopped wherever it was, with its interrupt set: never
 			// to be used again, even if it finished first.
 			g.mod.Close(context.Background())
