@@ -3,10 +3,18 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/mcphost/mcphost/sandbox/looppoll"
 )
 
 var benchInput = []byte(`{"op":"echo","msg":"hello"}`)
@@ -152,6 +160,133 @@ func BenchmarkSmallInstanceMemory(b *testing.B) {
 			b.ReportMetric(float64(int64(after)-int64(before))/n, "B/instance")
 			for _, inst := range insts {
 				inst.close()
+			}
+		})
+	}
+}
+
+// BenchmarkTimeouts prices the two ways a native call's time budget is
+// enforced, with the timeout on in both: wazero's close-on-done, which
+// leaves native code at every loop iteration, and the loop poll
+// (looppoll), which reads a global there. Guests: the WAT-size wasmgen
+// module, the Go test guest's echo, and the echo example (a Go guest
+// decoding and encoding JSON through sdk-guest).
+func BenchmarkTimeouts(b *testing.B) {
+	echoCall := []byte(`{"request":{"name":"echo","arguments":{"text":"hello world"}}}`)
+	guests := []struct {
+		name, export string
+		wasm         func(testing.TB) []byte
+		input        []byte
+	}{
+		{"wat", "hello", func(testing.TB) []byte { return wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"}) }, benchInput},
+		{"go-testguest", "echo", func(tb testing.TB) []byte { needGuest(tb); return guestWasm }, benchInput},
+		{"go-echo-example", abi.ExportCallTool, echoExample, echoCall},
+	}
+	for _, g := range guests {
+		for _, mode := range modes {
+			b.Run(g.name+"/"+mode.name, func(b *testing.B) {
+				m := loadMode(b, g.wasm(b), Limits{Instances: 1}, mode.intr)
+				if polled(m) != (mode.intr == interruptPoll) {
+					b.Fatal("not the mechanism asked for")
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := m.Call(ctx, g.export, g.input); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		// Both mechanisms in short interleaved rounds, so they see the same
+		// machine load: the p50 of each and their ratio.
+		b.Run(g.name+"/ratio", func(b *testing.B) {
+			wasm := g.wasm(b)
+			var ms [2]*Module
+			var took [2][]time.Duration
+			for i, mode := range modes {
+				ms[i] = loadMode(b, wasm, Limits{Instances: 1}, mode.intr)
+			}
+			ctx := context.Background()
+			const round = 100
+			for i := 0; i < b.N; i += round {
+				for j, m := range ms {
+					for range round {
+						t0 := time.Now()
+						if _, err := m.Call(ctx, g.export, g.input); err != nil {
+							b.Fatal(err)
+						}
+						took[j] = append(took[j], time.Since(t0))
+					}
+				}
+			}
+			p50 := func(d []time.Duration) float64 {
+				slices.Sort(d)
+				return float64(d[len(d)/2]) / float64(time.Microsecond)
+			}
+			poll, cod := p50(took[0]), p50(took[1])
+			b.ReportMetric(poll, "p50-poll-µs")
+			b.ReportMetric(cod, "p50-close-on-done-µs")
+			b.ReportMetric(cod/poll, "close-on-done/poll")
+		})
+	}
+}
+
+var (
+	echoOnce sync.Once
+	echoWasm []byte
+	echoErr  error
+)
+
+// echoExample builds examples/echo once per test binary.
+func echoExample(tb testing.TB) []byte {
+	tb.Helper()
+	needGuest(tb)
+	echoOnce.Do(func() {
+		echoWasm, echoErr = buildPackage(filepath.Join(testDir, "bench-echo.wasm"), "../examples/echo")
+	})
+	if echoErr != nil {
+		tb.Fatal(echoErr)
+	}
+	return echoWasm
+}
+
+// BenchmarkInstrument prices the load-time rewrite of a 3 MB Go guest
+// (the echo example), and compiling it with wazero with and without the
+// poll, without a cache: what a module's first load pays.
+func BenchmarkInstrument(b *testing.B) {
+	wasm := echoExample(b)
+	b.Run("rewrite", func(b *testing.B) {
+		var st looppoll.Stats
+		var out []byte
+		b.SetBytes(int64(len(wasm)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			if out, st, err = looppoll.Instrument(wasm); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(st.Loops), "loops")
+		b.ReportMetric(float64(len(out)-len(wasm))/float64(len(wasm))*100, "%growth")
+	})
+	polled, _, err := looppoll.Instrument(wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name        string
+		wasm        []byte
+		closeOnDone bool
+	}{{"compile/close-on-done", wasm, true}, {"compile/poll", polled, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(c.closeOnDone))
+				if _, err := rt.CompileModule(ctx, c.wasm); err != nil {
+					b.Fatal(err)
+				}
+				rt.Close(ctx)
 			}
 		})
 	}

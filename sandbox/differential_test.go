@@ -18,7 +18,9 @@ import (
 // The differential suite runs every guest we have on both runtimes, the
 // native kernel and go-sdk (the reference), and compares what a caller
 // sees: output bytes, whether the call failed, the kind of failure and,
-// where it is deterministic, its detail.
+// where it is deterministic, its detail. The native kernel runs each guest
+// both ways: instrumented with the loop poll (the default) and plain under
+// wazero's close-on-done.
 
 // diffCase is one call; sequences matter (vars, counters), so the cases of
 // a guest run in order on one instance of each runtime.
@@ -57,15 +59,23 @@ func observe(out []byte, rc int32, i32 bool, err error) outcome {
 	return o
 }
 
-// runDiff loads wasm on both runtimes under lim and compares every case.
+// closeOnDone names the native runtime without the loop poll in runDiff.
+const closeOnDone = RuntimeNative + "/close-on-done"
+
+// runDiff loads wasm on both runtimes (the native one both ways) under lim
+// and compares every case.
 func runDiff(t *testing.T, wasm []byte, lim Limits, cases []diffCase) {
 	t.Helper()
 	ctx := context.Background()
 	mods := map[string]*Module{}
-	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+	for _, rt := range []string{RuntimeNative, closeOnDone, RuntimeExtism} {
 		l := lim
 		l.Runtime = rt
-		m, err := testEngine.Load(ctx, t.Name()+"/"+rt, wasm, l)
+		intr := interruptPoll
+		if rt == closeOnDone {
+			l.Runtime, intr = RuntimeNative, interruptCloseOnDone
+		}
+		m, err := testEngine.load(ctx, t.Name()+"/"+rt, wasm, l, intr)
 		if err != nil {
 			t.Fatalf("%s: Load: %v", rt, err)
 		}
@@ -85,12 +95,15 @@ func runDiff(t *testing.T, wasm []byte, lim Limits, cases []diffCase) {
 			}
 			got[rt] = observe(out, rc, c.i32, err)
 		}
-		n, e := got[RuntimeNative], got[RuntimeExtism]
+		n, e, cd := got[RuntimeNative], got[RuntimeExtism], got[closeOnDone]
 		if c.anyOutput {
-			n.out, e.out = "", ""
+			n.out, e.out, cd.out = "", "", ""
 		}
 		if n != e {
 			t.Errorf("%s: native %+v; extism %+v", c.name, abbrev(n), abbrev(e))
+		}
+		if n != cd {
+			t.Errorf("%s: native %+v; native under close-on-done %+v", c.name, abbrev(n), abbrev(cd))
 		}
 	}
 }

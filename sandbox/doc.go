@@ -24,10 +24,16 @@
 // trapped may look healthy and die later. The next call creates a fresh
 // instance (about 2 ms plus 2.6 ms of _initialize for a Go guest).
 //
-// Timeouts stop guests in endless loops (wazero's CloseOnContextDone) and
-// guests asleep in WASI poll_oneoff (our own nanosleep wakes up when the
-// call ends). A host function that blocks is bounded only by ctx, which is
-// why a [Peer] must honour it.
+// Timeouts stop guests in endless loops and guests asleep in WASI
+// poll_oneoff (our own nanosleep wakes up when the call ends). On the
+// native runtime a loop is stopped by a poll the guest was rewritten to
+// run at every loop header (sandbox/looppoll, interrupt.go): the call's
+// context ending sets a global, the guest traps at its next loop header,
+// and the call fails as under wazero's CloseOnContextDone, which remains
+// the mechanism of the extism runtime and of any module the rewriter
+// refuses (the load logs why). Either way an interrupted instance is
+// thrown away. A host function that blocks is bounded only by ctx, which
+// is why a [Peer] must honour it.
 //
 // # Host functions
 //

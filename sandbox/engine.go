@@ -104,6 +104,12 @@ func (e *Engine) Close(ctx context.Context) error {
 // _initialize (about 2.6 ms for Go) so the first real call does not pay it.
 // name is used in errors and logs. Errors are *LoadError.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits) (*Module, error) {
+	return e.load(ctx, name, wasm, lim, interruptPoll)
+}
+
+// load is Load with the way a native module's calls are stopped; the
+// extism runtime always uses wazero's close-on-done.
+func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, intr interruptMode) (*Module, error) {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -116,7 +122,8 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 	}
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(e.cache).
-		// Without this, a guest in an endless loop never stops.
+		// Without this (or the native runtime's loop poll, which turns it
+		// off again), a guest in an endless loop never stops.
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(lim.MemoryPages)
 
@@ -129,7 +136,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 	if lim.Runtime == RuntimeExtism {
 		be, sigs, err = newExtismBackend(ctx, rc, wasm, lim, log)
 	} else {
-		be, sigs, err = newNativeBackend(ctx, rc, wasm, lim, log)
+		be, sigs, err = newNativeBackend(ctx, rc, wasm, lim, intr, log)
 	}
 	if err != nil {
 		var le *LoadError

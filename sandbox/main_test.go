@@ -26,7 +26,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(childModeEnv); mode != "" {
+	if mode := os.Getenv(childModeEnv); mode == gcSpinMode {
+		os.Exit(gcSpinChild())
+	} else if mode != "" {
 		os.Exit(stdoutChild(mode))
 	}
 	os.Exit(runTests(m))
@@ -53,10 +55,23 @@ func runTests(m *testing.M) int {
 	defer testEngine.Close(context.Background())
 	if guestErr == nil {
 		// Keeps the guest's compiled code in memory for the whole run, so
-		// each test's Load is an in-memory cache hit.
-		if _, err := testEngine.Load(context.Background(), "pin", guestWasm, Limits{Instances: 1}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+		// each test's Load is an in-memory cache hit: instrumented with the
+		// loop poll (the native default) and as is under close-on-done
+		// (the extism runtime, runDiff's third configuration, and the
+		// children, through the disk cache). Compiling a Go guest takes
+		// ~30 s under -race, so both compile at once.
+		errs := make(chan error, 2)
+		for _, intr := range []interruptMode{interruptPoll, interruptCloseOnDone} {
+			go func() { // exits once its Load returns
+				_, err := testEngine.load(context.Background(), "pin", guestWasm, Limits{Instances: 1}, intr)
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 	}
 	return m.Run()

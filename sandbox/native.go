@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -34,18 +35,23 @@ type nativeBackend struct {
 	// else __wasm_call_ctors; hsInit adds Haskell's hs_init after it.
 	init   string
 	hsInit bool
+
+	// poll says the guest was instrumented (compileNative): calls are
+	// stopped through each instance's poll, and running ones, listed in
+	// live, when the backend closes.
+	poll bool
+	mu   sync.Mutex
+	live map[*nativeGuest]struct{}
 }
 
 // newNativeBackend compiles wasm once (through the Engine's cache) in a new
 // runtime configured by rc, and instantiates what the guest imports.
-func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, log *slog.Logger) (*nativeBackend, map[string]signature, error) {
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	cm, err := rt.CompileModule(ctx, wasm)
+func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, intr interruptMode, log *slog.Logger) (*nativeBackend, map[string]signature, error) {
+	rt, cm, poll, err := compileNative(ctx, rc, wasm, intr, log)
 	if err != nil {
-		rt.Close(ctx)
 		return nil, nil, err
 	}
-	b := &nativeBackend{rt: rt, cm: cm, lim: lim, log: log, client: newHTTPClient(lim.AllowedHosts)}
+	b := &nativeBackend{rt: rt, cm: cm, lim: lim, log: log, client: newHTTPClient(lim.AllowedHosts), poll: poll}
 	fail := func(err error) (*nativeBackend, map[string]signature, error) {
 		b.close(ctx, true)
 		return nil, nil, err
@@ -102,12 +108,31 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 		return nil, err
 	}
 	g.mod = mod
+	if b.poll {
+		if g.poll, err = newPoll(mod); err != nil {
+			mod.Close(ctx)
+			return nil, err
+		}
+		b.mu.Lock()
+		if b.live == nil {
+			b.live = make(map[*nativeGuest]struct{})
+		}
+		b.live[g] = struct{}{}
+		b.mu.Unlock()
+	}
 	return g, nil
 }
 
 // close closes the runtime, which stops every instance still running;
 // drained says none is, so the compiled code can be released too.
 func (b *nativeBackend) close(ctx context.Context, drained bool) error {
+	// Closing the runtime does not stop an instrumented guest; its poll
+	// does.
+	b.mu.Lock()
+	for g := range b.live {
+		g.poll.interrupt(true)
+	}
+	b.mu.Unlock()
 	err := b.rt.Close(ctx)
 	if drained {
 		// The cache's in-memory engine is shared by all runtimes: closing
@@ -126,6 +151,7 @@ type nativeGuest struct {
 	k           kernel
 	fns         map[string]api.Function
 	stack       [1]uint64
+	poll        *poll // nil unless the backend's guest is instrumented
 	initialized bool
 	lastError   string
 
@@ -197,14 +223,30 @@ func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (ui
 		return 1, nil, fmt.Errorf("unknown function: %s", export)
 	}
 	cctx := &callContext{Context: ctx, g: g}
+	if g.poll != nil {
+		g.poll.arm(ctx)
+	}
+	var initErr, err error
 	if !g.initialized && export != "_initialize" && export != "_start" {
-		if err := g.initialize(cctx); err != nil {
-			return 1, nil, fmt.Errorf("failed to initialize runtime: %w", err)
+		if initErr = g.initialize(cctx); initErr == nil {
+			g.initialized = true
 		}
-		g.initialized = true
+	}
+	if initErr == nil {
+		err = f.CallWithStack(cctx, g.stack[:])
+	}
+	if g.poll != nil {
+		if code := g.poll.disarm(ctx); code != 0 {
+			// Stopped wherever it was, with its interrupt set: never
+			// to be used again, even if it finished first.
+			g.mod.Close(context.Background())
+			initErr, err = interruptedError(code, initErr), interruptedError(code, err)
+		}
+	}
+	if initErr != nil {
+		return 1, nil, fmt.Errorf("failed to initialize runtime: %w", initErr)
 	}
 	nres := len(f.Definition().ResultTypes())
-	err := f.CallWithStack(cctx, g.stack[:])
 	var rc uint32
 	switch {
 	case err != nil:
@@ -253,4 +295,11 @@ func (g *nativeGuest) initialize(ctx context.Context) error {
 // The kernel is reset after each call, so it is kept by call's caller.
 func (g *nativeGuest) guestError() string { return g.lastError }
 
-func (g *nativeGuest) close() { g.mod.Close(context.Background()) }
+func (g *nativeGuest) close() {
+	if g.poll != nil {
+		g.b.mu.Lock()
+		delete(g.b.live, g)
+		g.b.mu.Unlock()
+	}
+	g.mod.Close(context.Background())
+}

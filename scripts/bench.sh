@@ -28,3 +28,5 @@ echo "== RSS after 100 calls, root plugins.toml"
 bench ./cmd/mcphost 'RSS' 1x
 echo "== the boundary alone: per-call cost and allocations, per runtime"
 bench ./sandbox 'Boundary|CallEcho$|EchoMiB' 2000x
+echo "== timeouts: wazero's close-on-done vs the loop poll, timeouts on in both (close-on-done/poll is the ratio of p50s)"
+bench ./sandbox 'Timeouts/.*/ratio' "${N}x"

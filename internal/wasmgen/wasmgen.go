@@ -14,6 +14,7 @@ type Func struct {
 	Name   string
 	Output string // the export sets this as its output and returns 0
 	Trap   bool   // the export executes unreachable
+	Spin   bool   // the export loops forever without calling the host
 	I32    *int32 // the export returns this (a plain i32 export)
 }
 
@@ -81,6 +82,8 @@ func Module(fns ...Func) []byte {
 		switch {
 		case f.Trap:
 			code = cat(vec(), []byte{0x00, 0x0b})
+		case f.Spin:
+			code = cat(vec(), []byte{0x03, 0x40, 0x0c, 0, 0x0b, 0x41, 0, 0x0b}) // loop br 0 end; i32.const 0
 		case f.I32 != nil:
 			code = cat(vec(), []byte{0x41}, sleb(int64(*f.I32)), []byte{0x0b})
 		default:

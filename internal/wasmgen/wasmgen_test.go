@@ -19,6 +19,7 @@ func TestModuleCompiles(t *testing.T) {
 		Func{Name: "empty", Output: ""},
 		Func{Name: "trap", Trap: true},
 		Func{Name: "num", I32: &seven},
+		Func{Name: "spin", Spin: true},
 	)
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
@@ -34,7 +35,7 @@ func TestModuleCompiles(t *testing.T) {
 		}
 	}
 	slices.Sort(exports)
-	if want := []string{"empty", "num", "out", "trap"}; !slices.Equal(exports, want) {
+	if want := []string{"empty", "num", "out", "spin", "trap"}; !slices.Equal(exports, want) {
 		t.Errorf("exports: got %q; want %q", exports, want)
 	}
 	var imports []string

@@ -1,0 +1,166 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/mcphost/mcphost/sandbox/looppoll"
+)
+
+// interruptMode is how the calls of a native module are stopped when their
+// context ends.
+type interruptMode int
+
+const (
+	// interruptPoll, the default, rewrites the guest at load time
+	// (looppoll) so that every loop header polls a global the host sets
+	// when the call's context ends, and turns wazero's close-on-done off.
+	// A Go guest's call costs about a quarter of what it does under
+	// close-on-done, which leaves native code at every loop iteration.
+	interruptPoll interruptMode = iota
+	// interruptCloseOnDone is wazero's CloseOnContextDone alone: the
+	// fallback for a module the rewriter refuses, and what the extism
+	// runtime always uses.
+	interruptCloseOnDone
+)
+
+// compileNative compiles wasm for the native runtime in a new runtime
+// configured by rc. With interruptPoll it compiles the instrumented module
+// with close-on-done off, and reports poll; when the rewriter refuses the
+// module, or wazero refuses its output while accepting the original, it
+// logs why and compiles the original with close-on-done on.
+//
+// The compilation cache needs no key of ours: wazero keys its entries by a
+// hash of the bytes it compiles plus the close-on-done flag, and the
+// instrumented bytes carry the rewriter's version in their export names.
+func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, intr interruptMode, log *slog.Logger) (wazero.Runtime, wazero.CompiledModule, bool, error) {
+	if intr == interruptPoll {
+		start := time.Now()
+		code, st, err := looppoll.Instrument(wasm)
+		if err == nil {
+			rt := wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(false))
+			cm, cerr := rt.CompileModule(ctx, code)
+			if cerr == nil {
+				log.Debug("loop poll", "loops", st.Loops, "dur", time.Since(start))
+				return rt, cm, true, nil
+			}
+			rt.Close(ctx)
+			err = fmt.Errorf("instrumented module does not compile: %w", cerr)
+		}
+		rt := wazero.NewRuntimeWithConfig(ctx, rc)
+		cm, cerr := rt.CompileModule(ctx, wasm)
+		if cerr != nil {
+			rt.Close(ctx)
+			return nil, nil, false, cerr
+		}
+		log.Warn("loop poll unavailable: timeouts use wazero's close-on-done, which costs ~20 ns per loop iteration", "err", err)
+		return rt, cm, false, nil
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, nil, false, err
+	}
+	return rt, cm, false, nil
+}
+
+// poll is one native instance's side of the loop poll: the two globals the
+// rewriter added, and whether a call is running that its context's end may
+// interrupt. Only an armed call is ever interrupted, so an idle instance's
+// globals are never touched.
+type poll struct {
+	ctr, intr api.MutableGlobal
+	onDone    func() // interrupt(false), made once: arm allocates no closure
+
+	mu     sync.Mutex
+	armed  bool
+	fired  bool // the armed call was interrupted
+	closed bool // by the backend's close, not by its context
+	stop   func() bool
+}
+
+// newPoll finds the globals of an instrumented instance.
+func newPoll(mod api.Module) (*poll, error) {
+	ctr, ok1 := mod.ExportedGlobal(looppoll.CounterExport).(api.MutableGlobal)
+	intr, ok2 := mod.ExportedGlobal(looppoll.InterruptExport).(api.MutableGlobal)
+	if !ok1 || !ok2 {
+		return nil, errors.New("instrumented instance lacks the loop poll's globals")
+	}
+	p := &poll{ctr: ctr, intr: intr}
+	p.onDone = func() { p.interrupt(false) }
+	return p, nil
+}
+
+// arm lets the end of ctx, the call's own (its deadline, or the caller's
+// cancellation), interrupt the call about to run. Module.run's
+// context.WithTimeout is the call's one timer; AfterFunc hangs the
+// interrupt on it.
+func (p *poll) arm(ctx context.Context) {
+	p.mu.Lock()
+	p.armed, p.fired, p.closed = true, false, false
+	p.mu.Unlock()
+	p.stop = context.AfterFunc(ctx, p.onDone)
+}
+
+// disarm ends the call bounded by ctx and returns why it was interrupted,
+// as the exit code close-on-done would give, or 0. After it returns,
+// nothing sets the globals any more.
+func (p *poll) disarm(ctx context.Context) uint32 {
+	p.stop()
+	p.stop = nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed = false
+	switch {
+	case !p.fired:
+		return 0
+	case p.closed:
+		return exitCodeClosed
+	case errors.Is(ctx.Err(), context.Canceled):
+		return sys.ExitCodeContextCanceled
+	default:
+		return sys.ExitCodeDeadlineExceeded
+	}
+}
+
+// exitCodeClosed says the call was interrupted because the module was
+// closed under it (Module.Close ran out of patience).
+const exitCodeClosed = 1
+
+// interrupt makes the armed call trap at its next loop header: $intr=1
+// makes the next poll trap, $ctr=0 makes the next loop header poll. Native
+// code reads the globals without synchronisation; the stores are aligned
+// 8-byte writes, which the guest sees whole. closed says the backend is
+// closing.
+func (p *poll) interrupt(closed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.armed || p.fired {
+		return
+	}
+	p.fired, p.closed = true, closed
+	p.intr.Set(1)
+	p.ctr.Set(0)
+}
+
+// interruptedError is what a call interrupted for code returns in place of
+// the poll's unreachable trap: exactly what close-on-done returns, so the
+// fault is classified the same way.
+func interruptedError(code uint32, err error) error {
+	if err == nil {
+		return nil
+	}
+	if code == exitCodeClosed {
+		return fmt.Errorf("module closed during the call: %w", err)
+	}
+	return sys.NewExitError(code)
+}
