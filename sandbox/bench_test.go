@@ -181,6 +181,9 @@ func BenchmarkTimeouts(b *testing.B) {
 		{"wat", "hello", func(testing.TB) []byte { return wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"}) }, benchInput},
 		{"go-testguest", "echo", func(tb testing.TB) []byte { needGuest(tb); return guestWasm }, benchInput},
 		{"go-echo-example", abi.ExportCallTool, echoExample, echoCall},
+		// The same call in the envelope plugins sends, with its context.
+		{"go-echo-envelope", abi.ExportCallTool, echoExample,
+			[]byte(`{"context":{"id":1,"_meta":{"progressToken":"t"},"protocolVersion":"2025-11-25","plugin":"wasm"},"request":{"name":"echo","arguments":{"text":"hello world"}}}`)},
 	}
 	for _, g := range guests {
 		for _, mode := range modes {

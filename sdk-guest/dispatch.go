@@ -189,8 +189,14 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 		return nil, false
 	}
 	var c abi.Context
-	if cc != nil && json.Unmarshal(cc, &c) != nil {
-		return nil, false
+	if cc != nil {
+		var fast bool
+		if c, fast = splitContext(cc); !fast {
+			c = abi.Context{}
+			if json.Unmarshal(cc, &c) != nil {
+				return nil, false
+			}
+		}
 	}
 	var req *T
 	if request != nil && string(request) != "null" {

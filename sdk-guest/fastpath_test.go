@@ -158,10 +158,16 @@ func TestAppendCallToolResult(t *testing.T) {
 }
 
 func FuzzScannerMatchesEncodingJSON(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":"\u00e9"}`, `[1,2,{"b":null}]`, `"\ud800"`, `1e5`, `{"a":1,}`, "\"\xff\""} {
+	for _, s := range []string{`{"id":1,"_meta":{},"plugin":"p"}`, `{}`, `{"a":"\u00e9"}`, `[1,2,{"b":null}]`, `"\ud800"`, `1e5`, `{"a":1,}`, "\"\xff\""} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {
+		if c, ok := splitContext(s); ok {
+			var want abi.Context
+			if err := json.Unmarshal(s, &want); err != nil || !reflect.DeepEqual(normalizeContext(c), normalizeContext(want)) {
+				t.Fatalf("splitContext(%q) = %+v; encoding/json: %+v, %v", s, c, want, err)
+			}
+		}
 		var strs []strInfo
 		ok := validJSON(s, func(i strInfo) { strs = append(strs, i) })
 		if ok != json.Valid(s) {
@@ -181,4 +187,54 @@ func FuzzScannerMatchesEncodingJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSplitContextMatchesEncodingJSON: where splitContext answers, it
+// answers what encoding/json does; where it cannot, it says so.
+func TestSplitContextMatchesEncodingJSON(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		fast bool
+	}{
+		{`{"id":1,"_meta":{"progressToken":"t"},"protocolVersion":"2025-11-25","plugin":"wasm"}`, true},
+		{`{"id":"mcphost/internal","_meta":{}}`, true},
+		{`{ "id" : -1.5e3 , "other":[1,{"x":null}], "plugin":"p", "plugin":"q" }`, true},
+		{`{}`, true},
+		{`null`, true},
+		{`{"ID":1}`, false},
+		{`{"Plugin":"x","plugin":"y"}`, false},
+		{`{"plugin":"a\nb"}`, false},
+		{`{"plugin":"\u00e9"}`, false},
+		{"{\"plugin\":\"\xff\"}", false},
+		{`{"plugin":7}`, false},
+		{`{"id":null}`, false},
+		{`{"pl\u0075gin":"x"}`, false},
+		{`[1]`, false},
+	} {
+		got, ok := splitContext([]byte(tt.in))
+		if ok != tt.fast {
+			t.Errorf("splitContext(%s): ok %v; want %v", tt.in, ok, tt.fast)
+		}
+		if !ok {
+			continue
+		}
+		var want abi.Context
+		if err := json.Unmarshal([]byte(tt.in), &want); err != nil {
+			t.Fatalf("encoding/json refuses %s: %v", tt.in, err)
+		}
+		if !reflect.DeepEqual(normalizeContext(got), normalizeContext(want)) {
+			t.Errorf("splitContext(%s) = %+v; encoding/json: %+v", tt.in, got, want)
+		}
+	}
+}
+
+// normalizeContext lets nil and empty raw members compare equal.
+func normalizeContext(c abi.Context) abi.Context {
+	if len(c.ID) == 0 {
+		c.ID = nil
+	}
+	if len(c.Meta) == 0 {
+		c.Meta = nil
+	}
+	return c
 }
