@@ -74,20 +74,7 @@ func Decode(b []byte) (msg Message, err *Error) {
 	var version, method, id []byte
 	// params is walked member by member as part of this pass, so that
 	// its members are known without a second scan.
-	descend := func(key []byte) func(k, v []byte) bool {
-		if !KeyIs(key, "params") {
-			return nil
-		}
-		msg.ParamMembers = msg.ParamMembers[:0]
-		return func(k, v []byte) bool {
-			if msg.ParamMembers == nil {
-				msg.ParamMembers = make(Members, 0, 4) // name, arguments, _meta, and one more
-			}
-			msg.ParamMembers = append(msg.ParamMembers, RawMember{k, v})
-			return true
-		}
-	}
-	end := walkObjectDepth(b, i, 1, descend, func(key, val []byte) bool {
+	end := walkObjectDepth(b, i, 1, &msg.ParamMembers, nil, func(key, val []byte) bool {
 		switch {
 		case KeyIs(key, "jsonrpc"):
 			version = val

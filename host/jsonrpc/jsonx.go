@@ -234,14 +234,15 @@ func EachMember(obj []byte, fn func(key, val []byte) bool) bool {
 // walkObject is eachMember from b[i]: it returns the index just past the
 // object, -1 if it is not valid, or -2 if fn stopped the walk.
 func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
-	return walkObjectDepth(obj, i, 1, nil, fn)
+	return walkObjectDepth(obj, i, 1, nil, nil, fn)
 }
 
 // walkObjectDepth is walkObject for an object whose members sit at depth.
-// When descend (if not nil) returns a function for a member's key and the
-// value is an object, that value is walked with it, in the same pass,
-// instead of being scanned as a whole.
-func walkObjectDepth(obj []byte, i, depth int, descend func(key []byte) func(k, v []byte) bool, fn func(key, val []byte) bool) int {
+// With params not nil, a "params" member whose value is an object is
+// walked in the same pass, instead of being scanned as a whole, and its
+// members replace *params. With into not nil, every member is appended to
+// *into (fn may then be nil).
+func walkObjectDepth(obj []byte, i, depth int, params, into *Members, fn func(key, val []byte) bool) int {
 	if i >= len(obj) || obj[i] != '{' {
 		return -1
 	}
@@ -264,18 +265,25 @@ func walkObjectDepth(obj []byte, i, depth int, descend func(key []byte) func(k, 
 		}
 		v := SkipSpace(obj, i+1)
 		var e int
-		if inner := descendInto(descend, key, obj, v); inner != nil {
+		if params != nil && v < len(obj) && obj[v] == '{' && KeyIs(key, "params") {
 			if depth+1 > maxDepth {
 				return -1
 			}
-			e = walkObjectDepth(obj, v, depth+1, nil, inner)
+			*params = (*params)[:0]
+			e = walkObjectDepth(obj, v, depth+1, nil, params, nil)
 		} else {
 			e = ScanValue(obj, v, depth)
 		}
 		if e < 0 {
 			return -1
 		}
-		if !fn(key, obj[v:e]) {
+		if into != nil {
+			if *into == nil {
+				*into = make(Members, 0, 4) // tools/call: name, arguments, _meta, and one more
+			}
+			*into = append(*into, RawMember{key, obj[v:e]})
+		}
+		if fn != nil && !fn(key, obj[v:e]) {
 			return -2
 		}
 		i = SkipSpace(obj, e)
@@ -467,13 +475,4 @@ func CompactLine(msg []byte) []byte {
 		return bytes.ReplaceAll(bytes.ReplaceAll(msg, []byte{'\n'}, []byte{' '}), []byte{'\r'}, []byte{' '})
 	}
 	return buf.Bytes()
-}
-
-// descendInto returns descend's walker for key when the value at v is an
-// object.
-func descendInto(descend func(key []byte) func(k, v []byte) bool, key, obj []byte, v int) func(k, v []byte) bool {
-	if descend == nil || v >= len(obj) || obj[v] != '{' {
-		return nil
-	}
-	return descend(key)
 }
