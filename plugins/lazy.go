@@ -178,13 +178,6 @@ func (lm *lazyModule) Stats() sandbox.Stats {
 	return sandbox.Stats{}
 }
 
-// Loaded reports whether the module has been compiled and instantiated.
-func (lm *lazyModule) Loaded() bool {
-	lm.mu.Lock()
-	defer lm.mu.Unlock()
-	return lm.m != nil
-}
-
 // Close closes the module if it loaded; a load still running closes what
 // it loads as soon as it ends.
 func (lm *lazyModule) Close(ctx context.Context) error {
