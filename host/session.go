@@ -147,12 +147,14 @@ func (req *request) admits(level string) bool {
 // handle serves one incoming message (or batch). ctx bounds every request
 // it starts; cancelling it cancels them and suppresses their responses.
 // The session keeps raw: the caller must not modify it afterwards.
-func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx, raw, nil) }
+func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx, raw, nil, nil) }
 
 // handleMessage is handle with the related key the answer to a batch is
 // sent with (see outbound). Streamable HTTP passes a key of its own per
 // POST, to find the connection the array belongs on; stdio passes nil.
-func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage) {
+// lead, when not nil, lets a request be served on the calling goroutine
+// (see [Conn.HandleLeading]); handleMessage reports whether it was.
+func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage, lead func()) (led bool) {
 	defer func() { // handlers recover on their own; this guards everything else
 		if r := recover(); r != nil {
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
@@ -161,14 +163,14 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 	s.srv.audit.record(s.id, "in", raw)
 	if jsonrpc.IsBatch(raw) {
 		s.handleBatch(ctx, raw, batchKey)
-		return
+		return false
 	}
 	msg, err := jsonrpc.Decode(raw)
 	if err != nil {
 		s.reject(&msg, err, nil, 0)
-		return
+		return false
 	}
-	s.dispatch(ctx, &msg, nil, 0)
+	return s.dispatch(ctx, &msg, nil, 0, lead)
 }
 
 // reject answers a message that failed to decode, unless it was a
@@ -181,18 +183,19 @@ func (s *session) reject(msg *jsonrpc.Message, err *jsonrpc.Error, b *batch, slo
 	s.reply(msg.ID, nil, err, b, slot)
 }
 
-func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func()) (led bool) {
 	switch msg.Kind {
 	case jsonrpc.KindResponse:
 		s.deliver(msg)
 	case jsonrpc.KindNotification:
 		s.notification(ctx, msg)
 	case jsonrpc.KindRequest:
-		s.request(ctx, msg, b, slot)
+		return s.request(ctx, msg, b, slot, lead)
 	}
+	return false
 }
 
-func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
+func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func()) (led bool) {
 	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
 	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&
@@ -200,16 +203,16 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 		var err error
 		if st, err = s.statelessRequest(m, msg); err != nil {
 			s.reply(msg.ID, nil, err, b, slot)
-			return
+			return false
 		}
 	} else {
 		if m == nil || m.era == eraStateless {
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method), b, slot)
-			return
+			return false
 		}
 		if !m.beforeInit && s.state.Load() == nil {
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: server not initialized"), b, slot)
-			return
+			return false
 		}
 	}
 	req := &request{sess: s, id: msg.ID, method: m.name, params: msg.Params, members: msg.ParamMembers, state: st}
@@ -221,9 +224,9 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 		res, err := s.invoke(ctx, m, req)
 		req.done.Store(true)
 		s.reply(req.id, res, err, b, slot)
-		return
+		return false
 	}
-	s.start(ctx, m, req, b, slot)
+	return s.start(ctx, m, req, b, slot, lead)
 }
 
 // deliver routes a client's response to the server→client request waiting

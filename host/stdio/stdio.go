@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
@@ -35,7 +36,7 @@ const drainGrace = 10 * time.Second
 func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &writer{w: out, failed: cancel}
+	w := newWriter(out, cancel)
 	conn := srv.Connect(w, host.ConnInfo{ID: "stdio-" + rand.Text()[:8]})
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
@@ -69,41 +70,116 @@ func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.Startup
 
 // readLoop feeds each line of in to conn until EOF (nil) or a read error.
 // A line over max is answered and reading goes on.
+//
+// Reading is passed between goroutines (leader/follower): the goroutine
+// that reads a request hands reading to a parked follower, or a new one,
+// and serves the request itself, so a tools/call's answer never waits for
+// a worker to be scheduled. One goroutine reads at a time; the one that
+// meets the end of in returns its result.
 func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) error {
-	r := jsonrpc.NewLineReader(in, max)
+	l := &lineLoop{ctx: ctx, conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, turn: make(chan struct{}), end: make(chan error, 1)}
+	go l.lead()
+	return <-l.end
+}
+
+// maxFollowers bounds the goroutines parked waiting to read again.
+const maxFollowers = 8
+
+type lineLoop struct {
+	ctx  context.Context // only for reading, never stored beyond the session
+	conn *host.Conn
+	r    *jsonrpc.LineReader
+	max  int64
+	turn chan struct{} // a parked follower receives the lead from it
+	idle atomic.Int32  // followers parked on turn
+	end  chan error    // the result of reading, once
+}
+
+// lead reads and handles lines until the end of input, or until it has
+// passed reading on and, after serving its request, finds no lead to take.
+func (l *lineLoop) lead() {
 	for {
-		line, err := r.Next()
+		line, err := l.r.Next()
+		led := false
 		if tooLong, ok := err.(*jsonrpc.TooLargeError); ok {
-			conn.TooLarge(tooLong.N, max, jsonrpc.PeekID(tooLong.Head))
+			l.conn.TooLarge(tooLong.N, l.max, jsonrpc.PeekID(tooLong.Head))
 			err = nil
-		} else if len(line) > 0 && ctx.Err() == nil {
-			conn.Handle(ctx, line)
+		} else if len(line) > 0 && l.ctx.Err() == nil {
+			if err == nil {
+				led = l.conn.HandleLeading(l.ctx, line, l.pass)
+			} else {
+				l.conn.Handle(l.ctx, line) // the last line: nothing to pass on
+			}
+		}
+		if led {
+			if !l.follow() {
+				return
+			}
+			continue
 		}
 		if err == io.EOF {
-			return nil
+			l.end <- nil
+			return
 		}
 		if err != nil {
-			return fmt.Errorf("stdio: read: %w", err)
+			l.end <- fmt.Errorf("stdio: read: %w", err)
+			return
 		}
-		if ctx.Err() != nil {
-			return nil
+		if l.ctx.Err() != nil {
+			l.end <- nil
+			return
 		}
+	}
+}
+
+// pass gives reading to a parked follower, or to a new goroutine.
+func (l *lineLoop) pass() {
+	select {
+	case l.turn <- struct{}{}:
+	default:
+		go l.lead()
+	}
+}
+
+// follow parks the caller until it is given the lead (true), or until the
+// session ends or enough followers are parked already (false).
+func (l *lineLoop) follow() bool {
+	if l.idle.Add(1) > maxFollowers {
+		l.idle.Add(-1)
+		return false
+	}
+	defer l.idle.Add(-1)
+	select {
+	case <-l.turn:
+		return true
+	case <-l.ctx.Done():
+		return false
 	}
 }
 
 var _ host.Outbound = (*writer)(nil)
 
-// writer writes each message and its newline in one locked Write, so
-// messages never interleave. After the first failed write (the client went
-// away) it cancels the session and drops everything.
+// writer writes each message and its newline whole, so messages never
+// interleave. Senders that find a write under way queue their message and
+// return; the sender writing takes the queue with it in one write, so
+// answers finishing together cost one system call. After the first failed
+// write (the client went away) it cancels the session and drops
+// everything.
 type writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	buf    []byte
-	err    error
-	closed bool
-	failed func()
+	mu      sync.Mutex
+	w       io.Writer
+	queue   []byte     // messages, each with its newline, for the writing sender
+	spare   []byte     // the last written queue, reused
+	writing bool       // a sender is writing; queue is only non-empty then
+	done    *sync.Cond // on mu: writing has become false
+	err     error
+	closed  bool
+	failed  func()
 }
+
+// bigMessage is the size above which a message is written from the
+// sender's own buffer rather than copied into the queue.
+const bigMessage = 64 << 10
 
 func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	w.mu.Lock()
@@ -114,33 +190,86 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	if w.err != nil {
 		return w.err
 	}
-	var err error
-	if len(msg) > 64<<10 {
-		// Two writes under the lock rather than a copy of megabytes.
-		if _, err = w.w.Write(msg); err == nil {
-			_, err = w.w.Write(newline)
+	if len(msg) <= bigMessage {
+		w.queue = append(append(w.queue, msg...), '\n')
+		if w.writing {
+			return nil // the writing sender takes it
 		}
-	} else {
-		w.buf = append(append(w.buf[:0], msg...), '\n')
-		_, err = w.w.Write(w.buf)
+		w.writing = true
+		return w.flush()
 	}
-	if err != nil {
-		w.err = fmt.Errorf("stdio: write: %w", err)
-		w.failed()
+	// Megabytes are written in place, in two writes, once the writer is
+	// free: copying them into the queue would cost more than it saves.
+	for w.writing {
+		w.done.Wait()
+	}
+	if w.err != nil {
 		return w.err
 	}
-	if cap(w.buf) > 1<<20 {
-		w.buf = nil
+	w.writing = true
+	w.mu.Unlock()
+	_, err := w.w.Write(msg)
+	if err == nil {
+		_, err = w.w.Write(newline)
 	}
+	w.mu.Lock()
+	if err != nil {
+		return w.fail(err)
+	}
+	return w.flush()
+}
+
+// flush writes the queue until it is empty, releasing mu around each write,
+// then ends the writing turn. It is called with mu held and writing set.
+func (w *writer) flush() error {
+	for len(w.queue) > 0 {
+		buf := w.queue
+		w.queue = w.spare[:0]
+		w.mu.Unlock()
+		_, err := w.w.Write(buf)
+		w.mu.Lock()
+		if cap(buf) <= 1<<20 {
+			w.spare = buf[:0]
+		}
+		if err != nil {
+			return w.fail(err)
+		}
+	}
+	if cap(w.queue) > 1<<20 {
+		w.queue = nil
+	}
+	w.writing = false
+	w.done.Broadcast()
 	return nil
+}
+
+// fail records a failed write, drops the queue and cancels the session;
+// mu is held.
+func (w *writer) fail(err error) error {
+	w.err = fmt.Errorf("stdio: write: %w", err)
+	w.queue = nil
+	w.writing = false
+	w.done.Broadcast()
+	w.failed()
+	return w.err
 }
 
 var newline = []byte{'\n'}
 
+func newWriter(out io.Writer, failed func()) *writer {
+	w := &writer{w: out, failed: failed}
+	w.done = sync.NewCond(&w.mu)
+	return w
+}
+
+// close refuses further messages once those already sent are written.
 func (w *writer) close() {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.closed = true
-	w.mu.Unlock()
+	for w.writing {
+		w.done.Wait()
+	}
 }
 
 func (w *writer) failure() error {

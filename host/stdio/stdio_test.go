@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/internal/hosttest"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -124,5 +127,124 @@ func TestDrainTimeCoversStartupWait(t *testing.T) {
 	reg.Swap(context.Background(), g)
 	if got := drainTime(srv); got != drainGrace {
 		t.Errorf("drainTime after the initial load = %v; want %v", got, drainGrace)
+	}
+}
+
+// The goroutine that reads a request serves it after passing reading on
+// (leader/follower): requests in flight never stop the next line from
+// being read, and a cancellation reaches the request it names.
+func TestReadingGoesOnWhileRequestsRun(t *testing.T) {
+	fx := hosttest.NewFixture()
+	srv := newServer(t, hosttest.LoadRegistry(t, fx, "test"), host.Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- Serve(t.Context(), srv, inR, outW) }()
+	lines := make(chan string, 16)
+	go func() { // ends when outW is closed below
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if l := recv(t, lines, "initialize"); !strings.Contains(l, `"id":0,"result"`) {
+		t.Fatalf("initialize: %s", l)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for id := 1; id <= 3; id++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_slow","arguments":{}}}`, id))
+		recv(t, fx.Started, "slow call started")
+	}
+	send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if l := recv(t, lines, "ping answer"); l != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+		t.Fatalf("with 3 calls in flight, got %s; want the ping's answer", l)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	if err := recv(t, fx.Cancelled, "cancellation"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call's ctx: %v", err)
+	}
+	close(fx.Release)
+	answered := map[string]bool{}
+	for range 2 {
+		l := recv(t, lines, "slow call's answer")
+		if !strings.Contains(l, `"done"`) {
+			t.Fatalf("got %s; want a slow call's answer", l)
+		}
+		answered[l[strings.Index(l, `"id":`):strings.Index(l, `,"result"`)]] = true
+	}
+	if !answered[`"id":1`] || !answered[`"id":3`] {
+		t.Errorf("answered %v; want ids 1 and 3 (2 was cancelled)", answered)
+	}
+	inW.Close()
+	if err := recv(t, served, "Serve's return"); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	outW.Close()
+	for l := range lines {
+		t.Errorf("unexpected line after the answers: %s", l)
+	}
+}
+
+// gateWriter records each Write; the first one waits for release.
+type gateWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	writes  []string
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	first := len(g.writes) == 0
+	g.writes = append(g.writes, string(p))
+	g.mu.Unlock()
+	if first {
+		close(g.entered)
+		<-g.release
+	}
+	return len(p), nil
+}
+
+// Messages sent while a write is under way are queued and go out together
+// in the next write; a big message is written in place after them; close
+// waits until everything sent has been written.
+func TestWriterQueuesBehindAWrite(t *testing.T) {
+	g := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	w := newWriter(g, func() { t.Error("no write failed") })
+	first := make(chan error, 1)
+	go func() { first <- w.Send([]byte(`{"n":1}`), nil) }()
+	recv(t, g.entered, "the first write")
+	for _, m := range []string{`{"n":2}`, `{"n":3}`} {
+		if err := w.Send([]byte(m), nil); err != nil { // returns at once: queued
+			t.Fatalf("Send %s: %v", m, err)
+		}
+	}
+	big := `"` + strings.Repeat("x", bigMessage) + `"`
+	bigSent := make(chan error, 1)
+	go func() { bigSent <- w.Send([]byte(big), nil) }()
+	close(g.release)
+	if err := recv(t, first, "the first Send"); err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, bigSent, "the big Send"); err != nil {
+		t.Fatal(err)
+	}
+	w.close()
+	if err := w.Send([]byte(`{}`), nil); err == nil {
+		t.Error("Send after close succeeded")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want := []string{"{\"n\":1}\n", "{\"n\":2}\n{\"n\":3}\n", big, "\n"}
+	if !slices.Equal(g.writes, want) {
+		t.Errorf("writes %.60q; want %.60q: the queued messages in one write, then the big one in place", g.writes, want)
 	}
 }
