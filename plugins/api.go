@@ -54,6 +54,7 @@ type Tool struct {
 	Raw      json.RawMessage // the plugin's JSON for this tool, verbatim, with "name" set to Name
 
 	in, out *jsonschema.Schema // compiled inputSchema and outputSchema (nil when absent)
+	flat    *flatSchema        // in's one-pass form, when it has one
 }
 
 // TaskSupport is the tool's execution.taskSupport: abi.TaskOptional or

@@ -54,6 +54,7 @@ type listedTool struct {
 	def     abi.Tool
 	raw     json.RawMessage // compact
 	in, out *jsonschema.Schema
+	flat    *flatSchema // in's one-pass form, when it has one
 }
 
 type listedResource struct {

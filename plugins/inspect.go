@@ -169,6 +169,8 @@ func (l *Loader) readTools(c *core, raws []json.RawMessage) []listedTool {
 		var faults []error
 		if t.in, err = compileSchema(plugin, name, "inputSchema", t.def.InputSchema); err != nil {
 			faults = append(faults, err)
+		} else if doc, err := decodeJSON(t.def.InputSchema); err == nil {
+			t.flat = compileFlat(doc)
 		}
 		if o := bytes.TrimSpace(t.def.OutputSchema); len(o) > 0 && !bytes.Equal(o, []byte("null")) {
 			if t.out, err = compileSchema(plugin, name, "outputSchema", t.def.OutputSchema); err != nil {

@@ -137,6 +137,9 @@ func (t *Tool) ValidateArguments(args json.RawMessage) error {
 	}
 	v := any(map[string]any{})
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if t.flat != nil && t.flat.valid(trimmed) {
+			return nil
+		}
 		var err error
 		if v, err = jsonscan.Decode(trimmed); err != nil {
 			// One pass decodes and validates; encoding/json says what is
