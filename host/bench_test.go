@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
@@ -134,5 +136,38 @@ func BenchmarkDecode(b *testing.B) {
 		if _, err := jsonrpc.Decode(line); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// countingOut is an Outbound that keeps the last message's length.
+type countingOut struct{ n atomic.Int64 }
+
+func (o *countingOut) Send(msg []byte, _ json.RawMessage) error { o.n.Store(int64(len(msg))); return nil }
+
+// BenchmarkHandleInline is the host's whole cost of one tools/call of a
+// native echo tool, with no transport and no scheduling: the request is
+// served on the calling goroutine (Conn.HandleLeading), from the line to
+// the response handed to the Outbound.
+//
+//	go test -run '^$' -bench HandleInline -benchmem ./host
+func BenchmarkHandleInline(b *testing.B) {
+	srv := New(loadRegistry(b, nil, "echo"), Options{Logger: quietLog})
+	defer srv.Close()
+	out := &countingOut{}
+	c := srv.Connect(out, ConnInfo{ID: "bench"})
+	defer c.Close()
+	ctx := context.Background()
+	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"msg":"hello world"}}}`)
+	nolead := func() {}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !c.HandleLeading(ctx, append([]byte(nil), line...), nolead) {
+			b.Fatal("not served inline")
+		}
+	}
+	if out.n.Load() < 40 {
+		b.Fatalf("last response %d bytes", out.n.Load())
 	}
 }
