@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -96,14 +97,13 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 	return def
 }
 
-// decodeArgs decodes a tool's arguments; missing or null arguments give
-// In's zero value.
 // typedArgs returns the decoder of a typed tool's arguments: the value, or
 // the isError result that says what is wrong with them.
 func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Result) {
 	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	plan := flatPlanOf(reflect.TypeFor[In]())
 	return func(ctx *Context, raw json.RawMessage) (In, *Result) {
-		in, err := decodeArgs[In](ctx.bigArgs(raw), raw)
+		in, err := decodeArgs[In](plan, ctx.bigArgs(raw), raw)
 		if err != nil {
 			return in, Error(err.Error())
 		}
@@ -114,11 +114,27 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 	}
 }
 
-func decodeArgs[In any](known *[]strInfo, args json.RawMessage) (In, error) {
+// decodeArgs decodes a tool's arguments; missing or null arguments give
+// In's zero value. plan, when set, is In's flat plan, tried before
+// encoding/json; known, when set, lists the big strings of args.
+func decodeArgs[In any](plan *flatPlan, known *[]strInfo, args json.RawMessage) (In, error) {
 	var in In
-	args = bytes.TrimSpace(args)
+	if t := bytes.TrimSpace(args); len(t) != len(args) {
+		args, known = t, nil // known's offsets are args' own
+	}
 	if len(args) == 0 || string(args) == "null" {
 		return in, nil
+	}
+	if plan != nil {
+		var bigs []strInfo
+		if known != nil {
+			bigs = *known
+		}
+		if plan.decode(args, unsafe.Pointer(&in), bigs) {
+			return in, nil
+		}
+		var zero In
+		in = zero // encoding/json starts afresh
 	}
 	if done, err := decodeBig(args, &in, known); done {
 		if err != nil {
