@@ -192,8 +192,7 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 	if cc != nil {
 		var fast bool
 		if c, fast = splitContext(cc); !fast {
-			c = abi.Context{}
-			if json.Unmarshal(cc, &c) != nil {
+			if c, ok = unmarshalContext(cc); !ok {
 				return nil, false
 			}
 		}
@@ -212,6 +211,14 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 	}
 	ctx.Context = c
 	return req, true
+}
+
+// unmarshalContext is encoding/json's decoding of an envelope's context,
+// apart so that only this rare path puts the context on the heap.
+func unmarshalContext(cc []byte) (abi.Context, bool) {
+	var c abi.Context
+	err := json.Unmarshal(cc, &c)
+	return c, err == nil
 }
 
 func (r *registry) listTools() *abi.ListToolsResult {
