@@ -148,15 +148,21 @@ func (r *registry) handle(ctx *Context, export string, input []byte) (any, error
 // context into ctx and the request into a T, which must be present when
 // needed. Empty input means an empty envelope.
 func decodeInput[T any](ctx *Context, input []byte, needed bool) (*T, error) {
-	var env struct {
-		Request *T          `json:"request"`
-		Context abi.Context `json:"context"`
-	}
 	if req, ok := decodeInputFast[T](ctx, input); ok {
 		if needed && req == nil {
 			return nil, errors.New("input has no request")
 		}
 		return req, nil
+	}
+	return decodeInputSlow[T](ctx, input, needed)
+}
+
+// decodeInputSlow is decodeInput through encoding/json, apart so that
+// only this path allocates the envelope on the heap.
+func decodeInputSlow[T any](ctx *Context, input []byte, needed bool) (*T, error) {
+	var env struct {
+		Request *T          `json:"request"`
+		Context abi.Context `json:"context"`
 	}
 	if len(bytes.TrimSpace(input)) > 0 {
 		if err := json.Unmarshal(input, &env); err != nil {
