@@ -148,15 +148,21 @@ func (r *registry) handle(ctx *Context, export string, input []byte) (any, error
 // context into ctx and the request into a T, which must be present when
 // needed. Empty input means an empty envelope.
 func decodeInput[T any](ctx *Context, input []byte, needed bool) (*T, error) {
-	var env struct {
-		Request *T          `json:"request"`
-		Context abi.Context `json:"context"`
-	}
 	if req, ok := decodeInputFast[T](ctx, input); ok {
 		if needed && req == nil {
 			return nil, errors.New("input has no request")
 		}
 		return req, nil
+	}
+	return decodeInputSlow[T](ctx, input, needed)
+}
+
+// decodeInputSlow is decodeInput through encoding/json, apart so that
+// only this path allocates the envelope on the heap.
+func decodeInputSlow[T any](ctx *Context, input []byte, needed bool) (*T, error) {
+	var env struct {
+		Request *T          `json:"request"`
+		Context abi.Context `json:"context"`
 	}
 	if len(bytes.TrimSpace(input)) > 0 {
 		if err := json.Unmarshal(input, &env); err != nil {
@@ -192,8 +198,7 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 	if cc != nil {
 		var fast bool
 		if c, fast = splitContext(cc); !fast {
-			c = abi.Context{}
-			if json.Unmarshal(cc, &c) != nil {
+			if c, ok = unmarshalContext(cc); !ok {
 				return nil, false
 			}
 		}
@@ -212,6 +217,14 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 	}
 	ctx.Context = c
 	return req, true
+}
+
+// unmarshalContext is encoding/json's decoding of an envelope's context,
+// apart so that only this rare path puts the context on the heap.
+func unmarshalContext(cc []byte) (abi.Context, bool) {
+	var c abi.Context
+	err := json.Unmarshal(cc, &c)
+	return c, err == nil
 }
 
 func (r *registry) listTools() *abi.ListToolsResult {

@@ -36,8 +36,7 @@ func splitEnvelope(input []byte, onString func(strInfo)) (request, context []byt
 			ok = ok && context == nil
 			context = value
 		default:
-			k := string(key)
-			ok = ok && !strings.EqualFold(k, `"request"`) && !strings.EqualFold(k, `"context"`) && !strings.Contains(k, `\`)
+			ok = ok && otherKey(key, `"request"`, `"context"`)
 		}
 	})
 	return request, context, valid && ok
@@ -60,18 +59,53 @@ func splitCallTool(request []byte) (p abi.CallToolParams, ok bool) {
 			ok = ok && p.Meta == nil
 			p.Meta = value
 		default:
-			k := string(key)
-			ok = ok && !strings.EqualFold(k, `"name"`) && !strings.EqualFold(k, `"arguments"`) &&
-				!strings.EqualFold(k, `"_meta"`) && !strings.Contains(k, `\`)
+			ok = ok && otherKey(key, `"name"`, `"arguments"`, `"_meta"`)
 		}
 	})
 	if !valid || !ok {
 		return p, false
 	}
-	if name != nil && json.Unmarshal(name, &p.Name) != nil {
-		return p, false
+	if name != nil {
+		if p.Name, ok = plainString(name); !ok {
+			var err error
+			p.Name, err = unmarshalString(name)
+			return p, err == nil
+		}
 	}
 	return p, true
+}
+
+// otherKey reports whether encoding/json matches the raw key literal to
+// none of names (literals too): key has no escape and is none of them,
+// even ignoring case.
+func otherKey(key []byte, names ...string) bool {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return false
+	}
+	for _, name := range names {
+		if bytes.EqualFold(key, unsafeBytes(name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString returns the string of the valid JSON value lit when lit is
+// a string literal that encoding/json copies as is: no escape, valid
+// UTF-8.
+func plainString(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' || bytes.IndexByte(lit, '\\') >= 0 || !utf8.Valid(lit) {
+		return "", false
+	}
+	return string(lit[1 : len(lit)-1]), true
+}
+
+// unmarshalString is encoding/json's decoding of a string, apart so
+// that only this rare path puts the result on the heap.
+func unmarshalString(lit []byte) (string, error) {
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err
 }
 
 // splitContext decodes an envelope's context without encoding/json, whose
@@ -84,11 +118,9 @@ func splitContext(cc []byte) (c abi.Context, ok bool) {
 	}
 	ok = true
 	str := func(value []byte) string {
-		if len(value) < 2 || value[0] != '"' || bytes.IndexByte(value, '\\') >= 0 || !utf8.Valid(value) {
-			ok = false
-			return ""
-		}
-		return string(value[1 : len(value)-1])
+		s, plain := plainString(value)
+		ok = ok && plain
+		return s
 	}
 	valid := objectMembers(cc, nil, func(key, value []byte) {
 		if string(value) == "null" {
@@ -105,9 +137,7 @@ func splitContext(cc []byte) (c abi.Context, ok bool) {
 		case `"plugin"`:
 			c.Plugin = str(value)
 		default:
-			k := string(key)
-			ok = ok && !strings.Contains(k, `\`) && !strings.EqualFold(k, `"id"`) && !strings.EqualFold(k, `"_meta"`) &&
-				!strings.EqualFold(k, `"protocolVersion"`) && !strings.EqualFold(k, `"plugin"`)
+			ok = ok && otherKey(key, `"id"`, `"_meta"`, `"protocolVersion"`, `"plugin"`)
 		}
 	})
 	return c, valid && ok

@@ -110,6 +110,11 @@ func TestDecodeInputFast(t *testing.T) {
 		`{"context":{},"request":{"name":"t"}}`,
 		`{"request":null}`,
 		`{"request":{"name":"t","arguments":null}}`,
+		`{"request":{"name":"t\u00e9\"x","arguments":{}}}`, // an escaped name goes through encoding/json
+		`{"request":{"name":"é"}}`,
+		`{"request":{"name":"bad` + "\xff" + `"}}`,
+		`{"request":{"name":null}}`,
+		`{"context":{"ID":1,"Plugin":"p"},"request":{"name":"t"}}`,
 	} {
 		var slow struct {
 			Request *abi.CallToolParams `json:"request"`
@@ -127,7 +132,8 @@ func TestDecodeInputFast(t *testing.T) {
 			t.Errorf("decodeInputFast(%s) = %+v, %+v; want %+v, %+v", in, got, ctx.Context, slow.Request, slow.Context)
 		}
 	}
-	for _, in := range []string{``, `[]`, `{"Request":{}}`, `{"request":{},"request":{}}`, `{"request":{"NAME":"x"}}`, `{"request":{"name":1}}`, `{"request":{`} {
+	for _, in := range []string{``, `[]`, `{"Request":{}}`, `{"request":{},"request":{}}`, `{"request":{"NAME":"x"}}`, `{"request":{"name":1}}`, `{"request":{`,
+		`{"request":{"n\u0061me":"x"}}`, `{"request\u0000":{}}`} {
 		if _, ok := decodeInputFast[abi.CallToolParams](&Context{}, []byte(in)); ok {
 			t.Errorf("decodeInputFast(%s): ok; want the encoding/json path", in)
 		}
@@ -155,6 +161,25 @@ func TestAppendCallToolResult(t *testing.T) {
 	if _, err := appendCallToolResult(nil, &abi.CallToolResult{StructuredContent: json.RawMessage(`{bad`)}); err == nil {
 		t.Error("invalid structuredContent: no error")
 	}
+}
+
+// FuzzSplitCallTool checks that a call_tool request that splitCallTool
+// takes decodes as encoding/json decodes it.
+func FuzzSplitCallTool(f *testing.F) {
+	for _, s := range []string{`{"name":"t","arguments":{"a":1},"_meta":{"k":2}}`, `{"name":"t\u00e9"}`, `{"NAME":"x"}`,
+		`{"name":null,"arguments":null}`, "{\"name\":\"\xff\"}", `{"name":"a","name":"b"}`, `{"n\u0061me":"x"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		p, ok := splitCallTool(s)
+		if !ok {
+			return
+		}
+		var want abi.CallToolParams
+		if err := json.Unmarshal(s, &want); err != nil || !reflect.DeepEqual(p, want) {
+			t.Fatalf("splitCallTool(%q) = %+v; encoding/json: %+v, %v", s, p, want, err)
+		}
+	})
 }
 
 func FuzzScannerMatchesEncodingJSON(f *testing.F) {

@@ -2,6 +2,7 @@ package guest
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
@@ -75,5 +76,31 @@ func FuzzMatchTemplate(f *testing.F) {
 		if vars["id"] == "" || vars["rest"] == "" {
 			t.Errorf("match(%q) = %v: empty variable", uri, vars)
 		}
+	})
+}
+
+// FuzzDecodeArgs checks that the flat decoder of typed arguments gives
+// encoding/json's result, or leaves the input to encoding/json.
+func FuzzDecodeArgs(f *testing.F) {
+	for _, s := range []string{
+		`{"text":"hi","name":"x","Plain":"p","mode":"m","-":"d","Skip":"s"}`,
+		`{"text":"a\nb\u00e9\ud83d\ude00\ud800\"\\\/","text":null}`,
+		`{"TEXT":"x","te\u0078t":"y"}`,
+		"{\"\u212aey\":1,\"text\":\"\xff\"}",
+		`{"i8":-128,"i16":32767,"u8":255,"u16":65535,"u32":4294967295,"i64":-9223372036854775808,"u64":18446744073709551615}`,
+		`{"i8":128,"u":-1,"i":1.5,"i32":1e2}`,
+		`{"f32":3.4e38,"f64":-1.5e-300,"b":true,"s":"x","i":-0,"u":0}`,
+		`{"f32":1e39,"f64":1e400,"b":1,"s":2}`,
+		`{"x":[1,{"s":"no"}],"s":"a","b":false,"b":null}`,
+		`{"s":"a"} x`,
+		`[]`,
+		`null`,
+	} {
+		f.Add([]byte(s))
+	}
+	strs, mixed := flatPlanOf(reflect.TypeFor[flatStrings]()), flatPlanOf(reflect.TypeFor[flatMixed]())
+	f.Fuzz(func(t *testing.T, in []byte) {
+		compareFlat[flatStrings](t, strs, in)
+		compareFlat[flatMixed](t, mixed, in)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -96,30 +97,53 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 	return def
 }
 
-// decodeArgs decodes a tool's arguments; missing or null arguments give
-// In's zero value.
 // typedArgs returns the decoder of a typed tool's arguments: the value, or
 // the isError result that says what is wrong with them.
 func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Result) {
-	missing := requiredCheck[In](requiredOf(def.InputSchema))
+	required := requiredCheck[In](requiredOf(def.InputSchema))
+	plan := flatPlanOf(reflect.TypeFor[In]())
 	return func(ctx *Context, raw json.RawMessage) (In, *Result) {
-		in, err := decodeArgs[In](ctx.bigArgs(raw), raw)
+		in, err := decodeArgs[In](plan, ctx.bigArgs(raw), raw)
 		if err != nil {
 			return in, Error(err.Error())
 		}
-		if name, ok := missing(&in, raw); ok {
+		// A method, not a closure: through a func value &in would escape
+		// and In be allocated on every call.
+		if name, ok := required.missing(reflect.ValueOf(&in).Elem(), raw); ok {
 			return in, Errorf("invalid arguments: missing required argument %q", name)
 		}
 		return in, nil
 	}
 }
 
-func decodeArgs[In any](known *[]strInfo, args json.RawMessage) (In, error) {
+// decodeArgs decodes a tool's arguments; missing or null arguments give
+// In's zero value. plan, when set, is In's flat plan, tried before
+// encoding/json; known, when set, lists the big strings of args.
+func decodeArgs[In any](plan *flatPlan, known *[]strInfo, args json.RawMessage) (In, error) {
 	var in In
-	args = bytes.TrimSpace(args)
+	if t := bytes.TrimSpace(args); len(t) != len(args) {
+		args, known = t, nil // known's offsets are args' own
+	}
 	if len(args) == 0 || string(args) == "null" {
 		return in, nil
 	}
+	if plan != nil {
+		var bigs []strInfo
+		if known != nil {
+			bigs = *known
+		}
+		if plan.decode(args, unsafe.Pointer(&in), bigs) {
+			return in, nil
+		}
+	}
+	return decodeArgsSlow[In](known, args)
+}
+
+// decodeArgsSlow decodes args, neither empty nor null, with encoding/json.
+// It is apart from decodeArgs so that only its In is allocated on the
+// heap, where encoding/json's reflection puts it.
+func decodeArgsSlow[In any](known *[]strInfo, args json.RawMessage) (In, error) {
+	var in In
 	if done, err := decodeBig(args, &in, known); done {
 		if err != nil {
 			return in, fmt.Errorf("invalid arguments: %v", err)
@@ -132,33 +156,43 @@ func decodeArgs[In any](known *[]strInfo, args json.RawMessage) (In, error) {
 	return in, nil
 }
 
-// requiredCheck returns a function that reports the first required
-// argument absent from args. A present argument never decodes to a zero
-// value unless it was sent as one, so args is parsed again only when a
-// required field of the decoded value is zero.
-func requiredCheck[In any](required []string) func(in *In, args json.RawMessage) (string, bool) {
-	if len(required) == 0 {
-		return func(*In, json.RawMessage) (string, bool) { return "", false }
+// requiredArgs finds the required arguments absent from a call's.
+type requiredArgs struct {
+	names []string
+	index map[string][]int // of In's fields, when In is a struct
+}
+
+// requiredCheck returns the check of In's required arguments.
+func requiredCheck[In any](required []string) requiredArgs {
+	r := requiredArgs{names: required}
+	if t := reflect.TypeFor[In](); len(required) > 0 && t.Kind() == reflect.Struct {
+		r.index = fieldIndex(t)
 	}
-	t := reflect.TypeFor[In]()
-	if t.Kind() != reflect.Struct {
-		return func(_ *In, args json.RawMessage) (string, bool) { return missingRequired(required, args) }
-	}
-	index := fieldIndex(t)
-	return func(in *In, args json.RawMessage) (string, bool) {
-		v := reflect.ValueOf(in).Elem()
-		for _, name := range required {
-			idx, ok := index[name]
-			if !ok {
-				return missingRequired(required, args)
-			}
-			f, err := v.FieldByIndexErr(idx)
-			if err != nil || f.IsZero() {
-				return missingRequired(required, args)
-			}
-		}
+	return r
+}
+
+// missing reports the first required argument absent from args, which
+// decoded into in. A present argument never decodes to a zero value
+// unless it was sent as one, so args is parsed again only when a required
+// field of the decoded value is zero.
+func (r requiredArgs) missing(in reflect.Value, args json.RawMessage) (string, bool) {
+	if len(r.names) == 0 {
 		return "", false
 	}
+	if r.index == nil {
+		return missingRequired(r.names, args)
+	}
+	for _, name := range r.names {
+		idx, ok := r.index[name]
+		if !ok {
+			return missingRequired(r.names, args)
+		}
+		f, err := in.FieldByIndexErr(idx)
+		if err != nil || f.IsZero() {
+			return missingRequired(r.names, args)
+		}
+	}
+	return "", false
 }
 
 // fieldIndex maps the JSON names of t's fields to their indexes, with the
