@@ -263,3 +263,65 @@ func startOnce(b *testing.B, bin, root, cache string) (toInit, toList time.Durat
 	}
 	return toInit, time.Since(start)
 }
+
+// discardOut is an Outbound that keeps the last message.
+type discardOut struct{ last []byte }
+
+func (o *discardOut) Send(msg []byte, _ json.RawMessage) error {
+	o.last = append(o.last[:0], msg...)
+	return nil
+}
+
+// BenchmarkCallInline is the server's whole CPU cost of one tools/call,
+// from the request line to the response handed to the transport, served
+// on the calling goroutine (Conn.HandleLeading): no pipes, no scheduling.
+// The Wasm echo against the native one separates the sandbox and guest
+// from the host.
+//
+//	go test -run '^$' -bench CallInline -benchtime 20000x ./cmd/mcphost
+func BenchmarkCallInline(b *testing.B) {
+	cfg := benchConfig(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rt, err := newRuntime(ctx, log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.close(context.Background())
+	g, err := rt.loader.Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		b.Fatalf("build: %v %v", err, g.Failures)
+	}
+	reg := plugins.NewRegistry()
+	reg.Swap(ctx, g)
+	defer reg.Close(context.Background())
+	srv := host.New(reg, host.Options{Logger: log})
+	defer srv.Close()
+	out := &discardOut{}
+	c := srv.Connect(out, host.ConnInfo{ID: "bench"})
+	defer c.Close()
+	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	for _, tool := range []string{"native_echo", "wasm_echo"} {
+		b.Run(tool, func(b *testing.B) {
+			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}`)
+			nolead := func() {}
+			call := func() {
+				if !c.HandleLeading(ctx, append([]byte(nil), line...), nolead) {
+					b.Fatal("not served inline")
+				}
+				if !bytes.Contains(out.last, []byte(`"hello world"`)) {
+					b.Fatalf("response %s", out.last)
+				}
+			}
+			for range 50 {
+				call()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				call()
+			}
+		})
+	}
+}
