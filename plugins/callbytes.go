@@ -36,24 +36,100 @@ func (p *Plugin) callTool(ctx context.Context, original string, args json.RawMes
 // args must be valid JSON (the caller checked it) or empty.
 func (p *Plugin) callToolInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
 	cc.Plugin = p.Name
-	ctx, err := json.Marshal(fillContext(cc))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: encode input: %w", p.Name, err)
-	}
-	quoted, err := json.Marshal(name)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: encode input: %w", p.Name, err)
-	}
-	in := make([]byte, 0, len(args)+len(quoted)+len(ctx)+48)
+	cc = fillContext(cc)
+	in := make([]byte, 0, len(args)+len(name)+len(cc.ID)+len(cc.Meta)+len(cc.ProtocolVersion)+len(cc.Plugin)+96)
 	in = append(in, `{"request":{"name":`...)
-	in = append(in, quoted...)
+	in = appendString(in, name)
 	if len(args) > 0 {
 		in = append(in, `,"arguments":`...)
 		in = append(in, args...)
 	}
 	in = append(in, `},"context":`...)
-	in = append(in, ctx...)
+	in, err := appendContext(in, cc)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: encode input: %w", p.Name, err)
+	}
 	return append(in, '}'), nil
+}
+
+// appendContext appends cc as json.Marshal writes it, without its
+// reflection (~1.3 µs a call).
+func appendContext(b []byte, cc abi.Context) ([]byte, error) {
+	b = append(b, '{')
+	sep := false
+	member := func(key string) {
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = append(b, key...)
+	}
+	for _, raw := range []struct {
+		key string
+		v   json.RawMessage
+	}{{`"id":`, cc.ID}, {`"_meta":`, cc.Meta}} {
+		if len(raw.v) == 0 {
+			continue
+		}
+		member(raw.key)
+		var err error
+		if b, err = appendCompact(b, raw.v); err != nil {
+			return nil, err
+		}
+	}
+	if cc.ProtocolVersion != "" {
+		member(`"protocolVersion":`)
+		b = appendString(b, cc.ProtocolVersion)
+	}
+	if cc.Plugin != "" {
+		member(`"plugin":`)
+		b = appendString(b, cc.Plugin)
+	}
+	return append(b, '}'), nil
+}
+
+// appendCompact appends raw JSON as json.Marshal writes a RawMessage:
+// checked, compacted and HTML-escaped. Raw JSON without space or any byte
+// it would escape is only checked; other JSON goes through encoding/json.
+func appendCompact(b, raw []byte) ([]byte, error) {
+	if !needsMarshal(raw) {
+		if !jsonscan.Valid(raw) {
+			return nil, fmt.Errorf("invalid JSON %.40q", raw)
+		}
+		return append(b, raw...), nil
+	}
+	q, err := json.Marshal(json.RawMessage(raw))
+	if err != nil {
+		return nil, err
+	}
+	return append(b, q...), nil
+}
+
+// needsMarshal reports whether raw has a byte json.Marshal would change:
+// space, an HTML character, or the lead byte of U+2028 and U+2029.
+func needsMarshal(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n', '<', '>', '&', 0xe2:
+			return true
+		}
+	}
+	return false
+}
+
+// appendString appends s quoted as json.Marshal quotes it. A string with
+// nothing to escape (the usual name or version) is copied; any other goes
+// through encoding/json, whose escaping (HTML characters, U+2028) it keeps.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // topMember returns the raw value of the last member named key of the

@@ -64,3 +64,33 @@ func TestRunPassesBytesThrough(t *testing.T) {
 		t.Errorf("a 1 MiB call allocates %d bytes; want under 5 MiB (one envelope, one decoded tree, one library copy)", per)
 	}
 }
+
+// appendContext writes exactly what json.Marshal wrote before it.
+func TestAppendContextMatchesMarshal(t *testing.T) {
+	for _, cc := range []abi.Context{
+		{},
+		{ID: json.RawMessage(`1`), Meta: json.RawMessage(`{"progressToken":"t"}`), ProtocolVersion: "2025-11-25", Plugin: "echo"},
+		{ID: json.RawMessage(`"a b"`), Meta: json.RawMessage("{ \"k\" :\t[1, 2]\n}")},
+		{ID: json.RawMessage(`"<&>"`), Plugin: "p<>&", ProtocolVersion: "ünï\u2028\"\\\x01"},
+		{Meta: json.RawMessage(`{}`)},
+		{ID: json.RawMessage("\"\u2028\u2029x\""), Meta: json.RawMessage(`{"a":"\u2028"}`)},
+	} {
+		want, err := json.Marshal(cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendContext(nil, cc)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("appendContext(%+v) = %s, %v; want %s", cc, got, err, want)
+		}
+	}
+	if _, err := appendContext(nil, abi.Context{Meta: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("invalid _meta accepted")
+	}
+	for _, s := range []string{"echo", "", "a\"b", "<tool>", "naïve", "\u2028"} {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Errorf("appendString(%q) = %s; want %s", s, got, want)
+		}
+	}
+}
