@@ -142,7 +142,10 @@ func BenchmarkDecode(b *testing.B) {
 // countingOut is an Outbound that keeps the last message's length.
 type countingOut struct{ n atomic.Int64 }
 
-func (o *countingOut) Send(msg []byte, _ json.RawMessage) error { o.n.Store(int64(len(msg))); return nil }
+func (o *countingOut) Send(msg []byte, _ json.RawMessage) error {
+	o.n.Store(int64(len(msg)))
+	return nil
+}
 
 // BenchmarkHandleInline is the host's whole cost of one tools/call of a
 // native echo tool, with no transport and no scheduling: the request is

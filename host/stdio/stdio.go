@@ -36,7 +36,7 @@ const drainGrace = 10 * time.Second
 func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := newWriter(out, cancel)
+	w := &writer{w: out, failed: cancel}
 	conn := srv.Connect(w, host.ConnInfo{ID: "stdio-" + rand.Text()[:8]})
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
@@ -159,27 +159,17 @@ func (l *lineLoop) follow() bool {
 
 var _ host.Outbound = (*writer)(nil)
 
-// writer writes each message and its newline whole, so messages never
-// interleave. Senders that find a write under way queue their message and
-// return; the sender writing takes the queue with it in one write, so
-// answers finishing together cost one system call. After the first failed
-// write (the client went away) it cancels the session and drops
-// everything.
+// writer writes each message and its newline in one locked Write, so
+// messages never interleave. After the first failed write (the client went
+// away) it cancels the session and drops everything.
 type writer struct {
-	mu      sync.Mutex
-	w       io.Writer
-	queue   []byte     // messages, each with its newline, for the writing sender
-	spare   []byte     // the last written queue, reused
-	writing bool       // a sender is writing; queue is only non-empty then
-	done    *sync.Cond // on mu: writing has become false
-	err     error
-	closed  bool
-	failed  func()
+	mu     sync.Mutex
+	w      io.Writer
+	buf    []byte
+	err    error
+	closed bool
+	failed func()
 }
-
-// bigMessage is the size above which a message is written from the
-// sender's own buffer rather than copied into the queue.
-const bigMessage = 64 << 10
 
 func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	w.mu.Lock()
@@ -190,86 +180,33 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	if w.err != nil {
 		return w.err
 	}
-	if len(msg) <= bigMessage {
-		w.queue = append(append(w.queue, msg...), '\n')
-		if w.writing {
-			return nil // the writing sender takes it
+	var err error
+	if len(msg) > 64<<10 {
+		// Two writes under the lock rather than a copy of megabytes.
+		if _, err = w.w.Write(msg); err == nil {
+			_, err = w.w.Write(newline)
 		}
-		w.writing = true
-		return w.flush()
+	} else {
+		w.buf = append(append(w.buf[:0], msg...), '\n')
+		_, err = w.w.Write(w.buf)
 	}
-	// Megabytes are written in place, in two writes, once the writer is
-	// free: copying them into the queue would cost more than it saves.
-	for w.writing {
-		w.done.Wait()
-	}
-	if w.err != nil {
+	if err != nil {
+		w.err = fmt.Errorf("stdio: write: %w", err)
+		w.failed()
 		return w.err
 	}
-	w.writing = true
-	w.mu.Unlock()
-	_, err := w.w.Write(msg)
-	if err == nil {
-		_, err = w.w.Write(newline)
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil
 	}
-	w.mu.Lock()
-	if err != nil {
-		return w.fail(err)
-	}
-	return w.flush()
-}
-
-// flush writes the queue until it is empty, releasing mu around each write,
-// then ends the writing turn. It is called with mu held and writing set.
-func (w *writer) flush() error {
-	for len(w.queue) > 0 {
-		buf := w.queue
-		w.queue = w.spare[:0]
-		w.mu.Unlock()
-		_, err := w.w.Write(buf)
-		w.mu.Lock()
-		if cap(buf) <= 1<<20 {
-			w.spare = buf[:0]
-		}
-		if err != nil {
-			return w.fail(err)
-		}
-	}
-	if cap(w.queue) > 1<<20 {
-		w.queue = nil
-	}
-	w.writing = false
-	w.done.Broadcast()
 	return nil
-}
-
-// fail records a failed write, drops the queue and cancels the session;
-// mu is held.
-func (w *writer) fail(err error) error {
-	w.err = fmt.Errorf("stdio: write: %w", err)
-	w.queue = nil
-	w.writing = false
-	w.done.Broadcast()
-	w.failed()
-	return w.err
 }
 
 var newline = []byte{'\n'}
 
-func newWriter(out io.Writer, failed func()) *writer {
-	w := &writer{w: out, failed: failed}
-	w.done = sync.NewCond(&w.mu)
-	return w
-}
-
-// close refuses further messages once those already sent are written.
 func (w *writer) close() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.closed = true
-	for w.writing {
-		w.done.Wait()
-	}
+	w.mu.Unlock()
 }
 
 func (w *writer) failure() error {

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -190,61 +188,5 @@ func TestReadingGoesOnWhileRequestsRun(t *testing.T) {
 	outW.Close()
 	for l := range lines {
 		t.Errorf("unexpected line after the answers: %s", l)
-	}
-}
-
-// gateWriter records each Write; the first one waits for release.
-type gateWriter struct {
-	entered chan struct{}
-	release chan struct{}
-	mu      sync.Mutex
-	writes  []string
-}
-
-func (g *gateWriter) Write(p []byte) (int, error) {
-	g.mu.Lock()
-	first := len(g.writes) == 0
-	g.writes = append(g.writes, string(p))
-	g.mu.Unlock()
-	if first {
-		close(g.entered)
-		<-g.release
-	}
-	return len(p), nil
-}
-
-// Messages sent while a write is under way are queued and go out together
-// in the next write; a big message is written in place after them; close
-// waits until everything sent has been written.
-func TestWriterQueuesBehindAWrite(t *testing.T) {
-	g := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
-	w := newWriter(g, func() { t.Error("no write failed") })
-	first := make(chan error, 1)
-	go func() { first <- w.Send([]byte(`{"n":1}`), nil) }()
-	recv(t, g.entered, "the first write")
-	for _, m := range []string{`{"n":2}`, `{"n":3}`} {
-		if err := w.Send([]byte(m), nil); err != nil { // returns at once: queued
-			t.Fatalf("Send %s: %v", m, err)
-		}
-	}
-	big := `"` + strings.Repeat("x", bigMessage) + `"`
-	bigSent := make(chan error, 1)
-	go func() { bigSent <- w.Send([]byte(big), nil) }()
-	close(g.release)
-	if err := recv(t, first, "the first Send"); err != nil {
-		t.Fatal(err)
-	}
-	if err := recv(t, bigSent, "the big Send"); err != nil {
-		t.Fatal(err)
-	}
-	w.close()
-	if err := w.Send([]byte(`{}`), nil); err == nil {
-		t.Error("Send after close succeeded")
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	want := []string{"{\"n\":1}\n", "{\"n\":2}\n{\"n\":3}\n", big, "\n"}
-	if !slices.Equal(g.writes, want) {
-		t.Errorf("writes %.60q; want %.60q: the queued messages in one write, then the big one in place", g.writes, want)
 	}
 }
