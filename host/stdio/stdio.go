@@ -77,8 +77,8 @@ func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.Startup
 // a worker to be scheduled. One goroutine reads at a time; the one that
 // meets the end of in returns its result.
 func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) error {
-	l := &lineLoop{ctx: ctx, conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, turn: make(chan struct{}), end: make(chan error, 1)}
-	go l.lead()
+	l := &lineLoop{conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, turn: make(chan struct{}), end: make(chan error, 1)}
+	go l.lead(ctx)
 	return <-l.end
 }
 
@@ -86,7 +86,6 @@ func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) err
 const maxFollowers = 8
 
 type lineLoop struct {
-	ctx  context.Context // only for reading, never stored beyond the session
 	conn *host.Conn
 	r    *jsonrpc.LineReader
 	max  int64
@@ -97,22 +96,23 @@ type lineLoop struct {
 
 // lead reads and handles lines until the end of input, or until it has
 // passed reading on and, after serving its request, finds no lead to take.
-func (l *lineLoop) lead() {
+func (l *lineLoop) lead(ctx context.Context) {
+	pass := func() { l.pass(ctx) }
 	for {
 		line, err := l.r.Next()
 		led := false
 		if tooLong, ok := err.(*jsonrpc.TooLargeError); ok {
 			l.conn.TooLarge(tooLong.N, l.max, jsonrpc.PeekID(tooLong.Head))
 			err = nil
-		} else if len(line) > 0 && l.ctx.Err() == nil {
+		} else if len(line) > 0 && ctx.Err() == nil {
 			if err == nil {
-				led = l.conn.HandleLeading(l.ctx, line, l.pass)
+				led = l.conn.HandleLeading(ctx, line, pass)
 			} else {
-				l.conn.Handle(l.ctx, line) // the last line: nothing to pass on
+				l.conn.Handle(ctx, line) // the last line: nothing to pass on
 			}
 		}
 		if led {
-			if !l.follow() {
+			if !l.follow(ctx) {
 				return
 			}
 			continue
@@ -125,7 +125,7 @@ func (l *lineLoop) lead() {
 			l.end <- fmt.Errorf("stdio: read: %w", err)
 			return
 		}
-		if l.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			l.end <- nil
 			return
 		}
@@ -133,17 +133,17 @@ func (l *lineLoop) lead() {
 }
 
 // pass gives reading to a parked follower, or to a new goroutine.
-func (l *lineLoop) pass() {
+func (l *lineLoop) pass(ctx context.Context) {
 	select {
 	case l.turn <- struct{}{}:
 	default:
-		go l.lead()
+		go l.lead(ctx)
 	}
 }
 
 // follow parks the caller until it is given the lead (true), or until the
 // session ends or enough followers are parked already (false).
-func (l *lineLoop) follow() bool {
+func (l *lineLoop) follow(ctx context.Context) bool {
 	if l.idle.Add(1) > maxFollowers {
 		l.idle.Add(-1)
 		return false
@@ -152,7 +152,7 @@ func (l *lineLoop) follow() bool {
 	select {
 	case <-l.turn:
 		return true
-	case <-l.ctx.Done():
+	case <-ctx.Done():
 		return false
 	}
 }
