@@ -185,6 +185,11 @@ func decodeInputSlow[T any](ctx *Context, input []byte, needed bool) (*T, error)
 // scanned again nor copied. It reports false when decodeInput must run
 // instead, which then reports the input's errors.
 func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
+	if _, isCall := any((*T)(nil)).(*abi.CallToolParams); isCall {
+		if req, ok := decodeCallTool(ctx, input); ok {
+			return any(req).(*T), true
+		}
+	}
 	var bigs []strInfo
 	request, cc, ok := splitEnvelope(input, func(s strInfo) {
 		if s.end-s.start >= bigString {

@@ -159,6 +159,14 @@ type Context struct {
 	bigs    []strInfo
 	bigsOf  []byte
 	bigsSet bool
+
+	// The top-level members of the call's arguments (bigsOf), when the
+	// envelope's scan recorded them (membersSet); see decodeCallTool.
+	members    []argMember
+	memberBuf  [4]argMember
+	membersSet bool
+
+	params abi.CallToolParams // the request decodeCallTool returns
 }
 
 // WriteRawOutput replaces the export's output with b, byte for byte,

@@ -103,7 +103,7 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 	required := requiredCheck[In](requiredOf(def.InputSchema))
 	plan := flatPlanOf(reflect.TypeFor[In]())
 	return func(ctx *Context, raw json.RawMessage) (In, *Result) {
-		in, err := decodeArgs[In](plan, ctx.bigArgs(raw), raw)
+		in, err := decodeArgsScanned[In](ctx, plan, raw)
 		if err != nil {
 			return in, Error(err.Error())
 		}
@@ -114,6 +114,21 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 		}
 		return in, nil
 	}
+}
+
+// decodeArgsScanned is decodeArgs for the arguments of ctx's call: those
+// whose members the envelope's scan recorded go to the flat decoder
+// without another scan.
+func decodeArgsScanned[In any](ctx *Context, plan *flatPlan, raw json.RawMessage) (In, error) {
+	if plan != nil {
+		if ms, ok := ctx.argMembers(raw); ok {
+			var in In
+			if plan.decodeMembers(raw, ms, unsafe.Pointer(&in)) {
+				return in, nil
+			}
+		}
+	}
+	return decodeArgs[In](plan, ctx.bigArgs(raw), raw)
 }
 
 // decodeArgs decodes a tool's arguments; missing or null arguments give
