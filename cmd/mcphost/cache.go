@@ -22,16 +22,19 @@ func cacheRoot() string {
 }
 
 // cacheDirs are the caches `mcphost cache` reports and prunes: the
-// sandbox's compiled code, Go builds and downloads (url and oci sources).
+// sandbox's compiled code, Go builds, downloads (url and oci sources) and
+// the plugins' lists that warm starts serve before compiling (removing
+// one costs only a compile at the next start).
 func cacheDirs() []string {
 	root := cacheRoot()
-	return []string{filepath.Join(root, "wazero"), filepath.Join(root, "gobuild"), filepath.Join(root, "download")}
+	return []string{filepath.Join(root, "wazero"), filepath.Join(root, "gobuild"), filepath.Join(root, "download"), listCacheDir()}
 }
 
 const cacheUsage = `usage: mcphost cache size [--json]
        mcphost cache prune [--max SIZE]
 
-size   prints what each cache (compiled code, Go builds, downloads) holds
+size   prints what each cache (compiled code, Go builds, downloads, plugin
+       lists) holds
 prune  removes least recently used entries until the caches hold at most
        SIZE together (default: the cap serve applies, 1GiB; 0 empties
        them). Entries a running mcphost loaded its plugins from are kept.

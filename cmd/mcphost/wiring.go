@@ -50,10 +50,13 @@ func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool) *
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
 		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}}
 	if lazy {
-		opts.ListCacheDir = filepath.Join(cache, "lists")
+		opts.ListCacheDir = listCacheDir()
 	}
 	return plugins.NewLoader(opts)
 }
+
+// listCacheDir holds what each plugin listed, for warm starts.
+func listCacheDir() string { return filepath.Join(cacheRoot(), "lists") }
 
 // buildCacheDir holds Go-source builds and the extracted SDK.
 func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
