@@ -138,71 +138,50 @@ func (p *flatPlan) lookup(key []byte) (f *flatField, ok bool) {
 // known, when set, lists args' big string values as the envelope's scan
 // found them: they are not scanned again.
 func (p *flatPlan) decode(args []byte, dst unsafe.Pointer, known []strInfo) bool {
-	s := args
-	sc := scanner{s: s}
+	sc := scanner{s: args}
 	i := sc.space(0)
-	if i >= len(s) || s[i] != '{' {
+	if i >= len(args) || args[i] != '{' {
 		return false
 	}
-	i = sc.space(i + 1)
-	if i < len(s) && s[i] == '}' {
-		return sc.space(i+1) == len(s)
-	}
-	for {
-		if i >= len(s) || s[i] != '"' {
-			return false
+	end, err := sc.object(i, func(k strInfo, v0 int) (int, error) {
+		if k.esc || k.high {
+			return v0, errSyntax
 		}
-		k, err := sc.str(i)
-		if err != nil || k.esc || k.high {
-			return false
-		}
-		f, ok := p.lookup(s[k.start+1 : k.end-1])
+		f, ok := p.lookup(args[k.start+1 : k.end-1])
 		if !ok {
-			return false
+			return v0, errSyntax
 		}
-		i = sc.space(k.end)
-		if i >= len(s) || s[i] != ':' {
-			return false
-		}
-		i = sc.space(i + 1)
-		var end int
-		if i < len(s) && s[i] == '"' {
-			var v strInfo
-			for len(known) > 0 && known[0].start < i {
+		if v0 < len(args) && args[v0] == '"' {
+			for len(known) > 0 && known[0].start < v0 {
 				known = known[1:]
 			}
-			if len(known) > 0 && known[0].start == i {
+			var v strInfo
+			if len(known) > 0 && known[0].start == v0 {
 				v = known[0]
-			} else if v, err = sc.str(i); err != nil {
-				return false
+			} else {
+				var err error
+				if v, err = sc.str(v0); err != nil {
+					return v0, err
+				}
 			}
 			if f != nil {
 				if f.kind != reflect.String {
-					return false
+					return v0, errSyntax
 				}
-				*(*string)(unsafe.Add(dst, f.offset)) = unquote(s[v.start:v.end], v)
+				*(*string)(unsafe.Add(dst, f.offset)) = unquote(args[v.start:v.end], v)
 			}
-			end = v.end
-		} else {
-			if end, err = sc.value(i, 1); err != nil {
-				return false
-			}
-			if f != nil && !f.set(unsafe.Add(dst, f.offset), s[i:end]) {
-				return false
-			}
+			return v.end, nil
 		}
-		i = sc.space(end)
-		if i >= len(s) {
-			return false
+		v1, err := sc.value(v0, 1)
+		if err != nil {
+			return v1, err
 		}
-		if s[i] == '}' {
-			return sc.space(i+1) == len(s)
+		if f != nil && !f.set(unsafe.Add(dst, f.offset), args[v0:v1]) {
+			return v1, errSyntax
 		}
-		if s[i] != ',' {
-			return false
-		}
-		i = sc.space(i + 1)
-	}
+		return v1, nil
+	})
+	return err == nil && sc.space(end) == len(args)
 }
 
 // set stores the valid JSON value lit, which is not a string, in the

@@ -288,41 +288,14 @@ func objectMembers(s []byte, onString func(strInfo), fn func(key, value []byte))
 	if i >= len(s) || s[i] != '{' {
 		return false
 	}
-	i = sc.space(i + 1)
-	if i < len(s) && s[i] == '}' {
-		return sc.space(i+1) == len(s)
-	}
-	for {
-		if i >= len(s) || s[i] != '"' {
-			return false
-		}
-		k, err := sc.str(i)
-		if err != nil {
-			return false
-		}
-		i = sc.space(k.end)
-		if i >= len(s) || s[i] != ':' {
-			return false
-		}
-		v0 := sc.space(i + 1)
+	end, err := sc.object(i, func(k strInfo, v0 int) (int, error) {
 		v1, err := sc.value(v0, 1)
-		if err != nil {
-			return false
+		if err == nil {
+			ms = append(ms, member{k.start, k.end, v0, v1})
 		}
-		ms = append(ms, member{k.start, k.end, v0, v1})
-		i = sc.space(v1)
-		if i >= len(s) {
-			return false
-		}
-		if s[i] == '}' {
-			break
-		}
-		if s[i] != ',' {
-			return false
-		}
-		i = sc.space(i + 1)
-	}
-	if sc.space(i+1) != len(s) {
+		return v1, err
+	})
+	if err != nil || sc.space(end) != len(s) {
 		return false
 	}
 	for _, m := range ms {
