@@ -126,6 +126,9 @@ func decodeArgsScanned[In any](ctx *Context, plan *flatPlan, raw json.RawMessage
 			if plan.decodeMembers(raw, ms, unsafe.Pointer(&in)) {
 				return in, nil
 			}
+			// plan.decode refuses what decodeMembers refuses: only
+			// encoding/json is left.
+			return decodeArgsSlow[In](ctx.bigArgs(raw), raw)
 		}
 	}
 	return decodeArgs[In](plan, ctx.bigArgs(raw), raw)
