@@ -92,6 +92,9 @@ func compileFlat(doc any) *flatSchema {
 				}
 				fs.required = append(fs.required, s)
 			}
+			if len(fs.required) > 64 { // valid keeps one bit per name
+				return nil
+			}
 		case k == "additionalProperties":
 			switch v {
 			case false:
@@ -163,10 +166,7 @@ func compileFlatProp(ps any) (flatProp, bool) {
 // valid reports whether args (trimmed, not null) are certainly valid.
 func (fs *flatSchema) valid(args []byte) bool {
 	ok := true
-	var found uint64 // required names seen, by index (the first 64)
-	if len(fs.required) > 64 {
-		return false
-	}
+	var found uint64 // required names seen, by index
 	wellFormed := jsonscan.Members(args, func(key jsonscan.String, raw []byte) {
 		if !ok {
 			return

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/internal/jsonscan"
@@ -79,6 +80,7 @@ func TestFlatSchema(t *testing.T) {
 		`{"type":"object","properties":{"s":false}}`,
 		`{"type":"object","additionalProperties":{"type":"string"}}`,
 		`{"type":"object","$schema":"https://json-schema.org/draft/2019-09/schema"}`,
+		`{"type":"object","required":[` + strings.Repeat(`"r",`, 64) + `"r"]}`, // 65 names: more than valid's bits
 	} {
 		doc, _ := decodeJSON([]byte(raw))
 		if compileFlat(doc) != nil {
