@@ -78,6 +78,8 @@ func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.Startup
 // meets the end of in returns its result.
 func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) error {
 	l := &lineLoop{conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, turn: make(chan struct{}), end: make(chan error, 1)}
+	// On its own goroutine: the first leader may park as a follower, and
+	// the result must still come back when another leader meets the end.
 	go l.lead(ctx)
 	return <-l.end
 }
