@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +16,7 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 )
 
-// guard bounds every wait, so a bug fails the test instead of hanging it.
-const guard = 20 * time.Second
-
-var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quietLog = hosttest.QuietLog
 
 // loaded returns a registry whose initial load (of no plugins) is done.
 func loaded(t *testing.T) *plugins.Registry {
@@ -43,18 +39,6 @@ func newServer(t *testing.T, reg *plugins.Registry, opts host.Options) *host.Ser
 	return srv
 }
 
-func recv[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(guard):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-	var zero T
-	return zero
-}
-
 // failingWriter fails every write, like a stdout whose reader went away.
 type failingWriter struct{}
 
@@ -66,7 +50,7 @@ func TestWriteFailureEndsSession(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Serve(t.Context(), srv, inR, failingWriter{}) }()
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	err := recv(t, done, "Serve to return")
+	err := hosttest.Recv(t, done, "Serve to return")
 	if err == nil || !strings.Contains(err.Error(), "broken pipe") {
 		t.Fatalf("Serve: got %v; want the write error", err)
 	}
@@ -153,26 +137,26 @@ func TestReadingGoesOnWhileRequestsRun(t *testing.T) {
 		}
 	}
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if l := recv(t, lines, "initialize"); !strings.Contains(l, `"id":0,"result"`) {
+	if l := hosttest.Recv(t, lines, "initialize"); !strings.Contains(l, `"id":0,"result"`) {
 		t.Fatalf("initialize: %s", l)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for id := 1; id <= 3; id++ {
 		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test_slow","arguments":{}}}`, id))
-		recv(t, fx.Started, "slow call started")
+		hosttest.Recv(t, fx.Started, "slow call started")
 	}
 	send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
-	if l := recv(t, lines, "ping answer"); l != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+	if l := hosttest.Recv(t, lines, "ping answer"); l != `{"jsonrpc":"2.0","id":"p","result":{}}` {
 		t.Fatalf("with 3 calls in flight, got %s; want the ping's answer", l)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	if err := recv(t, fx.Cancelled, "cancellation"); !errors.Is(err, context.Canceled) {
+	if err := hosttest.Recv(t, fx.Cancelled, "cancellation"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call's ctx: %v", err)
 	}
 	close(fx.Release)
 	answered := map[string]bool{}
 	for range 2 {
-		l := recv(t, lines, "slow call's answer")
+		l := hosttest.Recv(t, lines, "slow call's answer")
 		if !strings.Contains(l, `"done"`) {
 			t.Fatalf("got %s; want a slow call's answer", l)
 		}
@@ -182,7 +166,7 @@ func TestReadingGoesOnWhileRequestsRun(t *testing.T) {
 		t.Errorf("answered %v; want ids 1 and 3 (2 was cancelled)", answered)
 	}
 	inW.Close()
-	if err := recv(t, served, "Serve's return"); err != nil {
+	if err := hosttest.Recv(t, served, "Serve's return"); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
 	outW.Close()
