@@ -163,7 +163,7 @@ func BenchmarkHandleInline(b *testing.B) {
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"msg":"hello world"}}}`)
-	nolead := func() {}
+	nolead := func(bool) {}
 	b.ReportAllocs()
 	for b.Loop() {
 		if !c.HandleLeading(ctx, append([]byte(nil), line...), nolead) {

@@ -154,7 +154,7 @@ func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx,
 // POST, to find the connection the array belongs on; stdio passes nil.
 // lead, when not nil, lets a request be served on the calling goroutine
 // (see [Conn.HandleLeading]); handleMessage reports whether it was.
-func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage, lead func()) (led bool) {
+func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage, lead func(quick bool)) (led bool) {
 	defer func() { // handlers recover on their own; this guards everything else
 		if r := recover(); r != nil {
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
@@ -183,7 +183,7 @@ func (s *session) reject(msg *jsonrpc.Message, err *jsonrpc.Error, b *batch, slo
 	s.reply(msg.ID, nil, err, b, slot)
 }
 
-func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func()) (led bool) {
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func(quick bool)) (led bool) {
 	switch msg.Kind {
 	case jsonrpc.KindResponse:
 		s.deliver(msg)
@@ -195,7 +195,7 @@ func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, 
 	return false
 }
 
-func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func()) (led bool) {
+func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func(quick bool)) (led bool) {
 	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
 	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&

@@ -306,7 +306,7 @@ func BenchmarkCallInline(b *testing.B) {
 	for _, tool := range []string{"native_echo", "wasm_echo"} {
 		b.Run(tool, func(b *testing.B) {
 			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}`)
-			nolead := func() {}
+			nolead := func(bool) {}
 			call := func() {
 				if !c.HandleLeading(ctx, append([]byte(nil), line...), nolead) {
 					b.Fatal("not served inline")

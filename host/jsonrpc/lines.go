@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -54,6 +55,22 @@ func (r *LineReader) Next() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+}
+
+// Ready reports whether a whole non-blank line is buffered already, so
+// that Next will return without reading (and so without blocking).
+func (r *LineReader) Ready() bool {
+	b, _ := r.br.Peek(r.br.Buffered())
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		if SkipSpace(b[:i], 0) < i {
+			return true
+		}
+		b = b[i+1:]
 	}
 }
 

@@ -70,3 +70,29 @@ func TestLineReaderHead(t *testing.T) {
 		t.Errorf("got id %s from %d bytes; want \"big\" from %d", got, len(tl.Head), PeekBytes)
 	}
 }
+
+// Ready is true only when Next can return a line without reading: a whole
+// non-blank line is buffered.
+func TestLineReaderReady(t *testing.T) {
+	tests := []struct {
+		name, first, rest string // rest is what the reader holds after the first Next
+		ready                  bool
+	}{
+		{"nothing more", "a\n", "", false},
+		{"a partial line", "a\n", "{\"x\":", false},
+		{"blank lines only", "a\n", "\n \r\n\t\n", false},
+		{"a whole line", "a\n", "b\n", true},
+		{"a line after blank ones", "a\n", "\n  \nb\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewLineReader(strings.NewReader(tt.first+tt.rest), 100)
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Ready(); got != tt.ready {
+				t.Errorf("Ready() = %v; want %v", got, tt.ready)
+			}
+		})
+	}
+}

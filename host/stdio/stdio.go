@@ -41,7 +41,7 @@ func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) e
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
 	readErr := make(chan error, 1)
-	go func() { readErr <- readLoop(ctx, conn, in, srv.MaxMessageBytes()) }()
+	go func() { readErr <- readLoop(ctx, conn, in, srv.MaxMessageBytes(), w) }()
 
 	var err error
 	select {
@@ -71,18 +71,31 @@ func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.Startup
 // readLoop feeds each line of in to conn until EOF (nil) or a read error.
 // A line over max is answered and reading goes on.
 //
-// Reading is passed between goroutines (leader/follower): the goroutine
-// that reads a request hands reading to a parked follower, or a new one,
-// and serves the request itself, so a tools/call's answer never waits for
-// a worker to be scheduled. One goroutine reads at a time; the one that
-// meets the end of in returns its result.
-func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) error {
-	l := &lineLoop{conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, turn: make(chan struct{}), end: make(chan error, 1)}
+// The goroutine that reads a request serves it itself (leader/follower),
+// so a tools/call's answer never waits for a worker to be scheduled.
+// Before serving, it hands reading to a parked follower, or a new
+// goroutine, so requests in flight never stop the next line from being
+// read; but a request that is usually quick (see host.Conn.HandleLeading)
+// is served first, and reading goes on with no goroutine switch at all,
+// unless it is still running after handoffAfter. One goroutine reads at a time;
+// the one that meets the end of in returns its result. While more lines
+// are buffered, their answers are held and written together (see
+// writer.hold).
+func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64, w *writer) error {
+	l := &lineLoop{conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, w: w, turn: make(chan struct{}), end: make(chan error, 1)}
 	// On its own goroutine: the first leader may park as a follower, and
 	// the result must still come back when another leader meets the end.
 	go l.lead(ctx)
 	return <-l.end
 }
+
+// handoffAfter is how long a quick request is served on the reading
+// goroutine before reading passes to another: only when a request that is
+// usually quick turns out slow. Go's timers fire late, by ~1 ms when every
+// other P is idle and up to ~2 ms when the P running the request is busy
+// (measured on 2 cores), so that is the usual bound on how long such a
+// request delays the next line.
+const handoffAfter = 100 * time.Microsecond
 
 // maxFollowers bounds the goroutines parked waiting to read again.
 const maxFollowers = 8
@@ -91,6 +104,7 @@ type lineLoop struct {
 	conn *host.Conn
 	r    *jsonrpc.LineReader
 	max  int64
+	w    *writer
 	turn chan struct{} // a parked follower receives the lead from it
 	idle atomic.Int32  // followers parked on turn
 	end  chan error    // the result of reading, once
@@ -99,7 +113,7 @@ type lineLoop struct {
 // lead reads and handles lines until the end of input, or until it has
 // passed reading on and, after serving its request, finds no lead to take.
 func (l *lineLoop) lead(ctx context.Context) {
-	pass := func() { l.pass(ctx) }
+	var h *handoff // this goroutine's, made on its first request
 	for {
 		line, err := l.r.Next()
 		led := false
@@ -108,16 +122,25 @@ func (l *lineLoop) lead(ctx context.Context) {
 			err = nil
 		} else if len(line) > 0 && ctx.Err() == nil {
 			if err == nil {
-				led = l.conn.HandleLeading(ctx, line, pass)
+				if h == nil {
+					h = l.newHandoff(ctx)
+				}
+				if l.r.Ready() {
+					l.w.hold() // more requests are waiting: answer them together
+				}
+				led = l.conn.HandleLeading(ctx, line, h.arm) && !h.keep()
 			} else {
 				l.conn.Handle(ctx, line) // the last line: nothing to pass on
 			}
 		}
-		if led {
+		if led { // reading was passed on: l.r is another goroutine's now
 			if !l.follow(ctx) {
 				return
 			}
 			continue
+		}
+		if !l.r.Ready() {
+			l.w.release() // Next may block: nothing is held meanwhile
 		}
 		if err == io.EOF {
 			l.end <- nil
@@ -132,6 +155,62 @@ func (l *lineLoop) lead(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// handoff passes reading on if the request being served on the reading
+// goroutine takes longer than handoffAfter. Its timer is made once per
+// goroutine and re-armed for each request.
+type handoff struct {
+	l     *lineLoop
+	ctx   context.Context // the session's, for the goroutines reading goes to
+	t     *time.Timer
+	state atomic.Int32 // handoffIdle, handoffArmed or handoffFired
+}
+
+const (
+	handoffIdle = iota
+	handoffArmed
+	handoffFired
+)
+
+func (l *lineLoop) newHandoff(ctx context.Context) *handoff {
+	h := &handoff{l: l, ctx: ctx}
+	h.t = time.AfterFunc(time.Hour, func() {
+		// A late firing from an earlier arming only passes reading on
+		// early, which is always safe.
+		if h.state.CompareAndSwap(handoffArmed, handoffFired) {
+			l.w.release()
+			l.pass(ctx)
+		}
+	})
+	h.t.Stop()
+	return h
+}
+
+// arm is the lead func given to HandleLeading: the request is about to be
+// served on this goroutine. A request that is not quick (see
+// host.Conn.HandleLeading) hands reading over at once; a quick one keeps
+// it unless still running after handoffAfter.
+func (h *handoff) arm(quick bool) {
+	if !quick {
+		h.state.Store(handoffFired)
+		h.l.w.release()
+		h.l.pass(h.ctx)
+		return
+	}
+	h.state.Store(handoffArmed)
+	h.t.Reset(handoffAfter)
+}
+
+// keep reports whether the request was answered before reading was passed
+// on, in which case this goroutine goes on reading.
+func (h *handoff) keep() bool {
+	if h.state.CompareAndSwap(handoffArmed, handoffIdle) {
+		h.t.Stop()
+		return true
+	}
+	h.state.Store(handoffIdle)
+	return false
 }
 
 // pass gives reading to a parked follower, or to a new goroutine.
@@ -162,15 +241,17 @@ func (l *lineLoop) follow(ctx context.Context) bool {
 var _ host.Outbound = (*writer)(nil)
 
 // writer writes each message and its newline in one locked Write, so
-// messages never interleave. After the first failed write (the client went
-// away) it cancels the session and drops everything.
+// messages never interleave. While held (see hold), messages collect and
+// go out in one Write on release. After the first failed write (the client
+// went away) it cancels the session and drops everything.
 type writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	buf    []byte
-	err    error
-	closed bool
-	failed func()
+	mu      sync.Mutex
+	w       io.Writer
+	buf     []byte // messages not yet written
+	holding bool
+	err     error
+	closed  bool
+	failed  func()
 }
 
 func (w *writer) Send(msg []byte, _ json.RawMessage) error {
@@ -182,25 +263,63 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	if w.err != nil {
 		return w.err
 	}
-	var err error
 	if len(msg) > 64<<10 {
-		// Two writes under the lock rather than a copy of megabytes.
-		if _, err = w.w.Write(msg); err == nil {
-			_, err = w.w.Write(newline)
+		// Two writes under the lock rather than a copy of megabytes,
+		// after what is held (a call's progress goes before its answer).
+		if w.flushLocked() == nil {
+			if _, err := w.w.Write(msg); err != nil {
+				w.fail(err)
+			} else if _, err := w.w.Write(newline); err != nil {
+				w.fail(err)
+			}
 		}
-	} else {
-		w.buf = append(append(w.buf[:0], msg...), '\n')
-		_, err = w.w.Write(w.buf)
-	}
-	if err != nil {
-		w.err = fmt.Errorf("stdio: write: %w", err)
-		w.failed()
 		return w.err
 	}
+	w.buf = append(append(w.buf, msg...), '\n')
+	if w.holding {
+		return nil
+	}
+	return w.flushLocked()
+}
+
+// hold makes Send collect messages until release. The reading goroutine
+// holds while more requests are buffered, so that their answers, which
+// come in quick succession, cost the client one read rather than several.
+func (w *writer) hold() {
+	w.mu.Lock()
+	w.holding = true
+	w.mu.Unlock()
+}
+
+// release writes what was held and ends holding. The reading goroutine
+// releases before it can block, and before it hands reading over.
+func (w *writer) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.holding = false
+	if !w.closed && w.err == nil {
+		w.flushLocked()
+	}
+}
+
+func (w *writer) flushLocked() error {
+	if len(w.buf) == 0 || w.err != nil {
+		return w.err
+	}
+	_, err := w.w.Write(w.buf)
+	w.buf = w.buf[:0]
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil
 	}
-	return nil
+	if err != nil {
+		w.fail(err)
+	}
+	return w.err
+}
+
+func (w *writer) fail(err error) {
+	w.err = fmt.Errorf("stdio: write: %w", err)
+	w.failed()
 }
 
 var newline = []byte{'\n'}
