@@ -76,7 +76,7 @@ func TestLineReaderHead(t *testing.T) {
 func TestLineReaderReady(t *testing.T) {
 	tests := []struct {
 		name, first, rest string // rest is what the reader holds after the first Next
-		ready                  bool
+		ready             bool
 	}{
 		{"nothing more", "a\n", "", false},
 		{"a partial line", "a\n", "{\"x\":", false},
