@@ -276,13 +276,17 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 		return w.err
 	}
 	w.buf = append(append(w.buf, msg...), '\n')
-	if w.holding {
+	if w.holding && len(w.buf) < maxHeld {
 		return nil
 	}
 	return w.flushLocked()
 }
 
-// hold makes Send collect messages until release. The reading goroutine
+// maxHeld bounds what the writer holds: past it, what is held is written
+// at once (a burst of large answers neither waits nor piles up).
+const maxHeld = 64 << 10
+
+// hold makes Send collect messages until release (or maxHeld bytes). The reading goroutine
 // holds while more requests are buffered, so that their answers, which
 // come in quick succession, cost the client one read rather than several.
 func (w *writer) hold() {

@@ -340,12 +340,22 @@ func TestWriterHoldKeepsOrder(t *testing.T) {
 	if got := out.get(); len(got) != 0 {
 		t.Fatalf("held messages were written: %q", got)
 	}
+	held := strings.Repeat("y", 40<<10)
+	w.Send([]byte(`{"h":"`+held+`"}`), nil)
+	if got := out.get(); len(got) != 0 {
+		t.Fatalf("held messages were written before %d bytes: %.80q", maxHeld, got)
+	}
+	w.Send([]byte(`{"h":"`+held+`"}`), nil)
+	if got := out.get(); len(got) != 1 {
+		t.Fatalf("over %d bytes held, got %d writes; want what was held written at once", maxHeld, len(got))
+	}
 	big := `{"c":"` + strings.Repeat("x", 70<<10) + `"}`
 	w.Send([]byte(big), nil)
 	w.release()
 	w.Send([]byte(`{"d":4}`), nil)
 	got := strings.Join(out.get(), "")
-	if want := `{"a":1}` + "\n" + `{"b":2}` + "\n" + big + "\n" + `{"d":4}` + "\n"; got != want {
-		t.Errorf("wrote %.80q…; want the four messages in order", got)
+	h := `{"h":"` + held + `"}` + "\n"
+	if want := `{"a":1}` + "\n" + `{"b":2}` + "\n" + h + h + big + "\n" + `{"d":4}` + "\n"; got != want {
+		t.Errorf("wrote %.80q…; want the six messages in order", got)
 	}
 }
