@@ -3,8 +3,8 @@
 # comparison runs its peers in the same process, interleaved, and reports a
 # ratio, so the noise of a shared machine mostly cancels.
 #
-#   scripts/bench.sh            # about 2–4 minutes on 2 cores
-#   N=8000 scripts/bench.sh     # more calls per round
+#   scripts/bench.sh            # about 4–5 minutes on 2 cores
+#   N=4000 scripts/bench.sh     # fewer calls per round (noisier)
 #
 # Targets (issue 10): ≥0.5× the limit and ≥2× go-sdk at 4 in flight, ≥1×
 # go-sdk serial; 3 MB echo ≤50 ms; warm start to tools listed ≤150 ms;
@@ -12,7 +12,9 @@
 # guest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${N:-4000}
+# At ~25k calls/s, a round of 4000 calls lasts 0.16 s: too short to
+# average out this machine's noise. 20000 makes each round last ~1 s.
+N=${N:-20000}
 
 bench() { # bench <package> <regexp> <benchtime>
 	go test -run '^$' -bench "$2" -benchtime "$3" "$1" 2>&1 | grep -vE '^(goos|goarch|pkg|cpu|PASS|ok )' || true

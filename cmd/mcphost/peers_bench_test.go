@@ -25,7 +25,7 @@ import (
 //   - mcphost: `mcphost serve` with the Go-guest echo tool (timeouts on,
 //     as always).
 //
-//     go test -run '^$' -bench Peers -benchtime 4000x ./cmd/mcphost
+//     go test -run '^$' -bench Peers -benchtime 20000x ./cmd/mcphost
 func BenchmarkPeers(b *testing.B) {
 	bins := map[string][]string{
 		"mcphost": {mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error"},
