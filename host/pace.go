@@ -11,6 +11,12 @@ import (
 // goroutine before reading on. A Wasm echo takes ~20 µs.
 const quickBelow = 50 * time.Microsecond
 
+// maxSample caps one duration's weight in the average: a tool whose first
+// call compiles it (hundreds of milliseconds) is quick again after a dozen
+// quick calls rather than three dozen, while one that is always slow
+// stays slow.
+const maxSample = 20 * quickBelow
+
 // maxPaced bounds the names one method remembers durations for: names
 // come from clients, and a client sending ever new ones must not grow the
 // table without end. Beyond it, new names are not quick.
@@ -37,6 +43,7 @@ func (p *pace) quick(target []byte) bool {
 // newest a quarter: a target that turns slow stops being quick after one
 // or two slow requests.
 func (p *pace) record(target []byte, d time.Duration) {
+	d = min(d, maxSample)
 	p.mu.RLock()
 	a := p.avg[string(target)]
 	p.mu.RUnlock()

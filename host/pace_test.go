@@ -16,8 +16,8 @@ func TestPace(t *testing.T) {
 		{0, false},                     // never seen
 		{10 * time.Microsecond, true},  // first sample is the average
 		{20 * time.Microsecond, true},  // 12.5 µs
-		{2 * time.Millisecond, false},  // one slow call: ~509 µs
-		{10 * time.Microsecond, false}, // ~384 µs: recovers over a few calls
+		{2 * time.Millisecond, false},  // one slow call, counted as 1 ms: ~259 µs
+		{10 * time.Microsecond, false}, // ~197 µs: recovers over a few calls
 	}
 	for i, s := range steps {
 		if s.record > 0 {
@@ -32,6 +32,19 @@ func TestPace(t *testing.T) {
 	}
 	if !p.quick(echo) {
 		t.Errorf("after 20 quick calls in a row, not quick")
+	}
+	// A first call that compiled the plugin (a second) weighs no more
+	// than 1 ms: quick again after a dozen quick calls.
+	slow := []byte(`"lazy"`)
+	p.record(slow, time.Second)
+	for i := range 12 {
+		if p.quick(slow) {
+			t.Errorf("quick after %d quick calls following a 1 s one; want 12", i)
+		}
+		p.record(slow, 10*time.Microsecond)
+	}
+	if !p.quick(slow) {
+		t.Errorf("not quick after 12 quick calls following a 1 s one")
 	}
 	if p.quick([]byte(`"other"`)) {
 		t.Errorf("a name never seen is quick")
