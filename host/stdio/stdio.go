@@ -77,9 +77,9 @@ func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.Startup
 // goroutine, so requests in flight never stop the next line from being
 // read; but a request that is usually quick (see host.Conn.HandleLeading)
 // is served first, and reading goes on with no goroutine switch at all,
-// unless it is still running after handoffAfter. One goroutine reads at a time;
-// the one that meets the end of in returns its result. While more lines
-// are buffered, their answers are held and written together (see
+// unless it is still running after handoffAfter. One goroutine reads at a
+// time; the one that meets the end of in returns its result. While more
+// lines are buffered, their answers are held and written together (see
 // writer.hold).
 func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64, w *writer) error {
 	l := &lineLoop{conn: conn, r: jsonrpc.NewLineReader(in, max), max: max, w: w, turn: make(chan struct{}), end: make(chan error, 1)}
@@ -286,9 +286,10 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 // at once (a burst of large answers neither waits nor piles up).
 const maxHeld = 64 << 10
 
-// hold makes Send collect messages until release (or maxHeld bytes). The reading goroutine
-// holds while more requests are buffered, so that their answers, which
-// come in quick succession, cost the client one read rather than several.
+// hold makes Send collect messages until release (or maxHeld bytes). The
+// reading goroutine holds while more requests are buffered, so that their
+// answers, which come in quick succession, cost the client one read rather
+// than several.
 func (w *writer) hold() {
 	w.mu.Lock()
 	w.holding = true
