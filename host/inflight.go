@@ -12,8 +12,9 @@ import (
 // start serves req concurrently, so that a slow plugin never delays the
 // reader: on an idle worker when there is one, on a new one otherwise, or,
 // when the transport offers lead (see [Conn.HandleLeading]), on the
-// calling goroutine once another has taken over reading; it reports
-// whether it did the latter.
+// calling goroutine once lead has arranged for reading to go on (at once,
+// or if a quick request turns slow); it reports whether it did the latter,
+// and records how long the request took for the next lead's quick.
 func (s *session) start(ctx context.Context, m *method, req *request, b *batch, slot int, lead func(quick bool)) (led bool) {
 	ctx, req.cancel = context.WithCancel(ctx)
 	if err := s.track(req); err != nil {
