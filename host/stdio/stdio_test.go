@@ -24,14 +24,13 @@ import (
 var quietLog = hosttest.QuietLog
 
 // loaded returns a registry whose initial load (of no plugins) is done.
-func loaded(t *testing.T) *plugins.Registry {
+func loaded(t *testing.T) *plugins.Registry { return registryOf(t) }
+
+// registryOf returns a registry serving specs, closed when t ends.
+func registryOf(t *testing.T, specs ...config.Spec) *plugins.Registry {
 	t.Helper()
 	reg := plugins.NewRegistry()
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), config.DefaultConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.Swap(context.Background(), g)
+	reg.Swap(context.Background(), hosttest.BuildGeneration(t, specs...))
 	t.Cleanup(func() { reg.Close(context.Background()) })
 	return reg
 }
@@ -190,8 +189,7 @@ type flip struct {
 func flipServer(t *testing.T) (*host.Server, *flip) {
 	t.Helper()
 	f := &flip{started: make(chan struct{}, 4), release: make(chan struct{})}
-	cfg := config.DefaultConfig()
-	cfg.Plugins = []config.Spec{{Name: "f", Native: plugins.NativeModule(map[string]hosttest.Native{
+	reg := registryOf(t, config.Spec{Name: "f", Native: plugins.NativeModule(map[string]hosttest.Native{
 		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
 			return []byte(`{"tools":[{"name":"run","inputSchema":{"type":"object","properties":{"wait":{"type":"boolean"}}}}]}`), nil
 		},
@@ -206,14 +204,7 @@ func flipServer(t *testing.T) (*host.Server, *flip) {
 			}
 			return hosttest.Text("ran"), nil
 		},
-	})}}
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), cfg, nil)
-	if err != nil || len(g.Failures) > 0 {
-		t.Fatalf("build: %v %v", err, g.Failures)
-	}
-	reg := plugins.NewRegistry()
-	reg.Swap(context.Background(), g)
-	t.Cleanup(func() { reg.Close(context.Background()) })
+	})})
 	return newServer(t, reg, host.Options{}), f
 }
 
