@@ -181,24 +181,14 @@ func scanCallTool(input []byte, e *callEnvelope, ms *[]argMember) (bigs []strInf
 		key := s[k.start:k.end]
 		switch string(key) {
 		case `"request"`:
-			ok = ok && e.request == nil
-			switch {
-			case v0 < len(s) && s[v0] == '{':
-				v1, err = sc.object(v0, request)
-			default:
-				v1, err = sc.value(v0, 1)
-				ok = ok && err == nil && string(s[v0:v1]) == "null"
-			}
+			var shaped bool
+			v1, shaped, err = sc.objectOrNull(v0, request)
+			ok = ok && e.request == nil && shaped
 			e.request = s[v0:v1]
 		case `"context"`:
-			ok = ok && e.context == nil
-			switch {
-			case v0 < len(s) && s[v0] == '{':
-				v1, err = sc.object(v0, context)
-			default:
-				v1, err = sc.value(v0, 1)
-				ok = ok && err == nil && string(s[v0:v1]) == "null"
-			}
+			var shaped bool
+			v1, shaped, err = sc.objectOrNull(v0, context)
+			ok = ok && e.context == nil && shaped
 			e.context = s[v0:v1]
 		default:
 			ok = ok && otherKey(key, `"request"`, `"context"`)
@@ -210,6 +200,17 @@ func scanCallTool(input []byte, e *callEnvelope, ms *[]argMember) (bigs []strInf
 		return nil, false, false
 	}
 	return bigs, membersOK, true
+}
+
+// objectOrNull scans the value at v0: an object, walked with member, or
+// any other value, which is as expected (shaped) only if it is null.
+func (sc *scanner) objectOrNull(v0 int, member func(k strInfo, v0 int) (int, error)) (v1 int, shaped bool, err error) {
+	if v0 < len(sc.s) && sc.s[v0] == '{' {
+		v1, err = sc.object(v0, member)
+		return v1, true, err
+	}
+	v1, err = sc.value(v0, 1)
+	return v1, err == nil && string(sc.s[v0:v1]) == "null", err
 }
 
 // isPlainString reports whether plainString takes lit.
