@@ -116,6 +116,7 @@ func (l *lineLoop) lead(ctx context.Context) {
 	var h *handoff // this goroutine's, made on its first request
 	for {
 		line, err := l.r.Next()
+		more := l.r.Ready() // whether the next Next returns without reading
 		led := false
 		if tooLong, ok := err.(*jsonrpc.TooLargeError); ok {
 			l.conn.TooLarge(tooLong.N, l.max, jsonrpc.PeekID(tooLong.Head))
@@ -125,7 +126,7 @@ func (l *lineLoop) lead(ctx context.Context) {
 				if h == nil {
 					h = l.newHandoff(ctx)
 				}
-				if l.r.Ready() {
+				if more {
 					l.w.hold() // more requests are waiting: answer them together
 				}
 				led = l.conn.HandleLeading(ctx, line, h.arm) && !h.keep()
@@ -139,7 +140,7 @@ func (l *lineLoop) lead(ctx context.Context) {
 			}
 			continue
 		}
-		if !l.r.Ready() {
+		if !more {
 			l.w.release() // Next may block: nothing is held meanwhile
 		}
 		if err == io.EOF {
