@@ -65,7 +65,7 @@ type BuildOptions struct {
 //
 // When the plugin's go.mod requires github.com/mcphost/mcphost and does
 // not replace it itself, the build uses the SDK this binary carries
-// (package internal/sdksrc): the go command gets -modfile with a copy of
+// (the root package mcphost embeds it): the go command gets -modfile with a copy of
 // go.mod that adds a replace to the extracted SDK. The plugin's own files
 // are never edited, the build needs no network for the SDK, and the guest
 // speaks the ABI of the host that runs it. A replace of its own (to a

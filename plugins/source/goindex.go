@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcphost/mcphost/internal/sdksrc"
+	"github.com/mcphost/mcphost"
 )
 
 // buildIndex is what BuildGo needs to find a cached build without the go
@@ -202,7 +202,7 @@ func indexKey(dir string, mod *moduleInfo) string {
 	fmt.Fprintln(h, buildRecipe)
 	fmt.Fprintln(h, dir)
 	if mod.embedSDK {
-		fmt.Fprintln(h, "sdk", sdksrc.Hash())
+		fmt.Fprintln(h, "sdk", mcphost.SDKHash())
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
@@ -223,7 +223,7 @@ func readModule(dir string) (*moduleInfo, error) {
 		if err == nil {
 			m := &moduleInfo{root: d, goMod: data}
 			path, requires, replaces := scanGoMod(data)
-			m.embedSDK = path != sdksrc.ModulePath && requires[sdksrc.ModulePath] && !replaces[sdksrc.ModulePath]
+			m.embedSDK = path != mcphost.ModulePath && requires[mcphost.ModulePath] && !replaces[mcphost.ModulePath]
 			return m, nil
 		}
 		if !os.IsNotExist(err) {
@@ -286,12 +286,12 @@ const sdkDirName = "sdk"
 // gets with -modfile: the plugin's own, plus a replace of the SDK's module
 // by the SDK this binary carries, extracted into the cache.
 func sdkModfile(cacheDir string, mod *moduleInfo, tmp string) (string, error) {
-	sdk, err := sdksrc.Extract(filepath.Join(cacheDir, sdkDirName))
+	sdk, err := extractSDK(filepath.Join(cacheDir, sdkDirName))
 	if err != nil {
 		return "", err
 	}
 	gm := slices.Clone(mod.goMod)
-	gm = fmt.Appendf(gm, "\nreplace %s => %s\n", sdksrc.ModulePath, quoteModPath(sdk))
+	gm = fmt.Appendf(gm, "\nreplace %s => %s\n", mcphost.ModulePath, quoteModPath(sdk))
 	file := filepath.Join(tmp, "go.mod")
 	if err := os.WriteFile(file, gm, 0o600); err != nil {
 		return "", err
