@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTSClient drives `mcphost serve` with the official TypeScript SDK's
+// client (scripts/tsclient), over stdio and over Streamable HTTP: it lists
+// the root plugins.toml's tools and calls one. scripts/tsclient.sh
+// installs it; without it the test skips, unless CI=true.
+func TestTSClient(t *testing.T) {
+	client := os.Getenv("MCPHOST_TS_CLIENT")
+	node, err := exec.LookPath("node")
+	if client == "" || err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("MCPHOST_TS_CLIENT or node missing: run eval \"$(scripts/tsclient.sh --env)\"")
+		}
+		t.Skip("no TypeScript SDK client: run eval \"$(scripts/tsclient.sh --env)\"")
+	}
+	if testing.Short() {
+		t.Skip("runs mcphost serve and node")
+	}
+	bin := mcphostBinary(t)
+	conf, err := filepath.Abs(filepath.Join("..", "..", "plugins.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{client}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node client: %v\n%s", err, stderr.String())
+		}
+		var got struct {
+			Server struct{ Name string }
+			Tools  []struct {
+				Name            string
+				HasOutputSchema bool
+			}
+			Call struct {
+				IsError           bool
+				StructuredContent struct{ Hex string }
+			}
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("client output %q: %v", out, err)
+		}
+		found := false
+		for _, tl := range got.Tools {
+			found = found || tl.Name == "hash_sha256" && tl.HasOutputSchema
+		}
+		if got.Server.Name != "mcphost" || !found {
+			t.Errorf("server %q, tools %+v; want mcphost listing hash_sha256 with an outputSchema", got.Server.Name, got.Tools)
+		}
+		if want := "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"; got.Call.IsError || got.Call.StructuredContent.Hex != want {
+			t.Errorf("tools/call hash_sha256: %+v; want hex %s", got.Call, want)
+		}
+	}
+	const tool, args = "hash_sha256", `{"text":"hello"}`
+	t.Run("stdio", func(t *testing.T) {
+		run(t, "stdio", tool, args, "--", bin, "serve", "--config", conf, "--no-watch")
+	})
+	t.Run("http", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		srv := exec.CommandContext(ctx, bin, "serve", "--config", conf, "--no-watch", "--http", "127.0.0.1:0")
+		errR, errW := io.Pipe()
+		srv.Stderr = errW
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cancel(); _ = srv.Wait(); errW.Close() }()
+		var url string
+		select {
+		case url = <-listeningAddr(errR, "/mcp"):
+		case <-time.After(time.Minute):
+			t.Fatal("no listening line on stderr")
+		}
+		run(t, "http", tool, args, url)
+	})
+}
