@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // scope is what one request sees: the whole generation, or, when the
@@ -99,6 +100,39 @@ func (sc scope) resource(uri string) (*plugins.Plugin, map[string]string) {
 		return t.Plugin, vars
 	}
 	return nil, nil
+}
+
+// didYouMean is the ` (did you mean "x"?)` of an unknown name or URI: the
+// closest of those this scope serves, or "" when none is close. It runs on
+// the error path only.
+func (sc scope) didYouMean(kind, name string) string {
+	if sc.g == nil {
+		return ""
+	}
+	var known []string
+	for _, p := range sc.g.Plugins {
+		if !sc.owns(p) {
+			continue
+		}
+		switch kind {
+		case "tool":
+			for _, t := range p.Tools {
+				known = append(known, sc.toolKey(t))
+			}
+		case "prompt":
+			for _, pr := range p.Prompts {
+				known = append(known, sc.promptKey(pr))
+			}
+		case "resource":
+			for _, r := range p.Resources {
+				known = append(known, r.Def.URI)
+			}
+		}
+	}
+	if hint := config.Suggest(name, known); hint != "" {
+		return fmt.Sprintf(" (did you mean %q?)", hint)
+	}
+	return ""
 }
 
 func (sc scope) owns(p *plugins.Plugin) bool { return sc.p == nil || p.Name == sc.p.Name }

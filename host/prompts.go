@@ -31,7 +31,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	pr := sc.prompt(*p.Name)
 	if pr == nil {
-		return nil, jsonrpc.InvalidParams("unknown prompt: %s", *p.Name)
+		return nil, jsonrpc.InvalidParams("unknown prompt: %s%s", *p.Name, sc.didYouMean("prompt", *p.Name))
 	}
 	var missing []string
 	for _, a := range pr.Def.Arguments {
@@ -73,7 +73,7 @@ func complete(ctx context.Context, s *session, req *request) (any, error) {
 	case "ref/prompt":
 		pr := sc.prompt(p.Ref.Name)
 		if pr == nil {
-			return nil, jsonrpc.InvalidParams("unknown prompt: %s", p.Ref.Name)
+			return nil, jsonrpc.InvalidParams("unknown prompt: %s%s", p.Ref.Name, sc.didYouMean("prompt", p.Ref.Name))
 		}
 		owner, item = pr.Plugin, pr.Def.Name
 		p.Ref = abi.CompleteRef{Type: "prompt", Name: pr.Def.Name}

@@ -39,13 +39,13 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	pl, _ := sc.resource(uri)
 	if pl == nil {
-		return nil, resourceNotFound(uri)
+		return nil, resourceNotFound(uri, sc.didYouMean("resource", uri))
 	}
 	cc := abi.Context{ID: req.id, Meta: req.param("_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
 	out, err := pl.Read(ctx, req.peer(), uri, cc)
 	if errors.Is(err, plugins.ErrNotFound) {
 		s.log.Debug("resource not found by its plugin", "plugin", pl.Name, "uri", uri, "err", err)
-		return nil, resourceNotFound(uri)
+		return nil, resourceNotFound(uri, "")
 	}
 	if err != nil {
 		return nil, s.pluginError("resource", pl.Name, uri, err)
@@ -56,10 +56,11 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	return out, nil
 }
 
-// resourceNotFound is -32002 with the URI; the stateless era sends it as
+// resourceNotFound is -32002 with the URI in the message and the data,
+// and hint (a "did you mean") after it; the stateless era sends it as
 // -32602 (see statelessError).
-func resourceNotFound(uri string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+func resourceNotFound(uri, hint string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found: " + uri + hint, Data: map[string]string{"uri": uri}}
 }
 
 func subscribe(_ context.Context, s *session, req *request) (any, error) {

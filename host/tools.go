@@ -53,7 +53,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	t := sc.tool(name)
 	if t == nil {
-		return nil, jsonrpc.InvalidParams("unknown tool: %s", name)
+		return nil, jsonrpc.InvalidParams("unknown tool: %s%s", name, sc.didYouMean("tool", name))
 	}
 	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String()}
 	if task, err := wantsTask(req, t); err != nil {

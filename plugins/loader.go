@@ -74,8 +74,8 @@ type Loader struct {
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
-// in ("hash (build)"), sorted. A server whose startup wait runs out names
-// them.
+// in ("hash (build)", "echo (queued)" while it waits for a free CPU),
+// sorted. A server whose startup wait runs out names them.
 func (l *Loader) Busy() []string {
 	var out []string
 	l.busy.Range(func(k, v any) bool {
@@ -156,12 +156,18 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
 	for i := range cfg.Plugins {
+		if valid[i] {
+			l.busy.Store(cfg.Plugins[i].Name, "queued") // until a CPU is free for it
+		}
+	}
+	for i := range cfg.Plugins {
 		if !valid[i] {
 			continue
 		}
 		wg.Add(1)
 		go func() { // owned by Build, which waits for it below
 			defer wg.Done()
+			defer l.busy.Delete(cfg.Plugins[i].Name)
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -487,4 +489,61 @@ func TestBuildRealFileMissingSHA(t *testing.T) {
 		t.Errorf("got %v; want the checksum to pass and the load to need an engine", err)
 	}
 	_ = os.Remove(file)
+}
+
+// TestBusyNamesQueuedPlugins: while every CPU's slot is taken by a load,
+// the plugins waiting for one are listed as queued, so a startup warning
+// names every plugin the first lists go out without.
+func TestBusyNamesQueuedPlugins(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	n := runtime.NumCPU() + 2
+	cfg := config.DefaultConfig()
+	for i := range n {
+		file := filepath.Join(dir, fmt.Sprintf("p%d.wasm", i))
+		write(t, file, fmt.Sprint("v", i))
+		cfg.Plugins = append(cfg.Plugins, config.Spec{Name: fmt.Sprint("p", i), Path: file})
+	}
+	started := make(chan struct{}, n)
+	release := make(chan struct{})
+	l := NewLoader(LoaderOptions{Logger: discard()})
+	l.load = func(_ context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+		started <- struct{}{}
+		<-release
+		return fake{tools: []string{tool(string(wasm))}}.module(), nil
+	}
+	built := make(chan *Generation, 1)
+	go func() {
+		g, err := l.Build(ctx, cfg, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		built <- g
+	}()
+	for range runtime.NumCPU() {
+		<-started
+	}
+	var compiling, queued int
+	for _, b := range l.Busy() {
+		switch {
+		case strings.HasSuffix(b, "(compile)"):
+			compiling++
+		case strings.HasSuffix(b, "(queued)"):
+			queued++
+		}
+	}
+	if compiling != runtime.NumCPU() || queued != n-runtime.NumCPU() {
+		t.Errorf("Busy() = %q; want %d compiling and %d queued", l.Busy(), runtime.NumCPU(), n-runtime.NumCPU())
+	}
+	close(release)
+	g := <-built
+	if g != nil && len(g.Failures) > 0 {
+		t.Errorf("failures: %+v", g.Failures)
+	}
+	if got := l.Busy(); len(got) != 0 {
+		t.Errorf("Busy() after the build = %q; want none", got)
+	}
+	if g != nil {
+		_ = g.Close(ctx)
+	}
 }

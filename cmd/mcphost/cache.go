@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,18 +46,22 @@ func cmdCache(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stderr, cacheUsage)
 		return errUsage
 	}
-	fs := newFlagSet("cache "+args[0], stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, cacheUsage) }
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, cacheUsage)
+		return flag.ErrHelp
+	}
+	fs := newFlags("cache "+args[0], stdout, stderr)
+	fs.more = cacheUsage
 	switch args[0] {
 	case "size":
 		asJSON := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.parse(args[1:]); err != nil {
 			return err
 		}
 		return cacheSize(stdout, *asJSON)
 	case "prune":
 		max := fs.String("max", fmt.Sprint(source.DefaultCacheMax), "size to prune down to, such as 500MiB (0 empties the caches)")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := fs.parse(args[1:]); err != nil {
 			return err
 		}
 		n, err := config.ParseBytes(*max)

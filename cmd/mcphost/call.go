@@ -41,14 +41,10 @@ type request struct {
 }
 
 func oneRequest(ctx context.Context, args []string, stdout, stderr io.Writer, rq request) error {
-	fs := newFlagSet(rq.name, stderr)
+	fs := newFlags(rq.name, stdout, stderr)
 	var c common
 	c.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mcphost %s [flags] %s\n", rq.name, rq.synopsis)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	maxArgs := 1

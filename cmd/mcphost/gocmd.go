@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +19,13 @@ import (
 // work without publishing or vendoring the SDK. The go command is found
 // as for builds; its exit status passes through.
 func cmdGo(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stderr, "usage: mcphost go <go command arguments>   (e.g. mcphost go test ./...)")
+	const help = "usage: mcphost go GOARGS...\n\nruns the go command with the SDK this binary carries (e.g. mcphost go test ./...)\n"
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, help)
+		return flag.ErrHelp
+	}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, help)
 		return errUsage
 	}
 	goCmd, err := source.FindGo()

@@ -115,7 +115,7 @@ func TestKitTemplates(t *testing.T) {
 				t.Errorf("resources/read: got %+v; want the about text", rr.Contents)
 			}
 
-			pr, err := s.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize", Arguments: map[string]string{"text": `say "hi"`}})
+			pr, err := s.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name + "_summarize", Arguments: map[string]string{"text": `say "hi"`}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,10 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -30,26 +33,31 @@ type streams struct {
 	out, stderr io.Writer
 }
 
-// commands is the command table, in the order --help lists it.
-var commands = []command{
-	{"serve", "[flags]", "serve MCP over stdio, or HTTP with --http (the default command)",
-		func(ctx context.Context, a []string, s streams) error { return cmdServe(ctx, a, s.in, s.out, s.stderr) }},
-	{"new", "NAME [--lang go] [--dir D]", "scaffold a plugin that builds offline: a tool, a resource, a prompt, a test",
-		func(ctx context.Context, a []string, s streams) error { return cmdNew(ctx, a, s.out, s.stderr) }},
-	{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
-		func(ctx context.Context, a []string, s streams) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
-	{"call", "TOOL ['{json args}']", "run one tool through the whole stack and print its result",
-		func(ctx context.Context, a []string, s streams) error { return cmdCall(ctx, a, s.out, s.stderr) }},
-	{"read", "URI", "read one resource and print it",
-		func(ctx context.Context, a []string, s streams) error { return cmdRead(ctx, a, s.out, s.stderr) }},
-	{"prompt", "NAME ['{json args}']", "get one prompt and print it",
-		func(ctx context.Context, a []string, s streams) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
-	{"go", "GOARGS...", "run the go command with the SDK this binary carries (e.g. mcphost go test ./...)",
-		func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
-	{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
-		func(ctx context.Context, a []string, s streams) error { return cmdCache(ctx, a, s.out, s.stderr) }},
-	{"version", "", "print the version (also --version)",
-		func(_ context.Context, _ []string, s streams) error { fmt.Fprintln(s.out, versionString()); return nil }},
+// commands is the command table, in the order --help lists it. It is set
+// in init because each command's help reads it.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "[flags]", "serve MCP over stdio, or HTTP with --http (the default command)",
+			func(ctx context.Context, a []string, s streams) error { return cmdServe(ctx, a, s.in, s.out, s.stderr) }},
+		{"new", "NAME [--lang " + strings.Join(kitLangs(), "|") + "] [--dir D]", "scaffold a plugin (" + strings.Join(kitLangs(), ", ") + "): a tool, a resource, a prompt, a test",
+			func(ctx context.Context, a []string, s streams) error { return cmdNew(ctx, a, s.out, s.stderr) }},
+		{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
+			func(ctx context.Context, a []string, s streams) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
+		{"call", "TOOL ['{json args}']", "run one tool through the whole stack and print its result",
+			func(ctx context.Context, a []string, s streams) error { return cmdCall(ctx, a, s.out, s.stderr) }},
+		{"read", "URI", "read one resource and print it",
+			func(ctx context.Context, a []string, s streams) error { return cmdRead(ctx, a, s.out, s.stderr) }},
+		{"prompt", "NAME ['{json args}']", "get one prompt and print it",
+			func(ctx context.Context, a []string, s streams) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
+		{"go", "GOARGS...", "run the go command with the SDK this binary carries (e.g. mcphost go test ./...)",
+			func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
+		{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
+			func(ctx context.Context, a []string, s streams) error { return cmdCache(ctx, a, s.out, s.stderr) }},
+		{"version", "", "print the version (also --version)",
+			func(_ context.Context, _ []string, s streams) error { fmt.Fprintln(s.out, versionString()); return nil }},
+	}
 }
 
 func usage(w io.Writer) {
@@ -78,7 +86,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
 	if i < 0 {
-		fmt.Fprintf(stderr, "mcphost: unknown command %q\n\n", name)
+		names := []string{"help"}
+		for _, c := range commands {
+			names = append(names, c.name)
+		}
+		if hint := config.Suggest(name, names); hint != "" {
+			fmt.Fprintf(stderr, "mcphost: unknown command %q (did you mean %q?)\n\n", name, hint)
+		} else {
+			fmt.Fprintf(stderr, "mcphost: unknown command %q\n\n", name)
+		}
 		usage(stderr)
 		return 2
 	}
@@ -121,8 +137,8 @@ type common struct {
 	logFormat string
 }
 
-func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "plugins.toml to load (default: ./plugins.toml if present, else built-in defaults)")
+func (c *common) register(fs *flags) {
+	fs.StringVar(&c.config, "config", os.Getenv("MCPHOST_CONFIG"), "plugins.toml to load (default: $MCPHOST_CONFIG, else ./plugins.toml if present, else built-in defaults)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 }
@@ -143,8 +159,68 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", c.logFormat)
 }
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("mcphost "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// flags is a command's flag set. Every command's help has one shape (the
+// usage line and summary from the command table, its flags, then more),
+// and goes to stdout with exit status 0 when asked for (-h, --help), or to
+// stderr with exit status 2 after a usage error.
+type flags struct {
+	*flag.FlagSet
+	name           string // the command as typed: "read", "cache prune"
+	more           string // text after the flags, if any
+	stdout, stderr io.Writer
+}
+
+func newFlags(name string, stdout, stderr io.Writer) *flags {
+	f := &flags{FlagSet: flag.NewFlagSet("mcphost "+name, flag.ContinueOnError), name: name, stdout: stdout, stderr: stderr}
+	f.SetOutput(stderr)
+	f.Usage = func() { f.help(stderr) }
+	return f
+}
+
+// help writes the command's help to w.
+func (f *flags) help(w io.Writer) {
+	base, sub, _ := strings.Cut(f.name, " ")
+	if i := slices.IndexFunc(commands, func(c command) bool { return c.name == base }); i >= 0 {
+		c := commands[i]
+		args := c.args
+		if sub != "" {
+			args = sub + " [flags]"
+		}
+		fmt.Fprintf(w, "usage: mcphost %s %s\n\n%s\n", c.name, args, c.summary)
+	}
+	any := false
+	f.VisitAll(func(*flag.Flag) { any = true })
+	if any {
+		fmt.Fprint(w, "\nflags:\n")
+		f.SetOutput(w)
+		f.PrintDefaults()
+		f.SetOutput(f.stderr)
+	}
+	if f.more != "" {
+		fmt.Fprint(w, "\n"+f.more)
+	}
+}
+
+// parse parses args. -h and --help print the help to stdout and return
+// flag.ErrHelp; a bad flag prints flag's message and the help to stderr
+// and returns errUsage.
+func (f *flags) parse(args []string) error {
+	f.Usage = func() {}
+	err := f.FlagSet.Parse(args)
+	f.Usage = func() { f.help(f.stderr) }
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		f.help(f.stdout)
+		return err
+	case err != nil:
+		f.help(f.stderr)
+		return errUsage
+	}
+	return nil
+}
+
+// wantsHelp reports whether args ask for help alone (-h, --help), for
+// commands that pass their arguments on (go).
+func wantsHelp(args []string) bool {
+	return len(args) == 1 && slices.Contains([]string{"-h", "-help", "--help"}, args[0])
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
@@ -64,13 +63,9 @@ type scaffold struct {
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
 
 func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("new", stderr)
+	fs := newFlags("new", stdout, stderr)
 	lang := fs.String("lang", kits[0].lang, "the plugin's language: "+kitNames())
 	dir := fs.String("dir", "", "the directory to create (default: ./NAME); it must not exist or be empty")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcphost new NAME [--lang "+kitNames()+"] [--dir D]")
-		fs.PrintDefaults()
-	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -165,12 +160,15 @@ func findKit(lang string) (kit, error) {
 	return kit{}, fmt.Errorf("--lang %q: want one of %s", lang, kitNames())
 }
 
-func kitNames() string {
+func kitNames() string { return strings.Join(kitLangs(), ", ") }
+
+// kitLangs lists the languages `mcphost new` scaffolds, the default first.
+func kitLangs() []string {
 	names := make([]string, len(kits))
 	for i, k := range kits {
 		names[i] = k.lang
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 type outFile struct {
@@ -222,10 +220,10 @@ func uriScheme(name string) string {
 // parseInterleaved parses fs's flags wherever they stand among the
 // positional arguments (mcphost new NAME --lang go) and returns the
 // positional ones.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterleaved(fs *flags, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.parse(args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()

@@ -25,6 +25,7 @@ func manage(ctx context.Context, rt *runtime, reg *plugins.Registry, srv *host.S
 				met.Reloaded(rep)
 			}
 			notifyErrors(srv, rep)
+			notifyLive(srv, reg, rep)
 		},
 	})
 	if err := m.Run(ctx); err != nil {
@@ -50,6 +51,28 @@ func notifyErrors(srv *host.Server, rep plugins.ReloadReport) {
 			"message": msg,
 			"plugin":  f.Plugin,
 			"error":   f.Err.Error(),
+		})
+	}
+}
+
+// notifyLive tells clients, at level info, which plugins serve new code
+// after a reload. A save that changes a tool's body but no list sends no
+// list_changed, and the author watching a client would otherwise not know
+// whether the new code is live yet.
+func notifyLive(srv *host.Server, reg *plugins.Registry, rep plugins.ReloadReport) {
+	if rep.Initial || rep.Err != nil || len(rep.Changes.Reloaded) == 0 {
+		return
+	}
+	g, release := reg.Acquire()
+	defer release()
+	for _, name := range rep.Changes.Reloaded {
+		if g.Plugin(name) == nil || g.Failed(name) != nil {
+			continue // removed, or failed (notifyErrors said so)
+		}
+		srv.NotifyClients("info", "mcphost", map[string]any{
+			"message": "plugin reloaded: its new code is live",
+			"plugin":  name,
+			"gen":     rep.Gen,
 		})
 	}
 }

@@ -412,3 +412,58 @@ func TestReloadGoSource(t *testing.T) {
 	}
 	e.barrier(t)
 }
+
+// TestReloadSaysNewCodeIsLive: a save that changes a tool's body and no
+// list sends no list_changed, so clients at level info are told that the
+// plugin's new code serves, with the plugin and the generation.
+func TestReloadSaysNewCodeIsLive(t *testing.T) {
+	e := startReload(t)
+	ctx := context.Background()
+	if err := e.s.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, "a.wasm", wasmPlugin("a1", []string{"x"}, nil, nil))
+	e.replace(t, "plugins.toml", []byte(reloadHeader+"\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"))
+	e.waitFor(t, "plugin added", "tools/list_changed")
+
+	e.replace(t, "a.wasm", wasmPlugin("a2", []string{"x"}, nil, nil))
+	got := e.waitFor(t, "body changed", `message info {"gen":`)
+	var data struct {
+		Message string `json:"message"`
+		Plugin  string `json:"plugin"`
+		Gen     uint64 `json:"gen"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(got, "message info ")), &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.Plugin != "a" || data.Gen < 2 || !strings.Contains(data.Message, "new code is live") {
+		t.Errorf("notification %s; want plugin a, a generation after the first, and that its new code is live", got)
+	}
+	if got := e.call(t, "a_x"); got != "a2" {
+		t.Errorf("a_x answered %q; want a2 (the new code)", got)
+	}
+}
+
+// waitFor waits for a notification that starts with prefix, skipping
+// others (progress lines at level info), and returns it. A list_changed
+// before it fails the test unless prefix asks for one.
+func (e *reloadEnv) waitFor(t testing.TB, step, prefix string) string {
+	t.Helper()
+	timeout := time.NewTimer(noteTimeout)
+	defer timeout.Stop()
+	var seen []string
+	for {
+		select {
+		case n := <-e.notes:
+			if strings.HasPrefix(n, prefix) {
+				return n
+			}
+			if strings.HasSuffix(n, "list_changed") {
+				t.Fatalf("%s: got %q before %q; want no list change\nstderr:\n%s", step, n, prefix, e.stderr())
+			}
+			seen = append(seen, n)
+		case <-timeout.C:
+			t.Fatalf("%s: got notifications %q; want one starting %q (timed out)\nstderr:\n%s", step, seen, prefix, e.stderr())
+		}
+	}
+}

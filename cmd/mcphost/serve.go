@@ -21,7 +21,7 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
+	fs := newFlags("serve", stdout, stderr)
 	var c common
 	c.register(fs)
 	noWatch := fs.Bool("no-watch", false, "do not watch plugins.toml and plugin files for changes")
@@ -31,8 +31,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	eager := fs.Bool("eager", false, "compile every plugin at start; by default a plugin whose lists are in the list cache (same code, limits and config as when it last loaded) is listed from it and compiled on first use")
 	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
 	var hf httpFlags
-	hf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	hf.register(fs.FlagSet)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -12,11 +12,11 @@ import (
 )
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("validate", stderr)
+	fs := newFlags("validate", stdout, stderr)
 	var c common
 	c.register(fs)
-	asJSON := fs.Bool("json", false, "print what the config loads as one JSON object (see loadReport)")
-	if err := fs.Parse(args); err != nil {
+	asJSON := fs.Bool("json", false, "print what the config loads as one JSON object (plugins, each with its tools, resources, templates, prompts or its load error)")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	_, cfg, rt, err := c.setup(ctx, stderr)
@@ -58,9 +58,17 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if n := len(g.Failures); n > 0 {
 		return fmt.Errorf("%d of %d plugins failed to load", n, n+len(g.Plugins))
 	}
-	fmt.Fprintf(stdout, "ok: %d plugins, %d tools, %d resources, %d templates, %d prompts\n",
-		len(g.Plugins), len(g.Tools), len(g.Resources), len(g.Templates), len(g.Prompts))
+	fmt.Fprintf(stdout, "ok: %s, %s, %s, %s, %s\n", count(len(g.Plugins), "plugin"), count(len(g.Tools), "tool"),
+		count(len(g.Resources), "resource"), count(len(g.Templates), "template"), count(len(g.Prompts), "prompt"))
 	return nil
+}
+
+// count is "1 tool", "2 tools", "0 tools".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func firstLine(s string) string {

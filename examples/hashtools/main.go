@@ -37,8 +37,13 @@ type HashOut struct {
 	Hex       string `json:"hex" jsonschema:"the digest in lower-case hexadecimal"`
 }
 
-// CodecIn is the input of the encoders.
-type CodecIn struct {
+// EncodeIn is the input of hex_encode.
+type EncodeIn struct {
+	Text string `json:"text" jsonschema:"the text to encode (its UTF-8 bytes)"`
+}
+
+// Base64EncodeIn is the input of base64_encode: a text and its alphabet.
+type Base64EncodeIn struct {
 	Text string `json:"text" jsonschema:"the text to encode (its UTF-8 bytes)"`
 	URL  bool   `json:"url,omitempty" jsonschema:"use the URL-safe alphabet (RFC 4648 §5) without padding"`
 }
@@ -111,7 +116,7 @@ func init() {
 		calc)
 }
 
-func base64Encode(_ *guest.Context, in CodecIn) (*guest.Result, error) {
+func base64Encode(_ *guest.Context, in Base64EncodeIn) (*guest.Result, error) {
 	enc := base64.StdEncoding
 	if in.URL {
 		enc = base64.RawURLEncoding
@@ -136,7 +141,7 @@ func base64Decode(_ *guest.Context, in Base64DecodeIn) (*guest.Result, error) {
 	return decoded(b), nil
 }
 
-func hexEncode(_ *guest.Context, in CodecIn) (*guest.Result, error) {
+func hexEncode(_ *guest.Context, in EncodeIn) (*guest.Result, error) {
 	return guest.TextResult(hex.EncodeToString([]byte(in.Text))), nil
 }
 

@@ -57,6 +57,18 @@ func TestToolsListed(t *testing.T) {
 			t.Errorf("tool %s: inputSchema %s; want type object", name, tl.InputSchema)
 		}
 	}
+	// Each tool advertises only the options it reads: url is base64's.
+	for name, want := range map[string]bool{"base64_encode": true, "hex_encode": false} {
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(byName[name].InputSchema, &s); err != nil {
+			t.Fatal(err)
+		}
+		if _, got := s.Properties["url"]; got != want {
+			t.Errorf("tool %s: inputSchema has url %v; want %v", name, got, want)
+		}
+	}
 	if len(byName["sha256"].OutputSchema) == 0 || len(byName["calc"].OutputSchema) == 0 {
 		t.Errorf("sha256 and calc must have an outputSchema")
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -113,7 +114,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &ConfigError{File: file, Line: pe.Position.Line, Msg: pe.Message}
+			return nil, &ConfigError{File: file, Line: parseErrorLine(data, pe.Position), Msg: pe.Message}
 		}
 		return nil, &ConfigError{File: file, Msg: err.Error()}
 	}
@@ -287,4 +288,15 @@ func (c *Config) WatchPaths() []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// parseErrorLine is the line of a TOML syntax error. The decoder counts a
+// line as begun once its lexer has read the newline before it, so an error
+// found at the end of a line ("[server" with no "]") would be reported on
+// the next; the error's byte offset is counted instead.
+func parseErrorLine(data []byte, pos toml.Position) int {
+	if pos.Start < 0 || pos.Start > len(data) {
+		return pos.Line
+	}
+	return 1 + bytes.Count(data[:pos.Start], []byte("\n"))
 }

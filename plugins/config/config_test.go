@@ -375,10 +375,14 @@ memory = "1 lightyear"
 			`10: plugin "b": missing path or source (one is required)`,
 			`12: plugin "b": key "memory": invalid size "1 lightyear": unknown unit "lightyear" (want B, KB, KiB, MB, MiB, GB or GiB)`,
 		}},
+		// A syntax error found at the end of its line is reported on that
+		// line, not the next (the decoder's own count has moved on).
 		{"syntax error", `
 [server
 name = "x"
-`, []string{`3: expected '.' or ']' to end table name, but got '\n' instead`}},
+`, []string{`2: expected '.' or ']' to end table name, but got '\n' instead`}},
+		{"syntax error on line 1", "[[plugin]\nname = \"x\"\n", []string{`1: expected end of table array name delimiter ']', but got '\n' instead`}},
+		{"syntax error inside a line", "[server]\npage_size = 1 2\n", []string{`2: expected a top-level item to end with a newline, comment, or EOF, but got '2' instead`}},
 		{"plugin not an array", `
 plugin = "x"
 `, []string{`2: key "plugin": want an array of tables ([[plugin]]), got string`}},

@@ -54,7 +54,7 @@ func (s section) unknown(m map[string]any, known []string) {
 		return cmp.Or(cmp.Compare(s.line(a), s.line(b)), strings.Compare(a, b))
 	})
 	for _, k := range bad {
-		if hint := suggest(k, known); hint != "" {
+		if hint := Suggest(k, known); hint != "" {
 			s.errf(k, "unknown key (did you mean %q?)", hint)
 		} else {
 			s.errf(k, "unknown key")

@@ -339,7 +339,7 @@ func mountTable(t map[string]any) (mt sandbox.Mount, allowRoot bool, msg string)
 				allowRoot = b
 			}
 		default:
-			if hint := suggest(k, mountKeys); hint != "" {
+			if hint := Suggest(k, mountKeys); hint != "" {
 				return mt, false, fmt.Sprintf("unknown key %q (did you mean %q?)", k, hint)
 			}
 			return mt, false, fmt.Sprintf("unknown key %q (want host, guest, read_only, allow_root)", k)

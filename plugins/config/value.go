@@ -98,11 +98,13 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// suggest returns the known key closest to key, or "" when none is close.
-func suggest(key string, known []string) string {
+// Suggest returns the name in known closest to name (case aside), or ""
+// when none is within two edits: the "did you mean" of config keys, and
+// of the tool, prompt, resource and command names other packages check.
+func Suggest(name string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), k); d < bestD {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
