@@ -3,9 +3,9 @@
 // # The folders
 //
 // Each job has a folder, and imports point one way: plugins imports
-// config, source and watch; config imports source (to check url and oci
-// pins); source and watch import none of the others. Only plugins and
-// config import sandbox.
+// config, source, watch and progress; config imports source (to check url
+// and oci pins); source imports progress; watch and progress import none
+// of the others. Only plugins and config import sandbox.
 //
 //   - plugins/config: plugins.toml → a validated [config.Config] (the
 //     [server] table, one [config.Spec] per plugin); errors name the file,
@@ -16,6 +16,9 @@
 //     `mcphost cache` reports and prunes; finding go ([source.FindGo]).
 //   - plugins/watch: file watching and the debounce that turns a burst of
 //     changes into one batch.
+//   - plugins/progress: the log lines of a long load step (a Go build in
+//     source, a compile here), repeated while it runs; it imports none of
+//     the others.
 //   - plugins (this folder): the loader and the registry. It loads modules
 //     through sandbox, detects each plugin's ABI, reads its lists, names
 //     its tools (namespaced by plugin, always matching

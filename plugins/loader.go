@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/progress"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/progress"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )

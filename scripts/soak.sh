@@ -5,11 +5,11 @@
 #   scripts/soak.sh        # 30 minutes
 #   scripts/soak.sh 5m
 #
-# The driver is internal/soak (see its doc comment for what it runs).
+# The driver is cmd/mcphost-soak (see its doc comment for what it runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-30m}
 bin=$(mktemp -d)/mcphost
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" ./cmd/mcphost
-go run ./internal/soak -mcphost "$bin" -faulty examples/faulty -duration "$duration"
+go run ./cmd/mcphost-soak -mcphost "$bin" -faulty examples/faulty -duration "$duration"

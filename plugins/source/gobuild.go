@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcphost/mcphost/internal/progress"
+	"github.com/mcphost/mcphost/plugins/progress"
 )
 
 // buildRecipe changes whenever the way BuildGo builds changes, so that

@@ -3,7 +3,7 @@ package askit
 import (
 	"embed"
 
-	"github.com/mcphost/mcphost/sdk-guest/internal/kittmpl"
+	"github.com/mcphost/mcphost/sdk-guest/kittmpl"
 )
 
 // Template holds the plugin template under "template". Files ending in

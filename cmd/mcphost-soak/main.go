@@ -1,8 +1,8 @@
-// Command soak runs mcphost under mixed load for a while and fails if its
-// memory, goroutines or open files grow without bound, or if a call is
-// lost. scripts/soak.sh builds mcphost and runs it:
+// Command mcphost-soak runs mcphost under mixed load for a while and
+// fails if its memory, goroutines or open files grow without bound, or if
+// a call is lost. scripts/soak.sh builds mcphost and runs it:
 //
-//	go run ./internal/soak -mcphost /path/to/mcphost -duration 30m
+//	go run ./cmd/mcphost-soak -mcphost /path/to/mcphost -duration 30m
 //
 // Two servers run: one on Streamable HTTP with several client sessions
 // and a slowloris, one on stdio with one client. Each client loops over a
@@ -39,32 +39,54 @@ import (
 )
 
 func main() {
-	bin := flag.String("mcphost", "mcphost", "the mcphost binary")
-	dur := flag.Duration("duration", 30*time.Minute, "how long to run")
-	faulty := flag.String("faulty", "examples/faulty", "the faulty example's source directory")
-	every := flag.Duration("sample", 5*time.Second, "sampling period")
-	reload := flag.Duration("reload", 3*time.Second, "how often plugins.toml changes")
+	var o options
+	flag.StringVar(&o.bin, "mcphost", "mcphost", "the mcphost binary")
+	flag.DurationVar(&o.dur, "duration", 30*time.Minute, "how long to run")
+	flag.StringVar(&o.faulty, "faulty", "examples/faulty", "the faulty example's source directory")
+	flag.DurationVar(&o.every, "sample", 5*time.Second, "sampling period")
+	flag.DurationVar(&o.reload, "reload", 3*time.Second, "how often plugins.toml changes")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *bin, *faulty, *dur, *every, *reload); err != nil {
+	rep, err := run(ctx, os.Stdout, o)
+	if err == nil {
+		err = verdict(os.Stdout, rep)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak: FAIL:", err)
 		os.Exit(1)
 	}
 	fmt.Println("soak: PASS")
 }
 
-// counters are the calls done and lost, across clients.
-type counters struct{ done, lost, refused, slowCut atomic.Int64 }
+// options are the flags of a run.
+type options struct {
+	bin, faulty        string        // the mcphost binary; the faulty example's source
+	dur, every, reload time.Duration // the run; the sampling period; the plugins.toml rewrites
+}
 
-func run(ctx context.Context, bin, faulty string, dur, every, reloadEvery time.Duration) error {
-	src, err := filepath.Abs(faulty)
+// counters are the calls done and lost, across clients, and the reloads
+// the servers logged.
+type counters struct{ done, lost, refused, slowCut, reloads atomic.Int64 }
+
+// report is what a run saw.
+type report struct {
+	samples                               []sample
+	done, lost, refused, slowCut, reloads int64
+}
+
+// run soaks two servers for o.dur, printing samples to out, and returns
+// what it saw; its error says why the run could not be made ([verdict]
+// judges what it saw).
+func run(ctx context.Context, out io.Writer, o options) (report, error) {
+	var rep report
+	src, err := filepath.Abs(o.faulty)
 	if err != nil {
-		return err
+		return rep, err
 	}
 	dir, err := os.MkdirTemp("", "soak")
 	if err != nil {
-		return err
+		return rep, err
 	}
 	defer os.RemoveAll(dir)
 	conf := filepath.Join(dir, "plugins.toml")
@@ -73,22 +95,22 @@ func run(ctx context.Context, bin, faulty string, dur, every, reloadEvery time.D
 		return os.WriteFile(conf, fmt.Appendf(nil, "[server]\nbody_timeout = \"2s\"\n\n[[plugin]]\nname = \"faulty\"\nsource = %q\ntimeout = \"%dms\"\nmemory = \"64MiB\"\n", src, 1000+n%2), 0o644)
 	}
 	if err := writeConf(0); err != nil {
-		return err
+		return rep, err
 	}
-
-	ctx, cancel := context.WithTimeout(ctx, dur)
-	defer cancel()
-	httpSrv, err := start(ctx, bin, conf, dir, "--http", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	stdioSrv, err := start(ctx, bin, conf, dir)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("soak: %v; http server pid %d at %s; stdio server pid %d\n", dur, httpSrv.cmd.Process.Pid, httpSrv.addr, stdioSrv.cmd.Process.Pid)
 
 	var c counters
+	ctx, cancel := context.WithTimeout(ctx, o.dur)
+	defer cancel()
+	httpSrv, err := start(ctx, o.bin, conf, dir, &c, "--http", "127.0.0.1:0")
+	if err != nil {
+		return rep, err
+	}
+	stdioSrv, err := start(ctx, o.bin, conf, dir, &c)
+	if err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(out, "soak: %v; http server pid %d at %s; stdio server pid %d\n", o.dur, httpSrv.cmd.Process.Pid, httpSrv.addr, stdioSrv.cmd.Process.Pid)
+
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() { httpClient(ctx, httpSrv.addr, i, &c) })
@@ -98,7 +120,7 @@ func run(ctx context.Context, bin, faulty string, dur, every, reloadEvery time.D
 		wg.Go(func() { slowloris(ctx, httpSrv.addr, &c) })
 	}
 	wg.Go(func() {
-		t := time.NewTicker(reloadEvery)
+		t := time.NewTicker(o.reload)
 		defer t.Stop()
 		for n := 1; ; n++ {
 			select {
@@ -112,7 +134,7 @@ func run(ctx context.Context, bin, faulty string, dur, every, reloadEvery time.D
 		}
 	})
 	var samples []sample
-	t := time.NewTicker(every)
+	t := time.NewTicker(o.every)
 	start := time.Now()
 sampling:
 	for {
@@ -124,7 +146,7 @@ sampling:
 			s.http = measure(httpSrv)
 			s.stdio = measure(stdioSrv)
 			samples = append(samples, s)
-			fmt.Printf("soak: %6s  http rss %6.1f MiB gor %4d fds %4d | stdio rss %6.1f MiB gor %4d fds %4d | calls %d lost %d refused %d slow cut %d\n",
+			fmt.Fprintf(out, "soak: %6s  http rss %6.1f MiB gor %4d fds %4d | stdio rss %6.1f MiB gor %4d fds %4d | calls %d lost %d refused %d slow cut %d\n",
 				s.at.Round(time.Second), mib(s.http.rss), s.http.goroutines, s.http.fds, mib(s.stdio.rss), s.stdio.goroutines, s.stdio.fds,
 				s.done, s.lost, c.refused.Load(), c.slowCut.Load())
 		}
@@ -134,7 +156,8 @@ sampling:
 	stdioSrv.stdin.Close()
 	httpSrv.wait()
 	stdioSrv.wait()
-	return verdict(samples, &c)
+	rep = report{samples: samples, done: c.done.Load(), lost: c.lost.Load(), refused: c.refused.Load(), slowCut: c.slowCut.Load(), reloads: c.reloads.Load()}
+	return rep, nil
 }
 
 type usage struct {
@@ -151,8 +174,10 @@ type sample struct {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// verdict compares the last third of the run with the first.
-func verdict(samples []sample, c *counters) error {
+// verdict compares the last third of the run with the first, and fails a
+// run that lost calls or completed none.
+func verdict(out io.Writer, rep report) error {
+	samples := rep.samples
 	if len(samples) < 6 {
 		return fmt.Errorf("only %d samples: run longer", len(samples))
 	}
@@ -173,7 +198,7 @@ func verdict(samples []sample, c *counters) error {
 	var errs []error
 	check := func(name string, f func(sample) float64, slack float64) {
 		a, b := median(first, f), median(last, f)
-		fmt.Printf("soak: %-18s start %8.1f  middle %8.1f  end %8.1f  (first-third median %.1f, last-third median %.1f)\n",
+		fmt.Fprintf(out, "soak: %-18s start %8.1f  middle %8.1f  end %8.1f  (first-third median %.1f, last-third median %.1f)\n",
 			name, f(samples[0]), f(mid), f(samples[len(samples)-1]), a, b)
 		if b > a*1.5+slack {
 			errs = append(errs, fmt.Errorf("%s grew from %.1f to %.1f", name, a, b))
@@ -185,11 +210,11 @@ func verdict(samples []sample, c *counters) error {
 	check("stdio rss MiB", func(s sample) float64 { return mib(s.stdio.rss) }, 32)
 	check("stdio goroutines", func(s sample) float64 { return float64(s.stdio.goroutines) }, 50)
 	check("stdio fds", func(s sample) float64 { return float64(s.stdio.fds) }, 20)
-	fmt.Printf("soak: calls done %d, lost %d, refused by limits %d, slow bodies cut %d\n", c.done.Load(), c.lost.Load(), c.refused.Load(), c.slowCut.Load())
-	if n := c.lost.Load(); n > 0 {
+	fmt.Fprintf(out, "soak: calls done %d, lost %d, refused by limits %d, slow bodies cut %d, reloads %d\n", rep.done, rep.lost, rep.refused, rep.slowCut, rep.reloads)
+	if n := rep.lost; n > 0 {
 		errs = append(errs, fmt.Errorf("%d calls lost", n))
 	}
-	if c.done.Load() == 0 {
+	if rep.done == 0 {
 		errs = append(errs, errors.New("no call completed"))
 	}
 	return errors.Join(errs...)
@@ -212,8 +237,8 @@ var (
 )
 
 // start runs mcphost serve and waits for its debug address (and, over
-// HTTP, its endpoint) in its log.
-func start(ctx context.Context, bin, conf, dir string, args ...string) (*server, error) {
+// HTTP, its endpoint) in its log; it counts the reloads the log reports.
+func start(ctx context.Context, bin, conf, dir string, c *counters, args ...string) (*server, error) {
 	args = append([]string{"serve", "--config", conf, "--debug-addr", "127.0.0.1:0", "--log-level", "info", "--watch-debounce", "50ms"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -246,6 +271,9 @@ func start(ctx context.Context, bin, conf, dir string, args ...string) (*server,
 			}
 			if m := debugRE.FindStringSubmatch(line); m != nil {
 				s.debug = m[1]
+			}
+			if strings.Contains(line, "msg=reloaded") {
+				c.reloads.Add(1)
 			}
 			if s.debug != "" && (!wantHTTP || s.addr != "") {
 				once.Do(func() { close(found) })

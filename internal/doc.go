@@ -1,0 +1,11 @@
+// Package internal holds nothing itself; its subdirectories, and every
+// other internal/ directory in the module (host/internal,
+// sdk-guest/internal), are test helpers: code that the tests of two or
+// more packages share, imported only from _test.go files.
+//
+// Production code lives in the package that owns its job (the step
+// logger a plugin load uses is plugins/progress, not here), so that a
+// file's folder tells a reader what it may touch. The test beside this
+// file fails when a non-test file outside an internal/ directory imports
+// one.
+package internal

@@ -1,0 +1,96 @@
+package internal_test
+
+import (
+	"bufio"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// leaving lists production packages still under internal/ whose removal
+// is under way elsewhere; the test fails once one is gone, so that its
+// entry goes too.
+var leaving = map[string]string{
+	"internal/jsonscan": "replaced by the one scanner in abi",
+	"internal/sdksrc":   "replaced by the SDK embedded with //go:embed",
+}
+
+// TestInternalIsForTests walks the module and fails for every non-test
+// Go file, outside internal/ directories and testdata, that imports one of
+// the module's internal/ packages: internal/ means test helpers only.
+func TestInternalIsForTests(t *testing.T) {
+	root := ".."
+	module := modulePath(t, filepath.Join(root, "go.mod"))
+	for dir, why := range leaving {
+		if _, err := os.Stat(filepath.Join(root, dir)); err != nil {
+			t.Errorf("%s is gone (%s): delete its entry from leaving", dir, why)
+		}
+	}
+	var files int
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "node_modules", "internal":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if _, ok := leaving[strings.TrimPrefix(p, module+"/")]; ok {
+				continue
+			}
+			if isInternal(module, p) {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s imports %s: internal/ holds test helpers only; move production code to the package that owns its job", rel, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("walked %d non-test Go files from %s; want the whole module", files, root)
+	}
+}
+
+func isInternal(module, path string) bool {
+	if path != module && !strings.HasPrefix(path, module+"/") {
+		return false
+	}
+	return strings.HasSuffix(path, "/internal") || strings.Contains(path, "/internal/")
+}
+
+func modulePath(t *testing.T, gomod string) string {
+	t.Helper()
+	f, err := os.Open(gomod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m, ok := strings.CutPrefix(sc.Text(), "module "); ok {
+			return strings.TrimSpace(m)
+		}
+	}
+	t.Fatalf("%s: no module line", gomod)
+	return ""
+}
