@@ -17,7 +17,6 @@ import (
 // entry goes too.
 var leaving = map[string]string{
 	"internal/jsonscan": "replaced by the one scanner in abi",
-	"internal/sdksrc":   "replaced by the SDK embedded with //go:embed",
 }
 
 // TestInternalIsForTests walks the module and fails for every non-test
