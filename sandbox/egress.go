@@ -273,30 +273,9 @@ func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	port := uint16(port64)
 	host = strings.ToLower(host)
 	lit, _ := netip.ParseAddr(host)
-
-	var hostMatch, allowed, trusted bool
-	var portRules []string
-	for i := range e.rules {
-		r := &e.rules[i]
-		if !r.matchHost(host, lit) {
-			continue
-		}
-		hostMatch = true
-		if r.port != 0 && r.port != port {
-			portRules = append(portRules, r.text)
-			continue
-		}
-		allowed = true
-		trusted = trusted || r.trustsPrivate()
-	}
-	switch {
-	case !hostMatch:
-		return nil, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
-			Reason: fmt.Sprintf("host %s is not allowed; add it to allowed_hosts in [[plugin]] %s", host, e.plugin)})
-	case !allowed:
-		return nil, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
-			Reason: fmt.Sprintf("port %d is not allowed (allowed_hosts has %s); add %q to allowed_hosts in [[plugin]] %s",
-				port, strings.Join(quoteAll(portRules), ", "), net.JoinHostPort(host, strconv.Itoa(int(port))), e.plugin)})
+	trusted, err := e.allow(host, lit, port)
+	if err != nil {
+		return nil, err
 	}
 
 	var addrs []netip.Addr
@@ -334,6 +313,37 @@ func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		return nil, fmt.Errorf("%s has no address", host)
 	}
 	return nil, errors.Join(errs...)
+}
+
+// allow matches host (lower case; lit is its address when it is an IP
+// literal) and port against the rules. trusted says a rule that allows it
+// also names a private destination itself (an IP literal or localhost).
+func (e *egress) allow(host string, lit netip.Addr, port uint16) (trusted bool, err error) {
+	var hostMatch, allowed bool
+	var portRules []string
+	for i := range e.rules {
+		r := &e.rules[i]
+		if !r.matchHost(host, lit) {
+			continue
+		}
+		hostMatch = true
+		if r.port != 0 && r.port != port {
+			portRules = append(portRules, r.text)
+			continue
+		}
+		allowed = true
+		trusted = trusted || r.trustsPrivate()
+	}
+	switch {
+	case !hostMatch:
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("host %s is not allowed; add it to allowed_hosts in [[plugin]] %s", host, e.plugin)})
+	case !allowed:
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("port %d is not allowed (allowed_hosts has %s); add %q to allowed_hosts in [[plugin]] %s",
+				port, strings.Join(quoteAll(portRules), ", "), net.JoinHostPort(host, strconv.Itoa(int(port))), e.plugin)})
+	}
+	return trusted, nil
 }
 
 // refuse fills in the plugin, logs the refusal (rate-limited) and returns

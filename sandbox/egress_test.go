@@ -393,3 +393,39 @@ func TestEgressResolvesOnce(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseHostRule: any allowed_hosts text either fails to parse or gives
+// a rule that allows its own host on its own port (or every port), so an
+// accepted rule is never one that can never match.
+func FuzzParseHostRule(f *testing.F) {
+	for _, s := range []string{"api.example.com", "x.com:8443", "*", "*.example.org", "[::1]:80", "::1", "10.0.0.1:1", "https://x", "a:b:c", "[", "Ä.example"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := parseHostRule(s)
+		if err != nil {
+			return
+		}
+		host := r.host
+		if r.glob != nil {
+			host = strings.ReplaceAll(host, "*", "a")
+		}
+		ip, _ := netip.ParseAddr(host)
+		if !r.matchHost(host, ip) {
+			t.Fatalf("rule %q (host %q) does not match its own host", s, r.host)
+		}
+		port := r.port
+		if port == 0 {
+			port = 443
+		}
+		e := &egress{plugin: "p", rules: []hostRule{r}}
+		_, err = e.allow(host, ip, port)
+		var re *RefusedError
+		if errors.As(err, &re) && re.Key == "allowed_hosts" {
+			t.Fatalf("rule %q refuses its own host %s:%d: %v", s, host, port, err)
+		}
+		if err != nil {
+			t.Fatalf("rule %q: %v", s, err)
+		}
+	})
+}
