@@ -310,7 +310,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 					// are never rewritten.
 					lm.wasm = wasm
 				}
-				c := &core{name: spec.Name, module: lm, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
+				c := &core{name: spec.Name, module: lm, hash: hash, runtime: sandbox.RuntimeNative, strict: strict, model: model, log: l.log,
 					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion}
 				l.useLists(c, e)
 				lm.loaded = l.checkLists(c, key, e)
@@ -327,7 +327,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
+	c := &core{name: spec.Name, module: m, hash: hash, runtime: sandbox.RuntimeNative, strict: strict, model: model, log: l.log,
 		signal: l.signals.signaller(spec.Name), obs: l.obs}
 	e, err := l.inspect(ctx, c)
 	if err != nil {

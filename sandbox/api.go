@@ -17,9 +17,6 @@ type EngineOptions struct {
 	CacheDir string
 	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
 	Logger *slog.Logger
-	// Runtime is the default of Limits.Runtime: RuntimeNative ("" too) or
-	// RuntimeExtism.
-	Runtime string
 }
 
 // Mount is one allowed path.
@@ -41,8 +38,17 @@ type Limits struct {
 	// MaxInputBytes and MaxOutputBytes bound payloads (default 4 MiB / 16 MiB).
 	MaxInputBytes  int
 	MaxOutputBytes int
-	// AllowedHosts for Extism HTTP; empty denies all. "*" and "*.example.com" allowed.
+	// AllowedHosts are the destinations of http_request; empty denies
+	// all. A rule is a host name, "*", "*.example.com" or an IP literal,
+	// optionally with ":port" ("[::1]:8080" for IPv6); a rule without a
+	// port allows every port. Every connection is checked when it is
+	// dialled, redirects included (egress.go); see [CheckAllowedHost].
 	AllowedHosts []string
+	// AllowPrivateNetworks lets a host name allowed by AllowedHosts
+	// resolve to a loopback, private, link-local, CGNAT or unspecified
+	// address. Without it only rules that are IP literals or "localhost"
+	// reach such addresses.
+	AllowPrivateNetworks bool
 	// AllowedPaths are preopened directories; empty means no filesystem.
 	AllowedPaths []Mount
 	// Env is the guest's whole environment.
@@ -53,9 +59,6 @@ type Limits struct {
 	// by name (see keyringSecret for how a request names one). They
 	// are never logged; each module sees only its own.
 	Secrets map[string]string
-	// Runtime runs the module on RuntimeNative or RuntimeExtism; ""
-	// means the Engine's default (EngineOptions.Runtime).
-	Runtime string
 }
 
 // Kind classifies a failed call.

@@ -20,13 +20,13 @@ import (
 var benchInput = []byte(`{"op":"echo","msg":"hello"}`)
 
 func BenchmarkCallEcho(b *testing.B) {
-	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+	for _, rt := range []string{RuntimeNative, oracle} {
 		b.Run(rt, func(b *testing.B) { benchCallEcho(b, rt) })
 	}
 }
 
 func benchCallEcho(b *testing.B, rt string) {
-	m := load(b, Limits{Instances: 1, Runtime: rt})
+	m := loadOn(b, rt, guestWasm, Limits{Instances: 1})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -84,9 +84,9 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 // runtime, with the module's timeout on as in production.
 func BenchmarkBoundary(b *testing.B) {
 	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"})
-	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+	for _, rt := range []string{RuntimeNative, oracle} {
 		b.Run(rt, func(b *testing.B) {
-			m, err := testEngine.Load(context.Background(), b.Name(), wasm, Limits{Instances: 1, Runtime: rt})
+			m, err := testEngine.load(context.Background(), b.Name(), wasm, Limits{Instances: 1}, backendFor(rt))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -106,9 +106,9 @@ func BenchmarkBoundary(b *testing.B) {
 // reads and writes through input_load_u64 and store_u64.
 func BenchmarkEchoMiB(b *testing.B) {
 	in := bytes.Repeat([]byte("x"), 1<<20)
-	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+	for _, rt := range []string{RuntimeNative, oracle} {
 		b.Run(rt, func(b *testing.B) {
-			m := load(b, Limits{Instances: 1, Runtime: rt})
+			m := loadOn(b, rt, guestWasm, Limits{Instances: 1})
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in)))
@@ -126,10 +126,10 @@ func BenchmarkEchoMiB(b *testing.B) {
 // runtime (B/instance).
 func BenchmarkSmallInstanceMemory(b *testing.B) {
 	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"})
-	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+	for _, rt := range []string{RuntimeNative, oracle} {
 		b.Run(rt, func(b *testing.B) {
 			const n = 20
-			m, err := testEngine.Load(context.Background(), b.Name(), wasm, Limits{Instances: 1, Runtime: rt})
+			m, err := testEngine.load(context.Background(), b.Name(), wasm, Limits{Instances: 1}, backendFor(rt))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
@@ -38,19 +37,4 @@ func ioHostModule(hb wazero.HostModuleBuilder) wazero.HostModuleBuilder {
 		s[0] = g.k.write(b)
 	}), []api.ValueType{i32, i32}, []api.ValueType{i64}).Export(abi.IOWrite)
 	return hb
-}
-
-// ioFallback defines the same functions for go-sdk, whose host functions
-// cannot reach the guest's memory: read answers -1 and write 0, "not
-// supported", and the guest falls back to the 8-byte kernel calls.
-func ioFallback() []extism.HostFunction {
-	read := extism.NewHostFunctionWithStack(abi.IORead, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
-		s[0] = api.EncodeI32(-1)
-	}, []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI32, extism.ValueTypeI32}, []extism.ValueType{extism.ValueTypeI32})
-	write := extism.NewHostFunctionWithStack(abi.IOWrite, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
-		s[0] = 0
-	}, []extism.ValueType{extism.ValueTypeI32, extism.ValueTypeI32}, []extism.ValueType{extism.ValueTypeI64})
-	read.SetNamespace(ioModule)
-	write.SetNamespace(ioModule)
-	return []extism.HostFunction{read, write}
 }

@@ -68,14 +68,12 @@ func runDiff(t *testing.T, wasm []byte, lim Limits, cases []diffCase) {
 	t.Helper()
 	ctx := context.Background()
 	mods := map[string]*Module{}
-	for _, rt := range []string{RuntimeNative, closeOnDone, RuntimeExtism} {
-		l := lim
-		l.Runtime = rt
-		intr := interruptPoll
+	for _, rt := range []string{RuntimeNative, closeOnDone, oracle} {
+		newBE := backendFor(rt)
 		if rt == closeOnDone {
-			l.Runtime, intr = RuntimeNative, interruptCloseOnDone
+			newBE = nativeWith(interruptCloseOnDone)
 		}
-		m, err := testEngine.load(ctx, t.Name()+"/"+rt, wasm, l, intr)
+		m, err := testEngine.load(ctx, t.Name()+"/"+rt, wasm, lim, newBE)
 		if err != nil {
 			t.Fatalf("%s: Load: %v", rt, err)
 		}
@@ -95,7 +93,7 @@ func runDiff(t *testing.T, wasm []byte, lim Limits, cases []diffCase) {
 			}
 			got[rt] = observe(out, rc, c.i32, err)
 		}
-		n, e, cd := got[RuntimeNative], got[RuntimeExtism], got[closeOnDone]
+		n, e, cd := got[RuntimeNative], got[oracle], got[closeOnDone]
 		if c.anyOutput {
 			n.out, e.out, cd.out = "", "", ""
 		}

@@ -1,14 +1,16 @@
 // Package sandbox runs Extism-ABI Wasm modules under wazero with limits.
 //
-// It is the only package in mcphost that imports wazero or the Extism Go SDK.
-// It owns: compiling modules once through an on-disk compilation cache,
-// pools of warm instances, memory and time limits, WASI wiring (real clocks,
-// crypto random, guest stdout/stderr captured to the log and never to the
-// process's stdout), the Extism kernel, Extism HTTP restricted to allowed
-// hosts (redirects included), allowed paths (mounted through sandbox/rootfs,
-// which keeps every path and symlink beneath its mount; every runtime gets
-// its wazero.FSConfig from mountFS), host functions, and sorting failures
-// into typed errors ([*CallError] with a [Kind]).
+// It is the only package in mcphost that imports wazero, and the only one
+// whose tests import the Extism Go SDK (the oracle of differential_test.go;
+// the binary never links it). It owns: compiling modules once through an
+// on-disk compilation cache, pools of warm instances, memory and time
+// limits, WASI wiring (real clocks, crypto random, guest stdout/stderr
+// captured to the log and never to the process's stdout), the Extism
+// kernel, outbound HTTP checked at dial time (egress.go), allowed paths
+// (mounted through sandbox/rootfs, which keeps every path and symlink
+// beneath its mount; every backend gets its wazero.FSConfig from mountFS),
+// host functions, and sorting failures into typed errors ([*CallError]
+// with a [Kind]).
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
 // MCP session through a [Peer] carried by the call's context ([WithPeer]).
@@ -30,8 +32,7 @@
 // run at every loop header (sandbox/looppoll, interrupt.go): the call's
 // context ending sets a global, the guest traps at its next loop header,
 // and the call fails as under wazero's CloseOnContextDone, which remains
-// the mechanism of the extism runtime and of any module the rewriter
-// refuses (the load logs why). Either way an interrupted instance is
+// the mechanism of any module the rewriter refuses (the load logs why). Either way an interrupted instance is
 // thrown away. A host function that blocks is bounded only by ctx, which
 // is why a [Peer] must honour it.
 //
@@ -44,34 +45,34 @@
 // offset of a JSON reply only if it is a request (create_message,
 // create_elicitation, list_roots). The table is abi.HostFuncs.
 //
-// # Runtimes
+// # The kernel
 //
-// A module runs on one of two runtimes (Limits.Runtime, with
-// EngineOptions.Runtime as the default):
+// Every module runs on our own implementation of the Extism kernel
+// (extism:host/env, kernel.go and kernelenv.go) as Go functions on wazero
+// ([RuntimeNative]). Kernel memory is a Go byte slice per instance, so
+// input and output move with one copy each; one wazero runtime per module
+// holds WASI, the kernel and the host functions once, and each instance is
+// an anonymous instance of the one compiled guest. The Extism Go SDK
+// v1.7.1 is the reference it is tested against: extism_test.go implements
+// the same backend interface on go-sdk, and differential_test.go runs
+// every guest on both and compares outputs, errors and fault kinds. They
+// differ on purpose where go-sdk is unsafe: input_load_u64 past the input
+// returns 0 (go-sdk reads kernel memory), and outbound HTTP.
 //
-//   - [RuntimeNative], the default: our own implementation of the Extism
-//     kernel (extism:host/env, kernel.go and kernelenv.go) as Go functions
-//     on wazero. Kernel memory is a Go byte slice per instance, so input
-//     and output move with one copy each; one wazero runtime per module
-//     holds WASI, the kernel and the host functions once, and each instance
-//     is an anonymous instance of the one compiled guest. HTTP goes through
-//     the module's own http.Client, which re-checks allowed_hosts on every
-//     redirect.
-//   - [RuntimeExtism], the Extism Go SDK v1.7.1: the reference the native
-//     kernel is tested against (differential_test.go runs every guest on
-//     both and compares outputs, errors and fault kinds), and an escape
-//     hatch for a plugin that misbehaves on the native kernel.
+// # Outbound HTTP
 //
-// Both have the same call semantics and differ only where go-sdk is
-// unsafe: input_load_u64 past the input returns 0 (go-sdk reads kernel
-// memory), and redirects to hosts outside allowed_hosts fail (go-sdk's
-// http.DefaultClient follows them; on the extism runtime they are caught
-// per call through httptrace and the call fails).
+// http_request goes through the module's own http.Client, whose dialer is
+// the only place Limits.AllowedHosts and Limits.AllowPrivateNetworks are
+// enforced (egress.go): for the first request and every redirect hop it
+// matches the host and port against the rules, resolves a name once,
+// refuses a name that resolves to a loopback, private, link-local, CGNAT
+// or unspecified address unless the rule is an IP literal or "localhost"
+// or private networks are allowed, and dials only the addresses it
+// checked. A refusal fails the call with a [*RefusedError] that names the
+// plugin, the host, the address and the plugins.toml key that would allow
+// it, and is logged as a rate-limited warning. The client ignores proxy
+// settings in the environment.
 //
-// Nothing here changes process-wide state. On the extism runtime, a set
-// EXTISM_ENABLE_WASI_OUTPUT (which makes go-sdk write guest stdout to
-// os.Stdout) makes instantiation fail rather than be unset, and go-sdk's
-// own global log level is set to Info once, when the first module loads on
-// it.
+// Nothing here changes process-wide state.
 
 package sandbox

@@ -22,8 +22,6 @@ type Engine struct {
 	log   *slog.Logger
 	dir   string
 	cache wazero.CompilationCache
-	// runtime is the default of Limits.Runtime.
-	runtime string
 
 	mu      sync.Mutex
 	closed  bool
@@ -61,12 +59,7 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: cache dir: %w", err)
 	}
-
-	rt, err := checkRuntime(opts.Runtime)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	return &Engine{log: log, dir: dir, cache: cache, runtime: rt, modules: make(map[*Module]struct{})}, nil
+	return &Engine{log: log, dir: dir, cache: cache, modules: make(map[*Module]struct{})}, nil
 }
 
 // CacheDir returns the directory of the compilation cache.
@@ -104,12 +97,12 @@ func (e *Engine) Close(ctx context.Context) error {
 // _initialize (about 2.6 ms for Go) so the first real call does not pay it.
 // name is used in errors and logs. Errors are *LoadError.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits) (*Module, error) {
-	return e.load(ctx, name, wasm, lim, interruptPoll)
+	return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
 }
 
-// load is Load with the way a native module's calls are stopped; the
-// extism runtime always uses wazero's close-on-done.
-func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, intr interruptMode) (*Module, error) {
+// load is Load with the backend that compiles the module: the native
+// kernel with a way to stop its calls, or, in tests, the reference.
+func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, newBE newBackend) (*Module, error) {
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -127,17 +120,8 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(lim.MemoryPages)
 
-	if lim.Runtime == "" {
-		lim.Runtime = e.runtime
-	}
 	log := e.log.With("plugin", name)
-	var be backend
-	var sigs map[string]signature
-	if lim.Runtime == RuntimeExtism {
-		be, sigs, err = newExtismBackend(ctx, rc, wasm, lim, log)
-	} else {
-		be, sigs, err = newNativeBackend(ctx, rc, wasm, lim, intr, log)
-	}
+	be, sigs, err := newBE(ctx, rc, wasm, name, lim, log)
 	if err != nil {
 		var le *LoadError
 		if errors.As(err, &le) {
@@ -151,7 +135,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		return nil, &LoadError{Module: name, Stage: stage, Err: err}
 	}
 
-	// Both runtimes see the mounts through rootfs (mountFS), which keeps
+	// Every backend sees the mounts through rootfs (mountFS), which keeps
 	// every path and symlink beneath its mount.
 	fsc, err := mountFS(lim.AllowedPaths, e.log, name)
 	if err != nil {

@@ -22,7 +22,7 @@ var (
 )
 
 // loadEscapeGuest loads testdata/escapeguest, the hostile guest, on
-// runtime rt ("" for the default) with mnt at escapetest.Dir and other at
+// runtime rt (RuntimeNative or oracle) with mnt at escapetest.Dir and other at
 // escapetest.Other.
 func loadEscapeGuest(t *testing.T, rt, mnt, other string, ro bool, instances int) *Module {
 	t.Helper()
@@ -30,10 +30,10 @@ func loadEscapeGuest(t *testing.T, rt, mnt, other string, ro bool, instances int
 	if escapeErr != nil {
 		t.Fatal(escapeErr)
 	}
-	m, err := testEngine.Load(context.Background(), t.Name(), escapeWasm, Limits{Runtime: rt, Instances: instances, AllowedPaths: []Mount{
+	m, err := testEngine.load(context.Background(), t.Name(), escapeWasm, Limits{Instances: instances, AllowedPaths: []Mount{
 		{Host: mnt, Guest: escapetest.Dir, ReadOnly: ro},
 		{Host: other, Guest: escapetest.Other},
-	}})
+	}}, backendFor(rt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func callTool(m *Module, name string, args any) (string, error) {
 // both runtimes, and asserts its whole report (internal/escapetest/want)
 // and the host side: the confinement is the same whichever runs the guest.
 func TestEscapeGuest(t *testing.T) {
-	for _, rt := range []string{RuntimeNative, RuntimeExtism} {
+	for _, rt := range []string{RuntimeNative, oracle} {
 		for _, s := range escapetest.Scenarios() {
 			t.Run(rt+"/"+s.Name, func(t *testing.T) {
 				mnt, other, secret := escapetest.Tree(t, s)
@@ -87,7 +87,7 @@ func TestEscapeGuest(t *testing.T) {
 func TestEscapeRace(t *testing.T) {
 	s := escapetest.Scenario{Name: "race", Links: true}
 	mnt, other, secret := escapetest.Tree(t, s)
-	m := loadEscapeGuest(t, "", mnt, other, false, 3)
+	m := loadEscapeGuest(t, RuntimeNative, mnt, other, false, 3)
 	link := filepath.Join(mnt, "race")
 	if err := os.Symlink("a.txt", link); err != nil {
 		t.Fatal(err)

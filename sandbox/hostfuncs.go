@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
@@ -26,36 +25,7 @@ type hostFunc abi.HostFunc
 // userModule is the import module of the host functions.
 const userModule = abi.HostNamespace
 
-// hostFunctions returns the host functions given to every go-sdk instance
-// of one module; log already carries the plugin attribute.
-func hostFunctions(log *slog.Logger, lim Limits) []extism.HostFunction {
-	fns := make([]extism.HostFunction, 0, len(abi.HostFuncs))
-	for _, af := range abi.HostFuncs {
-		h := hostFunc(af)
-		var params, results []extism.ValueType
-		if h.Payload {
-			params = []extism.ValueType{extism.ValueTypePTR}
-		}
-		if h.Reply {
-			results = []extism.ValueType{extism.ValueTypePTR}
-		}
-		f := extism.NewHostFunctionWithStack(h.Name, func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
-			var payload []byte
-			var perr error
-			if h.Payload && stack[0] != 0 {
-				payload, perr = p.ReadBytes(stack[0])
-			}
-			if reply := h.serve(ctx, log, lim, payload, perr); h.Reply {
-				stack[0] = writeBlock(p, reply)
-			}
-		}, params, results)
-		f.SetNamespace(userModule)
-		fns = append(fns, f)
-	}
-	return fns
-}
-
-// userHostModule defines the same host functions for the native kernel.
+// userHostModule defines the host functions on the kernel.
 func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) wazero.HostModuleBuilder {
 	for _, af := range abi.HostFuncs {
 		h := hostFunc(af)
@@ -82,9 +52,8 @@ func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) w
 	return hb
 }
 
-// serve runs one host function whatever the runtime, for a module with
-// limits lim: payload is the JSON
-// the guest passed (nil: none), perr a failure to read it. It returns the
+// serve runs one host function for a module with limits lim (on the
+// kernel, and on go-sdk in tests): payload is the JSON the guest passed (nil: none), perr a failure to read it. It returns the
 // reply of a request (nil for a notification). ctx is the ctx of the Call
 // being served (with its deadline), so the Peer is the one given to that
 // Call. A request never traps and never outlives the call: without a Peer,
@@ -131,20 +100,6 @@ func (h hostFunc) serve(ctx context.Context, log *slog.Logger, lim Limits, paylo
 }
 
 var errBadPayload = errors.New("host function payload is not valid JSON")
-
-// writeBlock copies b into a new kernel block and returns its offset, or 0
-// when the kernel is out of memory (its alloc returns 0, which go-sdk's
-// WriteBytes would then write over).
-func writeBlock(p *extism.CurrentPlugin, b []byte) uint64 {
-	off, err := p.Alloc(uint64(len(b)))
-	if err != nil || off == 0 {
-		return 0
-	}
-	if !p.Memory().Write(uint32(off), b) {
-		return 0
-	}
-	return off
-}
 
 func hostError(err error) []byte {
 	b, _ := json.Marshal(abi.HostError{Error: err.Error()})

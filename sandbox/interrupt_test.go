@@ -22,7 +22,7 @@ import (
 // mode and closes it after tb.
 func loadMode(tb testing.TB, wasm []byte, lim Limits, intr interruptMode) *Module {
 	tb.Helper()
-	m, err := testEngine.load(context.Background(), tb.Name(), wasm, lim, intr)
+	m, err := testEngine.load(context.Background(), tb.Name(), wasm, lim, nativeWith(intr))
 	if err != nil {
 		tb.Fatalf("Load: %v", err)
 	}
@@ -190,7 +190,7 @@ func TestPollCacheKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := e.load(ctx, "m", spinWasm, Limits{Instances: 1, Timeout: 200 * time.Millisecond}, intr)
+			m, err := e.load(ctx, "m", spinWasm, Limits{Instances: 1, Timeout: 200 * time.Millisecond}, nativeWith(intr))
 			if err != nil {
 				t.Fatal(err)
 			}

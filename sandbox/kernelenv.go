@@ -16,8 +16,8 @@ const (
 
 // envHostModule defines every function go-sdk v1.7.1 exports in
 // extism:host/env, with its exact signature (a guest importing a function
-// with another type, or one that is missing, fails to instantiate on both
-// runtimes). The kernel functions are Go stack functions over the calling
+// with another type, or one that is missing, fails to instantiate, as on
+// go-sdk). The kernel functions are Go stack functions over the calling
 // guest's kernel; the services (config, vars, HTTP, logs) are in
 // services.go.
 func envHostModule(hb wazero.HostModuleBuilder, b *nativeBackend) wazero.HostModuleBuilder {

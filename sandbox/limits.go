@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/gobwas/glob"
 )
 
 // Defaults and bounds of [Limits].
@@ -73,15 +71,8 @@ func normalize(lim Limits) (Limits, error) {
 		lim.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 
-	for _, h := range lim.AllowedHosts {
-		if h == "" {
-			return lim, errors.New("allowed hosts: empty host")
-		}
-		// go-sdk compiles these with glob.MustCompile inside the call; a bad
-		// pattern must fail here instead.
-		if _, err := glob.Compile(h); err != nil {
-			return lim, fmt.Errorf("allowed hosts: %q: %w", h, err)
-		}
+	if _, err := parseHostRules(lim.AllowedHosts); err != nil {
+		return lim, err
 	}
 	lim.AllowedHosts = append([]string(nil), lim.AllowedHosts...)
 
@@ -122,11 +113,6 @@ func normalize(lim Limits) (Limits, error) {
 	lim.Env = cloneMap(lim.Env)
 	lim.Config = cloneMap(lim.Config)
 	lim.Secrets = cloneMap(lim.Secrets)
-	if lim.Runtime != "" {
-		if _, err := checkRuntime(lim.Runtime); err != nil {
-			return lim, err
-		}
-	}
 	return lim, nil
 }
 
@@ -139,20 +125,4 @@ func cloneMap(m map[string]string) map[string]string {
 		c[k] = v
 	}
 	return c
-}
-
-// hostAllowed reports whether host matches allowed the way go-sdk's
-// http_request does (exact name or gobwas/glob pattern), so that redirects
-// are judged by the same rule as the first request.
-func hostAllowed(allowed []string, host string) bool {
-	for _, a := range allowed {
-		if a == host {
-			return true
-		}
-		g, err := glob.Compile(a)
-		if err == nil && g.Match(host) {
-			return true
-		}
-	}
-	return false
 }

@@ -63,7 +63,7 @@ func runTests(m *testing.M) int {
 		errs := make(chan error, 2)
 		for _, intr := range []interruptMode{interruptPoll, interruptCloseOnDone} {
 			go func() { // exits once its Load returns
-				_, err := testEngine.load(context.Background(), "pin", guestWasm, Limits{Instances: 1}, intr)
+				_, err := testEngine.load(context.Background(), "pin", guestWasm, Limits{Instances: 1}, nativeWith(intr))
 				errs <- err
 			}()
 		}
@@ -106,8 +106,15 @@ func needGuest(tb testing.TB) {
 // load loads the test guest into the shared Engine and closes it after tb.
 func load(tb testing.TB, lim Limits) *Module {
 	tb.Helper()
+	return loadOn(tb, RuntimeNative, guestWasm, lim)
+}
+
+// loadOn loads wasm on rt (RuntimeNative or oracle) into the shared Engine
+// and closes it after tb.
+func loadOn(tb testing.TB, rt string, wasm []byte, lim Limits) *Module {
+	tb.Helper()
 	needGuest(tb)
-	m, err := testEngine.Load(context.Background(), tb.Name(), guestWasm, lim)
+	m, err := testEngine.load(context.Background(), tb.Name(), wasm, lim, backendFor(rt))
 	if err != nil {
 		tb.Fatalf("Load: %v", err)
 	}

@@ -44,15 +44,23 @@ type nativeBackend struct {
 	live map[*nativeGuest]struct{}
 }
 
+// nativeWith returns the constructor of native backends whose calls are
+// stopped the way intr says.
+func nativeWith(intr interruptMode) newBackend {
+	return func(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, log *slog.Logger) (backend, map[string]signature, error) {
+		return newNativeBackend(ctx, rc, wasm, name, lim, intr, log)
+	}
+}
+
 // newNativeBackend compiles wasm once (through the Engine's cache) in a new
 // runtime configured by rc, and instantiates what the guest imports.
-func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, intr interruptMode, log *slog.Logger) (*nativeBackend, map[string]signature, error) {
+func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, intr interruptMode, log *slog.Logger) (backend, map[string]signature, error) {
 	rt, cm, poll, err := compileNative(ctx, rc, wasm, intr, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &nativeBackend{rt: rt, cm: cm, lim: lim, log: log, client: newHTTPClient(lim.AllowedHosts), poll: poll}
-	fail := func(err error) (*nativeBackend, map[string]signature, error) {
+	b := &nativeBackend{rt: rt, cm: cm, lim: lim, log: log, client: newEgress(name, lim, log).client(), poll: poll}
+	fail := func(err error) (backend, map[string]signature, error) {
 		b.close(ctx, true)
 		return nil, nil, err
 	}

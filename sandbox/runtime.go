@@ -2,35 +2,23 @@ package sandbox
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 
 	"github.com/tetratelabs/wazero"
 )
 
-// Runtimes a module can run on (Limits.Runtime, EngineOptions.Runtime).
-const (
-	// RuntimeNative is mcphost's own implementation of the Extism kernel
-	// (extism:host/env) on wazero, the default.
-	RuntimeNative = "native"
-	// RuntimeExtism is the Extism Go SDK (go-sdk v1.7.1): the reference
-	// the native kernel is tested against, kept as an escape hatch for a
-	// plugin that misbehaves on the native one. It costs 10–70 µs and
-	// 50–600 KB of allocation more per call.
-	RuntimeExtism = "extism"
-)
+// RuntimeNative names what every module runs on: mcphost's own
+// implementation of the Extism kernel (extism:host/env) on wazero. It is
+// the only runtime; callers report it (mcphost validate).
+const RuntimeNative = "native"
 
-// checkRuntime returns r, or the default for "", or an error.
-func checkRuntime(r string) (string, error) {
-	switch r {
-	case "":
-		return RuntimeNative, nil
-	case RuntimeNative, RuntimeExtism:
-		return r, nil
-	}
-	return "", fmt.Errorf("runtime %q is not %q or %q", r, RuntimeNative, RuntimeExtism)
-}
+// newBackend compiles wasm under rc for the module name with limits lim. The
+// Engine loads modules with the native kernel (nativeWith); tests load the
+// same modules on the Extism Go SDK, the reference the kernel is checked
+// against (extism_test.go), through the same Module code.
+type newBackend func(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, log *slog.Logger) (backend, map[string]signature, error)
 
-// backend is one compiled module on one runtime.
+// backend is one compiled module.
 type backend interface {
 	// instantiate creates an instance configured by mc (stdio, clocks,
 	// env). It runs no guest code.

@@ -53,7 +53,7 @@ var (
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime",
-		"allowed_hosts", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
+		"allowed_hosts", "allow_private_networks", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
@@ -261,7 +261,8 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		AllowedPaths: spec.AllowedPaths,
 		Env:          spec.Env,
 		Config:       spec.Config,
-		Runtime:      cmp.Or(spec.Runtime, server.Runtime, sandbox.RuntimeNative),
+
+		AllowPrivateNetworks: spec.AllowPrivateNetworks,
 	}
 	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)

@@ -46,7 +46,8 @@ include_tools = ["sha*"]
 exclude_tools = ["debug_*"]
 task_tools = ["sha512*"]
 tool_prefix = ""
-runtime = "extism"
+runtime = "native"
+allow_private_networks = true
 
 [[plugin]]
 name = "src"
@@ -58,7 +59,7 @@ source = "/abs/src"
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
 		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
-		MemoryPages: 2048, MaxInstances: 3, Runtime: "native", TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
+		MemoryPages: 2048, MaxInstances: 3, TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
 	}
@@ -82,14 +83,15 @@ source = "/abs/src"
 		Config:       map[string]string{"root": "/data"},
 		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
 		ToolPrefix: &empty,
-		Runtime:    "extism",
 		Line:       17,
+
+		AllowPrivateNetworks: true,
 	}
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 34 || got.ToolPrefix != nil {
-		t.Errorf("plugin 1: got %+v; want source /abs/src at line 34 with no prefix", got)
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 35 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 35 with no prefix", got)
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)
@@ -310,7 +312,31 @@ max_instances = -2
 name = "a"
 path = "a.wasm"
 runtime = "wasmtime"
-`, []string{`5: plugin "a": key "runtime": want "native" or "extism", got "wasmtime"`}},
+`, []string{`5: plugin "a": key "runtime": "wasmtime" is not a runtime: plugins run on mcphost's native Extism kernel ("native"); delete the key`}},
+		{"removed runtime", `
+[server]
+runtime = "extism"
+
+[[plugin]]
+name = "a"
+path = "a.wasm"
+runtime = "extism"
+`, []string{
+			`3: server: key "runtime": runtime "extism" was removed: plugins run on mcphost's native Extism kernel; delete the key`,
+			`8: plugin "a": key "runtime": runtime "extism" was removed: plugins run on mcphost's native Extism kernel; delete the key`,
+		}},
+		{"private networks not a boolean", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+allow_private_networks = "yes"
+`, []string{`5: plugin "a": key "allow_private_networks": want a boolean, got string`}},
+		{"private networks misspelt", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+allow_private_network = true
+`, []string{`5: plugin "a": key "allow_private_network": unknown key (did you mean "allow_private_networks"?)`}},
 		{"bad prefix", `
 [[plugin]]
 name = "a"
@@ -343,10 +369,14 @@ allowed_paths = ["/", "/:/host:ro", { host = "/tmp/../", guest = "/h" }, { host 
 [[plugin]]
 name = "a"
 path = "a.wasm"
-allowed_hosts = ["https://x.com", "a.*.com"]
+allowed_hosts = ["https://x.com", "a.*.com", "api.example.com:8443", "x.com/api", "x.com:99999", "", "[::1]:8080", "x:80:1"]
 `, []string{
-			`5: plugin "a": key "allowed_hosts": element 0 "https://x.com": want a host name, not a URL`,
+			`5: plugin "a": key "allowed_hosts": element 0 "https://x.com": want a host name, not a URL (leave out the scheme and path)`,
 			`5: plugin "a": key "allowed_hosts": element 1 "a.*.com": '*' may only appear alone or as a leading "*."`,
+			`5: plugin "a": key "allowed_hosts": element 3 "x.com/api": want a host name, not a path (rules match hosts and ports only)`,
+			`5: plugin "a": key "allowed_hosts": element 4 "x.com:99999": port "99999": want a number from 1 to 65535`,
+			`5: plugin "a": key "allowed_hosts": element 5 "": empty host`,
+			`5: plugin "a": key "allowed_hosts": element 7 "x:80:1": more than one ':' (write an IPv6 address in brackets: [::1]:8080)`,
 		}},
 		{"env value table", `
 [[plugin]]

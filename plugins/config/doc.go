@@ -12,6 +12,8 @@
 //
 // It does not fetch, build or load anything: a Spec says where a plugin's
 // Wasm comes from, and package plugins/source gets it (config asks that
-// package only whether a url or oci reference is well formed). It knows
-// nothing of generations, watching or JSON-RPC.
+// package only whether a url or oci reference is well formed, and package
+// sandbox whether an allowed_hosts rule can ever match, so that both
+// programs and files get the same rules). It knows nothing of
+// generations, watching or JSON-RPC.
 package config

@@ -80,7 +80,7 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 		sc.MaxInstances = int(v)
 	}
 	if v, ok := s.str(m, "runtime"); ok {
-		sc.Runtime = checkRuntime(s, v)
+		checkRuntime(s, v)
 	}
 	p.serverCompat(s, m, sc) // configcompat.go
 	p.serverHTTP(s, m, sc)   // confighttp.go
@@ -180,16 +180,19 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 		spec.MaxInstances = int(v)
 	}
 	if v, ok := s.str(m, "runtime"); ok {
-		spec.Runtime = checkRuntime(s, v)
+		checkRuntime(s, v)
 	}
 	if hosts, ok := s.strings(m, "allowed_hosts"); ok {
 		for i, h := range hosts {
-			if msg := checkHost(h); msg != "" {
-				s.errf("allowed_hosts", "element %d %q: %s", i, h, msg)
+			if err := sandbox.CheckAllowedHost(h); err != nil {
+				s.errf("allowed_hosts", "element %d %q: %v", i, h, err)
 				continue
 			}
 			spec.AllowedHosts = append(spec.AllowedHosts, h)
 		}
+	}
+	if v, ok := s.boolean(m, "allow_private_networks"); ok {
+		spec.AllowPrivateNetworks = v
 	}
 	spec.AllowedPaths = p.mounts(s, m)
 	if env, ok := s.stringMap(m, "env"); ok {
@@ -231,24 +234,6 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	p.pluginCompat(s, m, &spec) // configcompat.go
 	return spec
-}
-
-// checkHost validates an allowed_hosts entry: a host name, an IP address,
-// "*", or "*.domain".
-func checkHost(h string) string {
-	switch {
-	case h == "":
-		return "empty host"
-	case strings.Contains(h, "://"):
-		return "want a host name, not a URL"
-	case strings.ContainsAny(h, "/ \t\n@?#"):
-		return "want a host name (no path, spaces or credentials)"
-	case h == "*":
-		return ""
-	case strings.Contains(strings.TrimPrefix(h, "*."), "*"):
-		return `'*' may only appear alone or as a leading "*."`
-	}
-	return ""
 }
 
 func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {
@@ -375,11 +360,14 @@ func isRoot(host string) bool {
 	return err == nil && filepath.Dir(real) == real
 }
 
-// checkRuntime returns v if it names a sandbox runtime, else reports it.
-func checkRuntime(s section, v string) string {
-	if v != sandbox.RuntimeNative && v != sandbox.RuntimeExtism {
-		s.errf("runtime", "want %q or %q, got %q", sandbox.RuntimeNative, sandbox.RuntimeExtism, v)
-		return ""
+// checkRuntime reports a runtime key other than "native", the only
+// runtime, which it accepts without a word: it states what is true.
+func checkRuntime(s section, v string) {
+	switch v {
+	case sandbox.RuntimeNative:
+	case "extism":
+		s.errf("runtime", `runtime "extism" was removed: plugins run on mcphost's native Extism kernel; delete the key`)
+	default:
+		s.errf("runtime", "%q is not a runtime: plugins run on mcphost's native Extism kernel (%q); delete the key", v, sandbox.RuntimeNative)
 	}
-	return v
 }

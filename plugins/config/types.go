@@ -56,7 +56,6 @@ type ServerConfig struct {
 	Timeout      time.Duration // default 5s
 	MemoryPages  uint32        // default 4096 (256 MiB)
 	MaxInstances int           // default runtime.NumCPU()
-	Runtime      string        // sandbox.RuntimeNative (default) or sandbox.RuntimeExtism
 
 	// Go-source builds (issue 11).
 
@@ -84,22 +83,24 @@ type ServerConfig struct {
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
 // MaxInstances means the [ServerConfig] default.
 type Spec struct {
-	Name         string
-	Path         string // a .wasm file (absolute, resolved against the config's directory)
-	Source       string // a Go package directory (absolute); exactly one of Path and Source
-	SHA256       string // optional pin of the .wasm (hex)
-	Timeout      time.Duration
-	MemoryPages  uint32
+	Name        string
+	Path        string // a .wasm file (absolute, resolved against the config's directory)
+	Source      string // a Go package directory (absolute); exactly one of Path and Source
+	SHA256      string // optional pin of the .wasm (hex)
+	Timeout     time.Duration
+	MemoryPages uint32
+	// AllowedHosts are the rules of outbound HTTP (sandbox.Limits.AllowedHosts),
+	// each checked by sandbox.CheckAllowedHost.
 	AllowedHosts []string
-	AllowedPaths []sandbox.Mount
-	Env          map[string]string
-	Config       map[string]string
-	MaxInstances int
-	// Runtime runs the plugin on sandbox.RuntimeNative or
-	// sandbox.RuntimeExtism; "" means the server's.
-	Runtime      string
-	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
-	ExcludeTools []string
+	// AllowPrivateNetworks lets an allowed name resolve to a loopback,
+	// private, link-local, CGNAT or unspecified address.
+	AllowPrivateNetworks bool
+	AllowedPaths         []sandbox.Mount
+	Env                  map[string]string
+	Config               map[string]string
+	MaxInstances         int
+	IncludeTools         []string // glob patterns (path.Match) on the plugin's own tool names
+	ExcludeTools         []string
 	// TaskTools (glob patterns, like IncludeTools) names the tools run
 	// as tasks for clients that declare the tasks extension: a matching
 	// tool that does not declare execution.taskSupport itself is listed

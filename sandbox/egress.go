@@ -1,0 +1,377 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gobwas/glob"
+
+	"github.com/mcphost/mcphost/sandbox/rootfs"
+)
+
+// Outbound HTTP (http_request) is allowed by Limits.AllowedHosts and
+// Limits.AllowPrivateNetworks, and checked in one place: the dialer of the
+// module's http.Client. Every TCP connection the client opens, for the
+// first request and for each redirect hop, goes through egress.dial, which
+// matches the host and port against the rules, resolves a name once,
+// checks every address and dials only checked addresses. Nothing is
+// checked earlier, so nothing can pass that check and then connect
+// somewhere else.
+
+// hostRule is one parsed allowed_hosts entry.
+type hostRule struct {
+	text string     // as written, for messages
+	host string     // lower case: a name, "*", "*.domain" or an IP literal
+	glob glob.Glob  // set when host holds '*'
+	ip   netip.Addr // set when host is an IP literal
+	port uint16     // 0: every port
+}
+
+// CheckAllowedHost returns why rule, an allowed_hosts entry, can never
+// match a request, or nil. A rule is a host name, "*", "*.domain", an IPv4
+// literal, or an IPv6 literal (in brackets when a port follows),
+// optionally followed by ":port".
+func CheckAllowedHost(rule string) error {
+	_, err := parseHostRule(rule)
+	return err
+}
+
+func parseHostRule(s string) (hostRule, error) {
+	r := hostRule{text: s}
+	switch {
+	case s == "":
+		return r, errors.New("empty host")
+	case strings.Contains(s, "://"):
+		return r, errors.New("want a host name, not a URL (leave out the scheme and path)")
+	case strings.ContainsAny(s, "/?#"):
+		return r, errors.New("want a host name, not a path (rules match hosts and ports only)")
+	case strings.Contains(s, "@"):
+		return r, errors.New("want a host name, without credentials")
+	case strings.ContainsAny(s, " \t\r\n"):
+		return r, errors.New("want a host name, without spaces")
+	}
+	host, port := s, ""
+	if a, err := netip.ParseAddr(s); err == nil && a.Is6() {
+		host = s // a bare IPv6 literal: every port
+	} else if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return r, errors.New("'[' without ']' (write an IPv6 address as [::1] or [::1]:8080)")
+		}
+		host, port = s[1:end], s[end+1:]
+		if port != "" && !strings.HasPrefix(port, ":") {
+			return r, fmt.Errorf("%q after ']': want nothing or \":port\"", port)
+		}
+		port = strings.TrimPrefix(port, ":")
+		if port == "" && strings.HasSuffix(s, ":") {
+			return r, errors.New("empty port after ':'")
+		}
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || a.Zone() != "" {
+			return r, fmt.Errorf("%q in brackets is not an IPv6 address", host)
+		}
+	} else if i := strings.IndexByte(s, ':'); i >= 0 {
+		if strings.Count(s, ":") > 1 {
+			return r, errors.New("more than one ':' (write an IPv6 address in brackets: [::1]:8080)")
+		}
+		host, port = s[:i], s[i+1:]
+		if port == "" {
+			return r, errors.New("empty port after ':'")
+		}
+	}
+	if port != "" {
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || n == 0 || port[0] == '+' {
+			return r, fmt.Errorf("port %q: want a number from 1 to 65535", port)
+		}
+		r.port = uint16(n)
+	}
+	if host == "" {
+		return r, errors.New("empty host before the port")
+	}
+	r.host = strings.ToLower(host)
+	if a, err := netip.ParseAddr(r.host); err == nil {
+		r.ip = a.Unmap()
+		return r, nil
+	}
+	for _, c := range r.host {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '*') {
+			return r, fmt.Errorf("%q cannot appear in a host name", c)
+		}
+	}
+	if strings.Contains(r.host, "*") {
+		if r.host != "*" && strings.Contains(strings.TrimPrefix(r.host, "*."), "*") {
+			return r, errors.New(`'*' may only appear alone or as a leading "*."`)
+		}
+		g, err := glob.Compile(r.host)
+		if err != nil {
+			return r, err
+		}
+		r.glob = g
+	}
+	return r, nil
+}
+
+// parseHostRules parses every rule; the first bad one is the error.
+func parseHostRules(rules []string) ([]hostRule, error) {
+	out := make([]hostRule, 0, len(rules))
+	for _, s := range rules {
+		r, err := parseHostRule(s)
+		if err != nil {
+			return nil, fmt.Errorf("allowed hosts: %q: %w", s, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// matchHost reports whether the rule names host (lower case, an IP
+// literal without brackets), whatever the port.
+func (r *hostRule) matchHost(host string, ip netip.Addr) bool {
+	switch {
+	case r.glob != nil:
+		return r.glob.Match(host)
+	case r.ip.IsValid():
+		return ip.IsValid() && ip.Unmap() == r.ip
+	}
+	return r.host == host
+}
+
+// trustsPrivate says the rule itself names a private destination: an IP
+// literal, or localhost. Any other rule reaches only public addresses
+// unless allow_private_networks is set.
+func (r *hostRule) trustsPrivate() bool { return r.ip.IsValid() || r.host == "localhost" }
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// privateClass names why a is not a public address, or returns "" when it
+// is one.
+func privateClass(a netip.Addr) string {
+	a = a.Unmap()
+	switch {
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsUnspecified(), a.Is4() && a.As4()[0] == 0:
+		return "unspecified"
+	case a.IsPrivate():
+		if a.Is4() {
+			return "private (RFC 1918)"
+		}
+		return "private (RFC 4193)"
+	case a.IsLinkLocalUnicast():
+		if a == netip.AddrFrom4([4]byte{169, 254, 169, 254}) {
+			return "link-local (cloud metadata)"
+		}
+		return "link-local"
+	case cgnat.Contains(a):
+		return "shared (CGNAT, RFC 6598)"
+	case a.IsMulticast():
+		return "multicast"
+	}
+	return ""
+}
+
+// RefusedError is the error of an outbound connection the rules do not
+// allow. The guest sees its text; Key is the plugins.toml key that would
+// allow it.
+type RefusedError struct {
+	Plugin string
+	Host   string // as the request named it
+	Port   uint16
+	Addr   netip.Addr // the resolved address refused, when the name was allowed
+	Key    string     // "allowed_hosts" or "allow_private_networks"
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("plugin %q: http to %s: %s", e.Plugin, net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Reason)
+}
+
+// egress is one module's outbound-HTTP policy and dialer.
+type egress struct {
+	plugin       string
+	rules        []hostRule
+	allowPrivate bool
+	dialer       net.Dialer
+	warn         *rootfs.Warner
+	// lookup resolves a name (net.DefaultResolver.LookupNetIP in
+	// production).
+	lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+func newEgress(plugin string, lim Limits, log *slog.Logger) *egress {
+	// normalize has parsed the rules already; a bad one cannot get here.
+	rules, _ := parseHostRules(lim.AllowedHosts)
+	if len(rules) > 0 {
+		warnProxyOnce(log)
+	}
+	return &egress{
+		plugin:       plugin,
+		rules:        rules,
+		allowPrivate: lim.AllowPrivateNetworks,
+		dialer:       net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
+		warn:         rootfs.NewWarner(log, "", 0, 0),
+		lookup:       net.DefaultResolver.LookupNetIP,
+	}
+}
+
+// client returns the module's own http.Client: every connection goes
+// through e.dial, it follows at most 10 redirects, and it ignores the
+// process's proxy settings (a proxy would be the address dialled, and the
+// rules could not be checked against the destination).
+func (e *egress) client() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	t.DialContext = e.dial
+	return &http.Client{
+		Transport: t,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
+}
+
+var proxyWarned sync.Once
+
+// warnProxyOnce says, once per process, that plugins do not use a proxy
+// set in the environment.
+func warnProxyOnce(log *slog.Logger) {
+	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
+		if os.Getenv(k) != "" {
+			proxyWarned.Do(func() {
+				log.Warn("plugin http requests ignore the proxy environment: allowed_hosts is checked on the address dialled, which a proxy would hide", "env", k)
+			})
+			return
+		}
+	}
+}
+
+// dial opens the connection to addr ("host:port", as the transport
+// computed it from the request's URL) if the rules allow it.
+func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port64, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("port %q: %w", portText, err)
+	}
+	port := uint16(port64)
+	host = strings.ToLower(host)
+	lit, _ := netip.ParseAddr(host)
+	trusted, err := e.allow(host, lit, port)
+	if err != nil {
+		return nil, err
+	}
+
+	var addrs []netip.Addr
+	if lit.IsValid() {
+		addrs = []netip.Addr{lit}
+	} else {
+		// Resolved once: the addresses checked are the ones dialled, so
+		// a second answer (DNS rebinding) cannot change the destination.
+		addrs, err = e.lookup(ctx, ipNetwork(network), host)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !trusted && !e.allowPrivate {
+		for _, a := range addrs {
+			if class := privateClass(a); class != "" {
+				return nil, e.refuse(&RefusedError{Host: host, Port: port, Addr: a.Unmap(), Key: "allow_private_networks",
+					Reason: fmt.Sprintf("address %s is %s; set allow_private_networks = true in [[plugin]] %s",
+						a.Unmap(), class, e.plugin)})
+			}
+		}
+	}
+	var errs []error
+	for _, a := range addrs {
+		c, err := e.dialer.DialContext(ctx, network, netip.AddrPortFrom(a.Unmap(), port).String())
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("%s has no address", host)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// allow matches host (lower case; lit is its address when it is an IP
+// literal) and port against the rules. trusted says a rule that allows it
+// also names a private destination itself (an IP literal or localhost).
+func (e *egress) allow(host string, lit netip.Addr, port uint16) (trusted bool, err error) {
+	var hostMatch, allowed bool
+	var portRules []string
+	for i := range e.rules {
+		r := &e.rules[i]
+		if !r.matchHost(host, lit) {
+			continue
+		}
+		hostMatch = true
+		if r.port != 0 && r.port != port {
+			portRules = append(portRules, r.text)
+			continue
+		}
+		allowed = true
+		trusted = trusted || r.trustsPrivate()
+	}
+	switch {
+	case !hostMatch:
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("host %s is not allowed; add it to allowed_hosts in [[plugin]] %s", host, e.plugin)})
+	case !allowed:
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("port %d is not allowed (allowed_hosts has %s); add %q to allowed_hosts in [[plugin]] %s",
+				port, strings.Join(quoteAll(portRules), ", "), net.JoinHostPort(host, strconv.Itoa(int(port))), e.plugin)})
+	}
+	return trusted, nil
+}
+
+// refuse fills in the plugin, logs the refusal (rate-limited) and returns
+// it for the guest.
+func (e *egress) refuse(err *RefusedError) error {
+	err.Plugin = e.plugin
+	attrs := []slog.Attr{slog.String("host", err.Host), slog.Int("port", int(err.Port)), slog.String("key", err.Key)}
+	if err.Addr.IsValid() {
+		attrs = append(attrs, slog.String("addr", err.Addr.String()))
+	}
+	e.warn.Log("http request refused", append(attrs, slog.String("reason", err.Reason))...)
+	return err
+}
+
+func ipNetwork(network string) string {
+	switch network {
+	case "tcp4":
+		return "ip4"
+	case "tcp6":
+		return "ip6"
+	}
+	return "ip"
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}

@@ -1,0 +1,431 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestParseHostRule(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		rule    string
+		host    string // want, when valid
+		port    uint16
+		ip      bool
+		wantErr string // "" when valid
+	}{
+		{rule: "api.example.com", host: "api.example.com"},
+		{rule: "API.Example.com", host: "api.example.com"},
+		{rule: "api.example.com:8443", host: "api.example.com", port: 8443},
+		{rule: "*", host: "*"},
+		{rule: "*:443", host: "*", port: 443},
+		{rule: "*.example.org", host: "*.example.org"},
+		{rule: "localhost:8080", host: "localhost", port: 8080},
+		{rule: "127.0.0.1", host: "127.0.0.1", ip: true},
+		{rule: "10.1.2.3:80", host: "10.1.2.3", port: 80, ip: true},
+		{rule: "::1", host: "::1", ip: true},
+		{rule: "[::1]", host: "::1", ip: true},
+		{rule: "[fd00::1]:8080", host: "fd00::1", port: 8080, ip: true},
+		{rule: "under_score.example", host: "under_score.example"},
+
+		{rule: "", wantErr: "empty host"},
+		{rule: "https://x.com", wantErr: "not a URL"},
+		{rule: "x.com/api", wantErr: "not a path"},
+		{rule: "x.com?q", wantErr: "not a path"},
+		{rule: "user@x.com", wantErr: "credentials"},
+		{rule: "x .com", wantErr: "spaces"},
+		{rule: "x.com:", wantErr: "empty port"},
+		{rule: ":443", wantErr: "empty host before the port"},
+		{rule: "x.com:0", wantErr: "want a number from 1 to 65535"},
+		{rule: "x.com:65536", wantErr: "want a number from 1 to 65535"},
+		{rule: "x.com:https", wantErr: "want a number from 1 to 65535"},
+		{rule: "x.com:+80", wantErr: "want a number from 1 to 65535"},
+		{rule: "x.com:80:81", wantErr: "more than one ':'"},
+		{rule: "[::1", wantErr: "without ']'"},
+		{rule: "[::1]8080", wantErr: "after ']'"},
+		{rule: "[::1]:", wantErr: "empty port"},
+		{rule: "[x.com]:80", wantErr: "not an IPv6 address"},
+		{rule: "[127.0.0.1]", wantErr: "not an IPv6 address"},
+		{rule: "a.*.com", wantErr: `'*' may only appear alone or as a leading "*."`},
+		{rule: "**.com", wantErr: `'*' may only appear`},
+		{rule: "[a-", wantErr: "without ']'"},
+		{rule: "{a,b}.com", wantErr: "cannot appear in a host name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.rule, func(t *testing.T) {
+			r, err := parseHostRule(tc.rule)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %+v, %v; want an error containing %q", r, err, tc.wantErr)
+				}
+				if err := CheckAllowedHost(tc.rule); err == nil {
+					t.Errorf("CheckAllowedHost: got nil; want the same error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got %v; want the rule accepted", err)
+			}
+			if r.host != tc.host || r.port != tc.port || r.ip.IsValid() != tc.ip {
+				t.Errorf("got host %q port %d ip %v; want %q %d %v", r.host, r.port, r.ip.IsValid(), tc.host, tc.port, tc.ip)
+			}
+		})
+	}
+}
+
+func TestPrivateClass(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		addr string
+		want string // substring; "" for a public address
+	}{
+		{"127.0.0.1", "loopback"},
+		{"127.1.2.3", "loopback"},
+		{"::1", "loopback"},
+		{"::ffff:127.0.0.1", "loopback"},
+		{"10.0.0.1", "RFC 1918"},
+		{"172.16.5.4", "RFC 1918"},
+		{"192.168.1.1", "RFC 1918"},
+		{"fd12::1", "RFC 4193"},
+		{"169.254.169.254", "cloud metadata"},
+		{"169.254.1.1", "link-local"},
+		{"fe80::1", "link-local"},
+		{"100.64.0.1", "CGNAT"},
+		{"100.127.255.255", "CGNAT"},
+		{"0.0.0.0", "unspecified"},
+		{"0.1.2.3", "unspecified"},
+		{"::", "unspecified"},
+		{"93.184.215.14", ""},
+		{"100.128.0.1", ""},
+		{"172.32.0.1", ""},
+		{"2606:4700::1111", ""},
+	}
+	for _, tc := range tests {
+		got := privateClass(netip.MustParseAddr(tc.addr))
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: got %q; want %q", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// countingListener counts the TCP connections it accepts: a refused
+// destination must never see one.
+type countingListener struct {
+	net.Listener
+	accepts atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepts.Add(1)
+	}
+	return c, err
+}
+
+// serveOn starts an HTTP server on addr ("127.0.0.1:0" …) that answers
+// "hello from NAME", and returns it with its listener.
+func serveOn(t *testing.T, addr, name string, h http.Handler) (*httptest.Server, *countingListener) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	if h == nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from "+name) })
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = cl
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, cl
+}
+
+func portOf(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// TestEgressGuest runs the test guest's "http" export (a raw Extism guest
+// that asks for whatever URL it is given) against loopback servers, and
+// counts what each server accepted.
+func TestEgressGuest(t *testing.T) {
+	t.Parallel()
+	needGuest(t)
+	allowed, allowedLn := serveOn(t, "127.0.0.1:0", "allowed", nil)
+	forbidden, forbiddenLn := serveOn(t, "127.0.0.1:0", "forbidden", nil)
+	aPort, fPort := portOf(t, allowed), portOf(t, forbidden)
+	redirect, _ := serveOn(t, "127.0.0.1:0", "redirect", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	}))
+	rPort := portOf(t, redirect)
+
+	tests := []struct {
+		name    string
+		allowed []string
+		private bool
+		url     string
+		want    string   // output, when allowed
+		refused []string // substrings of the refusal, when refused
+	}{
+		{name: "IP literal rule", allowed: []string{"127.0.0.1"}, url: allowed.URL + "/x", want: "200 hello from allowed"},
+		{name: "rule with the port", allowed: []string{"127.0.0.1:" + aPort}, url: allowed.URL, want: "200 hello from allowed"},
+		{name: "port mismatch", allowed: []string{"127.0.0.1:" + aPort}, url: forbidden.URL,
+			refused: []string{"port " + fPort + " is not allowed", `"127.0.0.1:` + aPort + `"`, "allowed_hosts in [[plugin]]"}},
+		{name: "host not allowed", allowed: []string{"example.com"}, url: forbidden.URL,
+			refused: []string{"host 127.0.0.1 is not allowed", "add it to allowed_hosts in [[plugin]]"}},
+		{name: "no rules", url: forbidden.URL, refused: []string{"not allowed", "allowed_hosts"}},
+		{name: "wildcard does not grant a loopback literal", allowed: []string{"*"}, url: forbidden.URL,
+			refused: []string{"address 127.0.0.1 is loopback", "allow_private_networks = true in [[plugin]]"}},
+		{name: "wildcard with allow_private_networks", allowed: []string{"*"}, private: true, url: allowed.URL, want: "200 hello from allowed"},
+		{name: "localhost rule", allowed: []string{"localhost:" + aPort}, url: "http://localhost:" + aPort + "/", want: "200 hello from allowed"},
+		{name: "redirect to a port not allowed", allowed: []string{"127.0.0.1:" + rPort},
+			url:     redirect.URL + "/?to=" + forbidden.URL + "/secret",
+			refused: []string{"port " + fPort + " is not allowed"}},
+		{name: "redirect to a name not allowed", allowed: []string{"127.0.0.1"},
+			url:     redirect.URL + "/?to=http://localhost:" + fPort + "/secret",
+			refused: []string{"host localhost is not allowed"}},
+		{name: "redirect allowed (control)", allowed: []string{"127.0.0.1:" + rPort, "localhost:" + aPort},
+			url: redirect.URL + "/?to=http://localhost:" + aPort + "/", want: "200 hello from allowed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := forbiddenLn.accepts.Load()
+			m := load(t, Limits{Instances: 1, AllowedHosts: tc.allowed, AllowPrivateNetworks: tc.private})
+			out, err := m.Call(context.Background(), "http", []byte(tc.url))
+			if tc.refused == nil {
+				if err != nil || string(out) != tc.want {
+					t.Fatalf("got %q, %v; want %q", out, err, tc.want)
+				}
+				return
+			}
+			ce := callErr(t, err)
+			if ce.Kind != KindHostPanic {
+				t.Errorf("got kind %v; want %v", ce.Kind, KindHostPanic)
+			}
+			for _, want := range append(tc.refused, fmt.Sprintf("plugin %q", t.Name())) {
+				if !strings.Contains(ce.Detail, want) {
+					t.Errorf("refusal %q; want it to contain %q", ce.Detail, want)
+				}
+			}
+			var re *RefusedError
+			if !errors.As(err, &re) || re.Plugin != t.Name() {
+				t.Errorf("got %v; want a *RefusedError of plugin %q", err, t.Name())
+			}
+			if !testLogs.Contains("http request refused") || !testLogs.Contains("plugin="+t.Name()) {
+				t.Errorf("no warning for plugin %s in the log", t.Name())
+			}
+			if n := forbiddenLn.accepts.Load() - before; n != 0 {
+				t.Errorf("the forbidden server accepted %d connections; want 0", n)
+			}
+		})
+	}
+	if n := allowedLn.accepts.Load(); n == 0 {
+		t.Errorf("the allowed server accepted nothing: the allowed cases proved nothing")
+	}
+}
+
+// TestEgressRedirectsNeverConnect follows many redirects to a forbidden
+// port and counts the forbidden listener's accepts, which must stay 0.
+func TestEgressRedirectsNeverConnect(t *testing.T) {
+	t.Parallel()
+	needGuest(t)
+	forbidden, forbiddenLn := serveOn(t, "127.0.0.1:0", "forbidden", nil)
+	redirect, redirectLn := serveOn(t, "127.0.0.1:0", "redirect", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, forbidden.URL+"/secret", http.StatusFound)
+	}))
+	const n = 300
+	m := load(t, Limits{Instances: 1, AllowedHosts: []string{"127.0.0.1:" + portOf(t, redirect)}})
+	for i := range n {
+		if out, err := m.Call(context.Background(), "http", []byte(redirect.URL)); err == nil {
+			t.Fatalf("redirect %d: got %q; want a refusal", i, out)
+		}
+	}
+	if a := forbiddenLn.accepts.Load(); a != 0 {
+		t.Errorf("%d redirects: the forbidden server accepted %d connections; want 0", n, a)
+	}
+	if redirectLn.accepts.Load() == 0 {
+		t.Errorf("the redirecting server accepted nothing")
+	}
+	t.Logf("%d redirects to a forbidden port: %d connections accepted by it", n, forbiddenLn.accepts.Load())
+}
+
+// loopbackName returns a name of this machine that resolves to a loopback
+// address, and that address, or skips tb.
+func loopbackName(tb testing.TB) (string, netip.Addr) {
+	tb.Helper()
+	host, err := os.Hostname()
+	if err != nil {
+		tb.Skipf("no host name to resolve: %v", err)
+	}
+	addrs, err := net.LookupHost(host)
+	if err != nil {
+		tb.Skipf("host name %q does not resolve (%v): the private-address guard needs a name that resolves to loopback", host, err)
+	}
+	for _, a := range addrs {
+		if ip, err := netip.ParseAddr(a); err == nil && ip.Unmap().IsLoopback() && ip.Unmap().Is4() {
+			return strings.ToLower(host), ip.Unmap()
+		}
+	}
+	tb.Skipf("host name %q resolves to %v, no IPv4 loopback address: the private-address guard needs a name that does (e.g. an /etc/hosts line)", host, addrs)
+	return "", netip.Addr{}
+}
+
+// TestEgressPrivateName asks for a name allowed by allowed_hosts that
+// resolves to loopback: refused without allow_private_networks, with no
+// connection made, and served with it.
+func TestEgressPrivateName(t *testing.T) {
+	t.Parallel()
+	needGuest(t)
+	name, ip := loopbackName(t)
+	srv, ln := serveOn(t, netip.AddrPortFrom(ip, 0).String(), "private", nil)
+	url := "http://" + net.JoinHostPort(name, portOf(t, srv)) + "/"
+	tests := []struct {
+		name    string
+		allowed []string
+		private bool
+		want    string
+	}{
+		{"name rule", []string{name}, false, ""},
+		{"glob rule", []string{"*"}, false, ""},
+		{"name rule with allow_private_networks", []string{name}, true, "200 hello from private"},
+		{"IP literal rule does not grant the name", []string{ip.String()}, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := ln.accepts.Load()
+			m := load(t, Limits{Instances: 1, AllowedHosts: tc.allowed, AllowPrivateNetworks: tc.private})
+			out, err := m.Call(context.Background(), "http", []byte(url))
+			if tc.want != "" {
+				if err != nil || string(out) != tc.want {
+					t.Fatalf("got %q, %v; want %q", out, err, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("got %q; want a refusal", out)
+			}
+			if tc.allowed[0] != ip.String() {
+				for _, want := range []string{name, "address " + ip.String() + " is loopback", "allow_private_networks = true in [[plugin]] " + t.Name()} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q; want it to contain %q", err, want)
+					}
+				}
+			}
+			if n := ln.accepts.Load() - before; n != 0 {
+				t.Errorf("the server behind %s accepted %d connections; want 0", name, n)
+			}
+		})
+	}
+}
+
+// TestEgressResolvesOnce checks, with a resolver the test controls, that a
+// name is resolved once per connection and that every address is checked
+// before any is dialled: a public answer followed by a loopback one
+// (rebinding) is refused as a whole.
+func TestEgressResolvesOnce(t *testing.T) {
+	t.Parallel()
+	srv, ln := serveOn(t, "127.0.0.1:0", "rebound", nil)
+	port, _ := strconv.Atoi(portOf(t, srv))
+	tests := []struct {
+		name    string
+		answer  []string
+		private bool
+		wantErr string
+	}{
+		{"public then loopback", []string{"93.184.215.14", "127.0.0.1"}, false, "address 127.0.0.1 is loopback"},
+		{"metadata", []string{"169.254.169.254"}, false, "cloud metadata"},
+		{"CGNAT", []string{"100.64.1.1"}, false, "CGNAT"},
+		{"allowed private answer is dialled", []string{"127.0.0.1"}, true, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEgress("p", Limits{AllowedHosts: []string{"rebind.example"}, AllowPrivateNetworks: tc.private}, slog.New(slog.DiscardHandler))
+			var lookups atomic.Int32
+			e.lookup = func(_ context.Context, _, host string) ([]netip.Addr, error) {
+				lookups.Add(1)
+				var out []netip.Addr
+				for _, a := range tc.answer {
+					out = append(out, netip.MustParseAddr(a))
+				}
+				return out, nil
+			}
+			before := ln.accepts.Load()
+			c, err := e.dial(context.Background(), "tcp", net.JoinHostPort("rebind.example", strconv.Itoa(port)))
+			if lookups.Load() != 1 {
+				t.Errorf("resolved %d times; want once", lookups.Load())
+			}
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+				return
+			}
+			if err == nil {
+				c.Close()
+				t.Fatalf("dialled; want a refusal containing %q", tc.wantErr)
+			}
+			var re *RefusedError
+			if !errors.As(err, &re) || re.Key != "allow_private_networks" || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("got %v; want a refusal naming allow_private_networks and %q", err, tc.wantErr)
+			}
+			if n := ln.accepts.Load() - before; n != 0 {
+				t.Errorf("accepted %d connections; want 0", n)
+			}
+		})
+	}
+}
+
+// FuzzParseHostRule: any allowed_hosts text either fails to parse or gives
+// a rule that allows its own host on its own port (or every port), so an
+// accepted rule is never one that can never match.
+func FuzzParseHostRule(f *testing.F) {
+	for _, s := range []string{"api.example.com", "x.com:8443", "*", "*.example.org", "[::1]:80", "::1", "10.0.0.1:1", "https://x", "a:b:c", "[", "Ä.example"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := parseHostRule(s)
+		if err != nil {
+			return
+		}
+		host := r.host
+		if r.glob != nil {
+			host = strings.ReplaceAll(host, "*", "a")
+		}
+		ip, _ := netip.ParseAddr(host)
+		if !r.matchHost(host, ip) {
+			t.Fatalf("rule %q (host %q) does not match its own host", s, r.host)
+		}
+		port := r.port
+		if port == 0 {
+			port = 443
+		}
+		e := &egress{plugin: "p", rules: []hostRule{r}}
+		_, err = e.allow(host, ip, port)
+		var re *RefusedError
+		if errors.As(err, &re) && re.Key == "allowed_hosts" {
+			t.Fatalf("rule %q refuses its own host %s:%d: %v", s, host, port, err)
+		}
+		if err != nil {
+			t.Fatalf("rule %q: %v", s, err)
+		}
+	})
+}
