@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -82,10 +83,19 @@ func DefaultConfig() *Config {
 // LoadConfig reads and validates file, then adds one plugin for each *.wasm
 // file in the server's plugin_dir (named after the file, without ".wasm").
 // A plugin_dir that does not exist yet counts as empty.
+//
+// A file that holds nothing but white space is a [*ConfigError]: that is
+// what an editor's truncate-then-write looks like halfway through, and
+// taking it for "no plugins" would unload them all. A set of no plugins is
+// written as such: a file with only "[server]", or only a comment.
 func LoadConfig(file string) (*Config, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ConfigError{File: file, Msg: fmt.Sprintf("the file is empty (%d bytes), as while an editor saves it; "+
+			"to serve no plugins, write a file holding only [server] or a comment", len(data))}
 	}
 	cfg, err := ParseConfig(file, data)
 	if err != nil {

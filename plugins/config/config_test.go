@@ -489,6 +489,43 @@ func TestLoadConfigDropIns(t *testing.T) {
 	}
 }
 
+// TestLoadConfigEmpty: a file holding nothing (an editor's save caught
+// halfway) is an error that says how to write no plugins; a file that says
+// so, with only [server] or a comment, is a valid set of none.
+func TestLoadConfigEmpty(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, src string
+		wantErr   bool
+	}{
+		{"0 bytes", "", true},
+		{"white space only", "\n  \t\r\n", true},
+		{"only [server]", "[server]\n", false},
+		{"only a comment", "# no plugins for now\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".toml")
+			write(t, file, tt.src)
+			cfg, err := LoadConfig(file)
+			if !tt.wantErr {
+				if err != nil || len(cfg.Plugins) != 0 {
+					t.Fatalf("LoadConfig: got %v, %d plugins; want no error and no plugins", err, len(cfg.Plugins))
+				}
+				return
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.File != file {
+				t.Fatalf("LoadConfig: got %v; want a *ConfigError naming %s", err, file)
+			}
+			for _, want := range []string{"empty", "[server]", "comment"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
+	}
+}
+
 func write(t testing.TB, file, data string) {
 	t.Helper()
 	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
