@@ -55,9 +55,6 @@ type Options struct {
 	PollAfter time.Duration
 	// Retry is the reconnection delay sent with priming events (default 1s).
 	Retry time.Duration
-	// ShutdownGrace bounds how long Serve waits, once its
-	// context is done, for the requests in flight (default 10s).
-	ShutdownGrace time.Duration
 
 	// Limits against clients that hold resources (see httplimits.go).
 
@@ -76,14 +73,13 @@ type Options struct {
 }
 
 const (
-	defaultHTTPPath      = "/mcp"
-	defaultSessionIdle   = 30 * time.Minute
-	defaultReplayEvents  = 256
-	defaultReplayBytes   = 4 << 20
-	defaultRetry         = time.Second
-	defaultShutdownGrace = 10 * time.Second
-	legacySSEPath        = "/sse"
-	legacyMessagesPath   = "/messages"
+	defaultHTTPPath     = "/mcp"
+	defaultSessionIdle  = 30 * time.Minute
+	defaultReplayEvents = 256
+	defaultReplayBytes  = 4 << 20
+	defaultRetry        = time.Second
+	legacySSEPath       = "/sse"
+	legacyMessagesPath  = "/messages"
 )
 
 // Error codes of HTTP-level errors, as the reference SDK sends them.
@@ -148,9 +144,6 @@ func NewHandler(srv *host.Server, opts Options) *Handler {
 	}
 	if opts.Retry <= 0 {
 		opts.Retry = defaultRetry
-	}
-	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = defaultShutdownGrace
 	}
 	limitOptions(&opts)
 	h := &Handler{
@@ -381,7 +374,7 @@ func (h *Handler) Close() {
 
 // Serve serves srv's HTTP transports on ln until ctx is done,
 // then shuts down: it refuses new sessions and requests (503), lets the
-// requests in flight finish (at most ShutdownGrace; answers to the
+// requests in flight finish (at most host.Options.ShutdownGrace; answers to the
 // server's own requests are still accepted), closes the streams and the
 // listener, and returns nil. It returns an error only if serving fails. The caller creates ln,
 // so it knows the address (port 0 works) and decides where to bind;
@@ -403,8 +396,9 @@ func Serve(ctx context.Context, srv *host.Server, ln net.Listener, opts Options)
 		return fmt.Errorf("http: serve: %w", err)
 	case <-ctx.Done():
 	}
-	h.log.Info("shutting down", "grace", h.opts.ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.ShutdownGrace)
+	grace := srv.ShutdownGrace()
+	h.log.Info("shutting down: refusing new requests, answering those in flight", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	// The listener stays open while requests drain: a call waiting for the
 	// client (sampling, elicitation) finishes only if the client's answer,

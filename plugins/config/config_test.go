@@ -57,7 +57,7 @@ source = "/abs/src"
 		t.Fatalf("ParseConfig: %v", err)
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
-		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
+		StartupWait: 3 * time.Second, ShutdownGrace: DefaultShutdownGrace, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
 		MemoryPages: 2048, MaxInstances: 3, Runtime: "native", TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
@@ -130,6 +130,25 @@ func TestParseConfigGo(t *testing.T) {
 	}
 }
 
+// TestParseConfigShutdownGrace: [server] shutdown_grace, and its default.
+func TestParseConfigShutdownGrace(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want time.Duration
+	}{
+		{"[server]\n", 10 * time.Second},
+		{"[server]\nshutdown_grace = \"2500ms\"\n", 2500 * time.Millisecond},
+	} {
+		cfg, err := ParseConfig("plugins.toml", []byte(tt.src))
+		if err != nil {
+			t.Fatalf("ParseConfig(%q): %v", tt.src, err)
+		}
+		if got := cfg.Server.ShutdownGrace; got != tt.want {
+			t.Errorf("ParseConfig(%q): ShutdownGrace = %v; want %v", tt.src, got, tt.want)
+		}
+	}
+}
+
 // TestParseConfigStateless: the [server] keys of the 2026-07-28 era.
 func TestParseConfigStateless(t *testing.T) {
 	cfg, err := ParseConfig("plugins.toml", []byte("[server]\ncache_ttl = \"1m\"\ncache_scope = \"public\"\nrequest_state_key_env = \"STATE_KEY\"\n"))
@@ -189,6 +208,14 @@ verbose = true
 [server]
 pagesize = 3
 `, []string{`2: key "verbose": unknown key`, `4: server: key "pagesize": unknown key (did you mean "page_size"?)`}},
+		{"shutdown_grace out of range", `
+[server]
+shutdown_grace = "0s"
+`, []string{`3: server: key "shutdown_grace": 0s is out of range [1ms, 1h0m0s]`}},
+		{"shutdown_grace not a duration", `
+[server]
+shutdown_grace = "10"
+`, []string{`3: server: key "shutdown_grace": invalid duration "10" (want a number and a unit, like "5s" or "1m30s")`}},
 		{"empty go", `
 [server]
 go = ""
