@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,8 +42,8 @@ type proc struct {
 }
 
 // faultyConfig writes a plugins.toml serving the faulty example, with a
-// timeout longer than any call of these tests, plus extra lines, and
-// returns its path.
+// timeout longer than any call of these tests unless its extra lines (in
+// the plugin's table) set another, and returns its path.
 func faultyConfig(t *testing.T, extra string) string {
 	t.Helper()
 	src, err := filepath.Abs("../../examples/faulty")
@@ -50,7 +51,10 @@ func faultyConfig(t *testing.T, extra string) string {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "plugins.toml")
-	conf := fmt.Sprintf("[server]\nstartup_wait = \"300s\"\n%s\n[[plugin]]\nname = \"faulty\"\nsource = %q\ntimeout = \"120s\"\n", extra, src)
+	if extra == "" {
+		extra = `timeout = "120s"`
+	}
+	conf := fmt.Sprintf("[server]\nstartup_wait = \"300s\"\n\n[[plugin]]\nname = \"faulty\"\nsource = %q\n%s\n", src, extra)
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +315,9 @@ type httpProc struct {
 	audit    chan string
 }
 
-func startHTTP(t *testing.T) *httpProc {
+// startHTTP starts it with extra lines in the faulty plugin's table (see
+// faultyConfig).
+func startHTTP(t *testing.T, extra string) *httpProc {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the faulty example")
@@ -335,7 +341,7 @@ func startHTTP(t *testing.T) *httpProc {
 		}
 		close(h.audit)
 	}()
-	h.proc = startProc(t, nil, "serve", "--config", faultyConfig(t, ""), "--no-watch", "--http", "127.0.0.1:0", "--audit-log", fifo)
+	h.proc = startProc(t, nil, "serve", "--config", faultyConfig(t, extra), "--no-watch", "--http", "127.0.0.1:0", "--audit-log", fifo)
 	re := regexp.MustCompile(`msg=listening addr=(http://\S+)`)
 	timeout := time.After(waitLong)
 	for h.url == "" {
@@ -351,6 +357,16 @@ func startHTTP(t *testing.T) *httpProc {
 			t.Fatalf("no listening line within %v:\n%s", waitLong, h.stderr())
 		}
 	}
+	h.open(t)
+	if _, body := h.post(t, echoCall); !strings.Contains(body, `"loaded"`) {
+		t.Fatalf("echo call: %s", body)
+	}
+	return h
+}
+
+// open starts the MCP session h posts on.
+func (h *httpProc) open(t *testing.T) {
+	t.Helper()
 	resp, body := h.post(t, initLine)
 	h.sid = resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || h.sid == "" {
@@ -359,10 +375,14 @@ func startHTTP(t *testing.T) *httpProc {
 	if resp, body := h.post(t, initedMsg); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("initialized: %s %s", resp.Status, body)
 	}
-	if _, body := h.post(t, echoCall); !strings.Contains(body, `"loaded"`) {
-		t.Fatalf("echo call: %s", body)
-	}
-	return h
+}
+
+// client is another MCP client of the same server: a session of its own.
+func (h *httpProc) client(t *testing.T) *httpProc {
+	t.Helper()
+	c := &httpProc{proc: h.proc, url: h.url, audit: h.audit}
+	c.open(t)
+	return c
 }
 
 // post sends one message on the session and returns the whole answer.
@@ -381,7 +401,12 @@ func (h *httpProc) post(t *testing.T, msg string) (*http.Response, string) {
 }
 
 func (h *httpProc) postErr(msg string) (*http.Response, error) {
-	req, err := http.NewRequest(http.MethodPost, h.url, strings.NewReader(msg))
+	return h.postCtx(context.Background(), msg)
+}
+
+// postCtx posts msg on a connection that ctx's end closes.
+func (h *httpProc) postCtx(ctx context.Context, msg string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
@@ -395,8 +420,7 @@ func (h *httpProc) postErr(msg string) (*http.Response, error) {
 }
 
 // callInFlight posts a slow call of ms with id and returns once the server
-// has handed it to the session (its audit line is written under the same
-// lock that shutdown takes first). The answer's body comes on the channel.
+// has handed it to the session. The answer's body comes on the channel.
 func (h *httpProc) callInFlight(t *testing.T, id, ms int) <-chan string {
 	t.Helper()
 	answer := make(chan string, 1)
@@ -414,6 +438,15 @@ func (h *httpProc) callInFlight(t *testing.T, id, ms int) <-chan string {
 		}
 		answer <- resp.Status + " " + string(body)
 	}()
+	h.handedOver(t, id)
+	return answer
+}
+
+// handedOver returns once the server has handed the tools/call with id to
+// its session: its audit line is written under the same lock that shutdown
+// takes first.
+func (h *httpProc) handedOver(t *testing.T, id int) {
+	t.Helper()
 	want := `"dir":"in","session":`
 	idField := fmt.Sprintf(`"id":%d,"method":"tools/call"`, id)
 	timeout := time.After(waitLong)
@@ -424,7 +457,7 @@ func (h *httpProc) callInFlight(t *testing.T, id, ms int) <-chan string {
 				t.Fatalf("the audit log ended before the call came in\nstderr:\n%s", h.stderr())
 			}
 			if strings.Contains(l, want) && strings.Contains(l, idField) {
-				return answer
+				return
 			}
 		case <-timeout:
 			t.Fatalf("the call did not come in within %v\nstderr:\n%s", waitLong, h.stderr())
@@ -435,7 +468,7 @@ func (h *httpProc) callInFlight(t *testing.T, id, ms int) <-chan string {
 // TestSignalAnswersCallsInFlightHTTP: SIGTERM over HTTP refuses new work,
 // answers the POST in flight, and exits 0.
 func TestSignalAnswersCallsInFlightHTTP(t *testing.T) {
-	h := startHTTP(t)
+	h := startHTTP(t, "")
 	answer := h.callInFlight(t, 3, 1500)
 	h.signal(t, syscall.SIGTERM)
 	select {
@@ -454,7 +487,7 @@ func TestSignalAnswersCallsInFlightHTTP(t *testing.T) {
 // TestSecondSignalExitsAtOnceHTTP: over HTTP too, a second signal does not
 // wait for the call still running.
 func TestSecondSignalExitsAtOnceHTTP(t *testing.T) {
-	h := startHTTP(t)
+	h := startHTTP(t, "")
 	h.callInFlight(t, 3, 100_000)
 	h.signal(t, syscall.SIGTERM)
 	h.waitLog(t, "shutting down")
@@ -462,4 +495,43 @@ func TestSecondSignalExitsAtOnceHTTP(t *testing.T) {
 	if code := h.exit(t, 5*time.Second); code != 128+int(syscall.SIGINT) {
 		t.Errorf("exit status %d; want %d\nstderr:\n%s", code, 128+int(syscall.SIGINT), h.stderr())
 	}
+}
+
+// TestAbandonedCallsCancelled: ten calls whose clients hang up before the
+// answer are cancelled, so a call from another client answers at once
+// rather than queueing behind them. Each abandoned call runs the faulty
+// plugin's loop tool, which spins until it is interrupted or its 30 s
+// timeout; the plugin has two instances, so without cancellation the next
+// call would wait for five rounds of timeouts (150 s).
+func TestAbandonedCallsCancelled(t *testing.T) {
+	h := startHTTP(t, "timeout = \"30s\"\nmax_instances = 2")
+	var hangUps []context.CancelFunc
+	var gone sync.WaitGroup
+	for i := range 10 {
+		ctx, hangUp := context.WithCancel(context.Background())
+		hangUps = append(hangUps, hangUp)
+		id := 10 + i
+		gone.Go(func() {
+			if resp, err := h.postCtx(ctx, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"faulty_loop"}}`, id)); err == nil {
+				resp.Body.Close()
+				t.Errorf("abandoned call %d: answered %s before the client hung up", id, resp.Status)
+			}
+		})
+		h.handedOver(t, id)
+	}
+	start := time.Now()
+	for _, hangUp := range hangUps {
+		hangUp()
+	}
+	gone.Wait()
+	other := h.client(t)
+	_, body := other.post(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"faulty_echo","arguments":{"text":"next"}}}`)
+	took := time.Since(start)
+	if !strings.Contains(body, `"next"`) {
+		t.Fatalf("the other client's call: got %s", body)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the other client's call answered %v after the hang-ups; want it well within one abandoned call's 30 s timeout", took)
+	}
+	t.Logf("the other client's call answered %v after 10 clients hung up", took)
 }

@@ -55,6 +55,13 @@ type Options struct {
 	PollAfter time.Duration
 	// Retry is the reconnection delay sent with priming events (default 1s).
 	Retry time.Duration
+	// ResumeWindow is how long a POST's SSE stream may stay without a
+	// connection before its requests are cancelled (default 10s): a
+	// client that lost the connection may resume the stream with GET and
+	// Last-Event-ID meanwhile. A POST that was not streaming yet (no event
+	// sent: the answer would have been JSON) has nothing to resume, and
+	// its requests are cancelled as soon as its connection closes.
+	ResumeWindow time.Duration
 
 	// Limits against clients that hold resources (see httplimits.go).
 
@@ -78,6 +85,7 @@ const (
 	defaultReplayEvents = 256
 	defaultReplayBytes  = 4 << 20
 	defaultRetry        = time.Second
+	defaultResumeWindow = 10 * time.Second
 	legacySSEPath       = "/sse"
 	legacyMessagesPath  = "/messages"
 )
@@ -144,6 +152,9 @@ func NewHandler(srv *host.Server, opts Options) *Handler {
 	}
 	if opts.Retry <= 0 {
 		opts.Retry = defaultRetry
+	}
+	if opts.ResumeWindow <= 0 {
+		opts.ResumeWindow = defaultResumeWindow
 	}
 	limitOptions(&opts)
 	h := &Handler{
