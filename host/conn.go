@@ -156,6 +156,10 @@ func (srv *Server) StartupLeft() time.Duration {
 	}
 }
 
+// ShutdownGrace is how long a transport shutting down waits for the
+// requests in flight ([Options.ShutdownGrace]).
+func (srv *Server) ShutdownGrace() time.Duration { return srv.opts.ShutdownGrace }
+
 // Ready is closed once the registry's initial load is done (readiness
 // probes).
 func (srv *Server) Ready() <-chan struct{} { return srv.reg.Ready() }

@@ -59,12 +59,19 @@ type Options struct {
 	// TaskAfter is how long a task-capable call that reports no progress
 	// runs in its request before it becomes a task. Zero means 1s.
 	TaskAfter time.Duration
+
+	// ShutdownGrace bounds how long a transport that is shutting down (its
+	// ctx is done, or stdin reached EOF) waits for the requests in flight
+	// to answer before it cancels them; each call is also bounded by its
+	// plugin's own timeout. Zero means 10s.
+	ShutdownGrace time.Duration
 }
 
 const (
 	defaultPageSize    = 100
 	defaultMaxMessage  = 4 << 20
 	defaultStartupWait = 10 * time.Second
+	defaultGrace       = 10 * time.Second
 	// coalesceDelay is how long registry changes are gathered before one
 	// notification per kind goes out: a reload touches several plugins in
 	// quick succession, and clients re-list on every notification.
@@ -118,6 +125,9 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = defaultGrace
 	}
 	if opts.CacheScope == "" {
 		opts.CacheScope = "private"

@@ -326,3 +326,44 @@ func TestReloadReportLog(t *testing.T) {
 		}
 	}
 }
+
+// TestManagerEmptySave saves plugins.toml the way many editors do,
+// truncate then write, through a real watcher: the reload that sees the
+// empty file keeps the generation serving and says why; the one that sees
+// the content finds the config as it was. Only a file that says so (here
+// only [server]) unloads every plugin.
+func TestManagerEmptySave(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "plugins.toml")
+	base := "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"
+	write(t, conf, base)
+	write(t, filepath.Join(root, "a.wasm"), string(toolModule("x")))
+	r := startManager(t, NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()}), conf)
+	rep := r.next(t)
+	if tools, _ := r.current(); rep.Err != nil || !slices.Equal(tools, []string{"a_x"}) {
+		t.Fatalf("initial load: err %v, tools %q; want a_x", rep.Err, tools)
+	}
+	gen := rep.Gen
+
+	write(t, conf, "")
+	rep = r.next(t)
+	var ce *config.ConfigError
+	if !errors.As(rep.Err, &ce) || ce.File != conf || !strings.Contains(ce.Msg, "[server]") {
+		t.Errorf("0-byte plugins.toml: err %v; want a *ConfigError naming %s that says how to write no plugins", rep.Err, conf)
+	}
+	if tools, _ := r.current(); rep.Gen != gen || !slices.Equal(tools, []string{"a_x"}) {
+		t.Errorf("0-byte plugins.toml: generation %d, tools %q; want %d still serving a_x", rep.Gen, tools, gen)
+	}
+
+	write(t, conf, base)
+	rep = r.next(t)
+	if tools, _ := r.current(); rep.Err != nil || len(rep.Changes.Kinds()) != 0 || !slices.Equal(tools, []string{"a_x"}) {
+		t.Errorf("save completed: err %v, changed %q, tools %q; want no error, no change, a_x", rep.Err, rep.Changes.Kinds(), tools)
+	}
+
+	write(t, conf, "[server]\n")
+	rep = r.next(t)
+	if tools, _ := r.current(); rep.Err != nil || len(tools) != 0 {
+		t.Errorf("only [server]: err %v, tools %q; want no error and no tools", rep.Err, tools)
+	}
+}

@@ -98,7 +98,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := shutdownContext(stderr)
 	defer stop()
 
 	err := commands[i].run(ctx, args, streams{stdin, stdout, stderr})
@@ -117,6 +117,42 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "mcphost %s: %v\n", name, err)
 		return 1
+	}
+}
+
+// shutdownContext returns a context that the first SIGINT or SIGTERM
+// cancels: the command finishes its work and stops (serve stops reading,
+// answers the calls in flight within [server] shutdown_grace, and exits 0).
+// A second signal ends the process at once, with the status a shell gives
+// a process killed by that signal (130 for SIGINT, 143 for SIGTERM), for
+// whoever will not wait. stop releases the signals.
+func shutdownContext(stderr io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { // ends with stop, or the process
+		select {
+		case <-sigs:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "mcphost: second signal (%v): exiting now, without waiting for the work in flight\n", sig)
+			code := 1
+			if s, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(s)
+			}
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
 	}
 }
 

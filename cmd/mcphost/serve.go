@@ -3,12 +3,15 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	goruntime "runtime"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
@@ -95,8 +98,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	// Plugins load in the background so initialize is answered at once;
-	// the first list requests wait (bounded) for this load.
-	loadCtx, cancelLoad := context.WithCancel(ctx)
+	// the first list requests wait (bounded) for this load. A signal does
+	// not stop it: calls in flight may be waiting for it, and are answered
+	// before the transport returns.
+	loadCtx, cancelLoad := context.WithCancel(context.WithoutCancel(ctx))
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
@@ -119,7 +124,14 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			goruntime.GOMAXPROCS(n)
 			log.Debug("one more P for the stdin reader", "gomaxprocs", n)
 		}
+		// A write to a closed stdout then fails with EPIPE instead of
+		// killing the process with SIGPIPE, which would say nothing.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		err = stdio.Serve(ctx, srv, stdin, stdout)
+		if errors.Is(err, syscall.EPIPE) {
+			log.Info("stdout closed by the client: the session is over", "err", err)
+			err = nil
+		}
 	}
 	cancelLoad()
 	<-loaded
@@ -138,6 +150,7 @@ func hostOptions(cfg *config.Config, log *slog.Logger, audit io.Writer) host.Opt
 		PageSize:        cfg.Server.PageSize,
 		MaxMessageBytes: cfg.Server.MaxMessageBytes,
 		StartupWait:     cfg.Server.StartupWait,
+		ShutdownGrace:   cfg.Server.ShutdownGrace,
 		CacheTTL:        cfg.Server.CacheTTL,
 		CacheScope:      cfg.Server.CacheScope,
 		TaskTTL:         cfg.Server.TaskTTL,

@@ -15,42 +15,50 @@ import (
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
-// drainGrace bounds how long Serve waits, after stdin reaches EOF, for
-// the requests still in flight before it cancels them. Plugin calls have
-// their own time limits, so this only matters for a misbehaving one.
-const drainGrace = 10 * time.Second
-
 // Serve serves one session of srv over newline-delimited JSON: messages are
 // read from in and written to out, one per line, and nothing else is ever
 // written to out.
 //
-// When in reaches EOF, Serve stops reading, fails the plugins' pending
+// Serve ends the same way when in reaches EOF and when ctx is done (the
+// process was asked to stop): it stops reading, fails the plugins' pending
 // requests to the client (which can no longer answer), lets the requests in
 // flight finish and send their responses (at most drainTime, then they are
-// cancelled), and returns nil. This is what makes
-// `echo '{…"tools/call"…}' | mcphost` work. When ctx is done it cancels the
-// requests in flight at once, sends nothing more and returns nil: both are
-// normal ways to end a stdio server. It returns an error only when reading
-// or writing fails. The goroutine reading in may outlive the call until in
-// returns from its last Read (closing in releases it).
+// cancelled and get none), and returns nil. This is what makes
+// `echo '{…"tools/call"…}' | mcphost` work, and a SIGTERM answer the calls
+// it interrupts. Lines read before ctx was done are still served; nothing
+// read after. It returns an error only when reading or writing fails; a
+// failed write (the client went away) cancels the requests at once, since
+// their answers can go nowhere. The goroutine reading in may outlive the
+// call until in returns from its last Read (closing in releases it).
 func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
+	// The requests' context: ctx ending stops reading, not the requests.
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	w := &writer{w: out, failed: cancel}
 	conn := srv.Connect(w, host.ConnInfo{ID: "stdio-" + rand.Text()[:8]})
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
 	readErr := make(chan error, 1)
-	go func() { readErr <- readLoop(ctx, conn, in, srv.MaxMessageBytes(), w) }()
+	go func() {
+		readErr <- readLoop(rctx, conn, &stopReader{r: in, stop: ctx.Done()}, srv.MaxMessageBytes(), w)
+	}()
 
 	var err error
 	select {
 	case err = <-readErr:
-		conn.ClientGone()
-		if !conn.Drain(drainTime(srv)) {
-			log.Warn("requests still in flight after stdin closed; cancelling them")
-		}
 	case <-ctx.Done():
+	case <-rctx.Done(): // a write failed
+	}
+	if rctx.Err() == nil {
+		grace := drainTime(srv)
+		if ctx.Err() != nil {
+			log.Info("shutting down: reading no more requests, answering those in flight", "grace", grace)
+		}
+		conn.ClientGone()
+		if !conn.Drain(grace) {
+			log.Warn("requests still in flight at the end of the shutdown grace; cancelling them unanswered",
+				"grace", grace, "key", "shutdown_grace in [server]")
+		}
 	}
 	cancel()
 	conn.Close()
@@ -62,11 +70,34 @@ func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) e
 	return err
 }
 
-// drainTime is how long requests in flight may take after stdin closes:
-// drainGrace, plus what is left of the startup wait while the initial load
-// is still running, because a request may be waiting for it (a cold start
-// building plugins from source takes longer than drainGrace).
-func drainTime(srv *host.Server) time.Duration { return drainGrace + srv.StartupLeft() }
+// stopReader is in as Serve reads it: once stop is closed, it reads no
+// more, and what a Read blocked at that moment returns is dropped.
+type stopReader struct {
+	r    io.Reader
+	stop <-chan struct{}
+}
+
+func (s *stopReader) Read(p []byte) (int, error) {
+	select {
+	case <-s.stop:
+		return 0, io.EOF
+	default:
+	}
+	n, err := s.r.Read(p)
+	select {
+	case <-s.stop:
+		return 0, io.EOF
+	default:
+		return n, err
+	}
+}
+
+// drainTime is how long requests in flight may take once reading stops:
+// the server's shutdown grace, plus what is left of the startup wait while
+// the initial load is still running, because a request may be waiting for
+// it (a cold start building plugins from source takes longer than the
+// grace).
+func drainTime(srv *host.Server) time.Duration { return srv.ShutdownGrace() + srv.StartupLeft() }
 
 // readLoop feeds each line of in to conn until EOF (nil) or a read error.
 // A line over max is answered and reading goes on.

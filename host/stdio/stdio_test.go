@@ -99,20 +99,21 @@ func TestServeLines(t *testing.T) {
 }
 
 // After stdin closes, requests still waiting for the initial load get the
-// rest of the startup wait on top of drainGrace; once loaded, only drainGrace.
+// rest of the startup wait on top of the shutdown grace; once loaded, only
+// the grace.
 func TestDrainTimeCoversStartupWait(t *testing.T) {
 	reg := plugins.NewRegistry()
-	srv := newServer(t, reg, host.Options{StartupWait: time.Hour})
+	srv := newServer(t, reg, host.Options{StartupWait: time.Hour, ShutdownGrace: 3 * time.Second})
 	if got := drainTime(srv); got < 59*time.Minute {
-		t.Errorf("drainTime before the initial load = %v; want about an hour more than %v", got, drainGrace)
+		t.Errorf("drainTime before the initial load = %v; want about an hour more than %v", got, srv.ShutdownGrace())
 	}
 	g, err := plugins.NewLoader(plugins.LoaderOptions{Logger: quietLog}).Build(context.Background(), config.DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg.Swap(context.Background(), g)
-	if got := drainTime(srv); got != drainGrace {
-		t.Errorf("drainTime after the initial load = %v; want %v", got, drainGrace)
+	if got := drainTime(srv); got != 3*time.Second {
+		t.Errorf("drainTime after the initial load = %v; want the grace, 3s", got)
 	}
 }
 
@@ -349,4 +350,60 @@ func TestWriterHoldKeepsOrder(t *testing.T) {
 	if want := `{"a":1}` + "\n" + `{"b":2}` + "\n" + h + h + big + "\n" + `{"d":4}` + "\n"; got != want {
 		t.Errorf("wrote %.80q…; want the six messages in order", got)
 	}
+}
+
+// TestShutdownAnswersCallsInFlight: when ctx ends (a signal), Serve stops
+// reading, lets the call in flight finish and answers it, then returns
+// nil; a line written after the signal is never served.
+func TestShutdownAnswersCallsInFlight(t *testing.T) {
+	fx := hosttest.NewFixture()
+	srv := newServer(t, hosttest.LoadRegistry(t, fx, "test"), host.Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, stop := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, srv, inR, outW) }()
+	lines := make(chan string, 16)
+	go func() { // ends when outW is closed below
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	hosttest.Recv(t, lines, "initialize")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_slow","arguments":{}}}`)
+	hosttest.Recv(t, fx.Started, "slow call started")
+
+	stop()
+	go func() { // the reader is blocked in Read: this line arrives after the signal
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	}()
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned %v with a call in flight", err)
+	case err := <-fx.Cancelled:
+		t.Fatalf("the call in flight was cancelled (%v); want it answered", err)
+	default:
+	}
+	close(fx.Release)
+	if l := hosttest.Recv(t, lines, "the call's answer"); !strings.Contains(l, `"id":1,"result"`) || !strings.Contains(l, `"done"`) {
+		t.Fatalf("got %s; want the call's answer", l)
+	}
+	if err := hosttest.Recv(t, served, "Serve's return"); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	outW.Close()
+	for l := range lines {
+		t.Errorf("unexpected line after the shutdown: %s", l)
+	}
+	inR.Close()
 }

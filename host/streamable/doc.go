@@ -11,7 +11,9 @@
 //
 //   - http.go: Options, Handler, Serve, shutdown;
 //   - httppost.go, httpsse.go, httpsession.go: POST, SSE streams, a
-//     session's streams, event ids and replay (Last-Event-ID);
+//     session's streams, event ids and replay (Last-Event-ID), and the
+//     cancellation of a POST's requests when its client goes away and
+//     cannot resume the stream (httpSession.detach);
 //   - httpstateless.go: session-less 2026-07-28 POSTs on a throw-away
 //     Conn, after checking the headers that mirror the body
 //     (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*);

@@ -55,9 +55,13 @@ type Options struct {
 	PollAfter time.Duration
 	// Retry is the reconnection delay sent with priming events (default 1s).
 	Retry time.Duration
-	// ShutdownGrace bounds how long Serve waits, once its
-	// context is done, for the requests in flight (default 10s).
-	ShutdownGrace time.Duration
+	// ResumeWindow is how long a POST's SSE stream may stay without a
+	// connection before its requests are cancelled (default 10s): a
+	// client that lost the connection may resume the stream with GET and
+	// Last-Event-ID meanwhile. A POST that was not streaming yet (no event
+	// sent: the answer would have been JSON) has nothing to resume, and
+	// its requests are cancelled as soon as its connection closes.
+	ResumeWindow time.Duration
 
 	// Limits against clients that hold resources (see httplimits.go).
 
@@ -76,14 +80,14 @@ type Options struct {
 }
 
 const (
-	defaultHTTPPath      = "/mcp"
-	defaultSessionIdle   = 30 * time.Minute
-	defaultReplayEvents  = 256
-	defaultReplayBytes   = 4 << 20
-	defaultRetry         = time.Second
-	defaultShutdownGrace = 10 * time.Second
-	legacySSEPath        = "/sse"
-	legacyMessagesPath   = "/messages"
+	defaultHTTPPath     = "/mcp"
+	defaultSessionIdle  = 30 * time.Minute
+	defaultReplayEvents = 256
+	defaultReplayBytes  = 4 << 20
+	defaultRetry        = time.Second
+	defaultResumeWindow = 10 * time.Second
+	legacySSEPath       = "/sse"
+	legacyMessagesPath  = "/messages"
 )
 
 // Error codes of HTTP-level errors, as the reference SDK sends them.
@@ -149,8 +153,8 @@ func NewHandler(srv *host.Server, opts Options) *Handler {
 	if opts.Retry <= 0 {
 		opts.Retry = defaultRetry
 	}
-	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = defaultShutdownGrace
+	if opts.ResumeWindow <= 0 {
+		opts.ResumeWindow = defaultResumeWindow
 	}
 	limitOptions(&opts)
 	h := &Handler{
@@ -381,7 +385,7 @@ func (h *Handler) Close() {
 
 // Serve serves srv's HTTP transports on ln until ctx is done,
 // then shuts down: it refuses new sessions and requests (503), lets the
-// requests in flight finish (at most ShutdownGrace; answers to the
+// requests in flight finish (at most host.Options.ShutdownGrace; answers to the
 // server's own requests are still accepted), closes the streams and the
 // listener, and returns nil. It returns an error only if serving fails. The caller creates ln,
 // so it knows the address (port 0 works) and decides where to bind;
@@ -403,8 +407,9 @@ func Serve(ctx context.Context, srv *host.Server, ln net.Listener, opts Options)
 		return fmt.Errorf("http: serve: %w", err)
 	case <-ctx.Done():
 	}
-	h.log.Info("shutting down", "grace", h.opts.ShutdownGrace)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.ShutdownGrace)
+	grace := srv.ShutdownGrace()
+	h.log.Info("shutting down: refusing new requests, answering those in flight", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
 	// The listener stays open while requests drain: a call waiting for the
 	// client (sampling, elicitation) finishes only if the client's answer,

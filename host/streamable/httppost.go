@@ -65,7 +65,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Kind != jsonrpc.KindRequest {
-		if !h.handOver(msg.Kind == jsonrpc.KindResponse, func() { hs.serve(body, nil) }) {
+		if !h.handOver(msg.Kind == jsonrpc.KindResponse, func() { hs.serve(body, nil, nil) }) {
 			unavailable(w)
 			return
 		}
@@ -88,7 +88,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, hs *httpSessio
 		httpError(w, http.StatusNotFound, codeSessionNotFound, "Session not found")
 		return
 	}
-	if !h.handOver(false, func() { hs.serve(body, batchKey) }) {
+	if !h.handOver(false, func() { hs.serve(body, batchKey, st) }) {
 		hs.abandon(st)
 		unavailable(w)
 		return
@@ -127,7 +127,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSess
 		}
 	}
 	if !answered {
-		if !h.handOver(onlyResponses, func() { hs.serve(body, nil) }) {
+		if !h.handOver(onlyResponses, func() { hs.serve(body, nil, nil) }) {
 			unavailable(w)
 			return
 		}
@@ -168,7 +168,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, body []byte
 	hs.enter()
 	c := newConn()
 	st, _ := hs.openPost([]string{string(msg.ID)}, c)
-	if !h.handOver(false, func() { hs.serve(body, nil) }) {
+	if !h.handOver(false, func() { hs.serve(body, nil, nil) }) {
 		hs.end(endShutdown)
 		unavailable(w)
 		return

@@ -35,8 +35,10 @@ type httpSession struct {
 	conn *host.Conn
 	log  *slog.Logger
 	// serve hands a message to the session, under the session's lifetime
-	// context (not the HTTP request's: a disconnect is not a cancellation).
-	serve  func(raw []byte, batchKey json.RawMessage)
+	// context; with st (the POST stream its requests answer on), under a
+	// context of their own that ends when st is finished or abandoned (see
+	// httpSession.detach).
+	serve  func(raw []byte, batchKey json.RawMessage, st *stream)
 	cancel context.CancelFunc // ends the lifetime context
 
 	mu         sync.Mutex
@@ -85,6 +87,10 @@ type stream struct {
 	answered bool // finished with a response
 	buffered int  // events of this stream in the replay buffer
 	poll     *time.Timer
+	// cancel ends the context of the POST's requests; orphan runs it if
+	// the stream stays without a connection for Options.ResumeWindow.
+	cancel context.CancelFunc
+	orphan *time.Timer
 }
 
 // conn is one HTTP response carrying a stream.
@@ -131,7 +137,17 @@ func (h *Handler) newHTTPSession(stateless bool, principal string) *httpSession 
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel
 	conn := hs.conn
-	hs.serve = func(raw []byte, key json.RawMessage) { conn.HandleKeyed(ctx, raw, key) }
+	hs.serve = func(raw []byte, key json.RawMessage, st *stream) {
+		if st == nil {
+			conn.HandleKeyed(ctx, raw, key)
+			return
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		hs.mu.Lock()
+		st.cancel = cancel // before handling: the answer may come at once
+		hs.mu.Unlock()
+		conn.HandleKeyed(rctx, raw, key)
+	}
 	return hs
 }
 
@@ -293,9 +309,15 @@ func (hs *httpSession) Unanswered(key json.RawMessage) {
 }
 
 // finishLocked marks st as having all its messages: its keys are free
-// again and it will not be polled.
+// again, it will not be polled, and its requests' context is released.
 func (hs *httpSession) finishLocked(st *stream) {
 	st.finished = true
+	if st.cancel != nil {
+		st.cancel()
+	}
+	if st.orphan != nil {
+		st.orphan.Stop()
+	}
 	for _, k := range st.keys {
 		if hs.byKey[k] == st {
 			delete(hs.byKey, k)
@@ -386,13 +408,47 @@ func (hs *httpSession) eventsAfter(dst []event, st *stream, seq int64) []event {
 }
 
 // detach removes c from st (when it is still the attached connection).
+//
+// A POST stream left without a connection before its answer was abandoned
+// by its client (or closed by PollAfter). Its requests are cancelled: at
+// once when it never turned into an SSE stream, since the client holds no
+// event id to resume it with; otherwise once ResumeWindow has passed
+// without a GET resuming it with Last-Event-ID, which the spec allows a
+// client that lost its connection.
 func (hs *httpSession) detach(st *stream, c *conn) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if st.conn == c {
-		st.conn = nil
-		hs.forgetLocked(st)
+	if st.conn != c {
+		return
 	}
+	st.conn = nil
+	hs.forgetLocked(st)
+	if !st.post || st.finished || st.cancel == nil || hs.ended != endNone {
+		return
+	}
+	if st.mode != modeSSE {
+		hs.log.Info("client went away before the answer: cancelling the request", "stream", st.num, "requests", st.keys)
+		st.cancel()
+		return
+	}
+	if st.orphan == nil {
+		st.orphan = time.AfterFunc(hs.h.opts.ResumeWindow, func() { hs.orphaned(st) })
+	} else {
+		st.orphan.Reset(hs.h.opts.ResumeWindow)
+	}
+}
+
+// orphaned is the ResumeWindow timer of a POST stream left without a
+// connection: unless one came back, its requests are cancelled.
+func (hs *httpSession) orphaned(st *stream) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if st.conn != nil || st.finished || hs.ended != endNone {
+		return
+	}
+	hs.log.Info("client went away and did not resume the stream: cancelling the request",
+		"stream", st.num, "requests", st.keys, "resume_window", hs.h.opts.ResumeWindow)
+	st.cancel()
 }
 
 // attachStandalone attaches c to the standalone stream, unless another
@@ -429,6 +485,9 @@ func (hs *httpSession) resume(num int64, c *conn) *stream {
 		old.signal()
 	}
 	st.conn = c
+	if st.orphan != nil {
+		st.orphan.Stop()
+	}
 	return st
 }
 

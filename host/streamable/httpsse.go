@@ -42,7 +42,7 @@ func (hs *httpSession) respond(w http.ResponseWriter, r *http.Request, st *strea
 		select {
 		case <-c.wake:
 		case <-r.Context().Done():
-			hs.detach(st, c) // the request goes on; its response is lost
+			hs.detach(st, c) // the client went away: the request is cancelled
 			return
 		}
 	}

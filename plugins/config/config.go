@@ -30,7 +30,10 @@ const (
 	// SDK; see RATIONALE.md.
 	DefaultStartupWait = 50 * time.Second
 	DefaultTimeout     = 5 * time.Second
-	DefaultMemoryPages = 4096 // 256 MiB
+	// DefaultShutdownGrace bounds how long a stopping server waits for the
+	// calls in flight: past the default plugin timeout, with room to spare.
+	DefaultShutdownGrace = 10 * time.Second
+	DefaultMemoryPages   = 4096 // 256 MiB
 )
 
 // pluginNameRE is what a plugin name may look like. Names become tool
@@ -48,7 +51,7 @@ var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`)
 
 var (
 	topKeys    = []string{"server", "plugin"}
-	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait",
+	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait", "shutdown_grace",
 		"cache_ttl", "cache_scope", "request_state_key_env", "task_ttl", "task_max_bytes", "task_after",
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
@@ -74,6 +77,7 @@ func DefaultConfig() *Config {
 		PageSize:        DefaultPageSize,
 		MaxMessageBytes: DefaultMaxMessageBytes,
 		StartupWait:     DefaultStartupWait,
+		ShutdownGrace:   DefaultShutdownGrace,
 		Timeout:         DefaultTimeout,
 		MemoryPages:     DefaultMemoryPages,
 		MaxInstances:    runtime.NumCPU(),
@@ -83,10 +87,19 @@ func DefaultConfig() *Config {
 // LoadConfig reads and validates file, then adds one plugin for each *.wasm
 // file in the server's plugin_dir (named after the file, without ".wasm").
 // A plugin_dir that does not exist yet counts as empty.
+//
+// A file that holds nothing but white space is a [*ConfigError]: that is
+// what an editor's truncate-then-write looks like halfway through, and
+// taking it for "no plugins" would unload them all. A set of no plugins is
+// written as such: a file with only "[server]", or only a comment.
 func LoadConfig(file string) (*Config, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ConfigError{File: file, Msg: fmt.Sprintf("the file is empty (%d bytes), as while an editor saves it; "+
+			"to serve no plugins, write a file holding only [server] or a comment", len(data))}
 	}
 	cfg, err := ParseConfig(file, data)
 	if err != nil {

@@ -58,7 +58,7 @@ source = "/abs/src"
 		t.Fatalf("ParseConfig: %v", err)
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
-		StartupWait: 3 * time.Second, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
+		StartupWait: 3 * time.Second, ShutdownGrace: DefaultShutdownGrace, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
 		MemoryPages: 2048, MaxInstances: 3, TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
@@ -132,6 +132,25 @@ func TestParseConfigGo(t *testing.T) {
 	}
 }
 
+// TestParseConfigShutdownGrace: [server] shutdown_grace, and its default.
+func TestParseConfigShutdownGrace(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		want time.Duration
+	}{
+		{"[server]\n", 10 * time.Second},
+		{"[server]\nshutdown_grace = \"2500ms\"\n", 2500 * time.Millisecond},
+	} {
+		cfg, err := ParseConfig("plugins.toml", []byte(tt.src))
+		if err != nil {
+			t.Fatalf("ParseConfig(%q): %v", tt.src, err)
+		}
+		if got := cfg.Server.ShutdownGrace; got != tt.want {
+			t.Errorf("ParseConfig(%q): ShutdownGrace = %v; want %v", tt.src, got, tt.want)
+		}
+	}
+}
+
 // TestParseConfigStateless: the [server] keys of the 2026-07-28 era.
 func TestParseConfigStateless(t *testing.T) {
 	cfg, err := ParseConfig("plugins.toml", []byte("[server]\ncache_ttl = \"1m\"\ncache_scope = \"public\"\nrequest_state_key_env = \"STATE_KEY\"\n"))
@@ -191,6 +210,14 @@ verbose = true
 [server]
 pagesize = 3
 `, []string{`2: key "verbose": unknown key`, `4: server: key "pagesize": unknown key (did you mean "page_size"?)`}},
+		{"shutdown_grace out of range", `
+[server]
+shutdown_grace = "0s"
+`, []string{`3: server: key "shutdown_grace": 0s is out of range [1ms, 1h0m0s]`}},
+		{"shutdown_grace not a duration", `
+[server]
+shutdown_grace = "10"
+`, []string{`3: server: key "shutdown_grace": invalid duration "10" (want a number and a unit, like "5s" or "1m30s")`}},
 		{"empty go", `
 [server]
 go = ""
@@ -520,6 +547,43 @@ func TestLoadConfigDropIns(t *testing.T) {
 	}
 	if _, err := LoadConfig(filepath.Join(dir, "missing.toml")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: got %v; want os.ErrNotExist", err)
+	}
+}
+
+// TestLoadConfigEmpty: a file holding nothing (an editor's save caught
+// halfway) is an error that says how to write no plugins; a file that says
+// so, with only [server] or a comment, is a valid set of none.
+func TestLoadConfigEmpty(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, src string
+		wantErr   bool
+	}{
+		{"0 bytes", "", true},
+		{"white space only", "\n  \t\r\n", true},
+		{"only [server]", "[server]\n", false},
+		{"only a comment", "# no plugins for now\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".toml")
+			write(t, file, tt.src)
+			cfg, err := LoadConfig(file)
+			if !tt.wantErr {
+				if err != nil || len(cfg.Plugins) != 0 {
+					t.Fatalf("LoadConfig: got %v, %d plugins; want no error and no plugins", err, len(cfg.Plugins))
+				}
+				return
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.File != file {
+				t.Fatalf("LoadConfig: got %v; want a *ConfigError naming %s", err, file)
+			}
+			for _, want := range []string{"empty", "[server]", "comment"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+		})
 	}
 }
 

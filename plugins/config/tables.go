@@ -37,6 +37,9 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "startup_wait", 0, time.Hour); ok {
 		sc.StartupWait = v
 	}
+	if v, ok := s.duration(m, "shutdown_grace", time.Millisecond, time.Hour); ok {
+		sc.ShutdownGrace = v
+	}
 	if v, ok := s.duration(m, "cache_ttl", 0, maxCacheTTL); ok {
 		sc.CacheTTL = v
 	}

@@ -35,6 +35,10 @@ type ServerConfig struct {
 	// StartupWait bounds how long the first list requests wait for the
 	// initial load (default 50s, see DefaultStartupWait).
 	StartupWait time.Duration
+	// ShutdownGrace bounds how long a stopping server (SIGTERM, SIGINT,
+	// stdin closed) waits for the calls in flight to answer before it
+	// cancels them (default 10s, see DefaultShutdownGrace).
+	ShutdownGrace time.Duration
 	// PluginDir is a drop-in directory of *.wasm files (may be "").
 	PluginDir string
 	// CacheTTL and CacheScope are the caching hints of 2026-07-28 list and
