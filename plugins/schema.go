@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcphost/mcphost/internal/jsonscan"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // ValidationError says why a tool's arguments or structured output do not
