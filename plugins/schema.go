@@ -168,6 +168,9 @@ func (t *Tool) ValidateStructured(v json.RawMessage) error {
 		return &ValidationError{Tool: t.Name, What: "structuredContent",
 			Detail: "missing: the tool declares an outputSchema"}
 	}
+	if t.outFlat != nil && t.outFlat.valid(trimmed) {
+		return nil
+	}
 	doc, err := jsonscan.Decode(trimmed)
 	if err != nil {
 		if _, err = decodeJSON(trimmed); err == nil { // its message
