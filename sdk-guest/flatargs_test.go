@@ -159,7 +159,8 @@ func checkFlat[T any](t *testing.T, in []byte, fast bool) {
 func scannedArgs(in []byte) (*Context, []byte) {
 	ctx := &Context{}
 	input := append(append([]byte(`{"request":{"name":"t","arguments":`), in...), `}}`...)
-	if p, ok := decodeInputFast[abi.CallToolParams](ctx, input); ok && p != nil {
+	// in must be the arguments whole (`0,"x":1` would be a 0 and a member).
+	if p, ok := decodeInputFast[abi.CallToolParams](ctx, input); ok && p != nil && bytes.Equal(p.Arguments, bytes.TrimSpace(in)) {
 		return ctx, p.Arguments
 	}
 	return &Context{}, in
