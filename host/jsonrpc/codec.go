@@ -76,7 +76,7 @@ func Decode(b []byte) (msg Message, err *Error) {
 	var version, method, id []byte
 	// params is walked member by member as part of this pass, so that
 	// its members are known without a second scan.
-	end := walkObjectDepth(b, i, 1, &msg.ParamMembers, nil, func(key, val []byte) bool {
+	end, werr := walkObject(b, i, 1, &msg.ParamMembers, nil, func(key, val []byte) bool {
 		switch {
 		case KeyIs(key, "jsonrpc"):
 			version = val
@@ -95,7 +95,7 @@ func Decode(b []byte) (msg Message, err *Error) {
 		}
 		return true
 	})
-	if end < 0 || jsonscan.SkipSpace(b, end) != len(b) {
+	if werr != nil || jsonscan.SkipSpace(b, end) != len(b) {
 		return Message{}, Errorf(CodeParseError, "parse error: not valid JSON")
 	}
 	return msg, msg.classify(version, method, id)

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
 )
@@ -22,54 +23,35 @@ func IsObject(v []byte) bool {
 // false. key is the raw key without its quotes (escapes are not decoded), val
 // the raw value. It reports false if obj is not a valid JSON object.
 func EachMember(obj []byte, fn func(key, val []byte) bool) bool {
-	return walkObject(obj, jsonscan.SkipSpace(obj, 0), fn) != -1
+	_, err := walkObject(obj, jsonscan.SkipSpace(obj, 0), 1, nil, nil, fn)
+	return err == nil || err == errStopped
 }
 
-// walkObject is eachMember from b[i]: it returns the index just past the
-// object, -1 if it is not valid, or -2 if fn stopped the walk.
-func walkObject(obj []byte, i int, fn func(key, val []byte) bool) int {
-	return walkObjectDepth(obj, i, 1, nil, nil, fn)
-}
+// errStopped is walkObject's error when fn stopped the walk.
+var errStopped = errors.New("stopped")
 
-// walkObjectDepth is walkObject for an object whose members sit at depth.
-// With params not nil, a "params" member whose value is an object is
-// walked in the same pass, instead of being scanned as a whole, and its
-// members replace *params. With into not nil, every member is appended to
-// *into (fn may then be nil).
-func walkObjectDepth(obj []byte, i, depth int, params, into *Members, fn func(key, val []byte) bool) int {
-	if i >= len(obj) || obj[i] != '{' {
-		return -1
-	}
-	i = jsonscan.SkipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return i + 1
-	}
-	for {
-		if i >= len(obj) || obj[i] != '"' {
-			return -1
-		}
-		k, err := jsonscan.ScanString(obj, i)
-		if err != nil {
-			return -1
-		}
-		key := obj[i+1 : k.End-1]
-		i = jsonscan.SkipSpace(obj, k.End)
-		if i >= len(obj) || obj[i] != ':' {
-			return -1
-		}
-		v := jsonscan.SkipSpace(obj, i+1)
+// walkObject calls fn for each member of the object at obj[i], whose
+// members sit at depth, until fn returns false (errStopped), and returns
+// the index just past the object. With params not nil, a "params" member
+// whose value is an object is walked in the same pass, instead of being
+// scanned as a whole, and its members replace *params. With into not nil,
+// every member is appended to *into (fn may then be nil).
+func walkObject(obj []byte, i, depth int, params, into *Members, fn func(key, val []byte) bool) (int, error) {
+	return jsonscan.Scanner{}.Object(obj, i, func(k jsonscan.String, v int) (int, error) {
+		key := obj[k.Start+1 : k.End-1]
 		var e int
+		var err error
 		if params != nil && v < len(obj) && obj[v] == '{' && KeyIs(key, "params") {
 			if depth >= jsonscan.MaxDepth {
-				return -1
+				return v, jsonscan.ErrSyntax
 			}
 			*params = (*params)[:0]
-			e = walkObjectDepth(obj, v, depth+1, nil, params, nil)
-		} else if e, err = jsonscan.ScanValue(obj, v, depth); err != nil {
-			return -1
+			e, err = walkObject(obj, v, depth+1, nil, params, nil)
+		} else {
+			e, err = jsonscan.ScanValue(obj, v, depth)
 		}
-		if e < 0 {
-			return -1
+		if err != nil {
+			return e, err
 		}
 		if into != nil {
 			if *into == nil {
@@ -78,21 +60,10 @@ func walkObjectDepth(obj []byte, i, depth int, params, into *Members, fn func(ke
 			*into = append(*into, RawMember{key, obj[v:e]})
 		}
 		if fn != nil && !fn(key, obj[v:e]) {
-			return -2
+			return e, errStopped
 		}
-		i = jsonscan.SkipSpace(obj, e)
-		if i >= len(obj) {
-			return -1
-		}
-		switch obj[i] {
-		case ',':
-			i = jsonscan.SkipSpace(obj, i+1)
-		case '}':
-			return i + 1
-		default:
-			return -1
-		}
-	}
+		return e, nil
+	})
 }
 
 // EachElement calls fn for each element of arr until fn returns false. It
