@@ -251,11 +251,10 @@ func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
 // callContext returns the context the envelope's scan recorded, decoded
 // as encoding/json decodes it.
 func (e *envelope) callContext() (abi.Context, bool) {
-	var c abi.Context
 	if e.slowContext {
-		err := json.Unmarshal(e.context, &c)
-		return c, err == nil
+		return unmarshalContext(e.context)
 	}
+	var c abi.Context
 	if e.id != nil || e.cmeta != nil {
 		// One copy for both.
 		raw := make([]byte, 0, len(e.id)+len(e.cmeta))
@@ -276,6 +275,14 @@ func (e *envelope) callContext() (abi.Context, bool) {
 		c.Plugin = string(e.plugin[1 : len(e.plugin)-1])
 	}
 	return c, true
+}
+
+// unmarshalContext is encoding/json's decoding of an envelope's context,
+// apart so that only this rare path puts the context on the heap.
+func unmarshalContext(cc []byte) (abi.Context, bool) {
+	var c abi.Context
+	err := json.Unmarshal(cc, &c)
+	return c, err == nil
 }
 
 // unmarshalString is encoding/json's decoding of a string, apart so
