@@ -25,6 +25,8 @@
 // names hyper-mcp uses ([HostLog], [HostProgress], …).
 //
 // This package imports only the standard library and builds for
-// GOOS=wasip1, because the guest SDK (sdk-guest) shares these types.
+// GOOS=wasip1, because the guest SDK (sdk-guest) shares these types; so
+// does its sub-package jsonscan, the JSON scanner that host and guest
+// share.
 // README.md beside this file shows every payload as JSON.
 package abi

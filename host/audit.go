@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
@@ -39,12 +40,12 @@ func (a *auditLog) record(session, dir string, msg []byte) {
 	b = append(b, `","dir":"`...)
 	b = append(b, dir...)
 	b = append(b, `","session":`...)
-	b = jsonrpc.AppendString(b, session)
+	b = jsonscan.AppendString(b, session)
 	b = append(b, `,"msg":`...)
-	if jsonrpc.Valid(msg) {
+	if jsonscan.Valid(msg) {
 		b = append(b, jsonrpc.CompactLine(msg)...)
 	} else {
-		b = jsonrpc.AppendString(b, string(msg))
+		b = jsonscan.AppendString(b, string(msg))
 	}
 	b = append(b, '}', '\n')
 	a.w.Write(b) // best effort: auditing must not stop the server

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 )
@@ -151,7 +152,7 @@ func (srv *Server) decorate(body []byte, m *method, h *cacheHints) []byte {
 			body = setMember(body, "ttlMs", strconv.AppendInt(nil, h.ttlMs, 10))
 		}
 		if jsonrpc.Member(body, "cacheScope") == nil {
-			body = setMember(body, "cacheScope", jsonrpc.AppendString(nil, h.scope))
+			body = setMember(body, "cacheScope", jsonscan.AppendString(nil, h.scope))
 		}
 	}
 	return body

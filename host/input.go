@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
@@ -155,7 +156,7 @@ func (in *inputRound) ask(method string, params json.RawMessage) (json.RawMessag
 	if params == nil {
 		params = emptyJSON
 	}
-	b := append([]byte(`{"method":`), jsonrpc.AppendString(nil, method)...)
+	b := append([]byte(`{"method":`), jsonscan.AppendString(nil, method)...)
 	b = append(b, `,"params":`...)
 	b = append(b, params...)
 	in.asked[key] = append(b, '}')
@@ -237,7 +238,7 @@ func (srv *Server) inputRequired(req *request) json.RawMessage {
 	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses})
 	b := append([]byte(`{"resultType":"input_required","inputRequests":`), asked...)
 	b = append(b, `,"requestState":`...)
-	b = jsonrpc.AppendString(b, state)
+	b = jsonscan.AppendString(b, state)
 	return append(b, '}')
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
@@ -222,7 +223,7 @@ func listParams(req *request) (string, error) {
 func appendPage[T any](field string, page []T, next string, item func(dst []byte, it T) []byte) []byte {
 	dst := make([]byte, 0, 256*len(page)+64)
 	dst = append(dst, '{')
-	dst = jsonrpc.AppendString(dst, field)
+	dst = jsonscan.AppendString(dst, field)
 	dst = append(dst, ':', '[')
 	for i, it := range page {
 		if i > 0 {
@@ -233,7 +234,7 @@ func appendPage[T any](field string, page []T, next string, item func(dst []byte
 	dst = append(dst, ']')
 	if next != "" {
 		dst = append(dst, `,"nextCursor":`...)
-		dst = jsonrpc.AppendString(dst, next)
+		dst = jsonscan.AppendString(dst, next)
 	}
 	return append(dst, '}')
 }
@@ -244,7 +245,7 @@ func renamed(raw []byte, name, current string) []byte {
 	if name == current {
 		return raw
 	}
-	return setMember(raw, "name", jsonrpc.AppendString(nil, name))
+	return setMember(raw, "name", jsonscan.AppendString(nil, name))
 }
 
 // listing is one paginated list method: where its items live, their sort

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
@@ -31,7 +32,7 @@ func (req *request) peer() *peer { return (*peer)(req) }
 func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) error {
 	req := (*request)(p)
 	s := req.sess
-	if params != nil && !jsonrpc.Valid(params) {
+	if params != nil && !jsonscan.Valid(params) {
 		return fmt.Errorf("notify %s: params are not valid JSON", method)
 	}
 	if req.done.Load() {
@@ -83,7 +84,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 func (p *peer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	req := (*request)(p)
 	s := req.sess
-	if params != nil && !jsonrpc.Valid(params) {
+	if params != nil && !jsonscan.Valid(params) {
 		return nil, fmt.Errorf("%s: params are not valid JSON", method)
 	}
 	if err := mayRequest(req.clientState(), method, params); err != nil {
@@ -190,7 +191,7 @@ func (s *session) dropPending(id json.RawMessage) bool {
 func cancelParams(id json.RawMessage, cause error) []byte {
 	b := append([]byte(`{"requestId":`), id...)
 	b = append(b, `,"reason":`...)
-	b = jsonrpc.AppendString(b, cause.Error())
+	b = jsonscan.AppendString(b, cause.Error())
 	return append(b, '}')
 }
 
@@ -228,7 +229,7 @@ func setMember(obj []byte, key string, val []byte) []byte {
 	if len(out) > 1 {
 		out = append(out, ',')
 	}
-	out = jsonrpc.AppendString(out, key)
+	out = jsonscan.AppendString(out, key)
 	out = append(out, ':')
 	out = append(out, val...)
 	return append(out, '}')

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
@@ -198,7 +199,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 	if jsonrpc.Member(cc.Meta, "progressToken") == nil {
 		// The guest reports progress only with a token; a task's progress
 		// becomes its statusMessage.
-		cc.Meta = setMember(cc.Meta, "progressToken", jsonrpc.AppendString(nil, "task-"+j.id))
+		cc.Meta = setMember(cc.Meta, "progressToken", jsonscan.AppendString(nil, "task-"+j.id))
 	}
 	go func() {
 		defer ts.wg.Done()
@@ -445,17 +446,17 @@ func newTaskID() string {
 // its status (result, error, inputRequests) as a DetailedTask.
 func (ts *taskStore) appendTask(b []byte, j *job, detail bool) []byte {
 	b = append(b, `{"taskId":`...)
-	b = jsonrpc.AppendString(b, j.id)
+	b = jsonscan.AppendString(b, j.id)
 	b = append(b, `,"status":`...)
-	b = jsonrpc.AppendString(b, j.status)
+	b = jsonscan.AppendString(b, j.status)
 	if j.message != "" {
 		b = append(b, `,"statusMessage":`...)
-		b = jsonrpc.AppendString(b, j.message)
+		b = jsonscan.AppendString(b, j.message)
 	}
 	b = append(b, `,"createdAt":`...)
-	b = jsonrpc.AppendString(b, j.created.UTC().Format(time.RFC3339Nano))
+	b = jsonscan.AppendString(b, j.created.UTC().Format(time.RFC3339Nano))
 	b = append(b, `,"lastUpdatedAt":`...)
-	b = jsonrpc.AppendString(b, j.updated.UTC().Format(time.RFC3339Nano))
+	b = jsonscan.AppendString(b, j.updated.UTC().Format(time.RFC3339Nano))
 	b = append(b, `,"ttlMs":`...)
 	b = strconv.AppendInt(b, ts.ttl.Milliseconds(), 10)
 	b = append(b, `,"pollIntervalMs":`...)
@@ -488,7 +489,7 @@ type taskPeer struct {
 // SEP-2663 defines no other notification for a task.
 func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	if method == "notifications/progress" {
-		if params != nil && !jsonrpc.Valid(params) {
+		if params != nil && !jsonscan.Valid(params) {
 			return fmt.Errorf("notify %s: params are not valid JSON", method)
 		}
 		p.ts.escalate(p.j)
@@ -524,7 +525,7 @@ func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMes
 // far, or records them: in its request they become input_required
 // rounds, in a task its inputRequests.
 func (p *taskPeer) Request(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if params != nil && !jsonrpc.Valid(params) {
+	if params != nil && !jsonscan.Valid(params) {
 		return nil, fmt.Errorf("%s: params are not valid JSON", method)
 	}
 	if err := mayRequest(p.req.clientState(), method, params); err != nil {

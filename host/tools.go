@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
@@ -68,7 +69,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 // toolError is an isError CallToolResult carrying text.
 func toolError(text string) json.RawMessage {
 	b := append(make([]byte, 0, len(text)+64), `{"content":[{"type":"text","text":`...)
-	b = jsonrpc.AppendString(b, text)
+	b = jsonscan.AppendString(b, text)
 	return append(b, `}],"isError":true}`...)
 }
 

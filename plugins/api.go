@@ -55,6 +55,7 @@ type Tool struct {
 
 	in, out *jsonschema.Schema // compiled inputSchema and outputSchema (nil when absent)
 	flat    *flatSchema        // in's one-pass form, when it has one
+	outFlat *flatSchema        // out's one-pass form, when it has one
 }
 
 // TaskSupport is the tool's execution.taskSupport: abi.TaskOptional or

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/jsonscan"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/sandbox"
 )
 

@@ -77,3 +77,40 @@ func BenchmarkMatchTemplate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidateStructured checks a C-kit tool's structuredContent
+// against its outputSchema (text_stats of the kit's template), as every
+// call of such a tool does: through the one-pass check, and through the
+// general validator alone, with the ratio of the two.
+func BenchmarkValidateStructured(b *testing.B) {
+	m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: list("tools", []string{`{"name":"text_stats","inputSchema":{"type":"object",
+			"properties":{"text":{"type":"string"}},"required":["text"]},
+			"outputSchema":{"type":"object","properties":{"bytes":{"type":"integer"},"words":{"type":"integer"},
+			"lines":{"type":"integer"}},"required":["bytes","words","lines"]}}`}),
+	})
+	g := build(b, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
+	defer g.Close(context.Background())
+	flat := g.Tool("p_text_stats")
+	if flat.outFlat == nil {
+		b.Fatal("outputSchema not compiled to the one-pass form")
+	}
+	general := *flat
+	general.outFlat = nil
+	out := json.RawMessage(`{"bytes":11,"words":2,"lines":1}`)
+	var ns [2]float64
+	for i, tl := range []*Tool{flat, &general} {
+		b.Run([]string{"onepass", "jsonschema"}[i], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tl.ValidateStructured(out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ns[i] = float64(b.Elapsed()) / float64(b.N)
+			if i == 1 && ns[0] > 0 {
+				b.ReportMetric(ns[1]/ns[0], "x-onepass")
+			}
+		})
+	}
+}

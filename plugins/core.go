@@ -55,6 +55,7 @@ type listedTool struct {
 	raw     json.RawMessage // compact
 	in, out *jsonschema.Schema
 	flat    *flatSchema // in's one-pass form, when it has one
+	outFlat *flatSchema // out's one-pass form, when it has one
 }
 
 type listedResource struct {

@@ -5,17 +5,20 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"github.com/mcphost/mcphost/internal/jsonscan"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
-// A flatSchema is an inputSchema simple enough to be checked in one pass
-// over the arguments' bytes: an object whose properties are each of some
-// primitive types, with required names and, optionally, no other
-// properties. Most tools' schemas are of this shape (the Go SDK derives
-// them from flat structs), and the general validator costs ~3 µs and ~24
-// allocations a call for them, building a tree of the arguments first.
+// A flatSchema is a tool schema (inputSchema or outputSchema) simple
+// enough to check a document against in one pass over its bytes: an
+// object whose properties are each of some primitive types, with required
+// names and, optionally, no other properties. Most tools' schemas are of
+// this shape (the Go SDK derives them from flat structs, the C kit's
+// template writes one), and the general validator costs microseconds and
+// dozens of allocations a call for them, building a tree of the document
+// first; under load a C guest's output check took more CPU than the
+// guest's own work.
 //
-// The check only ever proves arguments valid. When it cannot (a wrong or
+// The check only ever proves a document valid. When it cannot (a wrong or
 // unusual value, an escaped key, a number it does not classify), the
 // general validator runs and has the last word, so its verdicts and
 // messages are unchanged; FuzzFlatSchema checks that every "valid" here
@@ -53,8 +56,8 @@ var annotations = map[string]bool{
 	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 }
 
-// compileFlat returns the flat form of the inputSchema doc, or nil when it
-// has any keyword beyond the few it understands.
+// compileFlat returns the flat form of the schema doc, or nil when it has
+// any keyword beyond the few it understands.
 func compileFlat(doc any) *flatSchema {
 	obj, ok := doc.(map[string]any)
 	if !ok || obj["type"] != "object" {
@@ -163,7 +166,8 @@ func compileFlatProp(ps any) (flatProp, bool) {
 	return p, false
 }
 
-// valid reports whether args (trimmed, not null) are certainly valid.
+// valid reports whether args, a document (trimmed, not null), is
+// certainly valid.
 func (fs *flatSchema) valid(args []byte) bool {
 	ok := true
 	var found uint64 // required names seen, by index

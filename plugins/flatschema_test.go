@@ -5,15 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/internal/jsonscan"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
-// flatCases are schemas of the flat shape, and one beyond it.
+// flatCases are schemas of the flat shape: input schemas, and the output
+// schema of the C kit's template.
 var flatCases = []string{
 	`{"type":"object","properties":{"text":{"type":"string","description":"d"}},"required":["text"],"additionalProperties":false}`,
 	`{"type":"object","title":"t","properties":{"s":{"type":"string","minLength":2,"maxLength":4},"n":{"type":"integer"},"x":{"type":"number"},"b":{"type":"boolean"},"z":{"type":["string","null"]},"o":{"type":"object"},"a":{"type":"array"},"any":{},"t":true},"required":["s","n"]}`,
 	`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"number"}},"additionalProperties":true}`,
 	`{"type":"object"}`,
+	`{"type":"object","properties":{"bytes":{"type":"integer"},"words":{"type":"integer"},"lines":{"type":"integer"}},"required":["bytes","words","lines"]}`,
 }
 
 func compileBoth(t testing.TB, raw string) (*flatSchema, func([]byte) error) {
@@ -58,6 +60,11 @@ func TestFlatSchema(t *testing.T) {
 		{1, `{"s":"ab","n":"3"}`, false},
 		{2, `{"n":1,"other":[true]}`, true},
 		{3, `{"anything":[1,{"a":null}]}`, true},
+		{4, `{"bytes":11,"words":2,"lines":1}`, true},
+		{4, `{"bytes":11,"words":2}`, false},             // lines missing
+		{4, `{"bytes":11,"words":2,"lines":1.5}`, false}, // not an integer
+		{4, `{"bytes":11,"words":2,"lines":1e0}`, false}, // an integer the validator decides
+		{4, `{"bytes":-0,"words":0,"lines":0,"more":"x"}`, true},
 	} {
 		fs, full := compileBoth(t, flatCases[tc.schema])
 		if fs == nil {
@@ -89,10 +96,11 @@ func TestFlatSchema(t *testing.T) {
 	}
 }
 
-// Every argument object the one pass calls valid is valid to the general
-// validator.
+// Every document (arguments or structuredContent) the one pass calls
+// valid is valid to the general validator, which decides every other.
 func FuzzFlatSchema(f *testing.F) {
 	for _, s := range []string{`{"text":"hello"}`, `{"s":"ab","n":3,"x":1,"b":true,"z":null,"o":{},"a":[]}`, `{"n":1e400}`,
+		`{"bytes":11,"words":2,"lines":1}`, `{"bytes":1,"words":-2,"lines":1.0,"bytes":"x"}`,
 		`{"s":"\u00e9\u00e9","n":-0}`, `{"s":"ab","n":3,"s":1}`, `{"text":"a","text":"b"}`, "{\"s\":\"\xff\xfe\",\"n\":1}"} {
 		for i := range flatCases {
 			f.Add(i, []byte(s))

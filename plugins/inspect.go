@@ -175,6 +175,8 @@ func (l *Loader) readTools(c *core, raws []json.RawMessage) []listedTool {
 		if o := bytes.TrimSpace(t.def.OutputSchema); len(o) > 0 && !bytes.Equal(o, []byte("null")) {
 			if t.out, err = compileSchema(plugin, name, "outputSchema", t.def.OutputSchema); err != nil {
 				faults = append(faults, err)
+			} else if doc, err := decodeJSON(t.def.OutputSchema); err == nil {
+				t.outFlat = compileFlat(doc)
 			}
 		}
 		if len(faults) > 0 {

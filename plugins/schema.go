@@ -11,7 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/mcphost/mcphost/internal/jsonscan"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // ValidationError says why a tool's arguments or structured output do not
@@ -167,6 +167,9 @@ func (t *Tool) ValidateStructured(v json.RawMessage) error {
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return &ValidationError{Tool: t.Name, What: "structuredContent",
 			Detail: "missing: the tool declares an outputSchema"}
+	}
+	if t.outFlat != nil && t.outFlat.valid(trimmed) {
+		return nil
 	}
 	doc, err := jsonscan.Decode(trimmed)
 	if err != nil {

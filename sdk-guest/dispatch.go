@@ -180,58 +180,6 @@ func decodeInputSlow[T any](ctx *Context, input []byte, needed bool) (*T, error)
 	return env.Request, nil
 }
 
-// decodeInputFast is decodeInput for well-formed input: one validating
-// pass over the envelope, and a call_tool request's arguments neither
-// scanned again nor copied. It reports false when decodeInput must run
-// instead, which then reports the input's errors.
-func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
-	if _, isCall := any((*T)(nil)).(*abi.CallToolParams); isCall {
-		if req, ok := decodeCallTool(ctx, input); ok {
-			return any(req).(*T), true
-		}
-	}
-	var bigs []strInfo
-	request, cc, ok := splitEnvelope(input, func(s strInfo) {
-		if s.end-s.start >= bigString {
-			bigs = append(bigs, s)
-		}
-	})
-	if !ok {
-		return nil, false
-	}
-	var c abi.Context
-	if cc != nil {
-		var fast bool
-		if c, fast = splitContext(cc); !fast {
-			if c, ok = unmarshalContext(cc); !ok {
-				return nil, false
-			}
-		}
-	}
-	var req *T
-	if request != nil && string(request) != "null" {
-		req = new(T)
-		if p, isCall := any(req).(*abi.CallToolParams); isCall {
-			if *p, ok = splitCallTool(request); !ok {
-				return nil, false
-			}
-			ctx.setBigArgs(input, p.Arguments, bigs)
-		} else if json.Unmarshal(request, req) != nil {
-			return nil, false
-		}
-	}
-	ctx.Context = c
-	return req, true
-}
-
-// unmarshalContext is encoding/json's decoding of an envelope's context,
-// apart so that only this rare path puts the context on the heap.
-func unmarshalContext(cc []byte) (abi.Context, bool) {
-	var c abi.Context
-	err := json.Unmarshal(cc, &c)
-	return c, err == nil
-}
-
 func (r *registry) listTools() *abi.ListToolsResult {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"reflect"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
-// A call_tool envelope is scanned once: while validating it, the scan
-// records the members of the request and of the context and the
-// top-level members of the arguments, so that neither splitCallTool,
-// splitContext nor the flat argument decoder walks them again. Whatever
-// this pass does not take (see decodeCallTool) goes to decodeInputFast's
-// general path, and from there to encoding/json, as before.
+// An export's input envelope is scanned once, by package jsonscan: while
+// validating it, the scan records the members of the request (of a
+// call_tool request: its name, arguments and _meta, and the top-level
+// members of the arguments) and of the context, and finds the big
+// strings, so that no later step walks them again. encoding/json is the
+// reference: whatever this pass does not take (see scanEnvelope) goes to
+// decodeInputSlow, which decodes and reports errors as encoding/json
+// does. Under Wasm encoding/json's reflection costs a Go guest about
+// 14 µs a call for the context's four members alone.
 
 // argMember is a top-level member of a call's arguments object, as the
 // envelope's scan found it; offsets are the arguments' own.
@@ -28,85 +30,48 @@ type argMember struct {
 	esc, high bool  // it has escapes, bytes ≥ 0x80
 }
 
-// object scans the object at i (its '{'), calling member with each
-// member's key and the start of its value; member scans the value and
-// returns its end.
-func (sc *scanner) object(i int, member func(k strInfo, v0 int) (int, error)) (int, error) {
-	s := sc.s
-	i = sc.space(i + 1)
-	if i < len(s) && s[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		if i >= len(s) || s[i] != '"' {
-			return i, errSyntax
-		}
-		k, err := sc.str(i)
-		if err != nil {
-			return i, err
-		}
-		i = sc.space(k.end)
-		if i >= len(s) || s[i] != ':' {
-			return i, errSyntax
-		}
-		v1, err := member(k, sc.space(i+1))
-		if err != nil {
-			return v1, err
-		}
-		i = sc.space(v1)
-		if i >= len(s) {
-			return i, errSyntax
-		}
-		switch s[i] {
-		case ',':
-			i = sc.space(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return i, errSyntax
-		}
-	}
-}
-
-// callEnvelope is the result of scanCallTool: raw spans of input.
-type callEnvelope struct {
+// envelope is the result of scanEnvelope: raw spans of input.
+type envelope struct {
 	request, context      []byte // the envelope's members, nil when absent
-	name, args, meta      []byte // the request's members
+	name, args, meta      []byte // a call_tool request's members
 	id, cmeta, pv, plugin []byte // the context's members (the last of each)
+	slowContext           bool   // encoding/json must decode the context
 }
 
-// scanCallTool validates input, a call_tool envelope, in one pass and
-// records its parts in e, appends the top-level members of an object
-// arguments to ms (offsets the arguments' own; membersOK then) and
-// returns the big string values of input. It reports false when
-// decodeCallTool cannot take the input from this pass alone: input is
-// invalid or not an object, a key is escaped, repeated where that
-// matters or case-folded, the request is neither an object nor null, the
-// context is neither an object nor null or holds a null or a string
-// member that is not plain. splitEnvelope, splitCallTool and
-// splitContext decide the same cases the same way.
-func scanCallTool(input []byte, e *callEnvelope, ms *[]argMember) (bigs []strInfo, membersOK, ok bool) {
+// scanEnvelope validates input, an export's envelope, in one pass and
+// records its parts in e. With call set the request is a call_tool's:
+// its members are recorded too, the top-level members of an object
+// arguments are appended to ms (offsets the arguments' own; membersOK
+// then), and the big string values of input are returned.
+//
+// It reports false when decodeInputFast cannot take the input from this
+// pass: input is invalid or not an object, an envelope key is escaped,
+// repeated or case-folded, or a call_tool request is neither an object
+// nor null or has such a key. A context that this pass cannot decode as
+// encoding/json would (not an object or null, a null or non-plain string
+// member, an escaped or case-folded key) sets e.slowContext.
+func scanEnvelope(input []byte, call bool, e *envelope, ms *[]argMember) (bigs []jsonscan.String, membersOK, ok bool) {
 	ok = true
-	sc := scanner{s: input, onString: func(s strInfo) {
-		if s.end-s.start >= bigString {
-			bigs = append(bigs, s)
+	s := input
+	sc := jsonscan.Scanner{OnString: func(str jsonscan.String) {
+		if str.End-str.Start >= bigString {
+			bigs = append(bigs, str)
 		}
 	}}
-	s := input
 	argMembers := func(a0 int) (int, error) {
-		return sc.object(a0, func(k strInfo, v0 int) (int, error) {
-			m := argMember{k0: int32(k.start - a0), k1: int32(k.end - a0), kPlain: !k.esc && !k.high, v0: int32(v0 - a0)}
+		return sc.Object(s, a0, func(k jsonscan.String, v0 int) (int, error) {
+			m := argMember{k0: int32(k.Start - a0), k1: int32(k.End - a0), kPlain: !k.Escaped && !k.High, v0: int32(v0 - a0)}
 			var v1 int
 			if v0 < len(s) && s[v0] == '"' {
-				v, err := sc.str(v0)
+				v, err := jsonscan.ScanString(s, v0)
 				if err != nil {
 					return v0, err
 				}
-				sc.onString(v)
-				v1, m.str, m.esc, m.high = v.end, true, v.esc, v.high
+				sc.OnString(v)
+				v1, m.str, m.esc, m.high = v.End, true, v.Escaped, v.High
 			} else {
 				var err error
-				if v1, err = sc.value(v0, 3); err != nil {
+				if v1, err = sc.Value(s, v0, 3); err != nil {
 					return v1, err
 				}
 			}
@@ -115,10 +80,10 @@ func scanCallTool(input []byte, e *callEnvelope, ms *[]argMember) (bigs []strInf
 			return v1, nil
 		})
 	}
-	request := func(k strInfo, v0 int) (int, error) {
+	request := func(k jsonscan.String, v0 int) (int, error) {
 		var v1 int
 		var err error
-		key := s[k.start:k.end]
+		key := s[k.Start:k.End]
 		switch string(key) {
 		case `"arguments"`:
 			ok = ok && e.args == nil
@@ -126,77 +91,83 @@ func scanCallTool(input []byte, e *callEnvelope, ms *[]argMember) (bigs []strInf
 				v1, err = argMembers(v0)
 				membersOK = true
 			} else {
-				v1, err = sc.value(v0, 2)
+				v1, err = sc.Value(s, v0, 2)
 			}
 			e.args = s[v0:v1]
 			return v1, err
 		case `"name"`:
 			ok = ok && e.name == nil
-			v1, err = sc.value(v0, 2)
+			v1, err = sc.Value(s, v0, 2)
 			e.name = s[v0:v1]
 		case `"_meta"`:
 			ok = ok && e.meta == nil
-			v1, err = sc.value(v0, 2)
+			v1, err = sc.Value(s, v0, 2)
 			e.meta = s[v0:v1]
 		default:
 			ok = ok && otherKey(key, `"name"`, `"arguments"`, `"_meta"`)
-			v1, err = sc.value(v0, 2)
+			v1, err = sc.Value(s, v0, 2)
 		}
 		return v1, err
 	}
-	context := func(k strInfo, v0 int) (int, error) {
-		v1, err := sc.value(v0, 2)
+	context := func(k jsonscan.String, v0 int) (int, error) {
+		v1, err := sc.Value(s, v0, 2)
 		if err != nil {
 			return v1, err
 		}
 		value := s[v0:v1]
 		if string(value) == "null" {
-			ok = false
+			e.slowContext = true
 			return v1, nil
 		}
-		key := s[k.start:k.end]
+		key := s[k.Start:k.End]
 		switch string(key) {
 		case `"id"`:
 			e.id = value
 		case `"_meta"`:
 			e.cmeta = value
 		case `"protocolVersion"`:
-			ok = ok && isPlainString(value)
+			e.slowContext = e.slowContext || !isPlainString(value)
 			e.pv = value
 		case `"plugin"`:
-			ok = ok && isPlainString(value)
+			e.slowContext = e.slowContext || !isPlainString(value)
 			e.plugin = value
 		default:
-			ok = ok && otherKey(key, `"id"`, `"_meta"`, `"protocolVersion"`, `"plugin"`)
+			e.slowContext = e.slowContext || !otherKey(key, `"id"`, `"_meta"`, `"protocolVersion"`, `"plugin"`)
 		}
 		return v1, nil
 	}
-	i := sc.space(0)
+	i := jsonscan.SkipSpace(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return nil, false, false
 	}
-	end, err := sc.object(i, func(k strInfo, v0 int) (int, error) {
+	end, err := sc.Object(s, i, func(k jsonscan.String, v0 int) (int, error) {
 		var v1 int
 		var err error
-		key := s[k.start:k.end]
+		key := s[k.Start:k.End]
 		switch string(key) {
 		case `"request"`:
-			var shaped bool
-			v1, shaped, err = sc.objectOrNull(v0, request)
-			ok = ok && e.request == nil && shaped
+			ok = ok && e.request == nil
+			if call {
+				var shaped bool
+				v1, shaped, err = objectOrNull(sc, s, v0, request)
+				ok = ok && shaped
+			} else {
+				v1, err = sc.Value(s, v0, 1)
+			}
 			e.request = s[v0:v1]
 		case `"context"`:
+			ok = ok && e.context == nil
 			var shaped bool
-			v1, shaped, err = sc.objectOrNull(v0, context)
-			ok = ok && e.context == nil && shaped
+			v1, shaped, err = objectOrNull(sc, s, v0, context)
+			e.slowContext = e.slowContext || !shaped
 			e.context = s[v0:v1]
 		default:
 			ok = ok && otherKey(key, `"request"`, `"context"`)
-			v1, err = sc.value(v0, 1)
+			v1, err = sc.Value(s, v0, 1)
 		}
 		return v1, err
 	})
-	if err != nil || sc.space(end) != len(s) || !ok {
+	if err != nil || jsonscan.SkipSpace(s, end) != len(s) || !ok {
 		return nil, false, false
 	}
 	return bigs, membersOK, true
@@ -204,47 +175,88 @@ func scanCallTool(input []byte, e *callEnvelope, ms *[]argMember) (bigs []strInf
 
 // objectOrNull scans the value at v0: an object, walked with member, or
 // any other value, which is as expected (shaped) only if it is null.
-func (sc *scanner) objectOrNull(v0 int, member func(k strInfo, v0 int) (int, error)) (v1 int, shaped bool, err error) {
-	if v0 < len(sc.s) && sc.s[v0] == '{' {
-		v1, err = sc.object(v0, member)
+func objectOrNull(sc jsonscan.Scanner, s []byte, v0 int, member func(k jsonscan.String, v0 int) (int, error)) (v1 int, shaped bool, err error) {
+	if v0 < len(s) && s[v0] == '{' {
+		v1, err = sc.Object(s, v0, member)
 		return v1, true, err
 	}
-	v1, err = sc.value(v0, 1)
-	return v1, err == nil && string(sc.s[v0:v1]) == "null", err
+	v1, err = sc.Value(s, v0, 1)
+	return v1, err == nil && string(s[v0:v1]) == "null", err
 }
 
-// isPlainString reports whether plainString takes lit.
+// otherKey reports whether encoding/json matches the raw key literal to
+// none of names (literals too): key has no escape and is none of them,
+// even ignoring case.
+func otherKey(key []byte, names ...string) bool {
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return false
+	}
+	for _, name := range names {
+		if bytes.EqualFold(key, []byte(name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlainString reports whether lit, a valid JSON value, is a string
+// literal that encoding/json copies as is: no escape, valid UTF-8.
 func isPlainString(lit []byte) bool {
 	return len(lit) >= 2 && lit[0] == '"' && bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit)
 }
 
-// decodeCallTool is decodeInputFast for call_tool, from one pass over
-// input: the context into ctx, the request into the result (nil for a
-// null or absent request). It reports false when decodeInputFast must
-// decide instead.
-func decodeCallTool(ctx *Context, input []byte) (*abi.CallToolParams, bool) {
-	var e callEnvelope
+// decodeInputFast is decodeInput for well-formed input: one validating
+// pass over the envelope (scanEnvelope), the context decoded from it,
+// and a call_tool request's arguments neither scanned again nor copied.
+// It reports false when decodeInput must run instead, which then reports
+// the input's errors.
+func decodeInputFast[T any](ctx *Context, input []byte) (*T, bool) {
+	_, call := any((*T)(nil)).(*abi.CallToolParams)
+	var e envelope
 	ms := ctx.memberBuf[:0]
-	bigs, membersOK, ok := scanCallTool(input, &e, &ms)
+	bigs, membersOK, ok := scanEnvelope(input, call, &e, &ms)
 	if !ok {
 		return nil, false
 	}
-	var req *abi.CallToolParams
+	c, ok := e.callContext()
+	if !ok {
+		return nil, false
+	}
+	var req *T
 	if e.request != nil && string(e.request) != "null" {
-		req = &ctx.params
-		*req = abi.CallToolParams{Arguments: e.args, Meta: e.meta}
-		if e.name != nil {
-			if req.Name, ok = plainString(e.name); !ok {
-				var err error
-				if req.Name, err = unmarshalString(e.name); err != nil {
+		if !call {
+			req = new(T)
+			if json.Unmarshal(e.request, req) != nil {
+				return nil, false
+			}
+		} else {
+			p := &ctx.params
+			*p = abi.CallToolParams{Arguments: e.args, Meta: e.meta}
+			if e.name != nil {
+				if isPlainString(e.name) {
+					p.Name = string(e.name[1 : len(e.name)-1])
+				} else if p.Name, ok = unmarshalString(e.name); !ok {
 					return nil, false
 				}
 			}
+			ctx.setBigArgs(input, p.Arguments, bigs)
+			ctx.members, ctx.membersSet = ms, membersOK
+			req = any(p).(*T)
 		}
+	}
+	ctx.Context = c
+	return req, true
+}
+
+// callContext returns the context the envelope's scan recorded, decoded
+// as encoding/json decodes it.
+func (e *envelope) callContext() (abi.Context, bool) {
+	if e.slowContext {
+		return unmarshalContext(e.context)
 	}
 	var c abi.Context
 	if e.id != nil || e.cmeta != nil {
-		// One copy for both, as splitContext makes two.
+		// One copy for both.
 		raw := make([]byte, 0, len(e.id)+len(e.cmeta))
 		if e.id != nil {
 			raw = append(raw, e.id...)
@@ -262,48 +274,30 @@ func decodeCallTool(ctx *Context, input []byte) (*abi.CallToolParams, bool) {
 	if e.plugin != nil {
 		c.Plugin = string(e.plugin[1 : len(e.plugin)-1])
 	}
-	ctx.Context = c
-	if req != nil {
-		ctx.setBigArgs(input, req.Arguments, bigs)
-		ctx.members, ctx.membersSet = ms, membersOK
-	}
-	return req, true
+	return c, true
+}
+
+// unmarshalContext is encoding/json's decoding of an envelope's context,
+// apart so that only this rare path puts the context on the heap.
+func unmarshalContext(cc []byte) (abi.Context, bool) {
+	var c abi.Context
+	err := json.Unmarshal(cc, &c)
+	return c, err == nil
+}
+
+// unmarshalString is encoding/json's decoding of a string, apart so
+// that only this rare path puts the result on the heap.
+func unmarshalString(lit []byte) (string, bool) {
+	var s string
+	err := json.Unmarshal(lit, &s)
+	return s, err == nil
 }
 
 // argMembers returns the top-level members of args when args is the
-// call's arguments object as decodeCallTool found it.
+// call's arguments object as decodeInputFast found it.
 func (c *Context) argMembers(args []byte) ([]argMember, bool) {
 	if c == nil || !c.membersSet || len(args) != len(c.bigsOf) || len(args) == 0 || &args[0] != &c.bigsOf[0] {
 		return nil, false
 	}
 	return c.members, true
-}
-
-// decodeMembers is decode for args already scanned into ms: it sets the
-// fields of the struct at dst from the members without scanning args
-// again, with decode's rules.
-func (p *flatPlan) decodeMembers(args []byte, ms []argMember, dst unsafe.Pointer) bool {
-	for i := range ms {
-		m := &ms[i]
-		if !m.kPlain {
-			return false
-		}
-		f, ok := p.lookup(args[m.k0+1 : m.k1-1])
-		if !ok {
-			return false
-		}
-		if f == nil {
-			continue
-		}
-		v := args[m.v0:m.v1]
-		if m.str {
-			if f.kind != reflect.String {
-				return false
-			}
-			*(*string)(unsafe.Add(dst, f.offset)) = unquote(v, strInfo{esc: m.esc, high: m.high})
-		} else if !f.set(unsafe.Add(dst, f.offset), v) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,7 +1,6 @@
 package guest
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding"
 	"encoding/hex"
@@ -10,138 +9,21 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // The bulk of a tool call crosses the SDK three times: in the input
-// envelope, as string arguments, and as the output's text. Each has a
-// fast path here built on jsonscan.go; each falls back to encoding/json
-// whenever the input is unusual, so that errors and edge cases keep
-// encoding/json's behaviour.
-
-// splitEnvelope returns the raw request and context of an export's
-// input, validating it in one pass. ok is false when the input is not a
-// plain object with exactly spelled, unrepeated keys (encoding/json's
-// case-insensitive matching is left to the slow path).
-func splitEnvelope(input []byte, onString func(strInfo)) (request, context []byte, ok bool) {
-	ok = true
-	valid := objectMembers(input, onString, func(key, value []byte) {
-		switch string(key) {
-		case `"request"`:
-			ok = ok && request == nil
-			request = value
-		case `"context"`:
-			ok = ok && context == nil
-			context = value
-		default:
-			ok = ok && otherKey(key, `"request"`, `"context"`)
-		}
-	})
-	return request, context, valid && ok
-}
-
-// splitCallTool decodes a call_tool request without copying or scanning
-// its arguments again (splitEnvelope validated them).
-func splitCallTool(request []byte) (p abi.CallToolParams, ok bool) {
-	ok = true
-	var name []byte
-	valid := objectMembers(request, nil, func(key, value []byte) {
-		switch string(key) {
-		case `"name"`:
-			ok = ok && name == nil
-			name = value
-		case `"arguments"`:
-			ok = ok && p.Arguments == nil
-			p.Arguments = value
-		case `"_meta"`:
-			ok = ok && p.Meta == nil
-			p.Meta = value
-		default:
-			ok = ok && otherKey(key, `"name"`, `"arguments"`, `"_meta"`)
-		}
-	})
-	if !valid || !ok {
-		return p, false
-	}
-	if name != nil {
-		if p.Name, ok = plainString(name); !ok {
-			var err error
-			p.Name, err = unmarshalString(name)
-			return p, err == nil
-		}
-	}
-	return p, true
-}
-
-// otherKey reports whether encoding/json matches the raw key literal to
-// none of names (literals too): key has no escape and is none of them,
-// even ignoring case.
-func otherKey(key []byte, names ...string) bool {
-	if bytes.IndexByte(key, '\\') >= 0 {
-		return false
-	}
-	for _, name := range names {
-		if bytes.EqualFold(key, unsafeBytes(name)) {
-			return false
-		}
-	}
-	return true
-}
-
-// plainString returns the string of the valid JSON value lit when lit is
-// a string literal that encoding/json copies as is: no escape, valid
-// UTF-8.
-func plainString(lit []byte) (string, bool) {
-	if len(lit) < 2 || lit[0] != '"' || bytes.IndexByte(lit, '\\') >= 0 || !utf8.Valid(lit) {
-		return "", false
-	}
-	return string(lit[1 : len(lit)-1]), true
-}
-
-// unmarshalString is encoding/json's decoding of a string, apart so
-// that only this rare path puts the result on the heap.
-func unmarshalString(lit []byte) (string, error) {
-	var s string
-	err := json.Unmarshal(lit, &s)
-	return s, err
-}
-
-// splitContext decodes an envelope's context without encoding/json, whose
-// reflection costs a Go guest about 14 µs a call for these four members.
-// It reports false when encoding/json must decide: an escaped or
-// case-folded key, a null, or a string member that is not a plain string.
-func splitContext(cc []byte) (c abi.Context, ok bool) {
-	if string(cc) == "null" {
-		return c, true
-	}
-	ok = true
-	str := func(value []byte) string {
-		s, plain := plainString(value)
-		ok = ok && plain
-		return s
-	}
-	valid := objectMembers(cc, nil, func(key, value []byte) {
-		if string(value) == "null" {
-			ok = false
-			return
-		}
-		switch string(key) {
-		case `"id"`:
-			c.ID = append(json.RawMessage(nil), value...)
-		case `"_meta"`:
-			c.Meta = append(json.RawMessage(nil), value...)
-		case `"protocolVersion"`:
-			c.ProtocolVersion = str(value)
-		case `"plugin"`:
-			c.Plugin = str(value)
-		default:
-			ok = ok && otherKey(key, `"id"`, `"_meta"`, `"protocolVersion"`, `"plugin"`)
-		}
-	})
-	return c, valid && ok
-}
+// envelope, as string arguments, and as the output's text. encoding/json
+// calls a step function per byte, several times over (Unmarshal
+// validates, then decodes; Marshal of a Marshaler compacts what it
+// returned), which compiled to Wasm costs about a microsecond per byte of
+// a 3 MB argument. So each crossing has a fast path built on package
+// jsonscan, which steps over string contents 8 bytes at a time: the
+// envelope's one pass (envpass.go), the big strings here, and the
+// output's text. Each falls back to encoding/json whenever the input is
+// unusual, so that errors and edge cases keep encoding/json's behaviour.
 
 // bigString is the length from which a string argument skips
 // encoding/json.
@@ -163,18 +45,18 @@ var placeholderPrefix = sync.OnceValue(func() string {
 //
 // known, when set, lists args' big strings as the envelope's scan found
 // them (args is then valid): args is not scanned again.
-func decodeBig[In any](args []byte, in *In, known *[]strInfo) (bool, error) {
+func decodeBig[In any](args []byte, in *In, known *[]jsonscan.String) (bool, error) {
 	if len(args) < bigString || !substitutable(reflect.TypeFor[In]()) {
 		return false, nil
 	}
-	var bigs []strInfo
+	var bigs []jsonscan.String
 	if known != nil {
 		bigs = *known
-	} else if !validJSON(args, func(s strInfo) {
-		if s.end-s.start >= bigString {
+	} else if !(jsonscan.Scanner{OnString: func(s jsonscan.String) {
+		if s.End-s.Start >= bigString {
 			bigs = append(bigs, s)
 		}
-	}) {
+	}}).Valid(args) {
 		return false, nil
 	}
 	if len(bigs) == 0 {
@@ -184,12 +66,12 @@ func decodeBig[In any](args []byte, in *In, known *[]strInfo) (bool, error) {
 	small := make([]byte, 0, 256+len(bigs)*(len(prefix)+24))
 	last := 0
 	for n, s := range bigs {
-		small = append(small, args[last:s.start]...)
+		small = append(small, args[last:s.Start]...)
 		small = append(small, `"\u0000`...)
 		small = append(small, prefix[1:]...)
 		small = strconv.AppendInt(small, int64(n), 10)
 		small = append(small, '"')
-		last = s.end
+		last = s.End
 	}
 	small = append(small, args[last:]...)
 	if err := json.Unmarshal(small, in); err != nil {
@@ -205,7 +87,7 @@ func decodeBig[In any](args []byte, in *In, known *[]strInfo) (bool, error) {
 			return "", false
 		}
 		b := bigs[n]
-		return unquote(args[b.start:b.end], b), true
+		return jsonscan.Unquote(args[b.Start:b.End], b), true
 	})
 	return true, nil
 }
@@ -328,7 +210,7 @@ func appendCallToolResult(dst []byte, r *abi.CallToolResult) ([]byte, error) {
 		}
 		if c.Type == abi.ContentText && c.Annotations == nil && len(c.Meta) == 0 {
 			dst = append(dst, `{"type":"text","text":`...)
-			dst = appendString(dst, c.Text)
+			dst = jsonscan.AppendString(dst, c.Text)
 			dst = append(dst, '}')
 			continue
 		}
@@ -369,7 +251,7 @@ func appendRaw(dst []byte, key string, raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return dst, nil
 	}
-	if !validJSON(raw, nil) {
+	if !jsonscan.Valid(raw) {
 		_, err := json.Marshal(raw) // encoding/json's error
 		return nil, err
 	}
@@ -379,7 +261,7 @@ func appendRaw(dst []byte, key string, raw json.RawMessage) ([]byte, error) {
 
 // bigArgs returns the big strings of args when args is the call's
 // arguments as decodeInputFast found them, nil otherwise.
-func (c *Context) bigArgs(args json.RawMessage) *[]strInfo {
+func (c *Context) bigArgs(args json.RawMessage) *[]jsonscan.String {
 	if c == nil || !c.bigsSet || len(args) != len(c.bigsOf) || len(args) == 0 || &args[0] != &c.bigsOf[0] {
 		return nil
 	}
@@ -388,7 +270,7 @@ func (c *Context) bigArgs(args json.RawMessage) *[]strInfo {
 
 // setBigArgs keeps, rebased to args, the big strings of input that lie
 // in args, a slice of input.
-func (c *Context) setBigArgs(input, args []byte, bigs []strInfo) {
+func (c *Context) setBigArgs(input, args []byte, bigs []jsonscan.String) {
 	if len(args) == 0 {
 		return
 	}
@@ -396,8 +278,9 @@ func (c *Context) setBigArgs(input, args []byte, bigs []strInfo) {
 	end := start + len(args)
 	c.bigs = c.bigs[:0]
 	for _, b := range bigs {
-		if b.start >= start && b.end <= end {
-			c.bigs = append(c.bigs, strInfo{start: b.start - start, end: b.end - start, esc: b.esc, high: b.high})
+		if b.Start >= start && b.End <= end {
+			b.Start, b.End = b.Start-start, b.End-start
+			c.bigs = append(c.bigs, b)
 		}
 	}
 	c.bigsOf, c.bigsSet = args, true

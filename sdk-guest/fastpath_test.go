@@ -9,23 +9,6 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "q\"b\\s/", "\n\r\t\x00\x1f\x7f", "é😀", "\u2028\u2029", "bad\xff\xfeutf8\xc3",
-		strings.Repeat("abcdefgh", 20) + "\"" + strings.Repeat("é", 50) + "\n"} {
-		got := appendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("appendString(%q) = %s: %v", s, got, err)
-		}
-		want, _ := json.Marshal(s)
-		var wantBack string
-		json.Unmarshal(want, &wantBack)
-		if back != wantBack {
-			t.Errorf("appendString(%q) decodes to %q; encoding/json's to %q", s, back, wantBack)
-		}
-	}
-}
-
 type bigIn struct {
 	Text  string            `json:"text"`
 	More  []string          `json:"more,omitempty"`
@@ -160,96 +143,6 @@ func TestAppendCallToolResult(t *testing.T) {
 	}
 	if _, err := appendCallToolResult(nil, &abi.CallToolResult{StructuredContent: json.RawMessage(`{bad`)}); err == nil {
 		t.Error("invalid structuredContent: no error")
-	}
-}
-
-// FuzzSplitCallTool checks that a call_tool request that splitCallTool
-// takes decodes as encoding/json decodes it.
-func FuzzSplitCallTool(f *testing.F) {
-	for _, s := range []string{`{"name":"t","arguments":{"a":1},"_meta":{"k":2}}`, `{"name":"t\u00e9"}`, `{"NAME":"x"}`,
-		`{"name":null,"arguments":null}`, "{\"name\":\"\xff\"}", `{"name":"a","name":"b"}`, `{"n\u0061me":"x"}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, s []byte) {
-		p, ok := splitCallTool(s)
-		if !ok {
-			return
-		}
-		var want abi.CallToolParams
-		if err := json.Unmarshal(s, &want); err != nil || !reflect.DeepEqual(p, want) {
-			t.Fatalf("splitCallTool(%q) = %+v; encoding/json: %+v, %v", s, p, want, err)
-		}
-	})
-}
-
-func FuzzScannerMatchesEncodingJSON(f *testing.F) {
-	for _, s := range []string{`{"id":1,"_meta":{},"plugin":"p"}`, `{}`, `{"a":"\u00e9"}`, `[1,2,{"b":null}]`, `"\ud800"`, `1e5`, `{"a":1,}`, "\"\xff\""} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, s []byte) {
-		if c, ok := splitContext(s); ok {
-			var want abi.Context
-			if err := json.Unmarshal(s, &want); err != nil || !reflect.DeepEqual(normalizeContext(c), normalizeContext(want)) {
-				t.Fatalf("splitContext(%q) = %+v; encoding/json: %+v, %v", s, c, want, err)
-			}
-		}
-		var strs []strInfo
-		ok := validJSON(s, func(i strInfo) { strs = append(strs, i) })
-		if ok != json.Valid(s) {
-			t.Fatalf("validJSON(%q) = %v; json.Valid says otherwise", s, ok)
-		}
-		for _, i := range strs {
-			var want string
-			if err := json.Unmarshal(s[i.start:i.end], &want); err != nil {
-				t.Fatal(err)
-			}
-			if got := unquote(s[i.start:i.end], i); got != want {
-				t.Errorf("unquote(%q) = %q; want %q", s[i.start:i.end], got, want)
-			}
-			var back string
-			if err := json.Unmarshal(appendString(nil, want), &back); err != nil || back != want {
-				t.Errorf("appendString(%q) round trip = %q, %v", want, back, err)
-			}
-		}
-	})
-}
-
-// TestSplitContextMatchesEncodingJSON: where splitContext answers, it
-// answers what encoding/json does; where it cannot, it says so.
-func TestSplitContextMatchesEncodingJSON(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		fast bool
-	}{
-		{`{"id":1,"_meta":{"progressToken":"t"},"protocolVersion":"2025-11-25","plugin":"wasm"}`, true},
-		{`{"id":"mcphost/internal","_meta":{}}`, true},
-		{`{ "id" : -1.5e3 , "other":[1,{"x":null}], "plugin":"p", "plugin":"q" }`, true},
-		{`{}`, true},
-		{`null`, true},
-		{`{"ID":1}`, false},
-		{`{"Plugin":"x","plugin":"y"}`, false},
-		{`{"plugin":"a\nb"}`, false},
-		{`{"plugin":"\u00e9"}`, false},
-		{"{\"plugin\":\"\xff\"}", false},
-		{`{"plugin":7}`, false},
-		{`{"id":null}`, false},
-		{`{"pl\u0075gin":"x"}`, false},
-		{`[1]`, false},
-	} {
-		got, ok := splitContext([]byte(tt.in))
-		if ok != tt.fast {
-			t.Errorf("splitContext(%s): ok %v; want %v", tt.in, ok, tt.fast)
-		}
-		if !ok {
-			continue
-		}
-		var want abi.Context
-		if err := json.Unmarshal([]byte(tt.in), &want); err != nil {
-			t.Fatalf("encoding/json refuses %s: %v", tt.in, err)
-		}
-		if !reflect.DeepEqual(normalizeContext(got), normalizeContext(want)) {
-			t.Errorf("splitContext(%s) = %+v; encoding/json: %+v", tt.in, got, want)
-		}
 	}
 }
 

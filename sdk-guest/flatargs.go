@@ -6,16 +6,18 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // Most tools take a flat struct of strings, numbers and booleans. Decoding
 // one with encoding/json costs a Go guest most of a small call under Wasm
 // (its reflection runs about 7x slower there than natively), so such
-// arguments are decoded here, in one pass of the scanner of jsonscan.go.
-// The decoder reproduces encoding/json only on inputs where that is
-// simple to get exactly right, and reports false on anything else, so that
-// encoding/json decodes the whole value again and its results and errors
-// stay the reference.
+// arguments are decoded here, from the members the envelope's one pass
+// recorded (envpass.go). The decoder reproduces encoding/json only on
+// inputs where that is simple to get exactly right, and reports false on
+// anything else, so that encoding/json decodes the whole value again and
+// its results and errors stay the reference.
 
 // flatField is a field that a flatPlan sets.
 type flatField struct {
@@ -122,66 +124,43 @@ func (p *flatPlan) lookup(key []byte) (f *flatField, ok bool) {
 		}
 	}
 	for i := range p.fields {
-		if bytes.EqualFold(key, unsafeBytes(p.fields[i].name)) {
+		if bytes.EqualFold(key, []byte(p.fields[i].name)) {
 			return nil, false
 		}
 	}
 	return nil, true
 }
 
-// decode sets the fields of the struct at dst from the object args. It
-// reports false, perhaps having set some fields, when encoding/json must
-// decode args instead: args is not one valid object, a key is escaped,
-// not ASCII or matches a field only case-insensitively, or a value is not
-// one that encoding/json stores as is in its field.
-//
-// known, when set, lists args' big string values as the envelope's scan
-// found them: they are not scanned again.
-func (p *flatPlan) decode(args []byte, dst unsafe.Pointer, known []strInfo) bool {
-	sc := scanner{s: args}
-	i := sc.space(0)
-	if i >= len(args) || args[i] != '{' {
-		return false
-	}
-	end, err := sc.object(i, func(k strInfo, v0 int) (int, error) {
-		if k.esc || k.high {
-			return v0, errSyntax
+// decodeMembers sets the fields of the struct at dst from the members
+// ms of the object args, as the envelope's scan recorded them (see
+// scanEnvelope), without scanning args again. It reports false, perhaps
+// having set some fields, when encoding/json must decode args instead: a
+// key is escaped, not ASCII or matches a field only case-insensitively,
+// or a value is not one that encoding/json stores as is in its field.
+func (p *flatPlan) decodeMembers(args []byte, ms []argMember, dst unsafe.Pointer) bool {
+	for i := range ms {
+		m := &ms[i]
+		if !m.kPlain {
+			return false
 		}
-		f, ok := p.lookup(args[k.start+1 : k.end-1])
+		f, ok := p.lookup(args[m.k0+1 : m.k1-1])
 		if !ok {
-			return v0, errSyntax
+			return false
 		}
-		if v0 < len(args) && args[v0] == '"' {
-			for len(known) > 0 && known[0].start < v0 {
-				known = known[1:]
+		if f == nil {
+			continue
+		}
+		v := args[m.v0:m.v1]
+		if m.str {
+			if f.kind != reflect.String {
+				return false
 			}
-			var v strInfo
-			if len(known) > 0 && known[0].start == v0 {
-				v = known[0]
-			} else {
-				var err error
-				if v, err = sc.str(v0); err != nil {
-					return v0, err
-				}
-			}
-			if f != nil {
-				if f.kind != reflect.String {
-					return v0, errSyntax
-				}
-				*(*string)(unsafe.Add(dst, f.offset)) = unquote(args[v.start:v.end], v)
-			}
-			return v.end, nil
+			*(*string)(unsafe.Add(dst, f.offset)) = jsonscan.Unquote(v, jsonscan.String{Escaped: m.esc, High: m.high})
+		} else if !f.set(unsafe.Add(dst, f.offset), v) {
+			return false
 		}
-		v1, err := sc.value(v0, 1)
-		if err != nil {
-			return v1, err
-		}
-		if f != nil && !f.set(unsafe.Add(dst, f.offset), args[v0:v1]) {
-			return v1, errSyntax
-		}
-		return v1, nil
-	})
-	return err == nil && sc.space(end) == len(args)
+	}
+	return true
 }
 
 // set stores the valid JSON value lit, which is not a string, in the

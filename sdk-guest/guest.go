@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // Result is what a tool returns.
@@ -156,17 +157,17 @@ type Context struct {
 
 	// The big strings of the call's arguments (bigsOf), found by the
 	// envelope's scan; see decodeBig.
-	bigs    []strInfo
+	bigs    []jsonscan.String
 	bigsOf  []byte
 	bigsSet bool
 
 	// The top-level members of the call's arguments (bigsOf), when the
-	// envelope's scan recorded them (membersSet); see decodeCallTool.
+	// envelope's scan recorded them (membersSet); see scanEnvelope.
 	members    []argMember
 	memberBuf  [4]argMember
 	membersSet bool
 
-	params abi.CallToolParams // the request decodeCallTool returns
+	params abi.CallToolParams // the request decodeInputFast returns
 }
 
 // WriteRawOutput replaces the export's output with b, byte for byte,

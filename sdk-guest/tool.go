@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // AddTool registers a tool whose arguments decode into In. The input
@@ -103,7 +104,7 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 	required := requiredCheck[In](requiredOf(def.InputSchema))
 	plan := flatPlanOf(reflect.TypeFor[In]())
 	return func(ctx *Context, raw json.RawMessage) (In, *Result) {
-		in, err := decodeArgsScanned[In](ctx, plan, raw)
+		in, err := decodeArgs[In](ctx, plan, raw)
 		if err != nil {
 			return in, Error(err.Error())
 		}
@@ -116,43 +117,24 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 	}
 }
 
-// decodeArgsScanned is decodeArgs for the arguments of ctx's call: those
-// whose members the envelope's scan recorded go to the flat decoder
-// without another scan.
-func decodeArgsScanned[In any](ctx *Context, plan *flatPlan, raw json.RawMessage) (In, error) {
-	if plan != nil {
-		if ms, ok := ctx.argMembers(raw); ok {
-			var in In
-			if plan.decodeMembers(raw, ms, unsafe.Pointer(&in)) {
-				return in, nil
-			}
-			// plan.decode refuses what decodeMembers refuses: only
-			// encoding/json is left.
-			return decodeArgsSlow[In](ctx.bigArgs(raw), raw)
-		}
-	}
-	return decodeArgs[In](plan, ctx.bigArgs(raw), raw)
-}
-
 // decodeArgs decodes a tool's arguments; missing or null arguments give
 // In's zero value. plan, when set, is In's flat plan, tried before
-// encoding/json; known, when set, lists the big strings of args.
-func decodeArgs[In any](plan *flatPlan, known *[]strInfo, args json.RawMessage) (In, error) {
+// encoding/json on the members the envelope's scan recorded for ctx's
+// call.
+func decodeArgs[In any](ctx *Context, plan *flatPlan, args json.RawMessage) (In, error) {
 	var in In
+	if plan != nil {
+		if ms, ok := ctx.argMembers(args); ok && plan.decodeMembers(args, ms, unsafe.Pointer(&in)) {
+			return in, nil
+		}
+	}
+	known := ctx.bigArgs(args)
 	if t := bytes.TrimSpace(args); len(t) != len(args) {
 		args, known = t, nil // known's offsets are args' own
 	}
 	if len(args) == 0 || string(args) == "null" {
-		return in, nil
-	}
-	if plan != nil {
-		var bigs []strInfo
-		if known != nil {
-			bigs = *known
-		}
-		if plan.decode(args, unsafe.Pointer(&in), bigs) {
-			return in, nil
-		}
+		var zero In
+		return zero, nil
 	}
 	return decodeArgsSlow[In](known, args)
 }
@@ -160,7 +142,7 @@ func decodeArgs[In any](plan *flatPlan, known *[]strInfo, args json.RawMessage) 
 // decodeArgsSlow decodes args, neither empty nor null, with encoding/json.
 // It is apart from decodeArgs so that only its In is allocated on the
 // heap, where encoding/json's reflection puts it.
-func decodeArgsSlow[In any](known *[]strInfo, args json.RawMessage) (In, error) {
+func decodeArgsSlow[In any](known *[]jsonscan.String, args json.RawMessage) (In, error) {
 	var in In
 	if done, err := decodeBig(args, &in, known); done {
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // The codec turns bytes into messages and messages into bytes. It does no
@@ -64,9 +66,9 @@ func (ms Members) Get(name string) []byte {
 // a malformed notification or response is not answered, and msg.ID holds
 // the id if it could be read.
 func Decode(b []byte) (msg Message, err *Error) {
-	i := SkipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		if Valid(b) {
+		if jsonscan.Valid(b) {
 			return msg, Errorf(CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
 		}
 		return msg, Errorf(CodeParseError, "parse error: not valid JSON")
@@ -74,7 +76,7 @@ func Decode(b []byte) (msg Message, err *Error) {
 	var version, method, id []byte
 	// params is walked member by member as part of this pass, so that
 	// its members are known without a second scan.
-	end := walkObjectDepth(b, i, 1, &msg.ParamMembers, nil, func(key, val []byte) bool {
+	end, werr := walkObject(b, i, 1, &msg.ParamMembers, nil, func(key, val []byte) bool {
 		switch {
 		case KeyIs(key, "jsonrpc"):
 			version = val
@@ -93,7 +95,7 @@ func Decode(b []byte) (msg Message, err *Error) {
 		}
 		return true
 	})
-	if end < 0 || SkipSpace(b, end) != len(b) {
+	if werr != nil || jsonscan.SkipSpace(b, end) != len(b) {
 		return Message{}, Errorf(CodeParseError, "parse error: not valid JSON")
 	}
 	return msg, msg.classify(version, method, id)
@@ -155,7 +157,7 @@ func (msg *Message) classify(version, method, id []byte) *Error {
 // SplitBatch returns the elements of a JSON array. An array that is not
 // valid JSON is -32700; an empty one is -32600.
 func SplitBatch(b []byte) ([][]byte, *Error) {
-	if !Valid(b) {
+	if !jsonscan.Valid(b) {
 		return nil, Errorf(CodeParseError, "parse error: not valid JSON")
 	}
 	var elems [][]byte
@@ -171,7 +173,7 @@ func SplitBatch(b []byte) ([][]byte, *Error) {
 
 // IsBatch reports whether b holds a JSON array.
 func IsBatch(b []byte) bool {
-	i := SkipSpace(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	return i < len(b) && b[i] == '['
 }
 
@@ -202,7 +204,7 @@ func AppendError(dst []byte, id []byte, e *Error) []byte {
 	dst = append(dst, `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = AppendString(dst, e.Message)
+	dst = jsonscan.AppendString(dst, e.Message)
 	if e.Data != nil {
 		if data, err := json.Marshal(e.Data); err == nil {
 			dst = append(dst, `,"data":`...)
@@ -217,7 +219,7 @@ func AppendError(dst []byte, id []byte, e *Error) []byte {
 func AppendNotification(dst []byte, method string, params []byte) []byte {
 	dst = append(dst, jsonrpcHdr...)
 	dst = append(dst, `,"method":`...)
-	dst = AppendString(dst, method)
+	dst = jsonscan.AppendString(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -232,7 +234,7 @@ func AppendRequest(dst []byte, id []byte, method string, params []byte) []byte {
 	dst = append(dst, `,"id":`...)
 	dst = append(dst, id...)
 	dst = append(dst, `,"method":`...)
-	dst = AppendString(dst, method)
+	dst = jsonscan.AppendString(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)

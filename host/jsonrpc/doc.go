@@ -6,12 +6,13 @@
 // every id exactly as sent, encodes by appending to a caller's buffer
 // (AppendResponse, AppendError, AppendNotification, AppendRequest), and
 // reads and rewrites JSON values in place (Member, EachMember,
-// RewriteObject, Unquote, AppendString, …) so that plugins' results pass
+// RewriteObject, Unquote, …) so that plugins' results pass
 // through without being parsed into trees. PeekID finds the id at the start
 // of a message too large to decode, so that it can still be answered.
 //
 // It does not own: I/O and framing (the transports), method names,
 // sessions or anything else of MCP (package host), or error codes an
-// application defines (MCP's -32002, mcphost's -32001). Its notion of
-// valid JSON is encoding/json's; FuzzDecode holds it to that.
+// application defines (MCP's -32002, mcphost's -32001), or the scanning
+// of JSON itself (validity, strings, quoting: package jsonscan, whose
+// fuzzers hold it to encoding/json).
 package jsonrpc

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // Framing of newline-delimited JSON, as stdio carries it.
@@ -49,7 +51,7 @@ func (r *LineReader) Next() ([]byte, error) {
 		if int64(len(line)) > r.max {
 			return nil, &TooLargeError{N: int64(len(line)), Head: headOf(line)}
 		}
-		if SkipSpace(line, 0) < len(line) {
+		if jsonscan.SkipSpace(line, 0) < len(line) {
 			return append([]byte(nil), line...), err
 		}
 		if err != nil {
@@ -67,7 +69,7 @@ func (r *LineReader) Ready() bool {
 		if i < 0 {
 			return false
 		}
-		if SkipSpace(b[:i], 0) < i {
+		if jsonscan.SkipSpace(b[:i], 0) < i {
 			return true
 		}
 		b = b[i+1:]

@@ -1,5 +1,7 @@
 package jsonrpc
 
+import "github.com/mcphost/mcphost/abi/jsonscan"
+
 // PeekBytes is how much of an oversize message is kept to look for its id.
 // Clients put "id" first or right after "jsonrpc" and "method"; a request
 // whose id follows a large params member is answered with a null id, as
@@ -12,24 +14,24 @@ const PeekBytes = 4 << 10
 // it. Only members before the id are checked, so garbage later in the
 // message does not matter: the answer is an error either way.
 func PeekID(head []byte) []byte {
-	i := SkipSpace(head, 0)
+	i := jsonscan.SkipSpace(head, 0)
 	if i >= len(head) || head[i] != '{' {
 		return nil
 	}
-	i = SkipSpace(head, i+1)
+	i = jsonscan.SkipSpace(head, i+1)
 	for i < len(head) && head[i] == '"' {
-		k := scanString(head, i)
-		if k < 0 {
+		k, err := jsonscan.ScanString(head, i)
+		if err != nil {
 			return nil
 		}
-		key := head[i+1 : k-1]
-		i = SkipSpace(head, k)
+		key := head[i+1 : k.End-1]
+		i = jsonscan.SkipSpace(head, k.End)
 		if i >= len(head) || head[i] != ':' {
 			return nil
 		}
-		v := SkipSpace(head, i+1)
-		end := ScanValue(head, v, 0)
-		if end < 0 {
+		v := jsonscan.SkipSpace(head, i+1)
+		end, err := jsonscan.ScanValue(head, v, 0)
+		if err != nil {
 			return nil
 		}
 		if KeyIs(key, "id") {
@@ -42,11 +44,11 @@ func PeekID(head []byte) []byte {
 			}
 			return nil
 		}
-		i = SkipSpace(head, end)
+		i = jsonscan.SkipSpace(head, end)
 		if i >= len(head) || head[i] != ',' {
 			return nil
 		}
-		i = SkipSpace(head, i+1)
+		i = jsonscan.SkipSpace(head, i+1)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -41,7 +42,7 @@ func FuzzPeekID(f *testing.F) {
 		if id == nil {
 			return
 		}
-		if !Valid(id) || !strings.Contains(string(head), string(id)) {
+		if !json.Valid(id) || !strings.Contains(string(head), string(id)) {
 			t.Fatalf("peekID(%q) = %q: not a JSON value from the input", head, id)
 		}
 		if c := id[0]; c != '"' && c != '-' && (c < '0' || c > '9') {

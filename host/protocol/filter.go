@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
@@ -239,7 +240,7 @@ func describeLink(raw []byte) string {
 
 func appendTextBlock(dst []byte, text string) []byte {
 	dst = append(dst, `{"type":"text","text":`...)
-	dst = jsonrpc.AppendString(dst, text)
+	dst = jsonscan.AppendString(dst, text)
 	return append(dst, '}')
 }
 

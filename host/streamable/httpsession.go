@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
@@ -533,6 +534,6 @@ func isResponse(msg []byte) bool {
 		m, _ := jsonrpc.Decode(msg)
 		return m.Kind == jsonrpc.KindResponse
 	}
-	end := jsonrpc.ScanValue(rest, 0, 0)
-	return end > 0 && !bytes.HasPrefix(rest[end:], []byte(`,"method"`))
+	end, err := jsonscan.ScanValue(rest, 0, 0)
+	return err == nil && !bytes.HasPrefix(rest[end:], []byte(`,"method"`))
 }

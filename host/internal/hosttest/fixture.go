@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
@@ -223,7 +224,7 @@ func EchoExports() map[string]Native {
 		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
 			args := jsonrpc.Member(jsonrpc.Member(in, "request"), "arguments")
 			out := append(make([]byte, 0, 64+len(args)), `{"content":[{"type":"text","text":`...)
-			out = jsonrpc.AppendString(out, string(args))
+			out = jsonscan.AppendString(out, string(args))
 			return append(out, `}]}`...), nil
 		},
 	}

@@ -46,36 +46,21 @@ func (d *decoder) value(i, depth int) (any, int, error) {
 		if i < len(s) && s[i] == '}' {
 			return m, i + 1, nil
 		}
-		for {
-			if i >= len(s) || s[i] != '"' {
-				return nil, i, ErrSyntax
-			}
-			k, err := ScanString(s, i)
+		for more := true; more; {
+			k, v0, err := memberKey(s, i)
 			if err != nil {
-				return nil, i, err
+				return nil, v0, err
 			}
-			i = SkipSpace(s, k.End)
-			if i >= len(s) || s[i] != ':' {
-				return nil, i, ErrSyntax
-			}
-			v, j, err := d.value(SkipSpace(s, i+1), depth+1)
+			v, j, err := d.value(v0, depth+1)
 			if err != nil {
 				return nil, j, err
 			}
 			m[Unquote(s[k.Start:k.End], k)] = v
-			i = SkipSpace(s, j)
-			if i >= len(s) {
-				return nil, i, ErrSyntax
-			}
-			switch s[i] {
-			case ',':
-				i = SkipSpace(s, i+1)
-			case '}':
-				return m, i + 1, nil
-			default:
-				return nil, i, ErrSyntax
+			if i, more, err = next(s, j, '}'); err != nil {
+				return nil, i, err
 			}
 		}
+		return m, i, nil
 	case c == '[':
 		if depth >= MaxDepth {
 			return nil, i, ErrSyntax
@@ -85,25 +70,17 @@ func (d *decoder) value(i, depth int) (any, int, error) {
 		if i < len(s) && s[i] == ']' {
 			return a, i + 1, nil
 		}
-		for {
+		for more := true; more; {
 			v, j, err := d.value(i, depth+1)
 			if err != nil {
 				return nil, j, err
 			}
 			a = append(a, v)
-			i = SkipSpace(s, j)
-			if i >= len(s) {
-				return nil, i, ErrSyntax
-			}
-			switch s[i] {
-			case ',':
-				i = SkipSpace(s, i+1)
-			case ']':
-				return a, i + 1, nil
-			default:
-				return nil, i, ErrSyntax
+			if i, more, err = next(s, j, ']'); err != nil {
+				return nil, i, err
 			}
 		}
+		return a, i, nil
 	case c == 't':
 		j, err := literal(s, i, "true")
 		return true, j, err
