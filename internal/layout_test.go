@@ -12,24 +12,12 @@ import (
 	"testing"
 )
 
-// leaving lists production packages still under internal/ whose removal
-// is under way elsewhere; the test fails once one is gone, so that its
-// entry goes too.
-var leaving = map[string]string{
-	"internal/jsonscan": "replaced by the one scanner in abi",
-}
-
 // TestInternalIsForTests walks the module and fails for every non-test
 // Go file, outside internal/ directories and testdata, that imports one of
 // the module's internal/ packages: internal/ means test helpers only.
 func TestInternalIsForTests(t *testing.T) {
 	root := ".."
 	module := modulePath(t, filepath.Join(root, "go.mod"))
-	for dir, why := range leaving {
-		if _, err := os.Stat(filepath.Join(root, dir)); err != nil {
-			t.Errorf("%s is gone (%s): delete its entry from leaving", dir, why)
-		}
-	}
 	var files int
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -52,9 +40,6 @@ func TestInternalIsForTests(t *testing.T) {
 		files++
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if _, ok := leaving[strings.TrimPrefix(p, module+"/")]; ok {
-				continue
-			}
 			if isInternal(module, p) {
 				rel, _ := filepath.Rel(root, path)
 				t.Errorf("%s imports %s: internal/ holds test helpers only; move production code to the package that owns its job", rel, p)
