@@ -33,6 +33,9 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	if pr == nil {
 		return nil, jsonrpc.InvalidParams("unknown prompt: %s", *p.Name)
 	}
+	if !CallerOf(ctx).may(pr.Name) {
+		return nil, forbidden("prompt", pr.Name)
+	}
 	var missing []string
 	for _, a := range pr.Def.Arguments {
 		if _, ok := p.Arguments[a.Name]; a.Required && !ok {

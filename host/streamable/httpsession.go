@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -34,9 +35,10 @@ type httpSession struct {
 	id   string
 	conn *host.Conn
 	log  *slog.Logger
-	// serve hands a message to the session, under the session's lifetime
-	// context (not the HTTP request's: a disconnect is not a cancellation).
-	serve  func(raw []byte, batchKey json.RawMessage)
+	// serve hands a message that came with r to the session, under the
+	// session's lifetime context (not the HTTP request's: a disconnect is
+	// not a cancellation) carrying r's caller (auth.go).
+	serve  func(r *http.Request, raw []byte, batchKey json.RawMessage)
 	cancel context.CancelFunc // ends the lifetime context
 
 	mu         sync.Mutex
@@ -131,7 +133,9 @@ func (h *Handler) newHTTPSession(stateless bool, principal string) *httpSession 
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel
 	conn := hs.conn
-	hs.serve = func(raw []byte, key json.RawMessage) { conn.HandleKeyed(ctx, raw, key) }
+	hs.serve = func(r *http.Request, raw []byte, key json.RawMessage) {
+		conn.HandleKeyed(callerContext(ctx, r), raw, key)
+	}
 	return hs
 }
 
