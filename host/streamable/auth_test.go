@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -497,4 +498,56 @@ func sameJSON(got any, want []string) bool {
 	a, _ := json.Marshal(got)
 	b, _ := json.Marshal(want)
 	return string(a) == string(b)
+}
+
+// TestOAuthTypeScriptSDK: the official TypeScript SDK client finds the
+// authorization server from the 401 alone (resource_metadata, RFC 9728,
+// then the issuer's metadata), gets a client-credentials token for the
+// resource it asks for (RFC 8707: the client has no default audience, so
+// only the resource parameter makes the token acceptable), lists and calls.
+// scripts/ts-oauth.sh installs the SDK; .ci/run does, and sets CI=true so a
+// missing install fails instead of skipping.
+func TestOAuthTypeScriptSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node and an OpenID Provider")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "internal", "tools", "ts")
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil || serr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node (%v) or the TypeScript SDK (%v) missing: run scripts/ts-oauth.sh", err, serr)
+		}
+		t.Skip("node or the TypeScript SDK missing: run scripts/ts-oauth.sh")
+	}
+	ts := opClient{ID: "ts", Secret: "s"}
+	op := startOP(t, ts)
+	as := startAuthServer(t, &config.Auth{
+		Issuers: []string{op.issuer},
+		Scopes:  []config.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo"}}},
+	}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "oauth-client.mjs", as.url, ts.ID, ts.Secret, op.issuer, "echo:use", "test_echo", `{"msg":"from ts"}`)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts client: %v", err)
+	}
+	var got struct {
+		Tools  []string
+		Result struct {
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("ts client printed %q: %v", out, err)
+	}
+	if !slices.Contains(got.Tools, "test_echo") || len(got.Result.Content) == 0 || got.Result.Content[0].Text != "from ts" {
+		t.Errorf("ts client: %s; want test_echo listed and called", out)
+	}
+	if log := as.audit.String(); !strings.Contains(log, `"sub":"ts","client_id":"ts"`) {
+		t.Errorf("audit log lacks the TS client:\n%s", log)
+	}
 }
