@@ -54,6 +54,20 @@ func (sc scope) templateName(uri string) string {
 	return ""
 }
 
+// templateNamed returns the name of the resource template whose
+// uriTemplate is exactly uriTemplate (completion/complete refers to it so).
+func (sc scope) templateNamed(uriTemplate string) string {
+	if sc.g == nil {
+		return ""
+	}
+	for _, t := range sc.g.Templates {
+		if t.Def.URITemplate == uriTemplate {
+			return t.Def.Name
+		}
+	}
+	return ""
+}
+
 // ResourceTemplateName returns the name of the resource template that a
 // resources/read of uri goes through in the current generation, or ""
 // (the HTTP transport authorizes reads by it).

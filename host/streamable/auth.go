@@ -86,6 +86,8 @@ func (o *oauth) authenticate(w http.ResponseWriter, r *http.Request, h *Handler)
 	}
 	hdr := r.Header.Get("Authorization")
 	if hdr == "" {
+		// The first request of every OAuth client: how it finds the metadata.
+		h.log.Debug("request refused", "err", "no bearer token", "remote", r.RemoteAddr)
 		o.challenge(w, http.StatusUnauthorized, "", "", "Unauthorized: a bearer token is required (see "+o.metadataURL+")")
 		return nil
 	}
