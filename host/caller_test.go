@@ -1,36 +1,17 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestCaller: a Caller on the ctx hides from lists what it may not use and
 // refuses it by its exposed name, also when a request names it the
 // plugin's own way (server_id) or asks for completions; the audit log
 // records who sent each message.
 func TestCaller(t *testing.T) {
-	audit := &syncBuffer{}
+	audit := &lockedBuffer{} // transcript_test.go
 	srv := New(loadRegistry(t, newFixture(), "test"), Options{Logger: quietLog, Audit: audit})
 	defer srv.Close()
 	denied := map[string]bool{"test_echo": true, "greet": true, "item": true}
@@ -61,7 +42,7 @@ func TestCaller(t *testing.T) {
 			t.Errorf("%s: got %s; want %s and not %s", tc.name, got, tc.want, tc.not)
 		}
 	}
-	log := audit.String()
+	log := string(audit.Bytes())
 	if n := strings.Count(log, `"dir":"in","session":`); n != strings.Count(log, `"sub":"alice","client_id":"app"`) || n < len(tests) {
 		t.Errorf("audit: %d messages in, not all with the caller:\n%s", n, log)
 	}
