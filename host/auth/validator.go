@@ -91,6 +91,7 @@ type Validator struct {
 	every    time.Duration
 	intro    *introspector // nil: opaque tokens are refused
 	stop     context.CancelFunc
+	verified tokenCache // JWTs already verified (cache.go)
 }
 
 // issuer is one trusted authorization server and where its keys are.
@@ -174,6 +175,9 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 		}
 		return v.introspect(ctx, token)
 	}
+	if id, ok := v.verified.get(token, time.Now()); ok {
+		return id, nil
+	}
 	// Read iss before verifying, to know whose keys to verify with; the
 	// claims are trusted only after jwt.Parse below has checked the
 	// signature with those keys.
@@ -244,6 +248,9 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 		id.ClientID = s
 	}
 	id.Scopes = scopesOf(tok)
+	if exp, ok := tok.Expiration(); ok {
+		v.verified.put(token, id, exp.Add(v.skew))
+	}
 	return id, nil
 }
 
