@@ -119,9 +119,11 @@ func (o *oauth) authenticate(w http.ResponseWriter, r *http.Request, h *Handler)
 
 // authorize refuses, with 403, a request for a tool, prompt or resource
 // template that r's token does not unlock, and reports whether msg may go
-// on. In the stateless era the name comes from Mcp-Name (checked against
-// the body already), so a proxy and mcphost decide on the same name.
-func (o *oauth) authorize(w http.ResponseWriter, r *http.Request, h *Handler, msg *jsonrpc.Message) bool {
+// on. With mirrored set (a stateless-era POST whose Mcp-Name has been
+// checked against the body) the name comes from Mcp-Name, so a proxy and
+// mcphost decide on the same name; otherwise from the body, since an
+// unchecked header could name something else.
+func (o *oauth) authorize(w http.ResponseWriter, r *http.Request, h *Handler, msg *jsonrpc.Message, mirrored bool) bool {
 	if o == nil || msg.Kind != jsonrpc.KindRequest {
 		return true
 	}
@@ -140,8 +142,10 @@ func (o *oauth) authorize(w http.ResponseWriter, r *http.Request, h *Handler, ms
 	default:
 		return true
 	}
-	name := r.Header.Get(hdrName)
-	if name == "" {
+	var name string
+	if mirrored {
+		name = r.Header.Get(hdrName)
+	} else {
 		name, _ = jsonrpc.Unquote(msg.ParamMembers.Get(member))
 	}
 	if kind == "resource template" {

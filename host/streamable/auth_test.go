@@ -389,6 +389,39 @@ func TestOAuthAgainstTestOP(t *testing.T) {
 		}
 	})
 
+	t.Run("session era decides on the body, not an unchecked Mcp-Name", func(t *testing.T) {
+		send := func(session, body string, hdr ...string) *http.Response {
+			req, _ := http.NewRequest(http.MethodPost, as.url, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+noScope)
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+			}
+			for i := 0; i+1 < len(hdr); i += 2 {
+				req.Header.Set(hdr[i], hdr[i+1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp
+		}
+		init := send("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+		sid := init.Header.Get("Mcp-Session-Id")
+		if init.StatusCode != 200 || sid == "" {
+			t.Fatalf("initialize: %d, session %q", init.StatusCode, sid)
+		}
+		send(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp := send(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_echo","arguments":{"msg":"x"}}}`,
+			"Mcp-Method", "tools/call", "Mcp-Name", "test_weather")
+		if resp.StatusCode != 403 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="echo:use"`) {
+			t.Errorf("got %d %q; want 403 for test_echo", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	})
+
 	t.Run("audit", func(t *testing.T) {
 		log := as.audit.String()
 		if !strings.Contains(log, `"sub":"full","client_id":"full"`) || !strings.Contains(log, `"sub":"narrow","client_id":"narrow"`) {

@@ -167,7 +167,7 @@ func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, _ := jsonrpc.Decode(body)
-	if !h.oauth.authorize(w, r, h, &m) {
+	if !h.oauth.authorize(w, r, h, &m, false) {
 		return
 	}
 	if !h.handOver(m.Kind == jsonrpc.KindResponse, func() { ls.serve(r, body) }) {

@@ -64,7 +64,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		rejectBody(w, msg.ID, derr)
 		return
 	}
-	if !h.oauth.authorize(w, r, h, &msg) {
+	if !h.oauth.authorize(w, r, h, &msg, false) {
 		return
 	}
 	if msg.Kind != jsonrpc.KindRequest {
@@ -118,7 +118,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSess
 	seen := map[string]bool{}
 	for _, e := range elems {
 		msg, derr := jsonrpc.Decode(e)
-		if derr == nil && !h.oauth.authorize(w, r, h, &msg) {
+		if derr == nil && !h.oauth.authorize(w, r, h, &msg, false) {
 			return // the whole batch: one 403 names the scope to ask for
 		}
 		if msg.Kind != jsonrpc.KindResponse {
