@@ -11,7 +11,9 @@
 //     rate-limited, when a token names a key id the cache does not hold;
 //   - validating JWT access tokens: asymmetric signatures only, iss among
 //     the issuers, aud holding the resource (RFC 8707), exp and nbf with a
-//     small skew; all JOSE work is lestrrat-go/jwx's;
+//     small skew, only with signing keys of the algorithm's type; all JOSE
+//     work is lestrrat-go/jwx's; a verified JWT is remembered by hash for
+//     up to a minute (cache.go);
 //   - RFC 7662 introspection of opaque tokens, when configured;
 //   - the scope policy: scope → globs of names ([Policy]);
 //   - the RFC 9728 protected resource metadata document ([Validator.Metadata]).

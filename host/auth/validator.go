@@ -211,6 +211,9 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 			if a, ok := k.Algorithm(); ok && a.String() != alg.String() {
 				continue
 			}
+			if u, ok := k.KeyUsage(); ok && u != "sig" {
+				continue // an encryption key must not verify signatures
+			}
 			if !keyFits(k.KeyType(), alg) {
 				continue
 			}
