@@ -50,6 +50,15 @@ var (
 	testopErr  error
 )
 
+// TestMain removes the testop binary the OAuth tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testopBin != "" {
+		os.RemoveAll(filepath.Dir(testopBin))
+	}
+	os.Exit(code)
+}
+
 // buildTestOP builds testop once per test binary, in its own module.
 func buildTestOP(t *testing.T) string {
 	t.Helper()
