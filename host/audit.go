@@ -13,6 +13,9 @@ import (
 //
 //	{"time":"<RFC 3339 nano>","dir":"in"|"out","session":"<id>","msg":<message>}
 //
+// A message in from an authenticated caller (see [Caller]) also has
+// "sub" and "client_id" after "session": who sent it, as its token says.
+//
 // A line that is not JSON is recorded as a JSON string, so the log itself
 // always parses. Writes are serialized; a nil *auditLog records nothing.
 type auditLog struct {
@@ -28,7 +31,7 @@ func newAuditLog(w io.Writer) *auditLog {
 	return &auditLog{w: w}
 }
 
-func (a *auditLog) record(session, dir string, msg []byte) {
+func (a *auditLog) record(session, dir string, c *Caller, msg []byte) {
 	if a == nil {
 		return
 	}
@@ -41,6 +44,12 @@ func (a *auditLog) record(session, dir string, msg []byte) {
 	b = append(b, dir...)
 	b = append(b, `","session":`...)
 	b = jsonscan.AppendString(b, session)
+	if c != nil {
+		b = append(b, `,"sub":`...)
+		b = jsonscan.AppendString(b, c.Subject)
+		b = append(b, `,"client_id":`...)
+		b = jsonscan.AppendString(b, c.ClientID)
+	}
 	b = append(b, `,"msg":`...)
 	if jsonscan.Valid(msg) {
 		b = append(b, jsonrpc.CompactLine(msg)...)

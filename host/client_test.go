@@ -107,9 +107,16 @@ const guard = 20 * time.Second
 
 func startClient(t *testing.T, srv *Server) *testClient {
 	t.Helper()
+	return startClientCtx(t, srv, context.Background())
+}
+
+// startClientCtx is startClient with every message handed over under
+// (a child of) ctx, as a transport that attaches a Caller does.
+func startClientCtx(t *testing.T, srv *Server, ctx context.Context) *testClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	c := &testClient{t: t, in: inW, lines: make(chan []byte, 1024), done: make(chan error, 1), cancel: cancel}
 	go func() {
 		err := serveLines(ctx, srv, inR, outW, nil)

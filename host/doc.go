@@ -30,6 +30,9 @@
 //     limits; session-less 2026-07-28 POSTs on a throw-away Conn after
 //     checking the headers that mirror the body), the 2024-11-05 HTTP+SSE
 //     transport, and the /healthz and /readyz probes;
+//   - host/auth: OAuth 2.1 access tokens for the HTTP transport: issuer
+//     discovery, cached keys, JWT validation, introspection, and the
+//     scope → names policy (the transport hands the core a [Caller]);
 //   - host/inproc: inproc.Call, one request on an in-process connection
 //     (for `mcphost call`);
 //   - host/metrics: the Prometheus view of Stats;

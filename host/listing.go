@@ -153,17 +153,24 @@ func (sc scope) promptKey(p *plugins.Prompt) string {
 	return p.Name
 }
 
-// list returns the generation's list, or the plugin's own sorted by key.
-func list[T any](sc scope, all func(*plugins.Generation) []T, own func(*plugins.Plugin) []T, key func(T) string) []T {
+// list returns the generation's list, or the plugin's own sorted by key,
+// without the items the caller may not use (name nil: items are not
+// authorized by name).
+func list[T any](sc scope, c *Caller, all func(*plugins.Generation) []T, own func(*plugins.Plugin) []T, key, name func(T) string) []T {
 	if sc.g == nil {
 		return nil
 	}
+	var items []T
 	if sc.p == nil {
-		return all(sc.g)
+		items = all(sc.g)
+	} else {
+		items = slices.Clone(own(sc.p))
+		slices.SortStableFunc(items, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
 	}
-	items := slices.Clone(own(sc.p))
-	slices.SortStableFunc(items, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
-	return items
+	if c == nil || c.May == nil || name == nil {
+		return items
+	}
+	return slices.DeleteFunc(slices.Clone(items), func(it T) bool { return !c.May(name(it)) })
 }
 
 // Cursors are opaque to clients: the base64 of the last item's key, so a
@@ -255,6 +262,7 @@ type listing[T any] struct {
 	all    func(*plugins.Generation) []T // the merged list
 	own    func(*plugins.Plugin) []T     // one plugin's list, under server_id
 	key    func(scope, T) string
+	name   func(T) string // the name a Caller is authorized by; nil: none
 	write  func(dst []byte, sc scope, it T, v protocol.Version) []byte
 }
 
@@ -270,7 +278,9 @@ func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, e
 		return nil, err
 	}
 	key := func(it T) string { return l.key(sc, it) }
-	page, next, err := paginate(list(sc, l.all, l.own, key), key, cursor, s.srv.opts.PageSize)
+	caller := CallerOf(ctx)
+	items := list(sc, caller, l.all, l.own, key, l.name)
+	page, next, err := paginate(items, key, cursor, s.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +289,10 @@ func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, e
 		return l.write(dst, sc, it, v)
 	})
 	if req.state != nil { // a 2026-07-28 result: the most conservative hints of its contributors
-		req.hints = s.srv.cacheHints(owners(list(sc, l.all, l.own, key)))
+		req.hints = s.srv.cacheHints(owners(items))
+		if caller != nil && caller.May != nil && req.hints != nil {
+			req.hints.scope = "private" // this list is the caller's own
+		}
 	}
 	return json.RawMessage(body), nil
 }
@@ -290,6 +303,7 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Tool { return g.Tools },
 		own:    func(p *plugins.Plugin) []*plugins.Tool { return p.Tools },
 		key:    scope.toolKey,
+		name:   func(t *plugins.Tool) string { return t.Name },
 		write: func(dst []byte, sc scope, t *plugins.Tool, v protocol.Version) []byte {
 			return protocol.FilterTool(dst, renamed(t.Raw, sc.toolKey(t), t.Name), v)
 		},
@@ -299,6 +313,7 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Prompt { return g.Prompts },
 		own:    func(p *plugins.Plugin) []*plugins.Prompt { return p.Prompts },
 		key:    scope.promptKey,
+		name:   func(p *plugins.Prompt) string { return p.Name },
 		write: func(dst []byte, sc scope, p *plugins.Prompt, v protocol.Version) []byte {
 			return protocol.FilterPrompt(dst, renamed(p.Raw, sc.promptKey(p), p.Name), v)
 		},
@@ -317,6 +332,7 @@ var (
 		all:    func(g *plugins.Generation) []*plugins.Template { return g.Templates },
 		own:    func(p *plugins.Plugin) []*plugins.Template { return p.Templates },
 		key:    func(_ scope, t *plugins.Template) string { return t.Def.URITemplate },
+		name:   func(t *plugins.Template) string { return t.Def.Name },
 		write: func(dst []byte, _ scope, t *plugins.Template, v protocol.Version) []byte {
 			return protocol.FilterItem(dst, t.Raw, v)
 		},

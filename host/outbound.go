@@ -53,7 +53,7 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 // send hands one message to the transport, after the audit log.
 func (s *session) send(msg []byte, related json.RawMessage) {
 	msg = jsonrpc.CompactLine(msg)
-	s.srv.audit.record(s.id, "out", msg)
+	s.srv.audit.record(s.id, "out", nil, msg)
 	if err := s.out.Send(msg, related); err != nil {
 		s.log.Debug("send failed", "err", err)
 	}

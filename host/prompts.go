@@ -33,6 +33,9 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	if pr == nil {
 		return nil, jsonrpc.InvalidParams("unknown prompt: %s%s", *p.Name, sc.didYouMean("prompt", *p.Name))
 	}
+	if !CallerOf(ctx).may(pr.Name) {
+		return nil, forbidden("prompt", pr.Name)
+	}
 	var missing []string
 	for _, a := range pr.Def.Arguments {
 		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
@@ -75,12 +78,18 @@ func complete(ctx context.Context, s *session, req *request) (any, error) {
 		if pr == nil {
 			return nil, jsonrpc.InvalidParams("unknown prompt: %s%s", p.Ref.Name, sc.didYouMean("prompt", p.Ref.Name))
 		}
+		if !CallerOf(ctx).may(pr.Name) {
+			return nil, forbidden("prompt", pr.Name)
+		}
 		owner, item = pr.Plugin, pr.Def.Name
 		p.Ref = abi.CompleteRef{Type: "prompt", Name: pr.Def.Name}
 	case "ref/resource":
 		owner = sc.templateOwner(p.Ref.URI)
 		if owner == nil {
 			return nil, jsonrpc.InvalidParams("unknown resource template: %s", p.Ref.URI)
+		}
+		if name := sc.templateNamed(p.Ref.URI); name != "" && !CallerOf(ctx).may(name) {
+			return nil, forbidden("resource template", name)
 		}
 		item = p.Ref.URI
 		p.Ref = abi.CompleteRef{Type: "resource", URI: p.Ref.URI}

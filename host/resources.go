@@ -41,6 +41,11 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if pl == nil {
 		return nil, resourceNotFound(uri, sc.didYouMean("resource", uri))
 	}
+	if c := CallerOf(ctx); c != nil {
+		if name := sc.templateName(uri); name != "" && !c.may(name) {
+			return nil, forbidden("resource template", name)
+		}
+	}
 	cc := abi.Context{ID: req.id, Meta: req.param("_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
 	out, err := pl.Read(ctx, req.peer(), uri, cc)
 	if errors.Is(err, plugins.ErrNotFound) {

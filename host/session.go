@@ -160,7 +160,7 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	s.srv.audit.record(s.id, "in", raw)
+	s.srv.audit.record(s.id, "in", CallerOf(ctx), raw)
 	if jsonrpc.IsBatch(raw) {
 		s.handleBatch(ctx, raw, batchKey)
 		return false
@@ -305,6 +305,6 @@ func (s *session) subscribed(uri string) bool {
 // tooLarge answers a message that exceeded the size limit, with its id
 // when that could be read from the message's first bytes.
 func (s *session) tooLarge(n, limit int64, id []byte) {
-	s.srv.audit.record(s.id, "in", []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
+	s.srv.audit.record(s.id, "in", nil, []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
 	s.reply(id, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
 }

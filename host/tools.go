@@ -56,6 +56,9 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if t == nil {
 		return nil, jsonrpc.InvalidParams("unknown tool: %s%s", name, sc.didYouMean("tool", name))
 	}
+	if !CallerOf(ctx).may(t.Name) {
+		return nil, forbidden("tool", t.Name)
+	}
 	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String()}
 	if task, err := wantsTask(req, t); err != nil {
 		return nil, err

@@ -72,10 +72,18 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer stop()
 	}
 	rt.loader = rt.newLoader(log, obs, !*eager)
-	ln, httpOpts, err := hf.listen(log)
+	validator, err := hf.oauth(ctx, cfg.Auth, log)
 	if err != nil {
 		return err
 	}
+	if validator != nil {
+		defer validator.Close()
+	}
+	ln, httpOpts, err := hf.listen(log, validator != nil)
+	if err != nil {
+		return err
+	}
+	httpOpts.Auth = validator
 	if ln != nil {
 		defer ln.Close()
 	}

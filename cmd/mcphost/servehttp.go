@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/streamable"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // httpFlags are serve's flags for the HTTP transports.
@@ -34,7 +37,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 // listen opens the listener --http asks for (nil when serving stdio) and
 // logs its address as `listening addr=http://HOST:PORT/PATH`, which
 // scripts parse.
-func (f *httpFlags) listen(log *slog.Logger) (net.Listener, streamable.Options, error) {
+func (f *httpFlags) listen(log *slog.Logger, oauth bool) (net.Listener, streamable.Options, error) {
 	var opts streamable.Options
 	if f.addr == "" {
 		return nil, opts, nil
@@ -71,11 +74,27 @@ func (f *httpFlags) listen(log *slog.Logger) (net.Listener, streamable.Options, 
 	if err != nil {
 		return nil, opts, fmt.Errorf("--http: %w", err)
 	}
-	if ip := net.ParseIP(h); (ip == nil || !ip.IsLoopback()) && h != "localhost" && opts.AuthToken == "" {
+	if ip := net.ParseIP(h); (ip == nil || !ip.IsLoopback()) && h != "localhost" && opts.AuthToken == "" && !oauth {
 		log.Warn("serving HTTP beyond loopback without --auth-token-env: anyone who can reach it can call the plugins", "bind", h)
 	}
 	log.Info("listening", "addr", "http://"+ln.Addr().String()+f.path)
 	return ln, opts, nil
+}
+
+// oauth returns the token validator of the [auth] table, nil without one
+// or over stdio, whose peer is the process that launched mcphost (it gets
+// one warning line).
+func (f *httpFlags) oauth(ctx context.Context, a *config.Auth, log *slog.Logger) (*auth.Validator, error) {
+	switch {
+	case a == nil:
+		return nil, nil
+	case f.addr == "":
+		log.Warn("[auth] applies to --http only; serving stdio without it (the peer is the process that started mcphost)")
+		return nil, nil
+	case f.tokenEnv != "":
+		return nil, fmt.Errorf("--auth-token-env and [auth] (line %d) both set: use one way of checking tokens", a.Line)
+	}
+	return auth.New(ctx, a, auth.Options{Logger: log.With("component", "auth")})
 }
 
 // listFlag is a repeatable, comma-separated string flag.

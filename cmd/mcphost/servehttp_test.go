@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -85,6 +87,9 @@ func TestServeHTTP(t *testing.T) {
 }
 
 func TestServeHTTPFlagErrors(t *testing.T) {
+	withAuth := filepath.Join(t.TempDir(), "plugins.toml")
+	os.WriteFile(withAuth, []byte("[auth]\nresource = \"https://m.example/mcp\"\nissuers = [\"https://idp.example\"]\n"), 0o644)
+	t.Setenv("MCPHOST_TEST_TOKEN_SET", "x")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -92,6 +97,7 @@ func TestServeHTTPFlagErrors(t *testing.T) {
 		{[]string{"--http", "127.0.0.1:0", "--auth-token-env", "MCPHOST_SURELY_UNSET_VAR"}, "unset or empty"},
 		{[]string{"--http", "127.0.0.1:0", "--http-path", "sse"}, "--http-path"},
 		{[]string{"--http", "127.0.0.1:x:y"}, "--http"},
+		{[]string{"--config", withAuth, "--http", "127.0.0.1:0", "--auth-token-env", "MCPHOST_TEST_TOKEN_SET"}, "--auth-token-env and [auth] (line 1) both set"},
 	} {
 		err := cmdServe(context.Background(), tc.args, strings.NewReader(""), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -19,7 +19,11 @@
 //     (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*);
 //   - httplegacy.go: the 2024-11-05 HTTP+SSE transport (GET /sse,
 //     POST /messages);
-//   - httpcheck.go: Host and Origin checks (DNS rebinding) and bearer auth;
+//   - httpcheck.go: Host and Origin checks (DNS rebinding) and the static
+//     bearer token;
+//   - auth.go: OAuth 2.1 bearer tokens (Options.Auth, validated by package
+//     host/auth): RFC 9728 metadata, 401 and 403 challenges, and the
+//     host.Caller each message is handed to the core with;
 //   - httplimits.go: body timeout and caps on POSTs in flight per client
 //     address and per session, and on sessions overall: each refusal is an
 //     HTTP status with a JSON-RPC error and a `request refused` log line

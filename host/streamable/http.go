@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
@@ -35,6 +36,11 @@ type Options struct {
 	// AuthToken, when not empty, is the bearer token every request must
 	// carry in Authorization; a missing or wrong one gets 401.
 	AuthToken string
+	// Auth, when set, makes the transport an OAuth 2.1 resource server
+	// (auth.go): every request needs a token Auth accepts, and the scopes
+	// it holds decide what the caller may list and use. It excludes
+	// AuthToken. The caller closes it.
+	Auth *auth.Validator
 	// SessionIdle ends a session after this long without requests or open
 	// streams (default 30 minutes). Clients that never DELETE their session
 	// (the conformance suite, killed processes) leave nothing behind.
@@ -106,6 +112,7 @@ type Handler struct {
 	opts  Options
 	log   *slog.Logger
 	check checker
+	oauth *oauth // nil without Options.Auth
 
 	// gate orders shutdown against hand-overs: a message that may start
 	// work is handed to a session only under gate.RLock with closing
@@ -162,6 +169,7 @@ func NewHandler(srv *host.Server, opts Options) *Handler {
 		opts:     opts,
 		log:      srv.Logger().With("transport", "http"),
 		check:    newChecker(opts),
+		oauth:    newOAuth(opts.Auth, opts.Path),
 		sessions: make(map[string]*httpSession),
 		legacy:   make(map[string]*legacySession),
 		stop:     make(chan struct{}),
@@ -195,6 +203,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			preflight(w)
 			return
 		}
+	}
+	if h.oauth.metadata(w, r) {
+		return
+	}
+	if r = h.oauth.authenticate(w, r, h); r == nil {
+		return
 	}
 	if !h.check.authorized(r) {
 		challenge := `Bearer realm="mcphost"`

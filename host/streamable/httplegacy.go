@@ -27,7 +27,7 @@ type legacySession struct {
 	id    string
 	conn  *host.Conn
 	log   *slog.Logger
-	serve func(raw []byte)
+	serve func(r *http.Request, raw []byte)
 	// cancel ends the session's lifetime context: requests in flight are
 	// cancelled.
 	cancel context.CancelFunc
@@ -90,7 +90,7 @@ func (h *Handler) legacyStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ls.cancel = cancel
 	conn := ls.conn
-	ls.serve = func(raw []byte) { conn.Handle(ctx, raw) }
+	ls.serve = func(r *http.Request, raw []byte) { conn.Handle(callerContext(ctx, r), raw) }
 	h.mu.Lock()
 	h.legacy[id] = ls
 	h.mu.Unlock()
@@ -167,7 +167,10 @@ func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, _ := jsonrpc.Decode(body)
-	if !h.handOver(m.Kind == jsonrpc.KindResponse, func() { ls.serve(body) }) {
+	if !h.oauth.authorize(w, r, h, &m, false) {
+		return
+	}
+	if !h.handOver(m.Kind == jsonrpc.KindResponse, func() { ls.serve(r, body) }) {
 		unavailable(w)
 		return
 	}

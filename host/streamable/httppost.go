@@ -64,8 +64,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		rejectBody(w, msg.ID, derr)
 		return
 	}
+	if !h.oauth.authorize(w, r, h, &msg, false) {
+		return
+	}
 	if msg.Kind != jsonrpc.KindRequest {
-		if !h.handOver(msg.Kind == jsonrpc.KindResponse, func() { hs.serve(body, nil, nil) }) {
+		if !h.handOver(msg.Kind == jsonrpc.KindResponse, func() { hs.serve(r, body, nil, nil) }) {
 			unavailable(w)
 			return
 		}
@@ -88,7 +91,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, hs *httpSessio
 		httpError(w, http.StatusNotFound, codeSessionNotFound, "Session not found")
 		return
 	}
-	if !h.handOver(false, func() { hs.serve(body, batchKey, st) }) {
+	if !h.handOver(false, func() { hs.serve(r, body, batchKey, st) }) {
 		hs.abandon(st)
 		unavailable(w)
 		return
@@ -115,6 +118,9 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSess
 	seen := map[string]bool{}
 	for _, e := range elems {
 		msg, derr := jsonrpc.Decode(e)
+		if derr == nil && !h.oauth.authorize(w, r, h, &msg, false) {
+			return // the whole batch: one 403 names the scope to ask for
+		}
 		if msg.Kind != jsonrpc.KindResponse {
 			onlyResponses = false
 		}
@@ -127,7 +133,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, hs *httpSess
 		}
 	}
 	if !answered {
-		if !h.handOver(onlyResponses, func() { hs.serve(body, nil, nil) }) {
+		if !h.handOver(onlyResponses, func() { hs.serve(r, body, nil, nil) }) {
 			unavailable(w)
 			return
 		}
@@ -168,7 +174,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, body []byte
 	hs.enter()
 	c := newConn()
 	st, _ := hs.openPost([]string{string(msg.ID)}, c)
-	if !h.handOver(false, func() { hs.serve(body, nil, nil) }) {
+	if !h.handOver(false, func() { hs.serve(r, body, nil, nil) }) {
 		hs.end(endShutdown)
 		unavailable(w)
 		return

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -35,11 +36,12 @@ type httpSession struct {
 	id   string
 	conn *host.Conn
 	log  *slog.Logger
-	// serve hands a message to the session, under the session's lifetime
-	// context; with st (the POST stream its requests answer on), under a
-	// context of their own that ends when st is finished or abandoned (see
+	// serve hands a message that came with r to the session, under the
+	// session's lifetime context carrying r's caller (auth.go); with st
+	// (the POST stream its requests answer on), under a context of their
+	// own that ends when st is finished or abandoned (see
 	// httpSession.detach).
-	serve  func(raw []byte, batchKey json.RawMessage, st *stream)
+	serve  func(r *http.Request, raw []byte, batchKey json.RawMessage, st *stream)
 	cancel context.CancelFunc // ends the lifetime context
 
 	mu         sync.Mutex
@@ -138,12 +140,13 @@ func (h *Handler) newHTTPSession(stateless bool, principal string) *httpSession 
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel
 	conn := hs.conn
-	hs.serve = func(raw []byte, key json.RawMessage, st *stream) {
+	hs.serve = func(r *http.Request, raw []byte, key json.RawMessage, st *stream) {
+		cctx := callerContext(ctx, r)
 		if st == nil {
-			conn.HandleKeyed(ctx, raw, key)
+			conn.HandleKeyed(cctx, raw, key)
 			return
 		}
-		rctx, cancel := context.WithCancel(ctx)
+		rctx, cancel := context.WithCancel(cctx)
 		hs.mu.Lock()
 		st.cancel = cancel // before handling: the answer may come at once
 		hs.mu.Unlock()

@@ -45,6 +45,9 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, body []byte,
 		writeStatus(w, http.StatusBadRequest, jsonrpc.AppendError(nil, msg.ID, err))
 		return
 	}
+	if !h.oauth.authorize(w, r, h, msg, true) {
+		return
+	}
 	hs := h.newHTTPSession(true, principal(r))
 	hs.enter()
 	defer func() {

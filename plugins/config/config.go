@@ -148,6 +148,13 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			top.errf("server", "want a table, got %s", tomlType(v))
 		}
 	}
+	if v, ok := doc["auth"]; ok {
+		if m, ok := v.(map[string]any); ok {
+			cfg.Auth = p.auth(section{p: p, table: "auth"}, m)
+		} else {
+			top.errf("auth", "want a table, got %s", tomlType(v))
+		}
+	}
 	if v, ok := doc["plugin"]; ok {
 		var tables []map[string]any
 		switch v := v.(type) {

@@ -1,6 +1,6 @@
 // Package config reads plugins.toml into a validated [Config]: the
-// [server] table ([ServerConfig]) and one [Spec] per [[plugin]] table or
-// drop-in *.wasm file.
+// [server] table ([ServerConfig]), the [auth] table ([Auth]) and one [Spec]
+// per [[plugin]] table or drop-in *.wasm file.
 //
 // It owns parsing ([ParseConfig], [LoadConfig]), every check on what a
 // user wrote (names, numbers before they reach an API that panics, paths,

@@ -22,6 +22,8 @@ type Config struct {
 	File    string // the file it was read from ("" when built in code)
 	Server  ServerConfig
 	Plugins []Spec
+	// Auth is the [auth] table (OAuth bearer tokens over HTTP), or nil.
+	Auth *Auth
 }
 
 // ServerConfig is the [server] table.
