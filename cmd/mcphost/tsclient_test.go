@@ -13,17 +13,22 @@ import (
 )
 
 // TestTSClient drives `mcphost serve` with the official TypeScript SDK's
-// client (scripts/tsclient), over stdio and over Streamable HTTP: it lists
-// the root plugins.toml's tools and calls one. scripts/tsclient.sh
-// installs it; without it the test skips, unless CI=true.
+// client (internal/tools/ts/client.mjs), over stdio and over Streamable
+// HTTP: it lists the root plugins.toml's tools and calls one.
+// scripts/ts-sdk.sh installs the SDK; without it the test skips, unless
+// CI=true.
 func TestTSClient(t *testing.T) {
-	client := os.Getenv("MCPHOST_TS_CLIENT")
+	dir, err := filepath.Abs(filepath.Join("..", "..", "internal", "tools", "ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(dir, "client.mjs")
 	node, err := exec.LookPath("node")
-	if client == "" || err != nil {
+	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil || serr != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("MCPHOST_TS_CLIENT or node missing: run eval \"$(scripts/tsclient.sh --env)\"")
+			t.Fatalf("node (%v) or the TypeScript SDK (%v) missing: run scripts/ts-sdk.sh", err, serr)
 		}
-		t.Skip("no TypeScript SDK client: run eval \"$(scripts/tsclient.sh --env)\"")
+		t.Skip("node or the TypeScript SDK missing: run scripts/ts-sdk.sh")
 	}
 	if testing.Short() {
 		t.Skip("runs mcphost serve and node")

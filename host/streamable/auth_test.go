@@ -547,7 +547,7 @@ func sameJSON(got any, want []string) bool {
 // then the issuer's metadata), gets a client-credentials token for the
 // resource it asks for (RFC 8707: the client has no default audience, so
 // only the resource parameter makes the token acceptable), lists and calls.
-// scripts/ts-oauth.sh installs the SDK; .ci/run does, and sets CI=true so a
+// scripts/ts-sdk.sh installs the SDK; .ci/run does, and sets CI=true so a
 // missing install fails instead of skipping.
 func TestOAuthTypeScriptSDK(t *testing.T) {
 	if testing.Short() {
@@ -558,9 +558,9 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil || serr != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("node (%v) or the TypeScript SDK (%v) missing: run scripts/ts-oauth.sh", err, serr)
+			t.Fatalf("node (%v) or the TypeScript SDK (%v) missing: run scripts/ts-sdk.sh", err, serr)
 		}
-		t.Skip("node or the TypeScript SDK missing: run scripts/ts-oauth.sh")
+		t.Skip("node or the TypeScript SDK missing: run scripts/ts-sdk.sh")
 	}
 	ts := opClient{ID: "ts", Secret: "s"}
 	op := startOP(t, ts)

@@ -1,4 +1,4 @@
-// A real client for mcphost's tests: the official MCP TypeScript SDK
+// A real client for mcphost's tests (cmd/mcphost TestTSClient): the official MCP TypeScript SDK
 // connects over stdio or Streamable HTTP, lists every tool (following
 // cursors), calls one, and prints one JSON object with what it saw.
 //

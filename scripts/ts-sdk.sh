@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official MCP TypeScript SDK (pinned in internal/tools/ts/
 # package.json) into internal/tools/ts/node_modules (git-ignored), for the
-# OAuth end-to-end test TestOAuthTypeScriptSDK in host/streamable. Needs
+# tests that drive mcphost with it: TestTSClient in cmd/mcphost (stdio and
+# Streamable HTTP) and TestOAuthTypeScriptSDK in host/streamable. Needs
 # node >= 18 and npm. Does nothing when it is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/../internal/tools/ts"
