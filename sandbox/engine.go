@@ -133,9 +133,14 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	log := e.log.With("plugin", name)
 	var be backend
 	var sigs map[string]signature
-	if lim.Runtime == RuntimeExtism {
+	switch {
+	case IsComponent(wasm):
+		// Components run on their own loader whatever the runtime says:
+		// neither Extism runtime knows the Component Model.
+		be, sigs, err = newComponentBackend(ctx, rc, wasm, lim, log, name)
+	case lim.Runtime == RuntimeExtism:
 		be, sigs, err = newExtismBackend(ctx, rc, wasm, lim, log)
-	} else {
+	default:
 		be, sigs, err = newNativeBackend(ctx, rc, wasm, lim, intr, log)
 	}
 	if err != nil {
