@@ -214,3 +214,25 @@ func TestComponentConfinement(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkComponentCall is one tool call through the canonical ABI: a
+// string in, a string out, on the C component.
+func BenchmarkComponentCall(b *testing.B) {
+	dir := os.Getenv("MCPHOST_COMPONENTS")
+	wasm, err := os.ReadFile(filepath.Join(dir, "kinds.wasm"))
+	if err != nil {
+		b.Skipf("skipping: %v; run scripts/components.sh", err)
+	}
+	m, err := testEngine.Load(context.Background(), "kinds", wasm, Limits{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	in := []byte(`{"request":{"name":"greet","arguments":{"name":"wörld"}},"context":{}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Call(context.Background(), abi.ExportCallTool, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

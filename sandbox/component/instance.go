@@ -366,9 +366,12 @@ func (inst *Instance) Call(ctx context.Context, f *Func, args []any) (res any, e
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
 	defer func() {
 		if r := recover(); r != nil {
+			// A *Trap is the guest's doing; anything else is a bug of
+			// this package, which must fail the call, not the server.
 			t, ok := r.(*Trap)
 			if !ok {
-				panic(r)
+				err = fmt.Errorf("%s: canonical ABI failed: %v (recovered)", f.Name, r)
+				return
 			}
 			err = t
 		}
