@@ -85,7 +85,8 @@ func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfi
 func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.Writer) (guest, error) {
 	w := &component.WASI{
 		Env: b.lim.Env, Config: b.lim.Config, Stdout: stdout, Stderr: stderr,
-		Preopens: slices.Clone(b.mounts), HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim),
+		Preopens: slices.Clone(b.mounts), HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log,
+		AllowHost: func(host string) bool { return hostAllowed(b.lim.AllowedHosts, host) },
 	}
 	inst, err := b.cp.Instantiate(ctx, w)
 	if err != nil {

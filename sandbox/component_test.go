@@ -17,7 +17,7 @@ import (
 // (MCPHOST_COMPONENTS), or skips; under CI=true its absence fails.
 func componentWasm(t *testing.T, name string) []byte {
 	t.Helper()
-	dir := os.Getenv("MCPHOST_COMPONENTS")
+	dir := componentDir()
 	why := "MCPHOST_COMPONENTS is not set"
 	if dir != "" {
 		b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
@@ -32,6 +32,9 @@ func componentWasm(t *testing.T, name string) []byte {
 	t.Skipf("skipping: %s; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", why)
 	return nil
 }
+
+// componentDir is where scripts/components.sh put the components.
+func componentDir() string { return os.Getenv("MCPHOST_COMPONENTS") }
 
 func componentCall(t *testing.T, m *Module, name string, args string) (abi.CallToolResult, error) {
 	t.Helper()

@@ -2,7 +2,7 @@
 # Builds the WebAssembly components the component tests use, from the
 # sources in sandbox/component/testdata, offline: C through Debian's clang
 # and wasi-libc (scripts/kit-deps.sh), then `jco embed` and
-# `jco new --wasi-reactor`; npm packages at pinned versions into
+# `jco new --wasi-reactor`, and JavaScript through componentize-js; npm packages at pinned versions into
 # .kits/components (reused between runs). Built components go to
 # .kits/components/out, named by the SHA-256 of their sources, so an
 # unchanged source is never rebuilt.
@@ -39,6 +39,22 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 			jco new "$tmp/embed.wasm" --wasi-reactor -o "$out.tmp"
 			mv "$out.tmp" "$out"
 			rm -rf "$tmp"
+		fi
+		ln -sf "$(basename "$out")" "$dir/out/$name.wasm"
+	done
+
+	# JavaScript: componentize-js takes 1-3 minutes and makes about 12 MB,
+	# so the result is kept by the hash of its sources (CI caches
+	# .kits/components between runs).
+	for j in "$src"/js/*.js; do
+		name=$(basename "$j" .js)
+		sum=$(cat "$j" "$src/js/$name.wit" | sha256sum | cut -c1-16)
+		out="$dir/out/$name-$sum.wasm"
+		if [ ! -f "$out" ]; then
+			echo "components: building $name.js with componentize-js (1-3 minutes)"
+			(cd "$dir" && node "$dir/launch.mjs" "$dir/node_modules/@bytecodealliance/componentize-js/src/cli.js" \
+				"$j" --wit "$src/js/$name.wit" -n "$name" -o "$out.tmp")
+			mv "$out.tmp" "$out"
 		fi
 		ln -sf "$(basename "$out")" "$dir/out/$name.wasm"
 	done

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -29,6 +29,11 @@ type WASI struct {
 	Config map[string]string
 	// HTTP sends wasi:http requests; nil refuses them all.
 	HTTP HTTPDoer
+	// AllowHost says whether a request may go to host (allowed_hosts);
+	// nil refuses every host.
+	AllowHost func(host string) bool
+	// Log receives refusals; nil drops them.
+	Log *slog.Logger
 	// MaxHTTPBytes bounds a response body.
 	MaxHTTPBytes int64
 }
@@ -622,5 +627,3 @@ func addConfig(add func(iface, name string, f HostFunc)) {
 		})
 	}
 }
-
-var _ = api.ValueTypeI32
