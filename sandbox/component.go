@@ -42,12 +42,14 @@ var componentExports = map[string]signature{
 	abi.ExportCallTool:  {results: []api.ValueType{api.ValueTypeI32}},
 }
 
-func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, log *slog.Logger, name string) (*componentBackend, map[string]signature, error) {
+// log carries the plugin's name; mountLog, which rootfs's warnings
+// extend with it, does not.
+func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, log, mountLog *slog.Logger, name string) (*componentBackend, map[string]signature, error) {
 	c, err := component.Decode(wasm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("component: %w", err)
 	}
-	roots, err := openMounts(lim.AllowedPaths, log, name)
+	roots, err := openMounts(lim.AllowedPaths, mountLog, name)
 	if err != nil {
 		return nil, nil, &LoadError{Stage: "limits", Err: err}
 	}

@@ -137,7 +137,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	case IsComponent(wasm):
 		// Components run on their own loader whatever the runtime says:
 		// neither Extism runtime knows the Component Model.
-		be, sigs, err = newComponentBackend(ctx, rc, wasm, lim, log, name)
+		be, sigs, err = newComponentBackend(ctx, rc, wasm, lim, log, e.log, name)
 	case lim.Runtime == RuntimeExtism:
 		be, sigs, err = newExtismBackend(ctx, rc, wasm, lim, log)
 	default:

@@ -552,6 +552,75 @@ func addFilesystem(add func(iface, name string, f HostFunc)) {
 		}
 		return ok([]any{b[:n], n == 0 && len(b) > 0}), nil
 	})
+	hash := func(hc *HostCall, st sys.Stat_t) any {
+		// Not a secret: identifies a file for the guest's caches, as
+		// wasmtime's (device, inode) hash does.
+		return ok([]any{st.Dev*0x9e3779b97f4a7c15 ^ st.Ino, st.Ino*0xbf58476d1ce4e5b9 ^ uint64(st.Mtim)})
+	}
+	add(fsTypes, "[method]descriptor.metadata-hash", func(hc *HostCall, args []any) (any, error) {
+		d := args[0].(*descriptor)
+		var st sys.Stat_t
+		var errno experimentalsys.Errno
+		if d.f != nil {
+			st, errno = d.f.Stat()
+		} else {
+			st, errno = d.p.FS.Stat(dirPath(d.path))
+		}
+		if errno != 0 {
+			return errCode(hc, errno), nil
+		}
+		return hash(hc, st), nil
+	})
+	add(fsTypes, "[method]descriptor.metadata-hash-at", func(hc *HostCall, args []any) (any, error) {
+		d := args[0].(*descriptor)
+		p, errno := d.join(args[2].(string))
+		if errno != 0 {
+			return errCode(hc, errno), nil
+		}
+		st, errno := d.p.FS.Stat(dirPath(p))
+		if errno != 0 {
+			return errCode(hc, errno), nil
+		}
+		return hash(hc, st), nil
+	})
+	add(fsTypes, "[method]descriptor.read-directory", func(hc *HostCall, args []any) (any, error) {
+		d := args[0].(*descriptor)
+		if !d.dir {
+			return errCode(hc, experimentalsys.ENOTDIR), nil
+		}
+		f, errno := d.p.FS.OpenFile(dirPath(d.path), experimentalsys.O_DIRECTORY, 0)
+		if errno != 0 {
+			return errCode(hc, errno), nil
+		}
+		defer f.Close()
+		ents, errno := f.Readdir(-1)
+		if errno != 0 {
+			return errCode(hc, errno), nil
+		}
+		return ok(&dirStream{ents: ents}), nil
+	})
+	add(fsTypes, "[method]directory-entry-stream.read-directory-entry", func(hc *HostCall, args []any) (any, error) {
+		s := args[0].(*dirStream)
+		for len(s.ents) > 0 && (s.ents[0].Name == "." || s.ents[0].Name == "..") {
+			s.ents = s.ents[1:]
+		}
+		if len(s.ents) == 0 {
+			return ok(Case{Index: 0}), nil
+		}
+		e := s.ents[0]
+		s.ents = s.ents[1:]
+		typ := "regular-file"
+		switch {
+		case e.Type.IsDir():
+			typ = "directory"
+		case e.Type&fs.ModeSymlink != 0:
+			typ = "symbolic-link"
+		case !e.Type.IsRegular():
+			typ = "unknown"
+		}
+		t := hc.Type.Result.Ok.Elem
+		return ok(Case{Index: 1, Val: []any{Case{Index: enumCase(t.Fields[0].Type, typ)}, e.Name}}), nil
+	})
 	add(fsTypes, "filesystem-error-code", func(*HostCall, []any) (any, error) { return Case{Index: 0}, nil })
 }
 
@@ -571,6 +640,9 @@ func dirPath(p string) string {
 	}
 	return p
 }
+
+// dirStream is a directory-entry-stream: the entries read at once.
+type dirStream struct{ ents []experimentalsys.Dirent }
 
 type fileReader struct {
 	f   experimentalsys.File
