@@ -239,3 +239,53 @@ func BenchmarkComponentCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkComponentVsExtismC calls the kinds component's greet and the
+// same tool written as an Extism C plugin (greet-extism.c) in turn, in
+// one run, and reports each one's time per call and their ratio.
+func BenchmarkComponentVsExtismC(b *testing.B) {
+	dir := componentDir()
+	comp, err1 := os.ReadFile(filepath.Join(dir, "kinds.wasm"))
+	peer, err2 := os.ReadFile(filepath.Join(dir, "greet-extism.wasm"))
+	if err := errors.Join(err1, err2); err != nil {
+		b.Skipf("skipping: %v; run scripts/components.sh", err)
+	}
+	ctx := context.Background()
+	mc, err := testEngine.Load(ctx, "kinds", comp, Limits{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mc.Close(ctx)
+	me, err := testEngine.Load(ctx, "greet", peer, Limits{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer me.Close(ctx)
+	in := []byte(`{"request":{"name":"greet","arguments":{"name":"wörld"}},"context":{}}`)
+	oc, _ := mc.Call(ctx, abi.ExportCallTool, in)
+	oe, _ := me.Call(ctx, abi.ExportCallTool, in)
+	var rc, re abi.CallToolResult
+	json.Unmarshal(oc, &rc)
+	json.Unmarshal(oe, &re)
+	if len(rc.Content) != 1 || len(re.Content) != 1 || rc.Content[0].Text != re.Content[0].Text {
+		b.Fatalf("the two do not do the same work: %s vs %s", oc, oe)
+	}
+	var tc, te time.Duration
+	n := 0
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := mc.Call(ctx, abi.ExportCallTool, in); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := me.Call(ctx, abi.ExportCallTool, in); err != nil {
+			b.Fatal(err)
+		}
+		te += time.Since(t1)
+		tc += t1.Sub(t0)
+		n++
+	}
+	b.ReportMetric(float64(tc.Nanoseconds())/float64(n), "component-ns/call")
+	b.ReportMetric(float64(te.Nanoseconds())/float64(n), "extism-c-ns/call")
+	b.ReportMetric(float64(tc)/float64(te), "component/extism")
+}

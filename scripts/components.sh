@@ -30,6 +30,7 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 
 	for c in "$src"/c/*.c; do
 		name=$(basename "$c" .c)
+		case $name in *-extism) continue ;; esac
 		sum=$(cat "$c" "$src/c/$name.wit" | sha256sum | cut -c1-16)
 		out="$dir/out/$name-$sum.wasm"
 		if [ ! -f "$out" ]; then
@@ -41,6 +42,13 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 			rm -rf "$tmp"
 		fi
 		ln -sf "$(basename "$out")" "$dir/out/$name.wasm"
+	done
+
+	# Extism peers of the components, for BenchmarkComponentVsExtismC.
+	for c in "$src"/c/*-extism.c; do
+		name=$(basename "$c" .c)
+		clang --target=wasm32-wasi -mexec-model=reactor -O2 -I "$repo/sdk-guest/c/template" \
+			-o "$dir/out/$name.wasm" "$c"
 	done
 
 	# JavaScript: componentize-js takes 1-3 minutes and makes about 12 MB,

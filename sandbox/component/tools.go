@@ -124,7 +124,10 @@ func (e *ArgumentError) Error() string { return "invalid arguments: " + e.Msg }
 // guest failure is the error.
 func (inst *Instance) CallTool(ctx context.Context, tools []Tool, input []byte) ([]byte, error) {
 	var in struct {
-		Request abi.CallToolParams `json:"request"`
+		Request struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"request"`
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		return nil, &ArgumentError{Msg: err.Error()}
@@ -170,10 +173,12 @@ func decodeArgs(ft *FuncType, raw json.RawMessage) ([]any, error) {
 	return args, nil
 }
 
-// resultJSON is the CallToolResult of a value of t.
+// resultJSON is the CallToolResult of a value of t, written by appending
+// (encoding/json's reflection over abi.CallToolResult costs more than
+// the guest's own work for a small tool).
 func resultJSON(t *Type, v any) ([]byte, error) {
 	if t == nil {
-		return json.Marshal(abi.CallToolResult{Content: []abi.Content{}})
+		return []byte(`{"content":[]}`), nil
 	}
 	isErr := false
 	if t.Kind == Result {
@@ -189,7 +194,7 @@ func resultJSON(t *Type, v any) ([]byte, error) {
 			if isErr {
 				return errorResult("error")
 			}
-			return json.Marshal(abi.CallToolResult{Content: []abi.Content{}})
+			return []byte(`{"content":[]}`), nil
 		}
 	}
 	j := ToJSON(t, v)
@@ -197,16 +202,34 @@ func resultJSON(t *Type, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: text}}, IsError: isErr}
-	if !isErr {
-		if t.Kind != Record {
-			j = map[string]any{"result": j}
-		}
-		if out.StructuredContent, err = json.Marshal(j); err != nil {
+	quoted, err := json.Marshal(text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 2*len(quoted)+64)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = append(out, quoted...)
+	out = append(out, "}]"...)
+	if isErr {
+		return append(out, `,"isError":true}`...), nil
+	}
+	out = append(out, `,"structuredContent":`...)
+	if t.Kind != Record {
+		out = append(out, `{"result":`...)
+	}
+	if _, ok := j.(string); ok {
+		out = append(out, quoted...)
+	} else {
+		b, err := json.Marshal(j)
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, b...)
 	}
-	return json.Marshal(out)
+	if t.Kind != Record {
+		out = append(out, '}')
+	}
+	return append(out, '}'), nil
 }
 
 func textOf(j any) (string, error) {
