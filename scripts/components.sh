@@ -44,6 +44,15 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 		ln -sf "$(basename "$out")" "$dir/out/$name.wasm"
 	done
 
+	# The reference host for TestComponentDifferential: kinds transpiled
+	# to JavaScript, run by Node with preview2-shim.
+	if [ ! -f "$dir/out/kinds-js/.sum" ] || [ "$(cat "$dir/out/kinds-js/.sum")" != "$(readlink "$dir/out/kinds.wasm")" ]; then
+		rm -rf "$dir/out/kinds-js"
+		jco transpile "$dir/out/kinds.wasm" -o "$dir/out/kinds-js" >/dev/null
+		echo '{"type":"module"}' >"$dir/out/kinds-js/package.json"
+		readlink "$dir/out/kinds.wasm" >"$dir/out/kinds-js/.sum"
+	fi
+
 	# Extism peers of the components, for BenchmarkComponentVsExtismC.
 	for c in "$src"/c/*-extism.c; do
 		name=$(basename "$c" .c)
