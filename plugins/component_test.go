@@ -67,8 +67,8 @@ sha256 = "%s"
 		t.Errorf("failures: %v; want pinned to fail its sha256 pin", g.Failures)
 	}
 	p := g.Plugin("kinds")
-	if p == nil || p.ABI != 2 || p.Instances().Instances != 1 {
-		t.Fatalf("plugin kinds: %+v; want ABI 2 on a single instance", p)
+	if p == nil || p.ABI != 2 || p.Instances().Instances != 1 || p.Runtime != "component" {
+		t.Fatalf("plugin kinds: %+v; want ABI 2 on a single instance of runtime component", p)
 	}
 	if got := len(toolNames(g)); got != 18 {
 		t.Errorf("%d tools, want 18: %q", got, toolNames(g))
