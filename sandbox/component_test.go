@@ -289,3 +289,33 @@ func BenchmarkComponentVsExtismC(b *testing.B) {
 	b.ReportMetric(float64(te.Nanoseconds())/float64(n), "extism-c-ns/call")
 	b.ReportMetric(float64(tc)/float64(te), "component/extism")
 }
+
+// TestComponentHostile calls a component whose core code breaks the
+// canonical ABI (testdata/wat/hostile.wat): each call is a trap, the
+// host reads nothing out of bounds, and the next call works on a fresh
+// instance.
+func TestComponentHostile(t *testing.T) {
+	wasm := componentWasm(t, "hostile")
+	m, err := testEngine.Load(context.Background(), "hostile", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct{ tool, args, detail string }{
+		{"bad-string", `{}`, "out of bounds"},
+		{"bad-utf8", `{}`, "not valid UTF-8"},
+		{"bad-char", `{}`, "not a Unicode scalar value"},
+		{"bad-enum", `{}`, "discriminant 7"},
+		{"unaligned", `{}`, "not aligned"},
+		{"take", `{"s":"hello"}`, "out of bounds"},
+	} {
+		_, err := componentCall(t, m, tt.tool, tt.args)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, tt.detail) {
+			t.Errorf("%s: %v; want a trap saying %q", tt.tool, err, tt.detail)
+		}
+	}
+	if st := m.Stats(); st.Discarded != 6 {
+		t.Errorf("%d instances discarded, want 6 (one per trap)", st.Discarded)
+	}
+}

@@ -44,6 +44,11 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 		ln -sf "$(basename "$out")" "$dir/out/$name.wasm"
 	done
 
+	# Components written by hand in the text format (hostile ones).
+	for w in "$src"/wat/*.wat; do
+		jco parse "$w" -o "$dir/out/$(basename "$w" .wat).wasm"
+	done
+
 	# The reference host for TestComponentDifferential: kinds transpiled
 	# to JavaScript, run by Node with preview2-shim.
 	if [ ! -f "$dir/out/kinds-js/.sum" ] || [ "$(cat "$dir/out/kinds-js/.sum")" != "$(readlink "$dir/out/kinds.wasm")" ]; then
