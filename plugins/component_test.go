@@ -70,8 +70,8 @@ sha256 = "%s"
 	if p == nil || p.ABI != 2 || p.Instances().Instances != 1 || p.Runtime != "component" {
 		t.Fatalf("plugin kinds: %+v; want ABI 2 on a single instance of runtime component", p)
 	}
-	if got := len(toolNames(g)); got != 18 {
-		t.Errorf("%d tools, want 18: %q", got, toolNames(g))
+	if got := len(toolNames(g)); got != 19 {
+		t.Errorf("%d tools, want 19: %q", got, toolNames(g))
 	}
 	for _, tt := range []struct {
 		tool, args, text string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,8 +142,8 @@ func TestComponentListTools(t *testing.T) {
 	if got := string(byName["divide"].OutputSchema); !strings.Contains(got, `"result":{"maximum":2147483647`) {
 		t.Errorf("divide: outputSchema %s, want the ok type wrapped as result", got)
 	}
-	if len(list.Tools) != 18 {
-		t.Errorf("%d tools, want 18 (every export)", len(list.Tools))
+	if len(list.Tools) != 19 {
+		t.Errorf("%d tools, want 19 (every export)", len(list.Tools))
 	}
 }
 
@@ -196,6 +197,22 @@ func TestComponentConfinement(t *testing.T) {
 	}
 	if len(bytes) != 16 || strings.Count(string(got.Result[1]), ",0,") > 8 {
 		t.Errorf("entropy: random bytes %s", got.Result[1])
+	}
+
+	// A guest asleep in wasi:io/poll wakes when its time is up, and when
+	// the call's timeout ends first.
+	res, err = componentCall(t, m, "nap", `{"ms":30}`)
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("nap 30: %+v, %v", res, err)
+	}
+	if ms, _ := strconv.Atoi(res.Content[0].Text); ms < 30 || ms > 1500 {
+		t.Errorf("nap 30 slept %s ms", res.Content[0].Text)
+	}
+	start := time.Now()
+	_, err = componentCall(t, m, "nap", `{"ms":600000}`)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTimeout || time.Since(start) > 30*time.Second {
+		t.Errorf("nap 600000 with a 2 s timeout: %v after %v; want a timeout after about 2 s", err, time.Since(start))
 	}
 
 	for _, tt := range []struct {

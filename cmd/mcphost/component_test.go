@@ -60,8 +60,8 @@ func checkComponent(t *testing.T, cs *mcp.ClientSession) {
 		}
 		tools[tool.Name] = tool
 	}
-	if len(tools) != 18 || tools["kinds_next-color"] == nil || tools["kinds_echo-point"] == nil {
-		t.Fatalf("tools/list: %d tools %v; want the 18 exports of kinds", len(tools), tools)
+	if len(tools) != 19 || tools["kinds_next-color"] == nil || tools["kinds_echo-point"] == nil {
+		t.Fatalf("tools/list: %d tools %v; want the 19 exports of kinds", len(tools), tools)
 	}
 	if out, _ := json.Marshal(tools["kinds_divide"].OutputSchema); !strings.Contains(string(out), `"result"`) {
 		t.Errorf("kinds_divide outputSchema %s; want the ok type as result", out)

@@ -145,6 +145,14 @@ EXPORT("getenv") void *getenv_(char *p, size_t n) {
 	return &ret_optstr;
 }
 
+EXPORT("nap") uint64_t nap(uint32_t ms) {
+	struct timespec a, b, d = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	nanosleep(&d, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (uint64_t)(b.tv_sec - a.tv_sec) * 1000 + (uint64_t)(b.tv_nsec - a.tv_nsec) / 1000000;
+}
+
 EXPORT("crash") void crash(void) {
 	fprintf(stderr, "about to crash\n");
 	__builtin_trap();
