@@ -126,6 +126,12 @@ func (g *componentGuest) call(ctx context.Context, export string, input []byte) 
 		return 0, g.b.list, nil
 	case abi.ExportCallTool:
 		out, err := g.inst.CallTool(ctx, g.b.tools, input)
+		if t := (*component.Trap)(nil); errors.As(err, &t) {
+			// The guest broke the canonical ABI inside a host function
+			// (a dead handle, a bad pointer): its trap, not the host's
+			// failure.
+			err = t
+		}
 		if err != nil {
 			return 1, nil, err
 		}

@@ -336,3 +336,27 @@ func TestComponentHostile(t *testing.T) {
 		t.Errorf("%d instances discarded, want 6 (one per trap)", st.Discarded)
 	}
 }
+
+// TestComponentResources runs a component's own resource
+// (testdata/wat/counter.wat): resource.new gives a handle, resource.rep
+// reads the rep back, resource.drop runs the destructor; a dropped handle
+// is dead.
+func TestComponentResources(t *testing.T) {
+	wasm := componentWasm(t, "counter")
+	m, err := testEngine.Load(context.Background(), "counter", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for i, want := range []string{"42001", "42002"} {
+		res, err := componentCall(t, m, "roundtrip", `{"x":42}`)
+		if err != nil || len(res.Content) != 1 || res.Content[0].Text != want {
+			t.Errorf("roundtrip %d: %+v, %v; want %s (rep 42, drops so far)", i, res, err, want)
+		}
+	}
+	_, err = componentCall(t, m, "use-after-drop", `{}`)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, "not live") {
+		t.Errorf("use-after-drop: %v; want a trap: handle is not live", err)
+	}
+}
