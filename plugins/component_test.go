@@ -106,3 +106,55 @@ sha256 = "%s"
 		}
 	}
 }
+
+// TestComponentReload rebuilds a generation after a component's file
+// changed: the plugin is replaced by the new component (its tools change),
+// and the diff says so, as for a core module.
+func TestComponentReload(t *testing.T) {
+	src := os.Getenv("MCPHOST_COMPONENTS")
+	kinds, err1 := os.ReadFile(filepath.Join(src, "kinds.wasm"))
+	counter, err2 := os.ReadFile(filepath.Join(src, "counter.wasm"))
+	if err1 != nil || err2 != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v %v (CI=true: scripts/components.sh should have built them)", err1, err2)
+		}
+		t.Skipf("skipping: %v %v; run scripts/components.sh", err1, err2)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	engine, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "wazero"), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close(ctx)
+	wasm := filepath.Join(dir, "c.wasm")
+	write(t, wasm, string(kinds))
+	file := filepath.Join(dir, "plugins.toml")
+	write(t, file, "[[plugin]]\nname = \"c\"\npath = \"c.wasm\"\n")
+	cfg, err := config.LoadConfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoader(LoaderOptions{Engine: engine, Logger: discard()})
+	g1, err := l.Build(ctx, cfg, nil)
+	if err != nil || g1.Tool("c_greet") == nil {
+		t.Fatalf("first build: %v, tools %q", err, toolNames(g1))
+	}
+	write(t, wasm, string(counter))
+	g2, err := l.Build(ctx, cfg, g1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(toolNames(g2), ","); got != "c_roundtrip,c_use-after-drop" {
+		t.Errorf("after the file changed: tools %s; want the counter component's", got)
+	}
+	if c := Diff(g1, g2); !c.Tools || len(c.Reloaded) != 1 || c.Reloaded[0] != "c" {
+		t.Errorf("Diff: %+v; want tools changed and c reloaded", c)
+	}
+	g1.Close(ctx)
+	out, err := g2.Tool("c_roundtrip").Call(ctx, json.RawMessage(`{"x":7}`), abi.Context{})
+	if err != nil || !strings.Contains(string(out), `"7001"`) {
+		t.Errorf("c_roundtrip after reload: %s, %v", out, err)
+	}
+	g2.Close(ctx)
+}
