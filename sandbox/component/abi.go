@@ -204,6 +204,11 @@ func (c *cx) loadList(e *Type, ptr, n uint32) any {
 		trap("list of %d elements does not fit in memory", n)
 	}
 	c.read(ptr, uint32(total))
+	if e.Kind != U8 && uint64(n)*uint64(e.layout.nodes) > maxListWork {
+		// Memory bounds the bytes of a list, not the work of lifting it
+		// (elements of size 0, records of many empty members).
+		trap("list of %d elements of %d nodes each is too large to lift", n, e.layout.nodes)
+	}
 	if e.Kind == U8 {
 		return append([]byte(nil), c.read(ptr, n)...)
 	}
@@ -474,6 +479,9 @@ func flatResults(ft *FuncType) ([]api.ValueType, bool) {
 	}
 	return flat, false
 }
+
+// maxListWork bounds elements × type nodes of a list lifted from memory.
+const maxListWork = 1 << 26
 
 const (
 	maxFlatParams  = 16

@@ -64,3 +64,20 @@ func TestDecodeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeDAG builds a type that doubles at every level, as a hostile
+// component may: its size saturates, and writing it stays short.
+func TestTypeDAG(t *testing.T) {
+	ty := prims[0x7d] // u8
+	for range 60 {
+		r := &Type{Kind: Record, Fields: []Field{{"a", ty}, {"b", ty}}}
+		r.layout = computeLayout(r)
+		ty = r
+	}
+	if ty.layout.nodes != maxNodes {
+		t.Errorf("nodes = %d, want the cap %d", ty.layout.nodes, maxNodes)
+	}
+	if s := ty.String(); len(s) > 400 {
+		t.Errorf("String() is %d bytes: %.80s…", len(s), s)
+	}
+}

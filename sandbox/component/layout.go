@@ -7,7 +7,17 @@ import "github.com/tetratelabs/wazero/api"
 type layout struct {
 	size, align uint32
 	flat        []api.ValueType
+	// nodes is the size of the type written out as a tree (as its JSON
+	// Schema is), saturating at maxNodes: types are a DAG, and a hostile
+	// one can double at every level.
+	nodes int
+	// res says a handle is somewhere inside.
+	res bool
 }
+
+// maxNodes bounds the schema of one type; a function with a larger one is
+// not a tool.
+const maxNodes = 1 << 16
 
 const (
 	i32 = api.ValueTypeI32
@@ -19,28 +29,47 @@ const (
 func alignTo(n, a uint32) uint32 { return (n + a - 1) / a * a }
 
 func computeLayout(t *Type) *layout {
+	l := computeLayout1(t)
+	l.nodes = 1
+	l.res = t.Kind == Own || t.Kind == Borrow
+	add := func(c *Type) {
+		if c != nil {
+			l.nodes = min(l.nodes+c.layout.nodes, maxNodes)
+			l.res = l.res || c.layout.res
+		}
+	}
+	add(t.Elem)
+	add(t.Ok)
+	add(t.Err)
+	for _, f := range t.Fields {
+		add(f.Type)
+	}
+	return l
+}
+
+func computeLayout1(t *Type) *layout {
 	switch t.Kind {
 	case Bool, S8, U8:
-		return &layout{1, 1, []api.ValueType{i32}}
+		return &layout{size: 1, align: 1, flat: []api.ValueType{i32}}
 	case S16, U16:
-		return &layout{2, 2, []api.ValueType{i32}}
+		return &layout{size: 2, align: 2, flat: []api.ValueType{i32}}
 	case S32, U32, Char, Own, Borrow:
-		return &layout{4, 4, []api.ValueType{i32}}
+		return &layout{size: 4, align: 4, flat: []api.ValueType{i32}}
 	case S64, U64:
-		return &layout{8, 8, []api.ValueType{i64}}
+		return &layout{size: 8, align: 8, flat: []api.ValueType{i64}}
 	case F32:
-		return &layout{4, 4, []api.ValueType{f32}}
+		return &layout{size: 4, align: 4, flat: []api.ValueType{f32}}
 	case F64:
-		return &layout{8, 8, []api.ValueType{f64}}
+		return &layout{size: 8, align: 8, flat: []api.ValueType{f64}}
 	case String, List:
-		return &layout{8, 4, []api.ValueType{i32, i32}}
+		return &layout{size: 8, align: 4, flat: []api.ValueType{i32, i32}}
 	case Record, Tuple:
 		l := &layout{align: 1}
 		for _, f := range t.Fields {
 			fl := f.Type.layout
 			l.size = alignTo(l.size, fl.align) + fl.size
 			l.align = max(l.align, fl.align)
-			l.flat = append(l.flat, fl.flat...)
+			l.flat = capFlat(append(l.flat, fl.flat...))
 		}
 		l.size = alignTo(l.size, l.align)
 		return l
@@ -48,13 +77,13 @@ func computeLayout(t *Type) *layout {
 		n := uint32(len(t.Names))
 		switch {
 		case n == 0:
-			return &layout{0, 1, nil}
+			return &layout{size: 0, align: 1, flat: nil}
 		case n <= 8:
-			return &layout{1, 1, []api.ValueType{i32}}
+			return &layout{size: 1, align: 1, flat: []api.ValueType{i32}}
 		case n <= 16:
-			return &layout{2, 2, []api.ValueType{i32}}
+			return &layout{size: 2, align: 2, flat: []api.ValueType{i32}}
 		}
-		return &layout{4, 4, []api.ValueType{i32}}
+		return &layout{size: 4, align: 4, flat: []api.ValueType{i32}}
 	}
 	cases := t.cases()
 	disc := discSize(len(cases))
@@ -77,8 +106,18 @@ func computeLayout(t *Type) *layout {
 		}
 	}
 	l.size = alignTo(alignTo(disc, l.align)+maxSize, l.align)
-	l.flat = append([]api.ValueType{i32}, flat...)
+	l.flat = capFlat(append([]api.ValueType{i32}, flat...))
 	return l
+}
+
+// capFlat keeps at most maxFlatParams+1 flat values: a longer flattening
+// only ever means "spill to memory", and a DAG of records would otherwise
+// flatten to exponentially many.
+func capFlat(f []api.ValueType) []api.ValueType {
+	if len(f) > maxFlatParams+1 {
+		return f[:maxFlatParams+1:maxFlatParams+1]
+	}
+	return f
 }
 
 // cases returns the payload types of a variant-like type, by case.

@@ -49,6 +49,17 @@ func (cp *Compiled) Tools() ([]Tool, []Skipped) {
 			skipped = append(skipped, Skipped{full, "takes or returns a resource handle, which JSON cannot carry"})
 			continue
 		}
+		nodes := 0
+		if f.Type.Result != nil {
+			nodes = f.Type.Result.layout.nodes
+		}
+		for _, p := range f.Type.Params {
+			nodes += p.Type.layout.nodes
+		}
+		if nodes >= maxNodes {
+			skipped = append(skipped, Skipped{full, fmt.Sprintf("its types written out have more than %d nodes", maxNodes)})
+			continue
+		}
 		name := f.Name
 		if count[f.Name] > 1 && f.Interface != "" {
 			name = shortName(f.Interface) + "_" + f.Name

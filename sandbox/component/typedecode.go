@@ -239,9 +239,18 @@ func (s *space) funcType(r *reader, sc *space) (*FuncType, error) {
 	if err != nil {
 		return nil, err
 	}
+	nodes := 0
+	for _, p := range ft.Params {
+		nodes += p.Type.layout.nodes
+	}
+	if nodes >= maxNodes {
+		return nil, unsupported("function types whose parameters written out have more than %d nodes", maxNodes)
+	}
 	switch b {
 	case 0x00:
-		ft.Result, err = valType(r, sc, 0)
+		if ft.Result, err = valType(r, sc, 0); err == nil && ft.Result.layout.nodes >= maxNodes {
+			return nil, unsupported("function types whose result written out has more than %d nodes", maxNodes)
+		}
 		return ft, err
 	case 0x01:
 		n, err := r.count()

@@ -107,62 +107,77 @@ func init() {
 	}
 }
 
-// String writes t in WIT syntax.
+// String writes t in WIT syntax, cut short after about 200 bytes (types
+// are a DAG, whose written-out form can be huge).
 func (t *Type) String() string {
-	switch t.Kind {
-	case List:
-		return "list<" + t.Elem.String() + ">"
-	case Option:
-		return "option<" + t.Elem.String() + ">"
-	case Result:
-		s := func(x *Type) string {
-			if x == nil {
-				return "_"
-			}
-			return x.String()
+	var b strings.Builder
+	t.write(&b)
+	return b.String()
+}
+
+const maxTypeString = 200
+
+func (t *Type) write(b *strings.Builder) {
+	if b.Len() > maxTypeString {
+		if !strings.HasSuffix(b.String(), "…") {
+			b.WriteString("…")
 		}
-		return "result<" + s(t.Ok) + ", " + s(t.Err) + ">"
-	case Tuple:
-		parts := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			parts[i] = f.Type.String()
-		}
-		return "tuple<" + strings.Join(parts, ", ") + ">"
-	case Record, Variant:
-		parts := make([]string, len(t.Fields))
-		for i, f := range t.Fields {
-			parts[i] = f.Name
-			if f.Type != nil {
-				parts[i] += ": " + f.Type.String()
-			}
-		}
-		return t.Kind.String() + " { " + strings.Join(parts, ", ") + " }"
-	case Enum, Flags:
-		return t.Kind.String() + " { " + strings.Join(t.Names, ", ") + " }"
-	case Own, Borrow:
-		return t.Kind.String() + "<" + t.Resource.Name + ">"
+		return
 	}
-	return t.Kind.String()
+	opt := func(x *Type) {
+		if x == nil {
+			b.WriteString("_")
+		} else {
+			x.write(b)
+		}
+	}
+	switch t.Kind {
+	case List, Option:
+		b.WriteString(t.Kind.String() + "<")
+		t.Elem.write(b)
+		b.WriteString(">")
+	case Result:
+		b.WriteString("result<")
+		opt(t.Ok)
+		b.WriteString(", ")
+		opt(t.Err)
+		b.WriteString(">")
+	case Tuple:
+		b.WriteString("tuple<")
+		for i, f := range t.Fields {
+			if b.Len() > maxTypeString {
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			f.Type.write(b)
+		}
+		b.WriteString(">")
+	case Record, Variant:
+		b.WriteString(t.Kind.String() + " { ")
+		for i, f := range t.Fields {
+			if b.Len() > maxTypeString {
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f.Name)
+			if f.Type != nil {
+				b.WriteString(": ")
+				f.Type.write(b)
+			}
+		}
+		b.WriteString(" }")
+	case Enum, Flags:
+		b.WriteString(t.Kind.String() + " { " + strings.Join(t.Names, ", ") + " }")
+	case Own, Borrow:
+		b.WriteString(t.Kind.String() + "<" + t.Resource.Name + ">")
+	default:
+		b.WriteString(t.Kind.String())
+	}
 }
 
 // hasResource reports whether t holds a handle anywhere.
-func (t *Type) hasResource() bool {
-	if t == nil {
-		return false
-	}
-	switch t.Kind {
-	case Own, Borrow:
-		return true
-	case List, Option:
-		return t.Elem.hasResource()
-	case Result:
-		return t.Ok.hasResource() || t.Err.hasResource()
-	case Record, Tuple, Variant:
-		for _, f := range t.Fields {
-			if f.Type.hasResource() {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (t *Type) hasResource() bool { return t != nil && t.layout.res }
