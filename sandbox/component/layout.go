@@ -115,7 +115,7 @@ func computeLayout1(t *Type) *layout {
 // flatten to exponentially many.
 func capFlat(f []api.ValueType) []api.ValueType {
 	if len(f) > maxFlatParams+1 {
-		return f[:maxFlatParams+1:maxFlatParams+1]
+		return f[: maxFlatParams+1 : maxFlatParams+1]
 	}
 	return f
 }
