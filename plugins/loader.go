@@ -288,6 +288,11 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return nil, false, err
 	}
 	strict := strictSchemas(spec, server)
+	runtime := sandbox.RuntimeNative
+	if sandbox.IsComponent(wasm) {
+		// Components run on sandbox/component whatever runtime is set.
+		runtime = "component"
+	}
 	hash := coreHash(spec.Name, sum, lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
 		return prev.core, true, nil
@@ -310,7 +315,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 					// are never rewritten.
 					lm.wasm = wasm
 				}
-				c := &core{name: spec.Name, module: lm, hash: hash, runtime: sandbox.RuntimeNative, strict: strict, model: model, log: l.log,
+				c := &core{name: spec.Name, module: lm, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion}
 				l.useLists(c, e)
 				lm.loaded = l.checkLists(c, key, e)
@@ -327,7 +332,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
-	c := &core{name: spec.Name, module: m, hash: hash, runtime: sandbox.RuntimeNative, strict: strict, model: model, log: l.log,
+	c := &core{name: spec.Name, module: m, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 		signal: l.signals.signaller(spec.Name), obs: l.obs}
 	e, err := l.inspect(ctx, c)
 	if err != nil {

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // wasmFuncExports returns the names of the functions a Wasm binary exports,
@@ -14,6 +17,12 @@ import (
 func wasmFuncExports(wasm []byte) ([]string, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, errors.New("not a Wasm binary")
+	}
+	if sandbox.IsComponent(wasm) {
+		// A component answers the v2 plugin ABI's tool exports (see
+		// sandbox/component); it is stateful, as it never exports
+		// mcphost_stateless.
+		return []string{abi.ExportCallTool, abi.ExportListTools}, nil
 	}
 	r := wasmReader{b: wasm[8:]}
 	for len(r.b) > 0 {

@@ -12,6 +12,11 @@
 // host functions, and sorting failures into typed errors ([*CallError]
 // with a [Kind]).
 //
+// It also runs WebAssembly components (sandbox/component, component.go):
+// a component is told from a core module by its header, runs on its own
+// loader whatever the runtime, and answers list_tools and call_tool like
+// a v2 plugin, so pools, limits and fault sorting are the same.
+//
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
 // MCP session through a [Peer] carried by the call's context ([WithPeer]).
 //

@@ -121,7 +121,15 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		WithMemoryLimitPages(lim.MemoryPages)
 
 	log := e.log.With("plugin", name)
-	be, sigs, err := newBE(ctx, rc, wasm, name, lim, log)
+	var be backend
+	var sigs map[string]signature
+	if IsComponent(wasm) {
+		// Components run on their own loader: the Extism kernel does not
+		// know the Component Model.
+		be, sigs, err = newComponentBackend(ctx, rc, wasm, lim, log, e.log, name)
+	} else {
+		be, sigs, err = newBE(ctx, rc, wasm, name, lim, log)
+	}
 	if err != nil {
 		var le *LoadError
 		if errors.As(err, &le) {

@@ -18,16 +18,31 @@ import (
 // mounts must have been normalised (absolute host paths, guest paths set).
 func mountFS(mounts []Mount, log *slog.Logger, plugin string) (wazero.FSConfig, error) {
 	cfg := wazero.NewFSConfig()
+	roots, err := openMounts(mounts, log, plugin)
+	if err != nil {
+		return nil, err
+	}
+	for i, fs := range roots {
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(fs, mounts[i].Guest)
+	}
+	return cfg, nil
+}
+
+// openMounts opens each mount as a rootfs.FS, in order. Components take
+// their preopens from here, as core modules take their FSConfig from
+// mountFS.
+func openMounts(mounts []Mount, log *slog.Logger, plugin string) ([]*rootfs.FS, error) {
 	if len(mounts) == 0 {
-		return cfg, nil
+		return nil, nil
 	}
 	w := rootfs.NewWarner(log, plugin, 0, 0)
-	for _, m := range mounts {
+	roots := make([]*rootfs.FS, len(mounts))
+	for i, m := range mounts {
 		fs, err := rootfs.New(m.Host, m.Guest, m.ReadOnly, w)
 		if err != nil {
 			return nil, fmt.Errorf("allowed paths: %w", err)
 		}
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(fs, m.Guest)
+		roots[i] = fs
 	}
-	return cfg, nil
+	return roots, nil
 }

@@ -28,7 +28,13 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 		stderr: newLineWriter(m.log, "stderr", true),
 	}
 	cfg := m.mc.WithStdout(inst.stdout).WithStderr(inst.stderr).WithNanosleep(inst.nanosleep)
-	g, err := m.be.instantiate(ctx, cfg)
+	var g guest
+	var err error
+	if cb, ok := m.be.(*componentBackend); ok {
+		g, err = cb.instantiateIO(ctx, inst.stdout, inst.stderr)
+	} else {
+		g, err = m.be.instantiate(ctx, cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("new instance: %w", err)
 	}

@@ -55,7 +55,7 @@ var (
 		"cache_ttl", "cache_scope", "request_state_key_env", "task_ttl", "task_max_bytes", "task_after",
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
-	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime",
+	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime", "policy",
 		"allowed_hosts", "allow_private_networks", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}

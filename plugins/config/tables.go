@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -236,7 +237,44 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 		}
 	}
 	p.pluginCompat(s, m, &spec) // configcompat.go
+	if v, ok := s.str(m, "policy"); ok {
+		p.policy(s, m, &spec, p.abs(v))
+	}
 	return spec
+}
+
+// policy applies a wassette policy file to spec: each of its grants
+// fills the TOML key it maps onto, unless the table sets that key itself
+// (the TOML wins). Environment grants pass mcphost's own variables of
+// those names through, as wassette does.
+func (p *configParser) policy(s section, m map[string]any, spec *Spec, file string) {
+	pol, err := ReadPolicy(file)
+	if err != nil {
+		s.errf("policy", "%v", err)
+		return
+	}
+	if _, set := m["allowed_hosts"]; !set {
+		spec.AllowedHosts = pol.AllowedHosts
+	}
+	if _, set := m["allowed_paths"]; !set {
+		spec.AllowedPaths = pol.AllowedPaths
+	}
+	if _, set := m["env"]; !set && len(pol.EnvKeys) > 0 {
+		spec.Env = map[string]string{}
+		for _, k := range pol.EnvKeys {
+			if v, ok := os.LookupEnv(k); ok {
+				spec.Env[k] = v
+			}
+		}
+	}
+	if _, set := m["memory"]; !set && pol.Memory > 0 {
+		pages := bytesToPages(pol.Memory)
+		if pages < 1 || pages > maxMemoryPages {
+			s.errf("policy", "%s: memory %d bytes is out of range [64KiB, 4GiB]", file, pol.Memory)
+			return
+		}
+		spec.MemoryPages = uint32(pages)
+	}
 }
 
 func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {

@@ -1,0 +1,832 @@
+package component
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// The component binary's preamble: magic, version 0x0d and layer 1.
+var (
+	magic          = []byte{0x00, 'a', 's', 'm'}
+	componentLayer = []byte{0x0d, 0x00, 0x01, 0x00}
+)
+
+// IsComponent reports whether wasm starts with a component's header
+// rather than a core module's (version 1, layer 0).
+func IsComponent(wasm []byte) bool {
+	return len(wasm) >= 8 && bytes.Equal(wasm[:4], magic) && bytes.Equal(wasm[4:8], componentLayer)
+}
+
+// UnsupportedError names a feature of the Component Model the loader
+// does not implement; the component is refused.
+type UnsupportedError struct {
+	Feature string
+}
+
+func (e *UnsupportedError) Error() string { return "unsupported: " + e.Feature }
+
+func unsupported(format string, args ...any) error {
+	return &UnsupportedError{Feature: fmt.Sprintf(format, args...)}
+}
+
+// Sorts of the component binary format.
+const (
+	sortCore      = 0x00
+	sortFunc      = 0x01
+	sortValue     = 0x02
+	sortType      = 0x03
+	sortComponent = 0x04
+	sortInstance  = 0x05
+
+	coreSortFunc   = 0x00
+	coreSortTable  = 0x01
+	coreSortMemory = 0x02
+	coreSortGlobal = 0x03
+	coreSortType   = 0x10
+	coreSortModule = 0x11
+	coreSortInst   = 0x12
+)
+
+// coreRef names one core item: the export name of a module instance, or
+// one of the component's host functions (inst -1).
+type coreRef struct {
+	inst int
+	name string
+	host int
+}
+
+// coreModule is one embedded core module.
+type coreModule struct {
+	wasm    []byte
+	imports []coreImport
+}
+
+// coreInstance is a module instantiation (module ≥ 0) or a bag of
+// exports (module -1).
+type coreInstance struct {
+	module  int
+	imports []coreRef // module instantiations: what each import of the module resolves to
+	bag     map[string]coreItem
+}
+
+type coreItem struct {
+	sort byte
+	ref  coreRef
+}
+
+// funcItem is a component function: imported (from the instance named
+// iface, or the top level when iface is "") or lifted from core code.
+type funcItem struct {
+	iface, name string
+	typ         *FuncType
+	lift        *canonOpts // nil for an import
+	core        coreRef    // the lifted core function
+}
+
+// canonOpts are a canon lift's or lower's options.
+type canonOpts struct {
+	utf16      bool
+	memory     *coreRef
+	realloc    *coreRef
+	postReturn *coreRef
+}
+
+// instanceItem is a component instance: imported (typ set) or a bag of
+// exports.
+type instanceItem struct {
+	name    string
+	typ     *instanceType
+	exports map[string]externItem
+}
+
+type externItem struct {
+	sort byte
+	v    any // *funcItem, a type (*Type, *Resource, *FuncType, …), *instanceItem
+}
+
+// hostFunc is a core function the host provides: a lowered import or a
+// resource built-in.
+type hostFunc struct {
+	op   byte // canonLower, canonResourceNew, canonResourceDrop, canonResourceRep
+	fn   *funcItem
+	opts canonOpts
+	res  *Resource
+}
+
+const (
+	canonLift         = 0x00
+	canonLower        = 0x01
+	canonResourceNew  = 0x02
+	canonResourceDrop = 0x03
+	canonResourceRep  = 0x04
+)
+
+// space is a component's index spaces while it is decoded.
+type space struct {
+	parent *space
+	c      *Component // the top-level component, which collects code
+	args   map[string]externItem
+
+	types      []any
+	funcs      []*funcItem
+	instances  []*instanceItem
+	components [][]byte
+	coreFuncs  []coreRef
+	coreTables []coreRef
+	coreMems   []coreRef
+	coreGlobs  []coreRef
+	coreMods   []int
+	coreInsts  []int
+	exports    map[string]externItem
+}
+
+// Component is a decoded component, ready to be instantiated.
+type Component struct {
+	modules   []*coreModule
+	instances []*coreInstance
+	host      []*hostFunc
+	exports   map[string]externItem
+	imports   []string // instance and function imports, by name
+	docs      []byte   // the package-docs custom section
+}
+
+// maxDepth bounds nested components and types, which hostile input could
+// nest without end.
+const maxDepth = 64
+
+// Decode walks a component's sections and resolves its index spaces. A
+// feature the loader does not implement is refused with an
+// *UnsupportedError naming it.
+func Decode(wasm []byte) (*Component, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], magic) {
+		return nil, errors.New("not a WebAssembly binary")
+	}
+	if !bytes.Equal(wasm[4:8], componentLayer) {
+		return nil, fmt.Errorf("not a component: version and layer are % x, want % x", wasm[4:8], componentLayer)
+	}
+	c := &Component{}
+	s := &space{c: c}
+	if err := s.decode(&reader{b: wasm[8:], off: 8}, 0); err != nil {
+		return nil, err
+	}
+	c.exports = s.exports
+	return c, nil
+}
+
+// decode reads the sections of one component. depth counts nesting.
+func (s *space) decode(r *reader, depth int) error {
+	if depth > maxDepth {
+		return unsupported("components nested more than %d deep", maxDepth)
+	}
+	s.exports = make(map[string]externItem)
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		start := r.off + r.pos
+		body, err := r.bytes(size)
+		if err != nil {
+			return fmt.Errorf("section %d: %w", id, err)
+		}
+		sr := &reader{b: body, off: start}
+		if err := s.section(id, sr, depth); err != nil {
+			return fmt.Errorf("section %d at byte %d: %w", id, start, err)
+		}
+		if id != 0 && !sr.done() {
+			return fmt.Errorf("section %d at byte %d: %d bytes left over", id, start, len(sr.b)-sr.pos)
+		}
+	}
+	return nil
+}
+
+// nested reports whether s is a component nested inside another.
+func (s *space) nested() bool { return s.parent != nil }
+
+func (s *space) section(id byte, r *reader, depth int) error {
+	switch id {
+	case 0: // custom
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		if name == "package-docs" && !s.nested() {
+			s.c.docs = r.b[r.pos:]
+		}
+		r.pos = len(r.b)
+		return nil
+	case 1:
+		if s.nested() {
+			return unsupported("a nested component holding core modules")
+		}
+		return s.coreModule(r)
+	case 2:
+		if s.nested() {
+			return unsupported("a nested component holding core instances")
+		}
+		return s.vec(r, s.coreInstance)
+	case 3:
+		return unsupported("core type sections (module types)")
+	case 4:
+		// Kept as bytes and decoded when instantiated, with its imports
+		// bound to the instantiation's arguments.
+		s.components = append(s.components, r.b)
+		r.pos = len(r.b)
+		return nil
+	case 5:
+		return s.vec(r, func(r *reader) error { return s.instance(r, depth) })
+	case 6:
+		return s.vec(r, s.alias)
+	case 7:
+		return s.vec(r, func(r *reader) error {
+			t, err := s.defType(r, s, 0)
+			if err != nil {
+				return err
+			}
+			s.types = append(s.types, t)
+			return nil
+		})
+	case 8:
+		if s.nested() {
+			return unsupported("a nested component holding canonical functions")
+		}
+		return s.vec(r, s.canon)
+	case 9:
+		return unsupported("component start functions")
+	case 10:
+		return s.vec(r, s.importDecl)
+	case 11:
+		return s.vec(r, s.export)
+	case 12:
+		return unsupported("component value sections")
+	}
+	return fmt.Errorf("unknown section id %d", id)
+}
+
+func (s *space) vec(r *reader, f func(*reader) error) error {
+	n, err := r.count()
+	if err != nil {
+		return err
+	}
+	for range n {
+		if err := f(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *space) coreModule(r *reader) error {
+	m := &coreModule{wasm: r.b}
+	imports, err := moduleImports(r.b)
+	if err != nil {
+		return fmt.Errorf("core module %d: %w", len(s.c.modules), err)
+	}
+	m.imports = imports
+	r.pos = len(r.b)
+	s.coreMods = append(s.coreMods, len(s.c.modules))
+	s.c.modules = append(s.c.modules, m)
+	return nil
+}
+
+func (s *space) coreInstance(r *reader) error {
+	tag, err := r.byte()
+	if err != nil {
+		return err
+	}
+	idx := len(s.c.instances)
+	switch tag {
+	case 0x00:
+		mi, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if int(mi) >= len(s.coreMods) {
+			return r.errorf("core module %d out of range", mi)
+		}
+		m := s.c.modules[s.coreMods[mi]]
+		n, err := r.count()
+		if err != nil {
+			return err
+		}
+		args := make(map[string]int, n)
+		for range n {
+			name, err := r.name()
+			if err != nil {
+				return err
+			}
+			if sort, err := r.byte(); err != nil {
+				return err
+			} else if sort != coreSortInst {
+				return r.errorf("instantiation argument %q of sort 0x%02x, want a core instance", name, sort)
+			}
+			ii, err := r.u32()
+			if err != nil {
+				return err
+			}
+			if int(ii) >= len(s.coreInsts) {
+				return r.errorf("core instance %d out of range", ii)
+			}
+			args[name] = s.coreInsts[ii]
+		}
+		inst := &coreInstance{module: s.coreMods[mi]}
+		for _, im := range m.imports {
+			src, ok := args[im.module]
+			if !ok {
+				return fmt.Errorf("core instance %d: module import %q.%q: no instance given for %q", idx, im.module, im.name, im.module)
+			}
+			ref, err := s.c.coreExport(src, im.name, im.kind)
+			if err != nil {
+				return fmt.Errorf("core instance %d: import %q.%q: %w", idx, im.module, im.name, err)
+			}
+			inst.imports = append(inst.imports, ref)
+		}
+		s.c.instances = append(s.c.instances, inst)
+	case 0x01:
+		n, err := r.count()
+		if err != nil {
+			return err
+		}
+		bag := make(map[string]coreItem, n)
+		for range n {
+			name, err := r.name()
+			if err != nil {
+				return err
+			}
+			sort, err := r.byte()
+			if err != nil {
+				return err
+			}
+			i, err := r.u32()
+			if err != nil {
+				return err
+			}
+			ref, err := s.coreIndex(sort, i)
+			if err != nil {
+				return fmt.Errorf("core instance %d: export %q: %w", idx, name, err)
+			}
+			bag[name] = coreItem{sort: sort, ref: ref}
+		}
+		s.c.instances = append(s.c.instances, &coreInstance{module: -1, bag: bag})
+	default:
+		return r.errorf("unknown core instance tag 0x%02x", tag)
+	}
+	s.coreInsts = append(s.coreInsts, idx)
+	return nil
+}
+
+// coreExport resolves export name of core instance inst.
+func (c *Component) coreExport(inst int, name string, sort byte) (coreRef, error) {
+	ci := c.instances[inst]
+	if ci.module >= 0 {
+		return coreRef{inst: inst, name: name}, nil
+	}
+	it, ok := ci.bag[name]
+	if !ok {
+		return coreRef{}, fmt.Errorf("core instance %d exports no %q", inst, name)
+	}
+	if it.sort != sort {
+		return coreRef{}, fmt.Errorf("core instance %d: %q is of sort 0x%02x, want 0x%02x", inst, name, it.sort, sort)
+	}
+	return it.ref, nil
+}
+
+func (s *space) coreSpace(sort byte) (*[]coreRef, error) {
+	switch sort {
+	case coreSortFunc:
+		return &s.coreFuncs, nil
+	case coreSortTable:
+		return &s.coreTables, nil
+	case coreSortMemory:
+		return &s.coreMems, nil
+	case coreSortGlobal:
+		return &s.coreGlobs, nil
+	}
+	return nil, unsupported("core items of sort 0x%02x in instances", sort)
+}
+
+func (s *space) coreIndex(sort byte, i uint32) (coreRef, error) {
+	sp, err := s.coreSpace(sort)
+	if err != nil {
+		return coreRef{}, err
+	}
+	if int(i) >= len(*sp) {
+		return coreRef{}, fmt.Errorf("core item %d of sort 0x%02x out of range", i, sort)
+	}
+	return (*sp)[i], nil
+}
+
+// sort reads a component sort; core sorts come back as 0x100|coreSort.
+func readSort(r *reader) (int, error) {
+	b, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	if b == sortCore {
+		cs, err := r.byte()
+		return 0x100 | int(cs), err
+	}
+	return int(b), nil
+}
+
+func (s *space) alias(r *reader) error {
+	sort, err := readSort(r)
+	if err != nil {
+		return err
+	}
+	tag, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch tag {
+	case 0x00: // export of a component instance
+		ii, err := r.u32()
+		if err != nil {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		if int(ii) >= len(s.instances) {
+			return r.errorf("instance %d out of range", ii)
+		}
+		it, err := s.instances[ii].export(name)
+		if err != nil {
+			return err
+		}
+		if int(it.sort) != sort {
+			return fmt.Errorf("alias of %q: sort %d, want %d", name, it.sort, sort)
+		}
+		return s.push(it)
+	case 0x01: // export of a core instance
+		ii, err := r.u32()
+		if err != nil {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		if sort < 0x100 {
+			return r.errorf("core export alias of a non-core sort")
+		}
+		if int(ii) >= len(s.coreInsts) {
+			return r.errorf("core instance %d out of range", ii)
+		}
+		ref, err := s.c.coreExport(s.coreInsts[ii], name, byte(sort&0xff))
+		if err != nil {
+			return err
+		}
+		sp, err := s.coreSpace(byte(sort & 0xff))
+		if err != nil {
+			return err
+		}
+		*sp = append(*sp, ref)
+		return nil
+	case 0x02: // outer
+		ct, err := r.u32()
+		if err != nil {
+			return err
+		}
+		idx, err := r.u32()
+		if err != nil {
+			return err
+		}
+		o := s
+		for range ct {
+			if o = o.parent; o == nil {
+				return r.errorf("outer alias %d levels out", ct)
+			}
+		}
+		if sort != sortType {
+			return unsupported("outer aliases of sort %d", sort)
+		}
+		if int(idx) >= len(o.types) {
+			return r.errorf("outer type %d out of range", idx)
+		}
+		s.types = append(s.types, o.types[idx])
+		return nil
+	}
+	return r.errorf("unknown alias target 0x%02x", tag)
+}
+
+// export returns the export name of inst.
+func (inst *instanceItem) export(name string) (externItem, error) {
+	if inst.typ != nil {
+		v, ok := inst.typ.exports[name]
+		if !ok {
+			return externItem{}, fmt.Errorf("instance %q exports no %q", inst.name, name)
+		}
+		if ft, ok := v.(*FuncType); ok {
+			return externItem{sort: sortFunc, v: &funcItem{iface: inst.name, name: name, typ: ft}}, nil
+		}
+		return externItem{sort: sortType, v: v}, nil
+	}
+	it, ok := inst.exports[name]
+	if !ok {
+		return externItem{}, fmt.Errorf("instance exports no %q", name)
+	}
+	return it, nil
+}
+
+// push adds an item to the index space of its sort.
+func (s *space) push(it externItem) error {
+	switch it.sort {
+	case sortFunc:
+		s.funcs = append(s.funcs, it.v.(*funcItem))
+	case sortType:
+		s.types = append(s.types, it.v)
+	case sortInstance:
+		s.instances = append(s.instances, it.v.(*instanceItem))
+	default:
+		return unsupported("items of sort %d", it.sort)
+	}
+	return nil
+}
+
+// item returns index i of sort as an externItem.
+func (s *space) item(sort int, i uint32) (externItem, error) {
+	switch sort {
+	case sortFunc:
+		if int(i) < len(s.funcs) {
+			return externItem{sort: sortFunc, v: s.funcs[i]}, nil
+		}
+	case sortType:
+		if int(i) < len(s.types) {
+			return externItem{sort: sortType, v: s.types[i]}, nil
+		}
+	case sortInstance:
+		if int(i) < len(s.instances) {
+			return externItem{sort: sortInstance, v: s.instances[i]}, nil
+		}
+	default:
+		return externItem{}, unsupported("items of sort %d in exports and instantiations", sort)
+	}
+	return externItem{}, fmt.Errorf("item %d of sort %d out of range", i, sort)
+}
+
+func (s *space) instance(r *reader, depth int) error {
+	tag, err := r.byte()
+	if err != nil {
+		return err
+	}
+	n := 0
+	var ci uint32
+	if tag == 0x00 {
+		if ci, err = r.u32(); err != nil {
+			return err
+		}
+	} else if tag != 0x01 {
+		return r.errorf("unknown instance tag 0x%02x", tag)
+	}
+	if n, err = r.count(); err != nil {
+		return err
+	}
+	items := make(map[string]externItem, n)
+	for range n {
+		var name string
+		if tag == 0x00 {
+			name, err = r.name()
+		} else {
+			name, err = r.externName()
+		}
+		if err != nil {
+			return err
+		}
+		sort, err := readSort(r)
+		if err != nil {
+			return err
+		}
+		i, err := r.u32()
+		if err != nil {
+			return err
+		}
+		it, err := s.item(sort, i)
+		if err != nil {
+			return fmt.Errorf("instance item %q: %w", name, err)
+		}
+		items[name] = it
+	}
+	if tag == 0x01 {
+		s.instances = append(s.instances, &instanceItem{exports: items})
+		return nil
+	}
+	if int(ci) >= len(s.components) {
+		return r.errorf("component %d out of range", ci)
+	}
+	// Instantiate a nested component: decode it with its imports bound
+	// to the arguments. It may hold only types, imports, exports and
+	// aliases (the shims wit-component writes for exported interfaces);
+	// one with code is refused while it is decoded.
+	b := s.components[ci]
+	if !IsComponent(b) {
+		return fmt.Errorf("nested component %d: bad header", ci)
+	}
+	ns := &space{parent: s, c: s.c, args: items}
+	if err := ns.decode(&reader{b: b[8:], off: 8}, depth+1); err != nil {
+		return fmt.Errorf("nested component %d: %w", ci, err)
+	}
+	s.instances = append(s.instances, &instanceItem{exports: ns.exports})
+	return nil
+}
+
+func (s *space) canon(r *reader) error {
+	op, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch op {
+	case canonLift:
+		if b, err := r.byte(); err != nil || b != 0x00 {
+			return r.errorf("canon lift: bad encoding")
+		}
+		cf, err := r.u32()
+		if err != nil {
+			return err
+		}
+		opts, err := s.canonOpts(r)
+		if err != nil {
+			return err
+		}
+		ti, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if int(cf) >= len(s.coreFuncs) || int(ti) >= len(s.types) {
+			return r.errorf("canon lift: index out of range")
+		}
+		ft, ok := s.types[ti].(*FuncType)
+		if !ok {
+			return r.errorf("canon lift: type %d is not a function type", ti)
+		}
+		s.funcs = append(s.funcs, &funcItem{typ: ft, lift: &opts, core: s.coreFuncs[cf]})
+	case canonLower:
+		if b, err := r.byte(); err != nil || b != 0x00 {
+			return r.errorf("canon lower: bad encoding")
+		}
+		fi, err := r.u32()
+		if err != nil {
+			return err
+		}
+		opts, err := s.canonOpts(r)
+		if err != nil {
+			return err
+		}
+		if int(fi) >= len(s.funcs) {
+			return r.errorf("canon lower: function %d out of range", fi)
+		}
+		f := s.funcs[fi]
+		if f.lift != nil {
+			return unsupported("canon lower of a lifted function (a call from one component to another)")
+		}
+		s.addHost(&hostFunc{op: op, fn: f, opts: opts})
+	case canonResourceNew, canonResourceDrop, canonResourceRep:
+		ti, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if int(ti) >= len(s.types) {
+			return r.errorf("resource type %d out of range", ti)
+		}
+		res, ok := s.types[ti].(*Resource)
+		if !ok {
+			return r.errorf("type %d is not a resource", ti)
+		}
+		s.addHost(&hostFunc{op: op, res: res})
+	default:
+		return unsupported("canonical built-in 0x%02x (async, threads or error-context)", op)
+	}
+	return nil
+}
+
+func (s *space) addHost(h *hostFunc) {
+	s.coreFuncs = append(s.coreFuncs, coreRef{inst: -1, host: len(s.c.host)})
+	s.c.host = append(s.c.host, h)
+}
+
+func (s *space) canonOpts(r *reader) (canonOpts, error) {
+	var o canonOpts
+	n, err := r.count()
+	if err != nil {
+		return o, err
+	}
+	for range n {
+		b, err := r.byte()
+		if err != nil {
+			return o, err
+		}
+		switch b {
+		case 0x00: // utf8
+		case 0x01:
+			o.utf16 = true
+		case 0x02:
+			return o, unsupported("string-encoding=latin1+utf16")
+		case 0x03, 0x04, 0x05:
+			i, err := r.u32()
+			if err != nil {
+				return o, err
+			}
+			sort := byte(coreSortFunc)
+			if b == 0x03 {
+				sort = coreSortMemory
+			}
+			ref, err := s.coreIndex(sort, i)
+			if err != nil {
+				return o, err
+			}
+			switch b {
+			case 0x03:
+				o.memory = &ref
+			case 0x04:
+				o.realloc = &ref
+			case 0x05:
+				o.postReturn = &ref
+			}
+		case 0x06:
+			return o, unsupported("async canonical options")
+		case 0x07:
+			return o, unsupported("async callbacks")
+		default:
+			return o, r.errorf("unknown canonical option 0x%02x", b)
+		}
+	}
+	return o, nil
+}
+
+func (s *space) importDecl(r *reader) error {
+	name, err := r.externName()
+	if err != nil {
+		return err
+	}
+	if s.nested() {
+		// Bound to the instantiation's argument of that name.
+		if err := skipExternDesc(r); err != nil {
+			return err
+		}
+		it, ok := s.args[name]
+		if !ok {
+			return fmt.Errorf("nested component import %q: no argument given", name)
+		}
+		return s.push(it)
+	}
+	d, err := s.externDesc(r, name)
+	if err != nil {
+		return fmt.Errorf("import %q: %w", name, err)
+	}
+	switch v := d.v.(type) {
+	case *instanceType:
+		s.c.imports = append(s.c.imports, name)
+		for _, x := range v.exports {
+			if res, ok := x.(*Resource); ok && res.Interface == "" {
+				res.Interface = name
+			}
+		}
+		s.instances = append(s.instances, &instanceItem{name: name, typ: v})
+		return nil
+	case *FuncType:
+		s.c.imports = append(s.c.imports, name)
+		s.funcs = append(s.funcs, &funcItem{name: name, typ: v})
+		return nil
+	}
+	return s.push(d)
+}
+
+func (s *space) export(r *reader) error {
+	name, err := r.externName()
+	if err != nil {
+		return err
+	}
+	sort, err := readSort(r)
+	if err != nil {
+		return err
+	}
+	i, err := r.u32()
+	if err != nil {
+		return err
+	}
+	it, err := s.item(sort, i)
+	if err != nil {
+		return fmt.Errorf("export %q: %w", name, err)
+	}
+	has, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if has == 0x01 {
+		// The ascribed type: checked by the toolchain; function exports
+		// keep their lifted type, whose parameter names are the same.
+		if err := skipExternDesc(r); err != nil {
+			return err
+		}
+	} else if has != 0x00 {
+		return r.errorf("bad export type flag 0x%02x", has)
+	}
+	s.exports[name] = it
+	return s.push(it)
+}

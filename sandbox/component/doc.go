@@ -1,0 +1,32 @@
+// Package component runs WebAssembly components (the Component Model,
+// WASI 0.2) on wazero, which runs only core modules.
+//
+// It owns: the component binary's section walker and type decoder
+// ([Decode]: header \0asm 0x0d layer 1, core modules, core instances,
+// aliases, types, canon lift/lower with their memory, realloc,
+// string-encoding and post-return options, resource new/drop/rep,
+// imports and exports); instantiating a component honestly from those
+// sections ([Compile], [Compiled.Instantiate]): every core module is
+// compiled with its imports renamed to what the component's instances
+// resolve them to, and instantiated in section order, so wit-component's
+// shim, adapter and fixup modules wire themselves as they would under any
+// host; the canonical ABI (lift and lower of every value type, flattening,
+// spilling of more than 16 flat parameters, return pointers, post-return,
+// utf8 and utf16 strings); the handle table; the mapping of exported
+// functions to MCP tools and of WIT values to and from JSON (tools.go,
+// json.go); and the WASI 0.2 host functions (wasi.go, http.go).
+//
+// Refused, each with an [UnsupportedError] naming it: nested components
+// holding code (the type-only shims wit-component writes for exported
+// interfaces are instantiated), component start and value sections, core
+// type sections, component and core-module imports, async functions and
+// built-ins, streams, futures, error-context, fixed-size lists, 64-bit
+// memories, latin1+utf16 strings, and calls from one component to
+// another (canon lower of a lifted function).
+//
+// It ignores: limits, pools, timeouts and the sorting of failures (the
+// sandbox package runs a component's instances like a core module's),
+// TOML and JSON-RPC. Confinement comes from what the host puts in [WASI]:
+// preopens are sandbox/rootfs mounts, HTTP goes through the sandbox's
+// client, and wasi:sockets is absent, so its functions trap.
+package component

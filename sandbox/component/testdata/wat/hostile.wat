@@ -1,0 +1,32 @@
+;; A component whose core code breaks every rule of the canonical ABI it
+;; can: the host must trap each call, never crash or read out of bounds.
+(component
+  (core module $m
+    (memory (export "memory") 1)
+    (func (export "bad-string") (result i32)
+      ;; a (ptr, len) pair at 16 pointing far out of bounds
+      (i32.store (i32.const 16) (i32.const 0xfffff000))
+      (i32.store (i32.const 20) (i32.const 100))
+      (i32.const 16))
+    (func (export "bad-utf8") (result i32)
+      (i32.store8 (i32.const 100) (i32.const 0xff))
+      (i32.store (i32.const 16) (i32.const 100))
+      (i32.store (i32.const 20) (i32.const 1))
+      (i32.const 16))
+    (func (export "bad-char") (result i32) (i32.const 0xd800))
+    (func (export "bad-enum") (result i32) (i32.const 7))
+    (func (export "unaligned") (result i32) (i32.const 17))
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32) (i32.const 0x7ffffff0))
+    (func (export "take") (param i32 i32))
+  )
+  (core instance $i (instantiate $m))
+  (alias core export $i "memory" (core memory $mem))
+  (alias core export $i "realloc" (core func $realloc))
+  (type $e (enum "a" "b"))
+  (func (export "bad-string") (result string) (canon lift (core func $i "bad-string") (memory $mem) string-encoding=utf8))
+  (func (export "bad-utf8") (result string) (canon lift (core func $i "bad-utf8") (memory $mem) string-encoding=utf8))
+  (func (export "bad-char") (result char) (canon lift (core func $i "bad-char")))
+  (func (export "bad-enum") (result $e) (canon lift (core func $i "bad-enum")))
+  (func (export "unaligned") (result (tuple u32 u64)) (canon lift (core func $i "unaligned") (memory $mem)))
+  (func (export "take") (param "s" string) (canon lift (core func $i "take") (memory $mem) (realloc $realloc) string-encoding=utf8))
+)

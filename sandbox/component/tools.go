@@ -1,0 +1,312 @@
+package component
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// Tool is an exported function seen as an MCP tool.
+type Tool struct {
+	Name string // the WIT name as written; with the interface's name when two interfaces share it
+	Func *Func
+	Def  abi.Tool
+}
+
+// Skipped is an exported function that is not a tool, and why.
+type Skipped struct {
+	Name, Reason string
+}
+
+// Tools maps the exported functions to tools: the name is the WIT name
+// (kebab-case kept), prefixed by the interface's short name and "_" when
+// two functions share it; arguments are the WIT parameter names; schemas
+// come from the WIT types; descriptions from the package-docs section.
+// Functions of resources (methods, constructors, statics) and functions
+// taking or returning handles cannot be called with JSON and are skipped.
+func (cp *Compiled) Tools() ([]Tool, []Skipped) {
+	docs := parseDocs(cp.c.docs)
+	count := map[string]int{}
+	for _, f := range cp.funcs {
+		count[f.Name]++
+	}
+	var tools []Tool
+	var skipped []Skipped
+	for _, f := range cp.funcs {
+		full := f.Name
+		if f.Interface != "" {
+			full = f.Interface + "#" + f.Name
+		}
+		if strings.HasPrefix(f.Name, "[") {
+			skipped = append(skipped, Skipped{full, "a resource's method, constructor or static function"})
+			continue
+		}
+		if f.Type.Result.hasResource() || slicesAny(f.Type.Params, func(p Field) bool { return p.Type.hasResource() }) {
+			skipped = append(skipped, Skipped{full, "takes or returns a resource handle, which JSON cannot carry"})
+			continue
+		}
+		nodes := 0
+		if f.Type.Result != nil {
+			nodes = f.Type.Result.layout.nodes
+		}
+		for _, p := range f.Type.Params {
+			nodes += p.Type.layout.nodes
+		}
+		if nodes >= maxNodes {
+			skipped = append(skipped, Skipped{full, fmt.Sprintf("its types written out have more than %d nodes", maxNodes)})
+			continue
+		}
+		name := f.Name
+		if count[f.Name] > 1 && f.Interface != "" {
+			name = shortName(f.Interface) + "_" + f.Name
+		}
+		in, _ := json.Marshal(objectSchema(f.Type.Params))
+		def := abi.Tool{Name: name, Description: docs.lookup(f), InputSchema: in}
+		if t := okType(f.Type.Result); t != nil {
+			def.OutputSchema, _ = json.Marshal(wrapSchema(t))
+		}
+		tools = append(tools, Tool{Name: name, Func: f, Def: def})
+	}
+	return tools, skipped
+}
+
+func slicesAny[T any](s []T, f func(T) bool) bool {
+	for _, x := range s {
+		if f(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortName is an interface's name without package and version:
+// "wasi:cli/environment@0.2.0" → "environment".
+func shortName(iface string) string {
+	if i := strings.LastIndexByte(iface, '/'); i >= 0 {
+		iface = iface[i+1:]
+	}
+	if i := strings.IndexByte(iface, '@'); i >= 0 {
+		iface = iface[:i]
+	}
+	return iface
+}
+
+// okType is what a call returns when it succeeds: a result's ok payload,
+// or the plain result; nil when there is none.
+func okType(t *Type) *Type {
+	if t != nil && t.Kind == Result {
+		return t.Ok
+	}
+	return t
+}
+
+// wrapSchema is the output schema of a value of t: t's own when it is a
+// record (an object), else {"result": t}.
+func wrapSchema(t *Type) map[string]any {
+	if t.Kind == Record {
+		return Schema(t)
+	}
+	return map[string]any{"type": "object", "properties": map[string]any{"result": Schema(t)},
+		"required": []string{"result"}, "additionalProperties": false}
+}
+
+// ListTools returns the tools as abi.ListToolsResult JSON.
+func (cp *Compiled) ListTools() ([]byte, error) {
+	tools, _ := cp.Tools()
+	defs := make([]abi.Tool, len(tools))
+	for i, t := range tools {
+		defs[i] = t.Def
+	}
+	return json.Marshal(abi.ListToolsResult{Tools: defs})
+}
+
+// ArgumentError is a tool call whose arguments do not fit the function.
+type ArgumentError struct{ Msg string }
+
+func (e *ArgumentError) Error() string { return "invalid arguments: " + e.Msg }
+
+// CallTool serves the call_tool export of the plugin ABI on inst: input
+// is {"request":{"name":…,"arguments":…}}, the output a CallToolResult.
+// A result's err, or arguments that do not fit, come back as isError; a
+// guest failure is the error.
+func (inst *Instance) CallTool(ctx context.Context, tools []Tool, input []byte) ([]byte, error) {
+	var in struct {
+		Request struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"request"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, &ArgumentError{Msg: err.Error()}
+	}
+	var tool *Tool
+	for i := range tools {
+		if tools[i].Name == in.Request.Name {
+			tool = &tools[i]
+		}
+	}
+	if tool == nil {
+		return errorResult(fmt.Sprintf("unknown tool %q", in.Request.Name))
+	}
+	args, err := decodeArgs(tool.Func.Type, in.Request.Arguments)
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	res, err := inst.Call(ctx, tool.Func, args)
+	if err != nil {
+		return nil, err
+	}
+	return resultJSON(tool.Func.Type.Result, res)
+}
+
+func decodeArgs(ft *FuncType, raw json.RawMessage) ([]any, error) {
+	m := map[string]any{}
+	if len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			return nil, &ArgumentError{Msg: err.Error()}
+		}
+		var ok bool
+		if m, ok = v.(map[string]any); !ok {
+			return nil, &ArgumentError{Msg: "arguments are not an object"}
+		}
+	}
+	args, err := fieldsFromJSON(ft.Params, m, "")
+	if err != nil {
+		return nil, &ArgumentError{Msg: err.Error()}
+	}
+	return args, nil
+}
+
+// resultJSON is the CallToolResult of a value of t, written by appending
+// (encoding/json's reflection over abi.CallToolResult costs more than
+// the guest's own work for a small tool).
+func resultJSON(t *Type, v any) ([]byte, error) {
+	if t == nil {
+		return []byte(`{"content":[]}`), nil
+	}
+	isErr := false
+	if t.Kind == Result {
+		c := v.(Case)
+		v = c.Val
+		if c.Index == 1 {
+			isErr = true
+			t = t.Err
+		} else {
+			t = t.Ok
+		}
+		if t == nil {
+			if isErr {
+				return errorResult("error")
+			}
+			return []byte(`{"content":[]}`), nil
+		}
+	}
+	j := ToJSON(t, v)
+	text, err := textOf(j)
+	if err != nil {
+		return nil, err
+	}
+	quoted, err := json.Marshal(text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 2*len(quoted)+64)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out = append(out, quoted...)
+	out = append(out, "}]"...)
+	if isErr {
+		return append(out, `,"isError":true}`...), nil
+	}
+	out = append(out, `,"structuredContent":`...)
+	if t.Kind != Record {
+		out = append(out, `{"result":`...)
+	}
+	if _, ok := j.(string); ok {
+		out = append(out, quoted...)
+	} else {
+		b, err := json.Marshal(j)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	if t.Kind != Record {
+		out = append(out, '}')
+	}
+	return append(out, '}'), nil
+}
+
+func textOf(j any) (string, error) {
+	if s, ok := j.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(j)
+	return string(b), err
+}
+
+func errorResult(msg string) ([]byte, error) {
+	return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: msg}}, IsError: true})
+}
+
+// docs is the package-docs custom section: a version byte, then JSON.
+type docs struct {
+	Worlds     map[string]docItem `json:"worlds"`
+	Interfaces map[string]docItem `json:"interfaces"`
+}
+
+type docItem struct {
+	Docs        string                     `json:"docs"`
+	Funcs       map[string]json.RawMessage `json:"funcs"`
+	FuncExports map[string]json.RawMessage `json:"func_exports"`
+}
+
+func parseDocs(b []byte) *docs {
+	d := &docs{}
+	if len(b) > 1 && b[0] <= 1 {
+		_ = json.Unmarshal(b[1:], d) // a section we cannot read only loses descriptions
+	}
+	return d
+}
+
+// lookup returns f's doc comment.
+func (d *docs) lookup(f *Func) string {
+	if f.Interface != "" {
+		name := f.Interface
+		if i := strings.IndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		if i := strings.IndexByte(name, '@'); i >= 0 {
+			name = name[:i]
+		}
+		return funcDoc(d.Interfaces[name].Funcs[f.Name])
+	}
+	for _, w := range d.Worlds {
+		if s := funcDoc(w.FuncExports[f.Name]); s != "" {
+			return s
+		}
+		if s := funcDoc(w.Funcs[f.Name]); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// funcDoc reads a FunctionMetadata: a string, or {"docs": …}.
+func funcDoc(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Docs string `json:"docs"`
+	}
+	_ = json.Unmarshal(raw, &o)
+	return o.Docs
+}

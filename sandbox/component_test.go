@@ -1,0 +1,362 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// componentWasm returns a component built by scripts/components.sh
+// (MCPHOST_COMPONENTS), or skips; under CI=true its absence fails.
+func componentWasm(t *testing.T, name string) []byte {
+	t.Helper()
+	dir := componentDir()
+	why := "MCPHOST_COMPONENTS is not set"
+	if dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
+		if err == nil {
+			return b
+		}
+		why = err.Error()
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: scripts/components.sh should have built it)", why)
+	}
+	t.Skipf("skipping: %s; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", why)
+	return nil
+}
+
+// componentDir is where scripts/components.sh put the components.
+func componentDir() string { return os.Getenv("MCPHOST_COMPONENTS") }
+
+func componentCall(t *testing.T, m *Module, name string, args string) (abi.CallToolResult, error) {
+	t.Helper()
+	in := `{"request":{"name":` + strings.TrimSpace(mustJSON(name)) + `,"arguments":` + args + `},"context":{}}`
+	out, err := m.Call(context.Background(), abi.ExportCallTool, []byte(in))
+	var res abi.CallToolResult
+	if err == nil {
+		if jerr := json.Unmarshal(out, &res); jerr != nil {
+			t.Fatalf("%s: output %s: %v", name, out, jerr)
+		}
+	}
+	return res, err
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestComponentTypeKinds(t *testing.T) {
+	wasm := componentWasm(t, "kinds")
+	m, err := testEngine.Load(context.Background(), "kinds", wasm, Limits{Instances: 1, Env: map[string]string{"GREETING": "grüß dich"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	tests := []struct {
+		tool, args string
+		text       string
+		structured string
+		isError    bool
+	}{
+		{"greet", `{"name":"wörld ✓"}`, "¡hola, wörld ✓!", `{"result":"¡hola, wörld ✓!"}`, false},
+		{"add", `{"a":255,"b":-32768,"c":4294967295,"d":-9223372036854775807,"e":1}`, "-9223372032559841024", `{"result":-9223372032559841024}`, false},
+		{"swap-floats", `{"a":1.5,"b":-2.25}`, "[-2.25,1.5]", `{"result":[-2.25,1.5]}`, false},
+		{"next-char", `{"c":"ÿ","b":false}`, `["Ā",true]`, `{"result":["Ā",true]}`, false},
+		{"reverse", `{"xs":["α","β","γδ"]}`, `["γδ","β","α"]`, `{"result":["γδ","β","α"]}`, false},
+		{"reverse", `{"xs":[]}`, `[]`, `{"result":[]}`, false},
+		{"double", `{"o":21}`, "42", `{"result":42}`, false},
+		{"double", `{"o":null}`, "null", `{"result":null}`, false},
+		{"divide", `{"a":7,"b":2}`, "3", `{"result":3}`, false},
+		{"divide", `{"a":7,"b":0}`, "division by zero", "", true},
+		{"sum17", `{"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"a10":10,"a11":11,"a12":12,"a13":13,"a14":14,"a15":15,"a16":16,"a17":17}`, "153", `{"result":153}`, false},
+		{"getenv", `{"name":"GREETING"}`, "grüß dich", `{"result":"grüß dich"}`, false},
+		{"getenv", `{"name":"HOME"}`, "null", `{"result":null}`, false},
+		{"echo-point", `{"p":{"x":1,"y":-2,"label":"naïve"}}`, `{"label":"naïve","x":2,"y":-1}`, `{"label":"naïve","x":2,"y":-1}`, false},
+		{"next-color", `{"c":"blue"}`, "red", `{"result":"red"}`, false},
+		{"toggle-exec", `{"p":["read","exec"]}`, `["read"]`, `{"result":["read"]}`, false},
+		{"scale", `{"s":{"circle":1.25}}`, `{"circle":2.5}`, `{"result":{"circle":2.5}}`, false},
+		{"scale", `{"s":{"rect":{"x":3,"y":4,"label":"ü"}}}`, `{"rect":{"label":"ü","x":6,"y":8}}`, `{"result":{"rect":{"label":"ü","x":6,"y":8}}}`, false},
+		{"scale", `{"s":{"empty":null}}`, `{"empty":null}`, `{"result":{"empty":null}}`, false},
+		{"add", `{"a":256,"b":0,"c":0,"d":0,"e":0}`, "invalid arguments", "", true},
+		{"greet", `{}`, `missing "name"`, "", true},
+	}
+	for _, tt := range tests {
+		res, err := componentCall(t, m, tt.tool, tt.args)
+		if err != nil {
+			t.Errorf("%s(%s): %v", tt.tool, tt.args, err)
+			continue
+		}
+		if res.IsError != tt.isError {
+			t.Errorf("%s(%s): isError %v, want %v (%+v)", tt.tool, tt.args, res.IsError, tt.isError, res)
+		}
+		if len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, tt.text) {
+			t.Errorf("%s(%s): content %+v, want text %q", tt.tool, tt.args, res.Content, tt.text)
+		}
+		if string(res.StructuredContent) != tt.structured {
+			t.Errorf("%s(%s): structuredContent %s, want %s", tt.tool, tt.args, res.StructuredContent, tt.structured)
+		}
+	}
+}
+
+func TestComponentListTools(t *testing.T) {
+	wasm := componentWasm(t, "kinds")
+	m, err := testEngine.Load(context.Background(), "kinds", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	out, err := m.Call(context.Background(), abi.ExportListTools, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list abi.ListToolsResult
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]abi.Tool{}
+	for _, tl := range list.Tools {
+		byName[tl.Name] = tl
+	}
+	want := map[string]string{
+		"add":         `{"additionalProperties":false,"properties":{"a":{"maximum":255,"minimum":0,"type":"integer"},"b":{"maximum":32767,"minimum":-32768,"type":"integer"},"c":{"maximum":4294967295,"minimum":0,"type":"integer"},"d":{"maximum":9223372036854775807,"minimum":-9223372036854775808,"type":"integer"},"e":{"maximum":18446744073709551615,"minimum":0,"type":"integer"}},"required":["a","b","c","d","e"],"type":"object"}`,
+		"next-char":   `{"additionalProperties":false,"properties":{"b":{"type":"boolean"},"c":{"maxLength":1,"minLength":1,"type":"string"}},"required":["c","b"],"type":"object"}`,
+		"double":      `{"additionalProperties":false,"properties":{"o":{"anyOf":[{"maximum":4294967295,"minimum":0,"type":"integer"},{"type":"null"}]}},"required":["o"],"type":"object"}`,
+		"next-color":  `{"additionalProperties":false,"properties":{"c":{"enum":["red","green","blue"],"type":"string"}},"required":["c"],"type":"object"}`,
+		"toggle-exec": `{"additionalProperties":false,"properties":{"p":{"items":{"enum":["read","write","exec"],"type":"string"},"type":"array","uniqueItems":true}},"required":["p"],"type":"object"}`,
+	}
+	for name, schema := range want {
+		if got := string(byName[name].InputSchema); got != schema {
+			t.Errorf("%s: inputSchema\n got %s\nwant %s", name, got, schema)
+		}
+	}
+	if got := string(byName["divide"].OutputSchema); !strings.Contains(got, `"result":{"maximum":2147483647`) {
+		t.Errorf("divide: outputSchema %s, want the ok type wrapped as result", got)
+	}
+	if len(list.Tools) != 19 {
+		t.Errorf("%d tools, want 19 (every export)", len(list.Tools))
+	}
+}
+
+func TestComponentConfinement(t *testing.T) {
+	wasm := componentWasm(t, "kinds")
+	mnt := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mnt, "note.txt"), []byte("Grüße aus der Datei"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := testEngine.Load(context.Background(), "kinds", wasm, Limits{Instances: 1, Timeout: 2 * time.Second, MemoryPages: 64,
+		AllowedPaths: []Mount{{Host: mnt, Guest: "/data", ReadOnly: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct {
+		args    string
+		text    string
+		isError bool
+	}{
+		{`{"path":"/data/note.txt"}`, "Grüße aus der Datei", false},
+		{`{"path":"` + outside + `"}`, "open: " + outside, true},
+		{`{"path":"/data/../` + filepath.Base(filepath.Dir(outside)) + `/secret.txt"}`, "open:", true},
+	} {
+		res, err := componentCall(t, m, "read-file", tt.args)
+		if err != nil || res.IsError != tt.isError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, tt.text) {
+			t.Errorf("read-file(%s) = %+v, %v; want isError %v and %q", tt.args, res, err, tt.isError, tt.text)
+		}
+	}
+
+	res, err := componentCall(t, m, "entropy", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Result []json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(res.StructuredContent, &got); err != nil || len(got.Result) != 2 {
+		t.Fatalf("entropy: %s: %v", res.StructuredContent, err)
+	}
+	var secs int64
+	var bytes []int
+	json.Unmarshal(got.Result[0], &secs)
+	json.Unmarshal(got.Result[1], &bytes)
+	if now := time.Now().Unix(); secs < now-60 || secs > now+60 {
+		t.Errorf("entropy: wall clock %d, now is %d", secs, now)
+	}
+	if len(bytes) != 16 || strings.Count(string(got.Result[1]), ",0,") > 8 {
+		t.Errorf("entropy: random bytes %s", got.Result[1])
+	}
+
+	// A guest asleep in wasi:io/poll wakes when its time is up, and when
+	// the call's timeout ends first.
+	res, err = componentCall(t, m, "nap", `{"ms":30}`)
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("nap 30: %+v, %v", res, err)
+	}
+	if ms, _ := strconv.Atoi(res.Content[0].Text); ms < 30 || ms > 1500 {
+		t.Errorf("nap 30 slept %s ms", res.Content[0].Text)
+	}
+	start := time.Now()
+	_, err = componentCall(t, m, "nap", `{"ms":600000}`)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTimeout || time.Since(start) > 30*time.Second {
+		t.Errorf("nap 600000 with a 2 s timeout: %v after %v; want a timeout after about 2 s", err, time.Since(start))
+	}
+
+	for _, tt := range []struct {
+		tool string
+		kind Kind
+	}{
+		{"crash", KindTrap},
+		{"spin", KindTimeout},
+		{"hog", KindOutOfMemory},
+	} {
+		_, err := componentCall(t, m, tt.tool, `{}`)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != tt.kind {
+			t.Errorf("%s: %v, want a %s", tt.tool, err, tt.kind)
+		}
+		// The instance was thrown away; the next call gets a fresh one.
+		if res, err := componentCall(t, m, "greet", `{"name":"again"}`); err != nil || res.Content[0].Text != "¡hola, again!" {
+			t.Errorf("after %s: greet = %+v, %v", tt.tool, res, err)
+		}
+	}
+}
+
+// BenchmarkComponentCall is one tool call through the canonical ABI: a
+// string in, a string out, on the C component.
+func BenchmarkComponentCall(b *testing.B) {
+	dir := os.Getenv("MCPHOST_COMPONENTS")
+	wasm, err := os.ReadFile(filepath.Join(dir, "kinds.wasm"))
+	if err != nil {
+		b.Skipf("skipping: %v; run scripts/components.sh", err)
+	}
+	m, err := testEngine.Load(context.Background(), "kinds", wasm, Limits{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	in := []byte(`{"request":{"name":"greet","arguments":{"name":"wörld"}},"context":{}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Call(context.Background(), abi.ExportCallTool, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkComponentVsExtismC calls the kinds component's greet and the
+// same tool written as an Extism C plugin (greet-extism.c) in turn, in
+// one run, and reports each one's time per call and their ratio.
+func BenchmarkComponentVsExtismC(b *testing.B) {
+	dir := componentDir()
+	comp, err1 := os.ReadFile(filepath.Join(dir, "kinds.wasm"))
+	peer, err2 := os.ReadFile(filepath.Join(dir, "greet-extism.wasm"))
+	if err := errors.Join(err1, err2); err != nil {
+		b.Skipf("skipping: %v; run scripts/components.sh", err)
+	}
+	ctx := context.Background()
+	mc, err := testEngine.Load(ctx, "kinds", comp, Limits{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mc.Close(ctx)
+	me, err := testEngine.Load(ctx, "greet", peer, Limits{Instances: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer me.Close(ctx)
+	in := []byte(`{"request":{"name":"greet","arguments":{"name":"wörld"}},"context":{}}`)
+	oc, _ := mc.Call(ctx, abi.ExportCallTool, in)
+	oe, _ := me.Call(ctx, abi.ExportCallTool, in)
+	var rc, re abi.CallToolResult
+	json.Unmarshal(oc, &rc)
+	json.Unmarshal(oe, &re)
+	if len(rc.Content) != 1 || len(re.Content) != 1 || rc.Content[0].Text != re.Content[0].Text {
+		b.Fatalf("the two do not do the same work: %s vs %s", oc, oe)
+	}
+	var tc, te time.Duration
+	n := 0
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := mc.Call(ctx, abi.ExportCallTool, in); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := me.Call(ctx, abi.ExportCallTool, in); err != nil {
+			b.Fatal(err)
+		}
+		te += time.Since(t1)
+		tc += t1.Sub(t0)
+		n++
+	}
+	b.ReportMetric(float64(tc.Nanoseconds())/float64(n), "component-ns/call")
+	b.ReportMetric(float64(te.Nanoseconds())/float64(n), "extism-c-ns/call")
+	b.ReportMetric(float64(tc)/float64(te), "component/extism")
+}
+
+// TestComponentHostile calls a component whose core code breaks the
+// canonical ABI (testdata/wat/hostile.wat): each call is a trap, the
+// host reads nothing out of bounds, and the next call works on a fresh
+// instance.
+func TestComponentHostile(t *testing.T) {
+	wasm := componentWasm(t, "hostile")
+	m, err := testEngine.Load(context.Background(), "hostile", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct{ tool, args, detail string }{
+		{"bad-string", `{}`, "out of bounds"},
+		{"bad-utf8", `{}`, "not valid UTF-8"},
+		{"bad-char", `{}`, "not a Unicode scalar value"},
+		{"bad-enum", `{}`, "discriminant 7"},
+		{"unaligned", `{}`, "not aligned"},
+		{"take", `{"s":"hello"}`, "out of bounds"},
+	} {
+		_, err := componentCall(t, m, tt.tool, tt.args)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, tt.detail) {
+			t.Errorf("%s: %v; want a trap saying %q", tt.tool, err, tt.detail)
+		}
+	}
+	if st := m.Stats(); st.Discarded != 6 {
+		t.Errorf("%d instances discarded, want 6 (one per trap)", st.Discarded)
+	}
+}
+
+// TestComponentResources runs a component's own resource
+// (testdata/wat/counter.wat): resource.new gives a handle, resource.rep
+// reads the rep back, resource.drop runs the destructor; a dropped handle
+// is dead.
+func TestComponentResources(t *testing.T) {
+	wasm := componentWasm(t, "counter")
+	m, err := testEngine.Load(context.Background(), "counter", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for i, want := range []string{"42001", "42002"} {
+		res, err := componentCall(t, m, "roundtrip", `{"x":42}`)
+		if err != nil || len(res.Content) != 1 || res.Content[0].Text != want {
+			t.Errorf("roundtrip %d: %+v, %v; want %s (rep 42, drops so far)", i, res, err, want)
+		}
+	}
+	_, err = componentCall(t, m, "use-after-drop", `{}`)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, "not live") {
+		t.Errorf("use-after-drop: %v; want a trap: handle is not live", err)
+	}
+}
