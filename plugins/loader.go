@@ -342,17 +342,30 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 	if err != nil {
 		return nil, "", "", err
 	}
-	file, err = src.Fetch(ctx)
-	if err != nil {
-		return nil, "", "", err
+	// A cached file is checked against the hash recorded when it was
+	// written; a bad one is removed and fetched (built, downloaded) once
+	// more.
+	for again := false; ; again = true {
+		file, err = src.Fetch(ctx)
+		if err != nil {
+			return nil, "", "", err
+		}
+		used.add(file)
+		wasm, err = os.ReadFile(file)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("read: %w", err)
+		}
+		h := sha256.Sum256(wasm)
+		sum = hex.EncodeToString(h[:])
+		cerr := l.cache.Check(file, sum)
+		if cerr == nil {
+			break
+		}
+		if again {
+			return nil, "", "", fmt.Errorf("fetched again: %w", cerr)
+		}
+		l.log.Warn("cache entry failed its check: removed, fetching it again", "plugin", spec.Name, "file", file, "err", cerr)
 	}
-	used.add(file)
-	wasm, err = os.ReadFile(file)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("read: %w", err)
-	}
-	h := sha256.Sum256(wasm)
-	sum = hex.EncodeToString(h[:])
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
 		return nil, "", "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/internal/sdksrc"
 )
 
@@ -33,7 +34,7 @@ type buildIndex struct {
 // addFile records file in the index and, when h is not nil, writes
 // "file <name> <hash>" to h.
 func (x *buildIndex) addFile(h io.Writer, file, name string) error {
-	sum, err := hashFileHex(file)
+	sum, err := cachefile.SumOf(file)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func cachedBuild(idxFile, cacheDir, goCmd string) (string, int) {
 		return "", indexMiss
 	}
 	for f, want := range x.Files {
-		got, err := hashFileHex(f)
+		got, err := cachefile.SumOf(f)
 		if want == "" {
 			if !os.IsNotExist(err) {
 				return "", indexMiss
