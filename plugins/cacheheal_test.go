@@ -209,3 +209,37 @@ func TestGoBuildCacheHeals(t *testing.T) {
 		t.Errorf("next start: warnings %q; want none", warns)
 	}
 }
+
+// TestBadFileSaysWhatItIs: a file given as path = "….wasm" that is not a
+// loadable module fails with what it is and where it is, not with the
+// decoder's words alone.
+func TestBadFileSaysWhatItIs(t *testing.T) {
+	module := toolModule("fine")
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"text", []byte("this is a README, not a plugin\n"), "not a WebAssembly module"},
+		{"truncated", module[:len(module)/2], "truncated or incomplete WebAssembly module"},
+		{"component", []byte("\x00asm\x0d\x00\x01\x00"), "a WebAssembly component (not supported yet)"},
+	}
+	engine := newEngine(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "x.wasm")
+			write(t, file, string(tt.data))
+			cfg := parseTOML(t, dir, "[[plugin]]\nname = \"x\"\npath = \"x.wasm\"\n")
+			l := NewLoader(LoaderOptions{Engine: engine, Logger: discard()})
+			g, err := l.Build(context.Background(), cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close(context.Background())
+			if err := g.Failed("x"); err == nil || !strings.Contains(err.Error(), file+": "+tt.want) {
+				t.Errorf("got %v; want %q naming %s", err, tt.want, file)
+			}
+		})
+	}
+}

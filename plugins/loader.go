@@ -319,7 +319,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	m, err := l.load(ctx, spec.Name, wasm, lim)
 	done(err)
 	if err != nil {
-		return nil, false, fmt.Errorf("load: %w", err)
+		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: lim.Runtime, strict: strict, model: model, log: l.log,
 		signal: l.signals.signaller(spec.Name), obs: l.obs}
@@ -333,6 +333,16 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	c.refs.Store(1)
 	return c, false, nil
+}
+
+// withFile names file in err when err says the bytes are not a module
+// mcphost can load (the sandbox sees bytes, not where they came from).
+func withFile(err error, file string) error {
+	var fe *sandbox.FormatError
+	if errors.As(err, &fe) && fe.File == "" {
+		fe.File = file
+	}
+	return err
 }
 
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source

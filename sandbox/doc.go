@@ -1,7 +1,9 @@
 // Package sandbox runs Extism-ABI Wasm modules under wazero with limits.
 //
 // It is the only package in mcphost that imports wazero or the Extism Go SDK.
-// It owns: compiling modules once through an on-disk compilation cache,
+// It owns: compiling modules once through an on-disk compilation cache
+// that checks its entries and heals (compilecache.go), telling a file that
+// is not a loadable module by its header ([FormatError], wasmformat.go),
 // pools of warm instances, memory and time limits, WASI wiring (real clocks,
 // crypto random, guest stdout/stderr captured to the log and never to the
 // process's stdout), the Extism kernel, Extism HTTP restricted to allowed
