@@ -240,7 +240,7 @@ func (b *goBuild) run(ctx context.Context, args ...string) ([]byte, error) {
 	if b.modfile != "" && args[0] != "env" {
 		args = slices.Insert(args, 1, "-modfile="+b.modfile)
 	}
-	cmd := exec.CommandContext(ctx, b.goCmd, args...)
+	cmd := buildCommand(ctx, b.goCmd, args...)
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	var stdout, stderr bytes.Buffer
