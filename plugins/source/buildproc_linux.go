@@ -35,6 +35,9 @@ const (
 func buildCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
 	var cmd *exec.Cmd
 	sig := syscall.SIGTERM
+	if p, err := exec.LookPath(name); err == nil {
+		name = p // as exec.Command would run it, not as the shell would look it up
+	}
 	if _, err := os.Stat(groupShell); err == nil {
 		cmd = exec.CommandContext(ctx, groupShell, append([]string{"-c", groupScript, name}, args...)...)
 	} else {
