@@ -181,6 +181,11 @@ func (u *cacheUse) fault(err error, log *slog.Logger) bool {
 	switch {
 	case u.cache == nil:
 		return false
+	case isWriteFault(err) && errors.Is(err, fs.ErrNotExist):
+		// The module's directory went (a prune found it empty): a new
+		// cache makes it again.
+		u.drop()
+		return true
 	case isWriteFault(err):
 		u.c.toMemory(err)
 		u.drop()

@@ -164,3 +164,42 @@ func TestCompileCacheShared(t *testing.T) {
 		t.Errorf("after both closed: %d caches open; want 0", left)
 	}
 }
+
+// TestCompileCacheDirGone: a module's directory removed while its cache
+// is open (a prune found it empty) is made again; the cache is not taken
+// for unwritable.
+func TestCompileCacheDirGone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"})
+	dir := t.TempDir()
+	log, rec := logtest.New()
+	e, err := NewEngine(ctx, EngineOptions{CacheDir: dir, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	a, err := e.load(ctx, "a", wasm, Limits{Instances: 1}, interruptPoll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	keys, _ := os.ReadDir(dir)
+	for _, k := range keys {
+		if err := os.RemoveAll(filepath.Join(dir, k.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same bytes under close-on-done: the same cache, a new entry.
+	b, err := e.load(ctx, "b", wasm, Limits{Instances: 1}, interruptCloseOnDone)
+	if err != nil {
+		t.Fatalf("load after the directory went: %v", err)
+	}
+	defer b.Close(ctx)
+	if warns := rec.Matching("WARN"); len(warns) != 0 || e.cache.inMemory() {
+		t.Errorf("warnings %q, in memory %v; want neither", warns, e.cache.inMemory())
+	}
+	if files := compiledEntries(t, dir); len(files) != 1 {
+		t.Errorf("cache holds %q; want the new entry", files)
+	}
+}

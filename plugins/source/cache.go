@@ -33,6 +33,7 @@ type CacheDirUsage struct {
 
 // cacheEntry is one file of a cache directory, or one leftover.
 type cacheEntry struct {
+	root string // the cache directory it is in
 	path string
 	size int64
 	used time.Time // the modification time: sources touch an entry on every use
@@ -91,7 +92,7 @@ func scanCache(dir string) (entries, leftovers []cacheEntry, err error) {
 		if err != nil {
 			return nil // removed meanwhile
 		}
-		entries = append(entries, cacheEntry{path: p, size: fi.Size(), used: fi.ModTime()})
+		entries = append(entries, cacheEntry{root: dir, path: p, size: fi.Size(), used: fi.ModTime()})
 		return nil
 	})
 	return entries, leftovers, err
@@ -224,12 +225,23 @@ func PruneCache(dirs []string, max int64) (PruneResult, error) {
 			res.InUse++
 		default:
 			_ = cachefile.Remove(e.path) // the record goes with its entry
+			removeEmptyParents(e.path, e.root)
 			res.Removed++
 			res.Freed += e.size
 			res.Left -= e.size
 		}
 	}
 	return res, nil
+}
+
+// removeEmptyParents removes the directories between file and root that
+// its removal left empty (the compile cache has one per module).
+func removeEmptyParents(file, root string) {
+	for d := filepath.Dir(file); d != root && underAny(d, []string{root}); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // leases holds a lease on every cache file the latest generation
