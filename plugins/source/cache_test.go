@@ -63,7 +63,7 @@ func TestPruneCache(t *testing.T) {
 			a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 			old := cacheFile(t, a, "old", 100, 3*time.Hour)
 			cacheFile(t, a, "old.sha256", 65, 3*time.Hour) // its record, which goes with it
-			cacheFile(t, b, "sub/mid", 100, 2*time.Hour) // its directory goes with it
+			cacheFile(t, b, "sub/mid", 100, 2*time.Hour)   // its directory goes with it
 			cacheFile(t, a, "new", 100, time.Hour)
 			cacheFile(t, a, ".build-1/plugin.wasm", 500, 4*time.Hour) // a build in progress
 			cacheFile(t, b, "k.tmp", 500, 4*time.Hour)                // wazero writing
