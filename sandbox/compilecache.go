@@ -52,21 +52,14 @@ type cacheUse struct {
 }
 
 // newCompileCache prepares dir; when it cannot be created the cache is in
-// memory from the start, which is said once.
+// memory from the start, which is said once. Entries of wazero's own
+// layout (wazero-<version>-<arch>-<os>/ directly below dir, written by an
+// mcphost before per-module directories, which may still be running) are
+// left to the size cap's least-recently-used eviction.
 func newCompileCache(dir string, log *slog.Logger) *compileCache {
 	c := &compileCache{dir: dir, log: log, open: map[string]*cacheUse{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		c.toMemory(err)
-		return c
-	}
-	// wazero's own layout (one directory for every module) cannot be
-	// checked entry by entry; what a version before per-module
-	// directories left is compiled again when needed.
-	if old, _ := filepath.Glob(filepath.Join(dir, "wazero-*")); len(old) > 0 {
-		for _, o := range old {
-			os.RemoveAll(o)
-		}
-		log.Info("compile cache: removed entries of the former layout", "dir", dir, "removed", len(old))
 	}
 	return c
 }
