@@ -175,6 +175,9 @@ func (b *goBuild) keyAndBuild(ctx context.Context, mod *moduleInfo) (string, err
 			return "", &BuildError{Dir: b.dir, Err: err}
 		}
 		defer os.RemoveAll(tmp)
+		if h, err := lease(tmp); err == nil { // kept from RemoveLeftovers while go runs
+			defer h.Close()
+		}
 		if b.modfile, err = sdkModfile(b.cacheDir, mod, tmp); err != nil {
 			return "", &BuildError{Dir: b.dir, Err: err}
 		}

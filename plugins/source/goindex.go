@@ -335,6 +335,12 @@ func SDKModfile(dir, cacheDir string) (modfile string, cleanup func(), err error
 		return "", cleanup, err
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
+	if h, err := lease(tmp); err == nil { // kept from RemoveLeftovers until cleanup
+		cleanup = func() {
+			h.Close()
+			os.RemoveAll(tmp)
+		}
+	}
 	file, err := sdkModfile(cacheDir, mod, tmp)
 	if err != nil {
 		cleanup()
