@@ -243,3 +243,32 @@ func TestBadFileSaysWhatItIs(t *testing.T) {
 		})
 	}
 }
+
+// TestListCacheUnwritable: a list cache that cannot be written (here its
+// directory is a file) costs only the next warm start, and is said once
+// however many plugins load.
+func TestListCacheUnwritable(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	listDir := filepath.Join(dir, "lists")
+	write(t, listDir, "a file where the directory should be")
+	cfg := config.DefaultConfig()
+	for _, name := range []string{"one", "two", "three"} {
+		file := filepath.Join(dir, name+".wasm")
+		write(t, file, string(toolModule(name)))
+		cfg.Plugins = append(cfg.Plugins, config.Spec{Name: name, Path: file})
+	}
+	log, rec := logtest.New()
+	l := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: log, ListCacheDir: listDir})
+	g, err := l.Build(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(ctx)
+	if len(g.Failures) != 0 || len(toolNames(g)) != 3 {
+		t.Errorf("got tools %q, failures %v; want all three plugins", toolNames(g), g.Failures)
+	}
+	if warns := rec.Matching("WARN"); len(warns) != 1 || !strings.Contains(warns[0], "list cache not written") {
+		t.Errorf("warnings %q; want one saying the list cache is not written", warns)
+	}
+}

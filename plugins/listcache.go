@@ -109,8 +109,8 @@ func (l *Loader) saveLists(key string, e *listEntry) {
 			err = cachefile.WriteFile(file, b)
 		}
 	}
-	if err != nil {
-		l.log.Warn("list cache not written; the next start loads this plugin again", "dir", l.listDir, "err", err)
+	if err != nil && !l.listFailed.Swap(true) { // once: a full disk fails every entry
+		l.log.Warn("list cache not written; the next start loads plugins again (said once)", "dir", l.listDir, "err", err)
 	}
 }
 

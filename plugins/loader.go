@@ -66,6 +66,7 @@ type Loader struct {
 	cache      *source.Cache
 	httpClient *http.Client
 	listDir    string
+	listFailed atomic.Bool // a list cache write failed, which was said
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID     atomic.Uint64
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
