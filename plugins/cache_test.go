@@ -71,7 +71,8 @@ func TestLoaderCacheCap(t *testing.T) {
 	if got := toolNames(g); len(got) != 1 {
 		t.Fatalf("tools: got %q, failures %v; want c_capped", got, g.Failures)
 	}
-	want := []string{"download/url-sha256-" + sha256Hex(wasm) + ".wasm"}
+	entry := "download/url-sha256-" + sha256Hex(wasm) + ".wasm"
+	want := []string{entry, entry + ".sha256"} // the entry and its record
 	if got := remaining(t, dl, build, extra); !slices.Equal(got, want) {
 		t.Errorf("after Build: got %q; want only the entry in use %q", got, want)
 	}

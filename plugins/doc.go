@@ -64,6 +64,10 @@
 // instantiated on first use; that first use re-reads the lists and
 // signals a change when they differ from the cached ones.
 //
+// Every cached file the loader uses (a build, a download, a list entry)
+// is checked against the SHA-256 recorded when it was written; a bad one
+// is removed, made again and reported once, with its name.
+//
 // # What a call sends its client
 //
 // Log messages, progress and other notifications a plugin sends during a

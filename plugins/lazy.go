@@ -134,7 +134,8 @@ func (lm *lazyModule) compile(ctx context.Context) (Module, error) {
 	if got := hex.EncodeToString(h[:]); got != lm.sum {
 		return nil, fmt.Errorf("%s changed since the plugin loaded (sha256 %s, listed from %s); a reload picks it up", lm.file, got, lm.sum)
 	}
-	return lm.load(ctx, lm.name, wasm, lm.lim)
+	m, err := lm.load(ctx, lm.name, wasm, lm.lim)
+	return m, withFile(err, lm.file)
 }
 
 func (lm *lazyModule) Call(ctx context.Context, export string, input []byte) ([]byte, error) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/cachefile"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -19,8 +20,9 @@ import (
 // keyed by everything the guest can see at load: its code, its name, its
 // limits, config, env and mounts (secret names, not values), and the
 // runtime. With it a warm start serves every list without compiling (see
-// lazy.go). Only [LoaderOptions].ListCacheDir turns it on; an entry that
-// does not parse is ignored and rewritten.
+// lazy.go). Only [LoaderOptions].ListCacheDir turns it on; an entry whose
+// content does not hash to what was recorded when it was written, or that
+// does not parse, is ignored and rewritten.
 
 // listCacheFormat changes when the entries' meaning does.
 const listCacheFormat = 1
@@ -72,8 +74,14 @@ func (l *Loader) cachedLists(key string) *listEntry {
 	if l.listDir == "" {
 		return nil
 	}
-	b, err := os.ReadFile(l.listFile(key))
+	file := l.listFile(key)
+	b, err := os.ReadFile(file)
 	if err != nil {
+		return nil
+	}
+	if err := cachefile.Check(file, cachefile.Sum(b)); err != nil {
+		_ = cachefile.Remove(file)
+		l.log.Warn("list cache entry failed its check: removed; the plugin is loaded and listed again", "file", file, "err", err)
 		return nil
 	}
 	var e listEntry
@@ -84,8 +92,8 @@ func (l *Loader) cachedLists(key string) *listEntry {
 	return &e
 }
 
-// saveLists writes the entry for key (atomically; a failure is logged and
-// costs only the next warm start).
+// saveLists writes the entry for key (atomically, its SHA-256 recorded
+// beside it; a failure is logged and costs only the next warm start).
 func (l *Loader) saveLists(key string, e *listEntry) {
 	if l.listDir == "" {
 		return
@@ -96,22 +104,13 @@ func (l *Loader) saveLists(key string, e *listEntry) {
 		err = os.MkdirAll(l.listDir, 0o700)
 	}
 	if err == nil {
-		var f *os.File
-		if f, err = os.CreateTemp(l.listDir, ".tmp-*"); err == nil {
-			_, err = f.Write(b)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(f.Name(), l.listFile(key))
-			}
-			if err != nil {
-				_ = os.Remove(f.Name())
-			}
+		file := l.listFile(key)
+		if err = cachefile.Record(file, cachefile.Sum(b)); err == nil {
+			err = cachefile.WriteFile(file, b)
 		}
 	}
-	if err != nil {
-		l.log.Warn("list cache not written; the next start loads this plugin again", "dir", l.listDir, "err", err)
+	if err != nil && !l.listFailed.Swap(true) { // once: a full disk fails every entry
+		l.log.Warn("list cache not written; the next start loads plugins again (said once)", "dir", l.listDir, "err", err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/cachefile"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -116,6 +117,10 @@ func TestListCache(t *testing.T) {
 		b, _ := os.ReadFile(e)
 		stale := strings.Replace(string(b), `"tools":[`, `"tools":[`+tool("gone")+`,`, 1)
 		if err := os.WriteFile(e, []byte(stale), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Written by mcphost, so recorded: stale, not damaged.
+		if err := cachefile.Record(e, cachefile.Sum([]byte(stale))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -66,6 +66,7 @@ type Loader struct {
 	cache      *source.Cache
 	httpClient *http.Client
 	listDir    string
+	listFailed atomic.Bool // a list cache write failed, which was said
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	lastID     atomic.Uint64
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
@@ -330,7 +331,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	m, err := l.load(ctx, spec.Name, wasm, lim)
 	done(err)
 	if err != nil {
-		return nil, false, fmt.Errorf("load: %w", err)
+		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 		signal: l.signals.signaller(spec.Name), obs: l.obs}
@@ -346,6 +347,16 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	return c, false, nil
 }
 
+// withFile names file in err when err says the bytes are not a module
+// mcphost can load (the sandbox sees bytes, not where they came from).
+func withFile(err error, file string) error {
+	var fe *sandbox.FormatError
+	if errors.As(err, &fe) && fe.File == "" {
+		fe.File = file
+	}
+	return err
+}
+
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
 // (see sourceOf), checked against the sha256 pin when there is one.
 func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, err error) {
@@ -353,17 +364,30 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 	if err != nil {
 		return nil, "", "", err
 	}
-	file, err = src.Fetch(ctx)
-	if err != nil {
-		return nil, "", "", err
+	// A cached file is checked against the hash recorded when it was
+	// written; a bad one is removed and fetched (built, downloaded) once
+	// more.
+	for again := false; ; again = true {
+		file, err = src.Fetch(ctx)
+		if err != nil {
+			return nil, "", "", err
+		}
+		used.add(file)
+		wasm, err = os.ReadFile(file)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("read: %w", err)
+		}
+		h := sha256.Sum256(wasm)
+		sum = hex.EncodeToString(h[:])
+		cerr := l.cache.Check(file, sum)
+		if cerr == nil {
+			break
+		}
+		if again {
+			return nil, "", "", fmt.Errorf("fetched again: %w", cerr)
+		}
+		l.log.Warn("cache entry failed its check: removed, fetching it again", "plugin", spec.Name, "file", file, "err", cerr)
 	}
-	used.add(file)
-	wasm, err = os.ReadFile(file)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("read: %w", err)
-	}
-	h := sha256.Sum256(wasm)
-	sum = hex.EncodeToString(h[:])
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
 		return nil, "", "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}

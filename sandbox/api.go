@@ -11,9 +11,12 @@ import (
 
 // EngineOptions configure an [Engine].
 type EngineOptions struct {
-	// CacheDir holds wazero's compilation cache. "" means
-	// os.UserCacheDir()/mcphost/wazero. The directory holds native code and
-	// must be writable only by this user.
+	// CacheDir holds wazero's compilation cache, one directory per
+	// module, every entry checked against the SHA-256 recorded when it was
+	// written. "" means os.UserCacheDir()/mcphost/wazero. The directory
+	// holds native code and must be writable only by this user; when it
+	// cannot be written (a full or read-only disk), modules are compiled
+	// in memory and the Engine says so once.
 	CacheDir string
 	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
 	Logger *slog.Logger

@@ -3,7 +3,9 @@
 // It is the only package in mcphost that imports wazero, and the only one
 // whose tests import the Extism Go SDK (the oracle of differential_test.go;
 // the binary never links it). It owns: compiling modules once through an
-// on-disk compilation cache, pools of warm instances, memory and time
+// on-disk compilation cache that checks its entries and heals
+// (compilecache.go), telling a file that is not a loadable module by its
+// header ([FormatError], wasmformat.go), pools of warm instances, memory and time
 // limits, WASI wiring (real clocks, crypto random, guest stdout/stderr
 // captured to the log and never to the process's stdout), the Extism
 // kernel, outbound HTTP checked at dial time (egress.go), allowed paths

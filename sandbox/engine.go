@@ -21,11 +21,11 @@ import (
 type Engine struct {
 	log   *slog.Logger
 	dir   string
-	cache wazero.CompilationCache
+	cache *compileCache
 
 	mu      sync.Mutex
 	closed  bool
-	modules map[*Module]struct{}
+	modules map[*Module]*cacheUse
 }
 
 // NewEngine opens the compilation cache in opts.CacheDir. It changes no
@@ -43,29 +43,19 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 		}
 		dir = filepath.Join(base, "mcphost", "wazero")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox: cache dir: %w", err)
-	}
+	cache := newCompileCache(dir, log)
 	// The cache holds native code that will be executed: nobody else may
 	// write there.
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: cache dir: %w", err)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	cache, err := wazero.NewCompilationCacheWithDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: cache dir: %w", err)
-	}
-	return &Engine{log: log, dir: dir, cache: cache, modules: make(map[*Module]struct{})}, nil
+	return &Engine{log: log, dir: dir, cache: cache, modules: make(map[*Module]*cacheUse)}, nil
 }
 
 // CacheDir returns the directory of the compilation cache.
 func (e *Engine) CacheDir() string { return e.dir }
 
-// Close closes every module (see [Module.Close]) and then the cache.
+// Close closes every module (see [Module.Close]).
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {
@@ -82,7 +72,6 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, m := range mods {
 		errs = append(errs, m.Close(ctx))
 	}
-	errs = append(errs, e.cache.Close(ctx))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sandbox: close: %w", err)
 	}
@@ -114,23 +103,36 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
 	}
 	rc := wazero.NewRuntimeConfig().
-		WithCompilationCache(e.cache).
 		// Without this (or the native runtime's loop poll, which turns it
 		// off again), a guest in an endless loop never stops.
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(lim.MemoryPages)
 
 	log := e.log.With("plugin", name)
+	if err := checkFormat(wasm); err != nil {
+		return nil, &LoadError{Module: name, Stage: "compile", Err: err}
+	}
 	var be backend
 	var sigs map[string]signature
-	if IsComponent(wasm) {
-		// Components run on their own loader: the Extism kernel does not
-		// know the Component Model.
-		be, sigs, err = newComponentBackend(ctx, rc, wasm, lim, log, e.log, name)
-	} else {
-		be, sigs, err = newBE(ctx, rc, wasm, name, lim, log)
+	use := e.cache.get(wasm, log)
+	for retried := false; ; retried = true {
+		if IsComponent(wasm) {
+			// Components run on their own loader: the Extism kernel does
+			// not know the Component Model.
+			be, sigs, err = newComponentBackend(ctx, use.config(rc), wasm, lim, log, e.log, name)
+		} else {
+			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
+		}
+		if err == nil || retried || !use.fault(err, log) {
+			break
+		}
+		// The cache's fault, not the module's: once more, through a
+		// cache that was cleaned or in memory.
+		use.close(ctx)
+		use = e.cache.get(wasm, log)
 	}
 	if err != nil {
+		use.close(ctx)
 		var le *LoadError
 		if errors.As(err, &le) {
 			le.Module = name
@@ -140,14 +142,16 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		if strings.Contains(err.Error(), "over limit") {
 			stage = "limits"
 		}
-		return nil, &LoadError{Module: name, Stage: stage, Err: err}
+		return nil, &LoadError{Module: name, Stage: stage, Err: describeDecodeError(wasm, err)}
 	}
+	use.record()
 
 	// Every backend sees the mounts through rootfs (mountFS), which keeps
 	// every path and symlink beneath its mount.
 	fsc, err := mountFS(lim.AllowedPaths, e.log, name)
 	if err != nil {
 		be.close(ctx, true)
+		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
 	}
 	mc := wazero.NewModuleConfig().
@@ -167,23 +171,30 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	m := newModule(e, name, be, mc, lim, sigs, log)
 	if err := m.warm(ctx); err != nil {
 		m.Close(context.Background())
+		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "instantiate", Err: err}
 	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		m.Close(ctx)
+		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "instantiate", Err: errors.New("engine is closed")}
 	}
-	e.modules[m] = struct{}{}
+	e.modules[m] = use // released by forget, when m closes
 	e.mu.Unlock()
 	return m, nil
 }
 
+// forget drops m, which has closed, and releases its compile cache.
 func (e *Engine) forget(m *Module) {
 	e.mu.Lock()
+	use := e.modules[m]
 	delete(e.modules, m)
 	e.mu.Unlock()
+	if use != nil {
+		_ = use.close(context.Background())
+	}
 }
 
 // signature is the type of one exported function.

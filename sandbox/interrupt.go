@@ -53,6 +53,9 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 				return rt, cm, true, nil
 			}
 			rt.Close(ctx)
+			if isWriteFault(cerr) || isEntryFault(cerr) {
+				return nil, nil, false, cerr // the cache's fault: Engine.load deals with it
+			}
 			err = fmt.Errorf("instrumented module does not compile: %w", cerr)
 		}
 		rt := wazero.NewRuntimeWithConfig(ctx, rc)

@@ -45,6 +45,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	removeLeftovers(log)
 	// Build progress goes to clients too, once the server exists.
 	var toClients atomic.Pointer[host.Server]
 	log = slog.New(clientLog{log.Handler(), &toClients})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // DefaultCacheMax is the size cap cmd/mcphost gives its caches (Go builds,
@@ -23,64 +25,165 @@ type CacheDirUsage struct {
 	Dir   string
 	Files int
 	Bytes int64
+	// Leftovers are writes in progress, or what a crash left of them
+	// (see [RemoveLeftovers]); LeftoverBytes is what they hold.
+	Leftovers     int
+	LeftoverBytes int64
 }
 
-// cacheEntry is one file of a cache directory.
+// cacheEntry is one file of a cache directory, or one leftover.
 type cacheEntry struct {
+	root string // the cache directory it is in
 	path string
 	size int64
 	used time.Time // the modification time: sources touch an entry on every use
 }
 
-// cacheEntries lists the entries below dir. Hidden files and directories
-// and *.tmp files are writes in progress (BuildGo's and the downloads'
-// ".build-*" and ".dl-*", wazero's "*.tmp") and are not entries. Nor is
-// the SDK that Go builds extract (gobuild/sdk/<hash>/, about 100 KB): a
-// module missing some of its files would break every build against it. A
-// dir that does not exist is empty.
-func cacheEntries(dir string) ([]cacheEntry, error) {
-	var out []cacheEntry
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// scanCache lists the entries below dir, and apart from them its
+// leftovers: writes in progress or cut short by a crash
+// ([cachefile.IsLeftover]: BuildGo's ".build-*", downloads' ".dl-*",
+// wazero's "*.tmp", …) and records whose entry is gone. An entry's record
+// ([cachefile.SumFile]) belongs to the entry and is not listed. Nor is the
+// SDK that Go builds extract (gobuild/sdk/<hash>/, about 100 KB): a module
+// missing some of its files would break every build against it; only the
+// leftovers of its extraction are. A dir that does not exist is empty.
+func scanCache(dir string) (entries, leftovers []cacheEntry, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		if p != dir && (strings.HasPrefix(d.Name(), ".") || d.IsDir() && d.Name() == sdkDirName) {
+		if p == dir {
+			return nil
+		}
+		name := d.Name()
+		switch {
+		case cachefile.IsLeftover(name):
+			if l, ok := leftover(p, d); ok {
+				leftovers = append(leftovers, l)
+			}
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
-		}
-		if !d.Type().IsRegular() || strings.HasSuffix(d.Name(), ".tmp") {
+		case d.IsDir() && name == sdkDirName:
+			ents, _ := os.ReadDir(p)
+			for _, e := range ents {
+				if cachefile.IsLeftover(e.Name()) {
+					if l, ok := leftover(filepath.Join(p, e.Name()), e); ok {
+						leftovers = append(leftovers, l)
+					}
+				}
+			}
+			return filepath.SkipDir
+		case !d.Type().IsRegular():
+			return nil
+		case cachefile.IsSumFile(name):
+			if _, err := os.Lstat(strings.TrimSuffix(p, filepath.Ext(p))); errors.Is(err, fs.ErrNotExist) {
+				if l, ok := leftover(p, d); ok {
+					leftovers = append(leftovers, l)
+				}
+			}
 			return nil
 		}
 		fi, err := d.Info()
 		if err != nil {
 			return nil // removed meanwhile
 		}
-		out = append(out, cacheEntry{path: p, size: fi.Size(), used: fi.ModTime()})
+		entries = append(entries, cacheEntry{root: dir, path: p, size: fi.Size(), used: fi.ModTime()})
 		return nil
 	})
-	return out, err
+	return entries, leftovers, err
 }
 
-// CacheUsage reports the files and bytes of each of dirs.
+// leftover describes the leftover at p (its size is that of every file
+// below it); false when it went away meanwhile.
+func leftover(p string, d fs.DirEntry) (cacheEntry, bool) {
+	fi, err := d.Info()
+	if err != nil {
+		return cacheEntry{}, false
+	}
+	l := cacheEntry{path: p, size: fi.Size(), used: fi.ModTime()}
+	if d.IsDir() {
+		l.size = 0
+		filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					l.size += fi.Size()
+				}
+			}
+			return nil
+		})
+	}
+	return l, true
+}
+
+// cacheEntries lists the entries below dir (see [scanCache]).
+func cacheEntries(dir string) ([]cacheEntry, error) {
+	es, _, err := scanCache(dir)
+	return es, err
+}
+
+// CacheUsage reports the files and bytes of each of dirs, and their
+// leftovers.
 func CacheUsage(dirs []string) ([]CacheDirUsage, error) {
 	out := make([]CacheDirUsage, 0, len(dirs))
 	for _, d := range dirs {
-		es, err := cacheEntries(d)
+		es, ls, err := scanCache(d)
 		if err != nil {
 			return nil, err
 		}
-		u := CacheDirUsage{Dir: d, Files: len(es)}
+		u := CacheDirUsage{Dir: d, Files: len(es), Leftovers: len(ls)}
 		for _, e := range es {
 			u.Bytes += e.size
+		}
+		for _, l := range ls {
+			u.LeftoverBytes += l.size
 		}
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// LeftoverResult says what [RemoveLeftovers] did.
+type LeftoverResult struct {
+	Removed int   // leftovers removed
+	Freed   int64 // their bytes
+	InUse   int   // leftovers kept because a build is writing them
+}
+
+// RemoveLeftovers removes the leftovers of dirs (see [scanCache]) last
+// changed more than olderThan ago: what a crash or a kill left of a build,
+// a download or a compile. A build in progress holds a lock on its
+// directory and is never removed; the age keeps the short writes of other
+// processes (a download, wazero's compiled code) safe.
+func RemoveLeftovers(dirs []string, olderThan time.Duration) (LeftoverResult, error) {
+	var res LeftoverResult
+	cutoff := time.Now().Add(-olderThan)
+	for _, d := range dirs {
+		_, ls, err := scanCache(d)
+		if err != nil {
+			return res, err
+		}
+		for _, l := range ls {
+			if l.used.After(cutoff) {
+				continue
+			}
+			switch removed, err := removeUnlessInUse(l.path); {
+			case err != nil && !errors.Is(err, fs.ErrNotExist):
+				return res, err
+			case err != nil:
+			case !removed:
+				res.InUse++
+			default:
+				res.Removed++
+				res.Freed += l.size
+			}
+		}
+	}
+	return res, nil
 }
 
 // PruneResult says what [PruneCache] did.
@@ -121,12 +224,24 @@ func PruneCache(dirs []string, max int64) (PruneResult, error) {
 		case !removed:
 			res.InUse++
 		default:
+			_ = cachefile.Remove(e.path) // the record goes with its entry
+			removeEmptyParents(e.path, e.root)
 			res.Removed++
 			res.Freed += e.size
 			res.Left -= e.size
 		}
 	}
 	return res, nil
+}
+
+// removeEmptyParents removes the directories between file and root that
+// its removal left empty (the compile cache has one per module).
+func removeEmptyParents(file, root string) {
+	for d := filepath.Dir(file); d != root && underAny(d, []string{root}); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // leases holds a lease on every cache file the latest generation
@@ -233,6 +348,25 @@ func (c *Cache) Dirs() []string {
 		}
 	}
 	return append([]string{build, c.DownloadDir()}, c.opts.ExtraDirs...)
+}
+
+// Check compares sum, the SHA-256 of file's content as just read, with
+// what was recorded when file was written into the cache, and removes the
+// file (and its record) when they differ or when there is no record: the
+// caller fetches it again. Files outside Dirs (a plugin's own path) are
+// not the cache's and always pass. The error is a
+// *[cachefile.CorruptError] naming the file.
+func (c *Cache) Check(file, sum string) error {
+	if !underAny(file, c.Dirs()) {
+		return nil
+	}
+	err := cachefile.Check(file, sum)
+	if err != nil {
+		if rerr := cachefile.Remove(file); rerr != nil {
+			c.log.Warn("corrupt cache entry not removed", "file", file, "err", rerr)
+		}
+	}
+	return err
 }
 
 // Keep leases the cache files the latest generation was loaded from

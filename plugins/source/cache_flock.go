@@ -22,9 +22,10 @@ func lease(file string) (*os.File, error) {
 	return f, nil
 }
 
-// removeUnlessInUse removes file unless someone holds a lease on it: it
-// takes an exclusive lock first, which fails while any shared lock (from
-// any process) is held.
+// removeUnlessInUse removes file (or a directory and everything below
+// it: a leftover) unless someone holds a lease on it: it takes an
+// exclusive lock first, which fails while any shared lock (from any
+// process) is held.
 func removeUnlessInUse(file string) (bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -37,7 +38,7 @@ func removeUnlessInUse(file string) (bool, error) {
 		}
 		return false, err
 	}
-	if err := os.Remove(file); err != nil {
+	if err := os.RemoveAll(file); err != nil {
 		return false, err
 	}
 	return true, nil

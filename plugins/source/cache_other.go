@@ -8,13 +8,13 @@ import "os"
 // is the lease; elsewhere (no flock) leases are best effort.
 func lease(file string) (*os.File, error) { return os.Open(file) }
 
-// removeUnlessInUse removes file; a failure because it is open elsewhere
-// (Windows) counts as "in use".
+// removeUnlessInUse removes file (or a directory and everything below
+// it); a failure because it is open elsewhere (Windows) counts as "in use".
 func removeUnlessInUse(file string) (bool, error) {
-	if err := os.Remove(file); err != nil {
-		if os.IsNotExist(err) {
-			return false, err
-		}
+	if _, err := os.Lstat(file); err != nil {
+		return false, err
+	}
+	if err := os.RemoveAll(file); err != nil {
 		return false, nil
 	}
 	return true, nil

@@ -11,8 +11,12 @@
 //   - [OCI]: an OCI registry reference pinned by manifest digest.
 //
 // It also owns the caches those fill: the build and download directories,
-// the leases that keep in-use entries from eviction ([Cache]), and what
-// `mcphost cache` reports and prunes ([CacheUsage], [PruneCache]).
+// whose entries carry the SHA-256 recorded when they were written
+// (sandbox/cachefile) and are checked before use ([Cache.Check]), the
+// leases that keep in-use entries from eviction ([Cache]), and what
+// `mcphost cache` reports and prunes ([CacheUsage], [PruneCache]),
+// leftovers of cut-short writes included ([RemoveLeftovers]). Builds run
+// in a process group of their own that dies with mcphost (buildproc_*.go).
 //
 // It does not parse plugins.toml (package plugins/config does, and the
 // loader in package plugins picks the source for each spec), and it does

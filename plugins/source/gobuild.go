@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcphost/mcphost/sandbox/cachefile"
 	"github.com/mcphost/mcphost/plugins/progress"
 )
 
@@ -92,7 +93,9 @@ type BuildOptions struct {
 // at all: a cached plugin needs no Go installation.
 //
 // The output is written to a temporary file and renamed into place, so
-// concurrent builds and crashes never leave a partial file.
+// concurrent builds and crashes never leave a partial file, and its
+// SHA-256 is recorded beside it ([cachefile.Record]) for the loader to
+// check before use ([Cache.Check]).
 func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -172,6 +175,9 @@ func (b *goBuild) keyAndBuild(ctx context.Context, mod *moduleInfo) (string, err
 			return "", &BuildError{Dir: b.dir, Err: err}
 		}
 		defer os.RemoveAll(tmp)
+		if h, err := lease(tmp); err == nil { // kept from RemoveLeftovers while go runs
+			defer h.Close()
+		}
 		if b.modfile, err = sdkModfile(b.cacheDir, mod, tmp); err != nil {
 			return "", &BuildError{Dir: b.dir, Err: err}
 		}
@@ -207,11 +213,24 @@ func (b *goBuild) build(ctx context.Context, out string) error {
 		return &BuildError{Dir: b.dir, Err: err}
 	}
 	defer os.RemoveAll(tmp)
+	// The lease keeps RemoveLeftovers (of this or another process) from
+	// taking the directory away while the build runs.
+	if h, err := lease(tmp); err == nil {
+		defer h.Close()
+	}
 	built := filepath.Join(tmp, "plugin.wasm")
 	if _, err := b.run(ctx, "build", "-buildmode=c-shared", "-o", built, "."); err != nil {
 		return err
 	}
-	if err := os.Rename(built, out); err != nil {
+	// The record goes first: the module is never in place without it.
+	sum, err := cachefile.SumOf(built)
+	if err == nil {
+		err = cachefile.Record(out, sum)
+	}
+	if err == nil {
+		err = os.Rename(built, out)
+	}
+	if err != nil {
 		return &BuildError{Dir: b.dir, Err: err}
 	}
 	return nil
@@ -224,7 +243,7 @@ func (b *goBuild) run(ctx context.Context, args ...string) ([]byte, error) {
 	if b.modfile != "" && args[0] != "env" {
 		args = slices.Insert(args, 1, "-modfile="+b.modfile)
 	}
-	cmd := exec.CommandContext(ctx, b.goCmd, args...)
+	cmd := buildCommand(ctx, b.goCmd, args...)
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	var stdout, stderr bytes.Buffer
@@ -322,17 +341,4 @@ func (b *goBuild) sourceKey(ctx context.Context) (string, *buildIndex, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), idx, nil
-}
-
-func hashFileHex(file string) (string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fh := sha256.New()
-	if _, err := io.Copy(fh, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(fh.Sum(nil)), nil
 }

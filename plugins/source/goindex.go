@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost"
+	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // buildIndex is what BuildGo needs to find a cached build without the go
@@ -33,7 +34,7 @@ type buildIndex struct {
 // addFile records file in the index and, when h is not nil, writes
 // "file <name> <hash>" to h.
 func (x *buildIndex) addFile(h io.Writer, file, name string) error {
-	sum, err := hashFileHex(file)
+	sum, err := cachefile.SumOf(file)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func cachedBuild(idxFile, cacheDir, goCmd string) (string, int) {
 		return "", indexMiss
 	}
 	for f, want := range x.Files {
-		got, err := hashFileHex(f)
+		got, err := cachefile.SumOf(f)
 		if want == "" {
 			if !os.IsNotExist(err) {
 				return "", indexMiss
@@ -334,6 +335,12 @@ func SDKModfile(dir, cacheDir string) (modfile string, cleanup func(), err error
 		return "", cleanup, err
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
+	if h, err := lease(tmp); err == nil { // kept from RemoveLeftovers until cleanup
+		cleanup = func() {
+			h.Close()
+			os.RemoveAll(tmp)
+		}
+	}
 	file, err := sdkModfile(cacheDir, mod, tmp)
 	if err != nil {
 		cleanup()

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // Source is where a plugin's Wasm comes from: a file ([File]), a Go
@@ -67,7 +69,7 @@ func cached(file string) (string, bool) {
 
 // storeVerified copies r into file through a temporary file in the same
 // directory, failing without leaving anything behind unless the content's
-// SHA-256 is wantHex. Concurrent stores of the same file are harmless: the
+// SHA-256 is wantHex, which it records beside the file ([cachefile.Record]). Concurrent stores of the same file are harmless: the
 // content is identical and the rename is atomic.
 func storeVerified(file string, r io.Reader, wantHex string) error {
 	dir := filepath.Dir(file)
@@ -92,6 +94,9 @@ func storeVerified(file string, r io.Reader, wantHex string) error {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != wantHex {
 		return &ChecksumError{File: file, Want: wantHex, Got: got}
+	}
+	if err := cachefile.Record(file, wantHex); err != nil {
+		return err
 	}
 	return os.Rename(tmp.Name(), file)
 }

@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// FormatError is a file that is not a WebAssembly module mcphost can
+// load: not Wasm at all, cut short, or a version it does not read. Its
+// message says which in words, not in the decoder's; the loader, which
+// knows where the bytes came from, sets File.
+type FormatError struct {
+	File   string // the file the bytes came from, when known
+	Reason string // "not a WebAssembly module", "truncated or incomplete WebAssembly module", …
+	Detail string // what gave it away
+	Err    error  // the decoder's error, when there was one
+}
+
+func (e *FormatError) Error() string {
+	msg := e.Reason
+	if e.File != "" {
+		msg = e.File + ": " + msg
+	}
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// The reasons a FormatError gives.
+const (
+	reasonNotWasm   = "not a WebAssembly module"
+	reasonTruncated = "truncated or incomplete WebAssembly module"
+	reasonComponent = "a WebAssembly component of an unsupported binary version"
+	reasonVersion   = "a WebAssembly binary of an unknown version"
+)
+
+// wasmMagic starts every WebAssembly binary. The next four bytes are a
+// little-endian version and layer: 1 and 0 for a core module; a component
+// (the component model) has layer 1.
+var wasmMagic = []byte("\x00asm")
+
+// checkFormat looks at the header of wasm, before the decoder does, and
+// says what the bytes are when they are neither a core module nor a
+// component of the binary version sandbox/component reads.
+func checkFormat(wasm []byte) error {
+	switch {
+	case len(wasm) == 0:
+		return &FormatError{Reason: reasonNotWasm, Detail: "the file is empty"}
+	case len(wasm) < len(wasmMagic) && bytes.HasPrefix(wasmMagic, wasm),
+		len(wasm) < 8 && bytes.HasPrefix(wasm, wasmMagic):
+		return &FormatError{Reason: reasonTruncated, Detail: fmt.Sprintf("%d bytes, shorter than the 8-byte header", len(wasm))}
+	case !bytes.HasPrefix(wasm, wasmMagic):
+		return &FormatError{Reason: reasonNotWasm, Detail: fmt.Sprintf("it starts with %s, not with the Wasm magic \\0asm", startOf(wasm))}
+	}
+	version, layer := binary.LittleEndian.Uint16(wasm[4:]), binary.LittleEndian.Uint16(wasm[6:])
+	switch {
+	case layer == 1 && IsComponent(wasm):
+		return nil
+	case layer == 1:
+		return &FormatError{Reason: reasonComponent, Detail: fmt.Sprintf("component binary version %#x; mcphost reads version 0xd", version)}
+	case version != 1 || layer != 0:
+		return &FormatError{Reason: reasonVersion, Detail: fmt.Sprintf("version %d, layer %d; mcphost loads version 1 core modules", version, layer)}
+	}
+	return nil
+}
+
+// startOf quotes the first bytes of a file that is not Wasm, so that a
+// text file shows what it is.
+func startOf(b []byte) string {
+	if len(b) > 16 {
+		b = b[:16]
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// describeDecodeError turns the error of compiling wasm, whose header is
+// a core module's, into a FormatError when the decoder ran out of bytes;
+// other errors (a malformed or invalid module) keep wazero's words.
+func describeDecodeError(wasm []byte, err error) error {
+	if strings.Contains(err.Error(), "EOF") {
+		return &FormatError{Reason: reasonTruncated, Detail: fmt.Sprintf("%d bytes; the decoder ran out: %v", len(wasm), err), Err: err}
+	}
+	return err
+}
