@@ -4,11 +4,10 @@
 //
 // It owns the framing (jsonrpc.LineReader: lines of at most
 // host.Server.MaxMessageBytes, oversize lines answered through
-// host.Conn.TooLarge rather than ending anything), reading on one
-// goroutine at a time (leader/follower, with quick requests served before
-// reading goes on), the writer that never interleaves messages, writes
-// nothing but them and writes answers to buffered requests together, and
-// the end of a session: EOF lets the requests in flight finish (draining
+// host.Conn.TooLarge rather than ending anything), the one goroutine that
+// reads and hands each message to host.Conn.Handle, the writer that never
+// interleaves messages and writes nothing but them, and the end of a
+// session: EOF lets the requests in flight finish (draining
 // for at most drainGrace plus what is left of the startup wait), a done
 // ctx cancels them at once.
 //
