@@ -97,7 +97,7 @@ fi
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 bench() { # bench <package> <regexp> <benchtime> [test binary flags...]
-	go test -run '^$' -bench "$2" -benchtime "$3" "$1" "${@:4}" 2>&1 | grep -vE '^(goos|goarch|pkg|PASS|ok )' | tee -a "$raw" || true
+	go test -run '^$' -bench "$2" -benchtime "$3" "$1" "${@:4}" 2>&1 | grep -vE '^(goos|goarch|pkg|cpu|PASS|ok )' | tee -a "$raw" || true
 }
 peers=(-peers.client "${CLIENT:-both}")
 [ -n "${BASELINE:-}" ] && peers+=(-peers.baseline "$BASELINE")
