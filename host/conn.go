@@ -70,9 +70,12 @@ func (srv *Server) Connect(out Outbound, info ConnInfo) *Conn {
 // Handle serves one incoming message or batch array. ctx bounds every
 // request it starts: cancelling it cancels them and suppresses their
 // responses. A malformed message is answered (or, as a notification,
-// dropped) and the Conn goes on. Handle returns once the message has been
-// dispatched, usually before its requests are answered; the Conn keeps
-// msg, so the caller must not modify it afterwards.
+// dropped) and the Conn goes on. Cheap methods (initialize, ping, …) are
+// served at once, in order; every other request is tracked, so that a
+// cancellation handled after it finds it, and queued to the Conn's
+// workers, which answer it. Handle never waits for a tool, so a transport
+// can call it from its one reading goroutine. The Conn keeps msg, so the
+// caller must not modify it afterwards.
 func (c *Conn) Handle(ctx context.Context, msg []byte) { c.s.handleMessage(ctx, msg, nil) }
 
 // HandleKeyed is [Conn.Handle] with the related key a batch's answer
