@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	goruntime "runtime"
 	"sync/atomic"
 	"time"
 
@@ -115,10 +114,6 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.MaxSessions = cfg.Server.MaxSessions
 		err = streamable.Serve(ctx, srv, ln, httpOpts)
 	} else {
-		if n, ok := stdioProcs(os.Getenv("GOMAXPROCS"), goruntime.GOMAXPROCS(0)); ok {
-			goruntime.GOMAXPROCS(n)
-			log.Debug("one more P for the stdin reader", "gomaxprocs", n)
-		}
 		err = stdio.Serve(ctx, srv, stdin, stdout)
 	}
 	cancelLoad()
@@ -164,20 +159,4 @@ func requestStateKey(cfg *config.Config, log *slog.Logger) []byte {
 		return nil
 	}
 	return []byte(key)
-}
-
-// stdioProcs returns the GOMAXPROCS to serve stdio with, and false when
-// it should stay as it is (the environment sets it). Stdin is a blocking
-// descriptor, so the goroutine waiting on it sits in read(2) holding a P,
-// and with the default of one P per core the requests it has read run on
-// the others: on 2 cores, on one (a scheduler trace showed every call of
-// 4 in flight on one P while the reader held the other). One P more lets
-// the calls use every core while the reader waits; it costs nothing when
-// the reader is not waiting, since there are still only as many calls at
-// once as the plugins' instances allow.
-func stdioProcs(env string, current int) (int, bool) {
-	if env != "" {
-		return current, false
-	}
-	return current + 1, true
 }
