@@ -139,36 +139,40 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// countingOut is an Outbound that keeps the last message's length.
-type countingOut struct{ n atomic.Int64 }
+// signalOut is an Outbound that keeps the last message's length and
+// signals each message.
+type signalOut struct {
+	n    atomic.Int64
+	sent chan struct{}
+}
 
-func (o *countingOut) Send(msg []byte, _ json.RawMessage) error {
+func (o *signalOut) Send(msg []byte, _ json.RawMessage) error {
 	o.n.Store(int64(len(msg)))
+	o.sent <- struct{}{}
 	return nil
 }
 
-// BenchmarkHandleInline is the host's whole cost of one tools/call of a
-// native echo tool, with no transport and no scheduling: the request is
-// served on the calling goroutine (Conn.HandleLeading), from the line to
-// the response handed to the Outbound.
+// BenchmarkHandle is the host's whole cost of one tools/call of a native
+// echo tool with no transport: from the line handed to Conn.Handle,
+// through the session's queue and a worker, to the response handed to the
+// Outbound.
 //
-//	go test -run '^$' -bench HandleInline -benchmem ./host
-func BenchmarkHandleInline(b *testing.B) {
+//	go test -run '^$' -bench 'Handle$' -benchmem ./host
+func BenchmarkHandle(b *testing.B) {
 	srv := New(loadRegistry(b, nil, "echo"), Options{Logger: quietLog})
 	defer srv.Close()
-	out := &countingOut{}
+	out := &signalOut{sent: make(chan struct{}, 1)}
 	c := srv.Connect(out, ConnInfo{ID: "bench"})
 	defer c.Close()
 	ctx := context.Background()
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	<-out.sent
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_echo","arguments":{"msg":"hello world"}}}`)
-	nolead := func(bool) {}
 	b.ReportAllocs()
 	for b.Loop() {
-		if !c.HandleLeading(ctx, append([]byte(nil), line...), nolead) {
-			b.Fatal("not served inline")
-		}
+		c.Handle(ctx, append([]byte(nil), line...))
+		<-out.sent
 	}
 	if out.n.Load() < 40 {
 		b.Fatalf("last response %d bytes", out.n.Load())

@@ -70,36 +70,19 @@ func (srv *Server) Connect(out Outbound, info ConnInfo) *Conn {
 // Handle serves one incoming message or batch array. ctx bounds every
 // request it starts: cancelling it cancels them and suppresses their
 // responses. A malformed message is answered (or, as a notification,
-// dropped) and the Conn goes on. Handle returns once the message has been
-// dispatched, usually before its requests are answered; the Conn keeps
-// msg, so the caller must not modify it afterwards.
-func (c *Conn) Handle(ctx context.Context, msg []byte) { c.s.handleMessage(ctx, msg, nil, nil) }
-
-// HandleLeading is [Conn.Handle] for a transport that reads on one
-// goroutine at a time and can pass reading on to another (the
-// leader/follower pattern). When msg is a request that would be served
-// concurrently, HandleLeading calls lead and then serves the request on
-// the calling goroutine, so the answer does not wait for a worker to wake;
-// it returns true once the request has been answered. Otherwise it behaves
-// as Handle and returns false.
-//
-// lead must make sure reading goes on while the request is served. quick
-// reports that requests like this one (the same method and tool, prompt
-// or resource) were recently answered in under ~50 µs: the transport may
-// then keep reading to itself, provided it hands reading over if the
-// request is still running after a short while (as the stdio transport
-// does), and otherwise must make another goroutine the reader at once.
-// lead is called at most once, before anything else that could block on
-// the next message.
-func (c *Conn) HandleLeading(ctx context.Context, msg []byte, lead func(quick bool)) bool {
-	return c.s.handleMessage(ctx, msg, nil, lead)
-}
+// dropped) and the Conn goes on. Cheap methods (initialize, ping, …) are
+// served at once, in order; every other request is tracked, so that a
+// cancellation handled after it finds it, and queued to the Conn's
+// workers, which answer it. Handle never waits for a tool, so a transport
+// can call it from its one reading goroutine. The Conn keeps msg, so the
+// caller must not modify it afterwards.
+func (c *Conn) Handle(ctx context.Context, msg []byte) { c.s.handleMessage(ctx, msg, nil) }
 
 // HandleKeyed is [Conn.Handle] with the related key a batch's answer
 // array is sent with (see [Outbound]): Streamable HTTP passes a key of its
 // own per POST, to find the stream the array belongs on.
 func (c *Conn) HandleKeyed(ctx context.Context, msg []byte, batchKey json.RawMessage) {
-	c.s.handleMessage(ctx, msg, batchKey, nil)
+	c.s.handleMessage(ctx, msg, batchKey)
 }
 
 // TooLarge answers a message of n bytes that the transport discarded for

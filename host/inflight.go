@@ -4,47 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/debug"
-	"time"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
 )
 
 // start serves req concurrently, so that a slow plugin never delays the
-// reader: on an idle worker when there is one, on a new one otherwise, or,
-// when the transport offers lead (see [Conn.HandleLeading]), on the
-// calling goroutine once lead has arranged for reading to go on (at once,
-// or if a quick request turns slow); it reports whether it did the latter,
-// and records how long the request took for the next lead's quick.
-func (s *session) start(ctx context.Context, m *method, req *request, b *batch, slot int, lead func(quick bool)) (led bool) {
+// caller (the transport's reader, which must go on reading cancellations
+// and the client's answers to our requests): it tracks req, then puts it
+// on the session's queue, which an idle worker takes it from, or a new
+// worker when none is idle.
+func (s *session) start(ctx context.Context, m *method, req *request, b *batch, slot int) {
 	ctx, req.cancel = context.WithCancel(ctx)
 	if err := s.track(req); err != nil {
 		req.cancel()
 		s.reply(req.id, nil, err, b, slot)
-		return false
+		return
 	}
 	s.wg.Add(1)
 	if b != nil {
 		b.wg.Add(1)
 	}
 	t := task{ctx: ctx, m: m, req: req, b: b, slot: slot}
-	if lead != nil && b == nil {
-		// The transport's reader serves the request itself, once it has
-		// arranged for reading to go on: the answer does not wait for a
-		// worker to be scheduled (on 2 cores, ~15 µs of a ~150 µs stdio
-		// round trip).
-		target := paceTarget(req)
-		lead(m.pace.quick(target))
-		t0 := time.Now()
-		s.run(t)
-		m.pace.record(target, time.Since(t0))
-		return true
-	}
 	select {
 	case s.work <- t:
 	default:
 		go s.worker(t)
 	}
-	return false
 }
 
 // task is one request for a worker.

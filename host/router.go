@@ -25,7 +25,6 @@ type method struct {
 	era        era  // the revisions that define it
 	cache      bool // stateless results carry ttlMs and cacheScope
 	input      bool // may answer input_required (stateless era)
-	pace       pace // recent durations, for transports that read on one goroutine (pace.go)
 }
 
 // methodTable returns the dispatch table of client→server requests, one

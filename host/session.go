@@ -147,14 +147,12 @@ func (req *request) admits(level string) bool {
 // handle serves one incoming message (or batch). ctx bounds every request
 // it starts; cancelling it cancels them and suppresses their responses.
 // The session keeps raw: the caller must not modify it afterwards.
-func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx, raw, nil, nil) }
+func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx, raw, nil) }
 
 // handleMessage is handle with the related key the answer to a batch is
 // sent with (see outbound). Streamable HTTP passes a key of its own per
 // POST, to find the connection the array belongs on; stdio passes nil.
-// lead, when not nil, lets a request be served on the calling goroutine
-// (see [Conn.HandleLeading]); handleMessage reports whether it was.
-func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage, lead func(quick bool)) (led bool) {
+func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage) {
 	defer func() { // handlers recover on their own; this guards everything else
 		if r := recover(); r != nil {
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
@@ -163,14 +161,14 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 	s.srv.audit.record(s.id, "in", CallerOf(ctx), raw)
 	if jsonrpc.IsBatch(raw) {
 		s.handleBatch(ctx, raw, batchKey)
-		return false
+		return
 	}
 	msg, err := jsonrpc.Decode(raw)
 	if err != nil {
 		s.reject(&msg, err, nil, 0)
-		return false
+		return
 	}
-	return s.dispatch(ctx, &msg, nil, 0, lead)
+	s.dispatch(ctx, &msg, nil, 0)
 }
 
 // reject answers a message that failed to decode, unless it was a
@@ -183,19 +181,22 @@ func (s *session) reject(msg *jsonrpc.Message, err *jsonrpc.Error, b *batch, slo
 	s.reply(msg.ID, nil, err, b, slot)
 }
 
-func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func(quick bool)) (led bool) {
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
 	switch msg.Kind {
 	case jsonrpc.KindResponse:
 		s.deliver(msg)
 	case jsonrpc.KindNotification:
 		s.notification(ctx, msg)
 	case jsonrpc.KindRequest:
-		return s.request(ctx, msg, b, slot, lead)
+		s.request(ctx, msg, b, slot)
 	}
-	return false
 }
 
-func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int, lead func(quick bool)) (led bool) {
+// request serves a client request: a cheap method (inline) at once, in
+// order, on the caller's goroutine; any other on the session's queue
+// (inflight.go), tracked first, so that a notifications/cancelled read
+// after it finds it.
+func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
 	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
 	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&
@@ -203,16 +204,16 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 		var err error
 		if st, err = s.statelessRequest(m, msg); err != nil {
 			s.reply(msg.ID, nil, err, b, slot)
-			return false
+			return
 		}
 	} else {
 		if m == nil || m.era == eraStateless {
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method), b, slot)
-			return false
+			return
 		}
 		if !m.beforeInit && s.state.Load() == nil {
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: server not initialized"), b, slot)
-			return false
+			return
 		}
 	}
 	req := &request{sess: s, id: msg.ID, method: m.name, params: msg.Params, members: msg.ParamMembers, state: st}
@@ -224,9 +225,9 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 		res, err := s.invoke(ctx, m, req)
 		req.done.Store(true)
 		s.reply(req.id, res, err, b, slot)
-		return false
+		return
 	}
-	return s.start(ctx, m, req, b, slot, lead)
+	s.start(ctx, m, req, b, slot)
 }
 
 // deliver routes a client's response to the server→client request waiting

@@ -264,22 +264,22 @@ func startOnce(b *testing.B, bin, root, cache string) (toInit, toList time.Durat
 	return toInit, time.Since(start)
 }
 
-// discardOut is an Outbound that keeps the last message.
-type discardOut struct{ last []byte }
+// lastOut is an Outbound that hands each message over a channel.
+type lastOut struct{ sent chan []byte }
 
-func (o *discardOut) Send(msg []byte, _ json.RawMessage) error {
-	o.last = append(o.last[:0], msg...)
+func (o *lastOut) Send(msg []byte, _ json.RawMessage) error {
+	o.sent <- append([]byte(nil), msg...)
 	return nil
 }
 
-// BenchmarkCallInline is the server's whole CPU cost of one tools/call,
-// from the request line to the response handed to the transport, served
-// on the calling goroutine (Conn.HandleLeading): no pipes, no scheduling.
-// The Wasm echo against the native one separates the sandbox and guest
-// from the host.
+// BenchmarkCallInProcess is the server's whole cost of one tools/call,
+// from the request line given to Conn.Handle, through the session's queue
+// and a worker, to the response handed to the transport: no pipes. The
+// Wasm echo against the native one separates the sandbox and guest from
+// the host.
 //
-//	go test -run '^$' -bench CallInline -benchtime 20000x ./cmd/mcphost
-func BenchmarkCallInline(b *testing.B) {
+//	go test -run '^$' -bench CallInProcess -benchtime 20000x ./cmd/mcphost
+func BenchmarkCallInProcess(b *testing.B) {
 	cfg := benchConfig(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -298,21 +298,19 @@ func BenchmarkCallInline(b *testing.B) {
 	defer reg.Close(context.Background())
 	srv := host.New(reg, host.Options{Logger: log})
 	defer srv.Close()
-	out := &discardOut{}
+	out := &lastOut{sent: make(chan []byte, 1)}
 	c := srv.Connect(out, host.ConnInfo{ID: "bench"})
 	defer c.Close()
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	<-out.sent
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	for _, tool := range []string{"native_echo", "wasm_echo"} {
 		b.Run(tool, func(b *testing.B) {
 			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}`)
-			nolead := func(bool) {}
 			call := func() {
-				if !c.HandleLeading(ctx, append([]byte(nil), line...), nolead) {
-					b.Fatal("not served inline")
-				}
-				if !bytes.Contains(out.last, []byte(`"hello world"`)) {
-					b.Fatalf("response %s", out.last)
+				c.Handle(ctx, append([]byte(nil), line...))
+				if last := <-out.sent; !bytes.Contains(last, []byte(`"hello world"`)) {
+					b.Fatalf("response %s", last)
 				}
 			}
 			for range 50 {

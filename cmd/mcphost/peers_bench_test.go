@@ -3,118 +3,420 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	ckit "github.com/mcphost/mcphost/sdk-guest/c"
 )
 
-// BenchmarkPeers measures tools/call throughput over real process stdio for
-// three servers in interleaved rounds, and reports mcphost's ratio to each
-// peer, serial and with 4 requests in flight:
+// BenchmarkPeers measures tools/call throughput over real process stdio:
+// mcphost's Go-guest echo tool ("go") and, when clang and wasi-libc are
+// installed, the C kit's template tool ("c"), against three peers run in
+// the same invocation (see peers_test.go): the hand-written "limit",
+// go-sdk ("gosdk") and mark3labs/mcp-go ("mcpgo"). Every server runs as
+// its own process for the whole benchmark; rounds interleave them in a
+// rotating order and each figure is the median over the rounds, so the
+// noise of a shared machine mostly cancels.
 //
-//   - limit: a hand-written JSON-RPC loop answering with a constant (the
-//     ceiling for any server over the same pipes);
+// Sub-benchmarks are Peers/<client>/<in flight>:
 //
-//   - gosdk: the official MCP Go SDK serving a native echo tool;
+//   - client real behaves like the SDK clients: a reader goroutine decodes
+//     every message with encoding/json and hands each response to its
+//     caller over a channel; callers encode their requests with
+//     encoding/json. client light is one goroutine writing pre-built lines
+//     and matching responses with bytes.Contains, the least a client can
+//     do.
+//   - serial is one call in flight; inflight4 is four callers at once.
 //
-//   - mcphost: `mcphost serve` with the Go-guest echo tool (timeouts on,
-//     as always).
+// Metrics: "calls/s:<server>" (median of the rounds) and
+// "x:<server>/<peer>" (median of the per-round ratios).
+// scripts/bench.sh turns them into docs/performance.md.
 //
-//     go test -run '^$' -bench Peers -benchtime 20000x ./cmd/mcphost
+// -peers.baseline names another mcphost binary (an older build) to
+// measure beside this one as "before-go" and "before-c":
+//
+//	go test -run '^$' -bench Peers -benchtime 20000x ./cmd/mcphost -peers.baseline /tmp/old/mcphost
 func BenchmarkPeers(b *testing.B) {
-	bins := map[string][]string{
-		"mcphost": {mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error"},
-		"limit":   {peerBinary(b, "limit")},
-		"gosdk":   {peerBinary(b, "gosdk")},
+	var clients []string
+	switch *peersClient {
+	case "both":
+		clients = []string{"real", "light"}
+	case "real", "light":
+		clients = []string{*peersClient}
+	default:
+		b.Fatalf("-peers.client=%q: want real, light or both", *peersClient)
 	}
-	for _, inflight := range []int{1, 4} {
-		name := "serial"
-		if inflight > 1 {
-			name = fmt.Sprintf("inflight%d", inflight)
-		}
-		b.Run(name, func(b *testing.B) {
-			rate := map[string]float64{}
-			const rounds = 3
-			for round := range rounds {
-				for _, peer := range rotate([]string{"mcphost", "limit", "gosdk"}, round) {
-					rate[peer] += callRate(b, bins[peer], b.N, inflight) / rounds
+	for _, client := range clients {
+		b.Run(client, func(b *testing.B) {
+			servers := startBenchServers(b)
+			if client == "real" {
+				for _, s := range servers {
+					s.real = newRealClient(s)
 				}
 			}
-			for peer, r := range rate {
-				b.ReportMetric(r, peer+"-calls/s")
+			for _, inflight := range []int{1, 4} {
+				name := "serial"
+				if inflight > 1 {
+					name = fmt.Sprintf("inflight%d", inflight)
+				}
+				b.Run(name, func(b *testing.B) { peerRounds(b, servers, client, inflight) })
 			}
-			b.ReportMetric(rate["mcphost"]/rate["limit"], "x-limit")
-			b.ReportMetric(rate["mcphost"]/rate["gosdk"], "x-gosdk")
 		})
 	}
 }
 
-func rotate(s []string, n int) []string {
-	n %= len(s)
-	return append(append([]string(nil), s[n:]...), s[:n]...)
-}
+var (
+	peersClient   = flag.String("peers.client", "both", "BenchmarkPeers: the client, real (SDK-like), light or both")
+	peersBaseline = flag.String("peers.baseline", "", "BenchmarkPeers: an older mcphost binary to measure as before-go and before-c")
+	peersRounds   = flag.Int("peers.rounds", 5, "BenchmarkPeers: interleaved rounds per figure")
+)
 
-var peerBins sync.Map
+// benchPeers are the servers every mcphost figure is divided by.
+var benchPeers = []string{"limit", "gosdk", "mcpgo"}
 
-// peerBinary builds testdata/peers/name once per test binary.
-func peerBinary(b *testing.B, name string) string {
-	b.Helper()
-	if p, ok := peerBins.Load(name); ok {
-		return p.(string)
+// startBenchServers starts every server of the benchmark, stopped when b
+// ends.
+func startBenchServers(b *testing.B) []*benchServer {
+	var servers []*benchServer
+	for _, name := range benchPeers {
+		servers = append(servers, startBenchServer(b, name, peerCommand(name), "wasm_echo"))
 	}
-	out := filepath.Join(b.TempDir(), name)
-	if msg, err := exec.Command("go", "build", "-o", out, "./testdata/peers/"+name).CombinedOutput(); err != nil {
-		b.Fatalf("build %s: %v\n%s", name, err, msg)
-	}
-	// b.TempDir is removed when this sub-benchmark ends; keep a copy.
-	keep := filepath.Join(os.TempDir(), fmt.Sprintf("mcphost-peer-%s-%d", name, os.Getpid()))
-	data, err := os.ReadFile(out)
-	if err != nil || os.WriteFile(keep, data, 0o700) != nil {
-		b.Fatalf("keep %s: %v", name, err)
-	}
-	b.Cleanup(func() { os.Remove(keep) })
-	peerBins.Store(name, keep)
-	return keep
-}
-
-// callRate starts argv, makes n tools/call round trips of the echo tool
-// with inflight requests outstanding, and returns calls per second.
-func callRate(b *testing.B, argv []string, n, inflight int) float64 {
-	b.Helper()
-	w, r, stop := startPeer(b, 64<<10, argv...)
-	defer stop()
-	req := func(id int) []byte {
-		return []byte(`{"jsonrpc":"2.0","id":` + fmt.Sprint(id) + `,"method":"tools/call","params":{"name":"wasm_echo","arguments":{"text":"hello world"}}}` + "\n")
-	}
-	run := func(n int) time.Duration {
-		start := time.Now()
-		sent := 0
-		bw := bufio.NewWriter(w)
-		for ; sent < min(inflight, n); sent++ {
-			bw.Write(req(sent + 1))
+	cConfig, cTool := cKitConfig(b)
+	for _, m := range []struct{ prefix, bin string }{{"", mcphostBinary(b)}, {"before-", *peersBaseline}} {
+		if m.bin == "" {
+			continue
 		}
-		bw.Flush()
-		for done := 0; done < n; done++ {
-			line := readResponse(b, r)
-			if !bytes.Contains(line, []byte("hello world")) {
-				b.Fatalf("%s: unexpected response %s", argv[0], line)
-			}
-			if sent < n {
-				sent++
-				if _, err := w.Write(req(sent)); err != nil {
-					b.Fatal(err)
-				}
-			}
+		serve := func(config string) *exec.Cmd {
+			return exec.Command(m.bin, "serve", "--no-watch", "--log-level", "error", "--config", config)
+		}
+		servers = append(servers, startBenchServer(b, m.prefix+"go", serve("testdata/bench/plugins.toml"), "wasm_echo"))
+		if cConfig != "" {
+			servers = append(servers, startBenchServer(b, m.prefix+"c", serve(cConfig), cTool))
+		}
+	}
+	for _, s := range servers {
+		b.Cleanup(s.stop)
+	}
+	return servers
+}
+
+// cKitConfig builds the C kit's `mcphost new` template (its text_stats
+// tool validates its input and output against schemas) and returns its
+// plugins.toml and tool name, or "" when clang or wasi-libc is missing,
+// which it logs.
+func cKitConfig(b *testing.B) (config, tool string) {
+	if _, err := exec.LookPath("clang"); err != nil {
+		b.Logf("no C-kit figures: clang is not installed (scripts/kit-deps.sh installs it)")
+		return "", ""
+	}
+	dir := b.TempDir()
+	if err := ckit.Write(dir, "kc"); err != nil {
+		b.Fatal(err)
+	}
+	build := ckit.BuildCommand()
+	cmd := exec.Command(build[0], build[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Logf("no C-kit figures: %s: %v\n%s", strings.Join(build, " "), err, out)
+		return "", ""
+	}
+	return filepath.Join(dir, "plugins.toml"), "kc_text_stats"
+}
+
+// peerRounds measures every server in interleaved rounds of b.N calls and
+// reports the medians.
+func peerRounds(b *testing.B, servers []*benchServer, client string, inflight int) {
+	run := func(s *benchServer, n int) time.Duration {
+		start := time.Now()
+		var err error
+		if client == "real" {
+			err = s.real.run(n, inflight)
+		} else {
+			err = s.lightRun(n, inflight)
+		}
+		if err != nil {
+			b.Fatalf("%s: %v", s.name, err)
 		}
 		return time.Since(start)
 	}
-	run(200) // warm-up: pools, first-call paths
-	return float64(n) / run(n).Seconds()
+	for _, s := range servers {
+		run(s, 500) // warm-up: pools, first-call paths, caches
+	}
+	rounds := max(1, *peersRounds)
+	rates := map[string][]float64{}
+	for round := range rounds {
+		for _, s := range rotate(servers, round) {
+			rates[s.name] = append(rates[s.name], float64(b.N)/run(s, b.N).Seconds())
+		}
+	}
+	for _, s := range servers {
+		b.ReportMetric(median(rates[s.name]), "calls/s:"+s.name)
+	}
+	for _, m := range servers {
+		if slices.Contains(benchPeers, m.name) {
+			continue
+		}
+		divisors := benchPeers
+		if !strings.HasPrefix(m.name, "before-") {
+			divisors = append(slices.Clone(benchPeers), "before-"+m.name)
+		}
+		for _, p := range divisors {
+			if rates[p] == nil {
+				continue
+			}
+			ratios := make([]float64, rounds)
+			for i := range ratios {
+				ratios[i] = rates[m.name][i] / rates[p][i]
+			}
+			b.ReportMetric(median(ratios), "x:"+m.name+"/"+p)
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func rotate[T any](s []T, n int) []T {
+	n %= len(s)
+	return append(append([]T(nil), s[n:]...), s[:n]...)
+}
+
+// benchServer is one server process of BenchmarkPeers after the
+// handshake. Either lightRun reads its stdout or, once made, its real
+// client's reader does.
+type benchServer struct {
+	name string
+	tool string
+	want string // in every good response's text
+	cmd  *exec.Cmd
+	w    io.WriteCloser
+	r    *bufio.Reader
+	real *realClient // nil for the light client
+}
+
+// startBenchServer starts cmd, a server of tool, and makes the MCP
+// handshake.
+func startBenchServer(tb testing.TB, name string, cmd *exec.Cmd, tool string) *benchServer {
+	tb.Helper()
+	s := &benchServer{name: name, tool: tool, want: "hello world", cmd: cmd}
+	if strings.HasSuffix(tool, "_text_stats") {
+		s.want = `\"words\":2`
+	}
+	s.w, _ = s.cmd.StdinPipe()
+	out, _ := s.cmd.StdoutPipe()
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	s.r = bufio.NewReaderSize(out, 64<<10)
+	fmt.Fprintln(s.w, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	if line, err := s.r.ReadBytes('\n'); err != nil || !bytes.Contains(line, []byte(`"result"`)) {
+		s.stop()
+		tb.Fatalf("%s: initialize: %s %v", name, line, err)
+	}
+	fmt.Fprintln(s.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+// stop ends the server: EOF on its stdin, then its exit.
+func (s *benchServer) stop() {
+	s.w.Close()
+	s.cmd.Wait()
+}
+
+// lightRun makes n calls with inflight outstanding the light way: one
+// goroutine writes pre-built lines and reads each response with
+// bytes.Contains, writing the next request as each answer arrives.
+func (s *benchServer) lightRun(n, inflight int) error {
+	req := func(id int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"` + s.tool + `","arguments":{"text":"hello world"}}}` + "\n")
+	}
+	bw := bufio.NewWriter(s.w)
+	sent := 0
+	for ; sent < min(inflight, n); sent++ {
+		bw.Write(req(sent + 1))
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	want := []byte(s.want)
+	for done := 0; done < n; done++ {
+		line, err := s.r.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(line, []byte(`"method"`)) {
+			done-- // a notification
+			continue
+		}
+		if !bytes.Contains(line, want) {
+			return fmt.Errorf("unexpected response %s", line)
+		}
+		if sent < n {
+			sent++
+			if _, err := s.w.Write(req(sent)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// realClient calls tools the way the SDK clients do: callers encode each
+// request with encoding/json and write it under a lock; one reader
+// goroutine decodes every incoming message with encoding/json and hands a
+// response to the caller waiting for its id over a channel; the caller
+// then decodes the result.
+type realClient struct {
+	s       *benchServer
+	wmu     sync.Mutex
+	mu      sync.Mutex
+	pending map[int64]chan rpcResponse
+	nextID  atomic.Int64
+	gone    chan struct{} // closed when the reader ends
+	err     error         // why the reader ended, read after gone
+}
+
+type rpcRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+type rpcResponse struct {
+	ID     *int64          `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+type callToolParams struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+type callToolResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent map[string]any `json:"structuredContent"`
+	IsError           bool           `json:"isError"`
+}
+
+// newRealClient starts the client's reader, which ends with the server's
+// stdout.
+func newRealClient(s *benchServer) *realClient {
+	c := &realClient{s: s, pending: map[int64]chan rpcResponse{}, gone: make(chan struct{})}
+	go c.read()
+	return c
+}
+
+func (c *realClient) read() {
+	defer close(c.gone)
+	for {
+		line, err := c.s.r.ReadBytes('\n')
+		if err != nil {
+			c.err = err
+			return
+		}
+		var msg rpcResponse
+		if err := json.Unmarshal(line, &msg); err != nil {
+			c.err = fmt.Errorf("decode %s: %w", line, err)
+			return
+		}
+		if msg.ID == nil || msg.Method != "" {
+			continue // a notification or a server→client request
+		}
+		c.mu.Lock()
+		ch := c.pending[*msg.ID]
+		delete(c.pending, *msg.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- msg
+		}
+	}
+}
+
+// call makes one tools/call and checks its result.
+func (c *realClient) call() error {
+	id := c.nextID.Add(1)
+	ch := make(chan rpcResponse, 1)
+	c.mu.Lock()
+	c.pending[id] = ch
+	c.mu.Unlock()
+	msg, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: "tools/call",
+		Params: callToolParams{Name: c.s.tool, Arguments: map[string]any{"text": "hello world"}}})
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	_, err = c.s.w.Write(append(msg, '\n'))
+	c.wmu.Unlock()
+	if err != nil {
+		return err
+	}
+	var resp rpcResponse
+	select {
+	case resp = <-ch:
+	case <-c.gone:
+		return fmt.Errorf("reader ended: %v", c.err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("error response %s", resp.Error)
+	}
+	var res callToolResult
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) != 1 || !strings.Contains(strconv.Quote(res.Content[0].Text), c.s.want) {
+		return fmt.Errorf("unexpected result %s", resp.Result)
+	}
+	return nil
+}
+
+// run makes n calls from inflight callers at once.
+func (c *realClient) run(n, inflight int) error {
+	var left atomic.Int64
+	left.Store(int64(n))
+	errs := make(chan error, inflight)
+	for range inflight {
+		go func() {
+			for left.Add(-1) >= 0 {
+				if err := c.call(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range inflight {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // BenchmarkEcho3MB is one tools/call round trip of a 3 MB text through the

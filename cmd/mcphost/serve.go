@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	goruntime "runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -129,10 +128,6 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.MaxSessions = cfg.Server.MaxSessions
 		err = streamable.Serve(ctx, srv, ln, httpOpts)
 	} else {
-		if n, ok := stdioProcs(os.Getenv("GOMAXPROCS"), goruntime.GOMAXPROCS(0)); ok {
-			goruntime.GOMAXPROCS(n)
-			log.Debug("one more P for the stdin reader", "gomaxprocs", n)
-		}
 		// A write to a closed stdout then fails with EPIPE instead of
 		// killing the process with SIGPIPE, which would say nothing.
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
@@ -186,20 +181,4 @@ func requestStateKey(cfg *config.Config, log *slog.Logger) []byte {
 		return nil
 	}
 	return []byte(key)
-}
-
-// stdioProcs returns the GOMAXPROCS to serve stdio with, and false when
-// it should stay as it is (the environment sets it). Stdin is a blocking
-// descriptor, so the goroutine waiting on it sits in read(2) holding a P,
-// and with the default of one P per core the requests it has read run on
-// the others: on 2 cores, on one (a scheduler trace showed every call of
-// 4 in flight on one P while the reader held the other). One P more lets
-// the calls use every core while the reader waits; it costs nothing when
-// the reader is not waiting, since there are still only as many calls at
-// once as the plugins' instances allow.
-func stdioProcs(env string, current int) (int, bool) {
-	if env != "" {
-		return current, false
-	}
-	return current + 1, true
 }

@@ -4,14 +4,13 @@
 //
 // It owns the framing (jsonrpc.LineReader: lines of at most
 // host.Server.MaxMessageBytes, oversize lines answered through
-// host.Conn.TooLarge rather than ending anything), reading on one
-// goroutine at a time (leader/follower, with quick requests served before
-// reading goes on), the writer that never interleaves messages, writes
-// nothing but them and writes answers to buffered requests together, and
-// the end of a session: EOF and a done ctx (a signal) both stop reading
-// and let the requests in flight finish (draining for at most the server's
-// shutdown grace plus what is left of the startup wait); a failed write
-// cancels them at once.
+// host.Conn.TooLarge rather than ending anything), the one goroutine that
+// reads and hands each message to host.Conn.Handle, the writer that never
+// interleaves messages and writes nothing but them, and the end of a
+// session: EOF and a done ctx (a signal) both stop reading and let the
+// requests in flight finish (draining for at most the server's shutdown
+// grace plus what is left of the startup wait); a failed write cancels
+// them at once.
 //
 // It does not own: anything of the protocol (package host, reached only
 // through host.Server.Connect and host.Conn), or the process's streams

@@ -2,7 +2,6 @@ package stdio
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/internal/hosttest"
 	"github.com/mcphost/mcphost/plugins"
@@ -117,9 +114,8 @@ func TestDrainTimeCoversStartupWait(t *testing.T) {
 	}
 }
 
-// The goroutine that reads a request serves it after passing reading on
-// (leader/follower): requests in flight never stop the next line from
-// being read, and a cancellation reaches the request it names.
+// Requests in flight never stop the next line from being read, and a
+// cancellation reaches the request it names.
 func TestReadingGoesOnWhileRequestsRun(t *testing.T) {
 	fx := hosttest.NewFixture()
 	srv := newServer(t, hosttest.LoadRegistry(t, fx, "test"), host.Options{})
@@ -180,50 +176,17 @@ func TestReadingGoesOnWhileRequestsRun(t *testing.T) {
 	}
 }
 
-// flip is a plugin "f" with one tool, run: it answers at once, or, called
-// with {"wait":true}, signals started and waits for release.
-type flip struct {
-	started chan struct{}
-	release chan struct{}
-}
-
-func flipServer(t *testing.T) (*host.Server, *flip) {
-	t.Helper()
-	f := &flip{started: make(chan struct{}, 4), release: make(chan struct{})}
-	reg := registryOf(t, config.Spec{Name: "f", Native: plugins.NativeModule(map[string]hosttest.Native{
-		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
-			return []byte(`{"tools":[{"name":"run","inputSchema":{"type":"object","properties":{"wait":{"type":"boolean"}}}}]}`), nil
-		},
-		abi.ExportCallTool: func(ctx context.Context, in []byte) ([]byte, error) {
-			if bytes.Contains(in, []byte(`"wait":true`)) {
-				f.started <- struct{}{}
-				select {
-				case <-f.release:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			return hosttest.Text("ran"), nil
-		},
-	})})
-	return newServer(t, reg, host.Options{}), f
-}
-
 // writes records each Write to it, so a test sees which messages went out
 // together.
 type writes struct {
-	mu    sync.Mutex
-	all   []string
-	wrote chan struct{} // if not nil, gets a value per Write
+	mu  sync.Mutex
+	all []string
 }
 
 func (w *writes) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.all = append(w.all, string(p))
-	if w.wrote != nil {
-		w.wrote <- struct{}{}
-	}
 	return len(p), nil
 }
 
@@ -233,122 +196,22 @@ func (w *writes) get() []string {
 	return slices.Clone(w.all)
 }
 
-// serveFlip serves flipServer over a pipe into out, initialized, with one
-// f_run call made and answered, so that f_run is known to be quick (under
-// synctest, a call that never blocks takes no time).
-func serveFlip(t *testing.T, out io.Writer) (send func(string), f *flip, stop func()) {
-	t.Helper()
-	srv, f := flipServer(t)
-	inR, inW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- Serve(t.Context(), srv, inR, out) }()
-	send = func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, s); err != nil {
+// Each message goes out with its newline in one Write (so concurrent
+// answers never interleave), except one over 64 KiB, which is written as
+// itself and then its newline rather than copied.
+func TestWriterWritesEachMessageWhole(t *testing.T) {
+	out := &writes{}
+	w := &writer{w: out, failed: func() {}}
+	big := `{"c":"` + strings.Repeat("x", 70<<10) + `"}`
+	for _, m := range []string{`{"a":1}`, `{"b":2}`, big, `{"d":4}`} {
+		if err := w.Send([]byte(m), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":"warm","method":"tools/call","params":{"name":"f_run","arguments":{}}}` + "\n")
-	synctest.Wait()
-	return send, f, func() {
-		t.Helper()
-		inW.Close()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}
-}
-
-// Requests that arrive together and are quick are served one after
-// another on the reading goroutine, and their answers go out in one Write.
-func TestQuickAnswersGoOutTogether(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		out := &writes{}
-		send, _, stop := serveFlip(t, out)
-		before := len(out.get())
-		send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"f_run","arguments":{}}}` + "\n" +
-			`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n" +
-			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"f_run","arguments":{}}}` + "\n")
-		synctest.Wait()
-		got := out.get()[before:]
-		if len(got) != 1 {
-			t.Fatalf("got %d writes %q; want the 3 answers in one", len(got), got)
-		}
-		lines := strings.Split(strings.TrimSuffix(got[0], "\n"), "\n")
-		for i, want := range []string{`"id":1,"result":{"content"`, `"id":2,"result":{}`, `"id":3,"result":{"content"`} {
-			if i >= len(lines) || !strings.Contains(lines[i], want) {
-				t.Fatalf("write %q: line %d should contain %s", got[0], i, want)
-			}
-		}
-		stop()
-	})
-}
-
-// A request served on the reading goroutine because it is usually quick
-// hands reading over once it has run for handoffAfter: what arrived
-// behind it is read and answered, and the answers held for the batch go
-// out, while it still runs.
-func TestQuickCallTurnedSlowHandsReadingOver(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		out := &writes{wrote: make(chan struct{}, 64)}
-		send, f, stop := serveFlip(t, out)
-		before := len(out.get())
-		for len(out.wrote) > 0 {
-			<-out.wrote
-		}
-		start := time.Now()
-		send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"f_run","arguments":{}}}` + "\n" +
-			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"f_run","arguments":{"wait":true}}}` + "\n" +
-			`{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n")
-		<-f.started
-		<-out.wrote // blocks the bubble until the handoff timer fires
-		synctest.Wait()
-		if waited := time.Since(start); waited != handoffAfter {
-			t.Errorf("reading was handed over after %v; want %v", waited, handoffAfter)
-		}
-		got := strings.Join(out.get()[before:], "")
-		if !strings.Contains(got, `"id":1,"result"`) || !strings.Contains(got, `"id":3,"result":{}`) || strings.Contains(got, `"id":2`) {
-			t.Fatalf("while id 2 runs, got %q; want the answers to ids 1 and 3 only", got)
-		}
-		close(f.release)
-		synctest.Wait()
-		if got := strings.Join(out.get()[before:], ""); !strings.Contains(got, `"id":2,"result":{"content"`) {
-			t.Errorf("after release, got %q; want id 2's answer too", got)
-		}
-		stop()
-	})
-}
-
-// While held, messages collect in order; one over 64 KiB goes out after
-// what was held (a call's progress before its answer).
-func TestWriterHoldKeepsOrder(t *testing.T) {
-	out := &writes{}
-	w := &writer{w: out, failed: func() {}}
-	w.hold()
-	w.Send([]byte(`{"a":1}`), nil)
-	w.Send([]byte(`{"b":2}`), nil)
-	if got := out.get(); len(got) != 0 {
-		t.Fatalf("held messages were written: %q", got)
-	}
-	held := strings.Repeat("y", 40<<10)
-	w.Send([]byte(`{"h":"`+held+`"}`), nil)
-	if got := out.get(); len(got) != 0 {
-		t.Fatalf("held messages were written before %d bytes: %.80q", maxHeld, got)
-	}
-	w.Send([]byte(`{"h":"`+held+`"}`), nil)
-	if got := out.get(); len(got) != 1 {
-		t.Fatalf("over %d bytes held, got %d writes; want what was held written at once", maxHeld, len(got))
-	}
-	big := `{"c":"` + strings.Repeat("x", 70<<10) + `"}`
-	w.Send([]byte(big), nil)
-	w.release()
-	w.Send([]byte(`{"d":4}`), nil)
-	got := strings.Join(out.get(), "")
-	h := `{"h":"` + held + `"}` + "\n"
-	if want := `{"a":1}` + "\n" + `{"b":2}` + "\n" + h + h + big + "\n" + `{"d":4}` + "\n"; got != want {
-		t.Errorf("wrote %.80q…; want the six messages in order", got)
+	got := out.get()
+	want := []string{`{"a":1}` + "\n", `{"b":2}` + "\n", big, "\n", `{"d":4}` + "\n"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %d writes %.80q…; want %d: each small message with its newline, the big one and then its newline", len(got), got, len(want))
 	}
 }
 
