@@ -49,7 +49,8 @@ func TestFormatErrors(t *testing.T) {
 }
 
 // FuzzCheckFormat: the header check never panics, and passes only what
-// starts with a version 1 core module header.
+// starts with a version 1 core module header or the header of a component
+// sandbox/component reads.
 func FuzzCheckFormat(f *testing.F) {
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Add([]byte("\x00asm\x0d\x00\x01\x00"))
@@ -57,7 +58,8 @@ func FuzzCheckFormat(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		err := checkFormat(b)
-		if ok := len(b) >= 8 && string(b[:8]) == "\x00asm\x01\x00\x00\x00"; ok != (err == nil) {
+		ok := len(b) >= 8 && (string(b[:8]) == "\x00asm\x01\x00\x00\x00" || string(b[:8]) == "\x00asm\x0d\x00\x01\x00")
+		if ok != (err == nil) {
 			t.Errorf("checkFormat(%q) = %v", b, err)
 		}
 	})
