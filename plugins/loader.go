@@ -278,7 +278,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	lim := config.EffectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
-	wasm, file, sum, err := l.code(ctx, server, spec, used)
+	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
 	}
@@ -288,7 +288,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return nil, false, err
 	}
 	strict := strictSchemas(spec, server)
-	hash := coreHash(spec.Name, sum, lim, strict)
+	// A signer is part of what a core is: the same code verified against
+	// another signature table is not shared, so each reports its own.
+	hash := coreHash(spec.Name, sum+signer.String(), lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
 		return prev.core, true, nil
 	}
@@ -311,7 +313,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 					lm.wasm = wasm
 				}
 				c := &core{name: spec.Name, module: lm, hash: hash, runtime: sandbox.RuntimeNative, strict: strict, model: model, log: l.log,
-					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion}
+					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, signer: signer}
 				l.useLists(c, e)
 				lm.loaded = l.checkLists(c, key, e)
 				c.refs.Store(1)
@@ -328,7 +330,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return nil, false, fmt.Errorf("load: %w", err)
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: sandbox.RuntimeNative, strict: strict, model: model, log: l.log,
-		signal: l.signals.signaller(spec.Name), obs: l.obs}
+		signal: l.signals.signaller(spec.Name), obs: l.obs, signer: signer}
 	e, err := l.inspect(ctx, c)
 	if err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
@@ -342,27 +344,32 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 }
 
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
-// (see sourceOf), checked against the sha256 pin when there is one.
-func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, err error) {
+// (see sourceOf), checked against the sha256 pin when there is one, and
+// who signed it when the spec has a signature table (the source verified
+// it while fetching).
+func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, signer *source.Signer, err error) {
 	src, err := l.sourceOf(server, spec)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	file, err = src.Fetch(ctx)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	used.add(file)
 	wasm, err = os.ReadFile(file)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("read: %w", err)
+		return nil, "", "", nil, fmt.Errorf("read: %w", err)
 	}
 	h := sha256.Sum256(wasm)
 	sum = hex.EncodeToString(h[:])
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
-		return nil, "", "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
+		return nil, "", "", nil, &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
-	return wasm, file, sum, nil
+	if s, ok := src.(interface{ Signer() *source.Signer }); ok {
+		signer = s.Signer()
+	}
+	return wasm, file, sum, signer, nil
 }
 
 // strictSchemas is the plugin's strict_schemas, or the server's.
