@@ -184,9 +184,13 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 			case reuse:
 				l.log.Debug("plugin reused", "plugin", spec.Name, "gen", id)
 			default:
-				l.log.Log(ctx, level, "plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
-					"tools", len(c.tools), "resources", len(c.resources)+len(c.templates),
-					"prompts", len(c.prompts), "dur", time.Since(t))
+				attrs := []any{"plugin", spec.Name, "gen", id, "abi", c.abi,
+					"tools", len(c.tools), "resources", len(c.resources) + len(c.templates),
+					"prompts", len(c.prompts), "dur", time.Since(t)}
+				if c.signer != nil {
+					attrs = append(attrs, "signer", c.signer.String(), "digest", c.signer.Digest)
+				}
+				l.log.Log(ctx, level, "plugin loaded", attrs...)
 			}
 		}()
 	}

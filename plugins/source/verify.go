@@ -592,3 +592,18 @@ func layerBytes(l v1.Layer) ([]byte, error) {
 	defer rc.Close()
 	return readLimited(rc)
 }
+
+// Verify fetches the plugin at from (an https URL of a .wasm, or an OCI
+// reference, a tag being enough) into the download cache dir, verifies it
+// against sig, and returns the cached file and its signer: what a
+// [[plugin]] with that source and signature table would load.
+func Verify(ctx context.Context, from string, sig *Signature, dir string, client *http.Client) (string, *Signer, error) {
+	if strings.Contains(from, "://") {
+		u := NewURL(from, "", dir, client, sig)
+		file, err := u.Fetch(ctx)
+		return file, u.Signer(), err
+	}
+	o := NewOCI(from, dir, client, sig)
+	file, err := o.Fetch(ctx)
+	return file, o.Signer(), err
+}
