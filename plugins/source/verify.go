@@ -446,17 +446,27 @@ func publicGoodRoot(ctx context.Context) (*root.TrustedRoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("public-good Sigstore root: no user cache directory for its TUF copy (%v): set trusted_root in [plugin.signature]", err)
 	}
-	opts := tuf.DefaultOptions().WithContext(ctx).WithCachePath(filepath.Join(dir, "mcphost", "sigstore-tuf"))
-	tr, err := root.FetchTrustedRootWithOptions(opts)
+	tr, err := fetchRoot(tuf.DefaultOptions().WithContext(ctx).WithCachePath(filepath.Join(dir, "mcphost", "sigstore-tuf")))
 	if err != nil {
-		cached, cerr := root.FetchTrustedRootWithOptions(opts.WithForceCache())
-		if cerr != nil {
-			return nil, fmt.Errorf("public-good Sigstore root: TUF update failed (%v) and no cached copy is usable (%v): connect once to cache it, or set trusted_root in [plugin.signature]", err, cerr)
-		}
-		tr = cached
+		return nil, err
 	}
 	publicGood.tr, publicGood.at = tr, time.Now()
 	return tr, nil
+}
+
+// fetchRoot updates the TUF copy under opts.CachePath and returns the
+// trusted root it names; when the update fails, the cached copy serves
+// while its metadata is valid.
+func fetchRoot(opts *tuf.Options) (*root.TrustedRoot, error) {
+	tr, err := root.FetchTrustedRootWithOptions(opts)
+	if err == nil {
+		return tr, nil
+	}
+	cached, cerr := root.FetchTrustedRootWithOptions(opts.WithForceCache())
+	if cerr != nil {
+		return nil, fmt.Errorf("public-good Sigstore root: TUF update failed (%v) and no cached copy is usable (%v): connect once to cache it, or set trusted_root in [plugin.signature]", err, cerr)
+	}
+	return cached, nil
 }
 
 // readLimited reads at most maxBundle bytes of r.
