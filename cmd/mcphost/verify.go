@@ -27,13 +27,22 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&sig.TrustedRoot, "trusted-root", "", "a trusted_root.json of a private Sigstore (default: the public-good root, through TUF)")
 	fs.StringVar(&sig.URL, "signature-url", "", "where a URL's bundle is (default: SOURCE.sigstore.json)")
 	asJSON := fs.Bool("json", false, "print the verified signer as JSON")
-	if err := fs.parse(args); err != nil {
-		return err
+	// Flags may come before or after SOURCE, as the synopsis writes them.
+	var operands []string
+	for {
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		operands = append(operands, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
 	var bad string
 	switch {
-	case fs.NArg() != 1:
-		bad = fmt.Sprintf("want one SOURCE, got %d arguments", fs.NArg())
+	case len(operands) != 1:
+		bad = fmt.Sprintf("want one SOURCE, got %d arguments", len(operands))
 	case sig.Key != "" && (sig.Identity != "" || sig.Issuer != ""):
 		bad = "set either --key, or --identity and --issuer"
 	case sig.Key == "" && (sig.Identity == "" || sig.Issuer == ""):
@@ -45,13 +54,13 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errUsage
 	}
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	file, signer, err := source.Verify(ctx, fs.Arg(0), &sig, filepath.Join(cacheRoot(), "download"), client)
+	file, signer, err := source.Verify(ctx, operands[0], &sig, filepath.Join(cacheRoot(), "download"), client)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(signer)
 	}
-	fmt.Fprintf(stdout, "ok: %s\n  signed by %s\n  digest    %s\n  found     %s\n  file      %s\n", fs.Arg(0), signer, signer.Digest, signer.From, file)
+	fmt.Fprintf(stdout, "ok: %s\n  signed by %s\n  digest    %s\n  found     %s\n  file      %s\n", operands[0], signer, signer.Digest, signer.From, file)
 	return nil
 }

@@ -503,6 +503,10 @@ func (o *OCI) verified(ctx context.Context) (name.Digest, *Signer, error) {
 		return name.Digest{}, nil, &FetchError{From: o.ref, Err: err}
 	}
 	s, err := vf.check(cands, desc.Manifest)
+	if len(cands) == 0 {
+		err = fmt.Errorf("%w: %s has no Sigstore bundle among its referrers (API or referrers tag) and no legacy tag %s-%s.sig; sign it (cosign sign) or remove [plugin.signature]",
+			ErrNoSignature, d.DigestStr(), "sha256", strings.TrimPrefix(d.DigestStr(), "sha256:"))
+	}
 	if err != nil {
 		return name.Digest{}, nil, &SignatureError{From: o.ref, Err: err}
 	}
