@@ -39,6 +39,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -227,28 +228,62 @@ func partial(img v1.Image) (*v1.Descriptor, error) {
 }
 
 // attachLegacy pushes a cosign legacy signature of forDigest under the tag
-// sha256-<hex of tagDigest>.sig: a simple-signing payload signed by key.
-func attachLegacy(t *testing.T, repo name.Repository, forDigest, tagDigest v1.Hash, key *ecdsa.PrivateKey) {
+// sha256-<hex of tagDigest>.sig: a simple-signing payload, and the
+// annotations sign returns for it.
+func attachLegacy(t *testing.T, repo name.Repository, forDigest, tagDigest v1.Hash, sign func(payload []byte) map[string]string) {
 	t.Helper()
 	payload, _ := json.Marshal(map[string]any{"critical": map[string]any{
 		"identity": map[string]string{"docker-reference": repo.String()},
 		"image":    map[string]string{"docker-manifest-digest": forDigest.String()},
 		"type":     "cosign container image signature",
 	}, "optional": nil})
-	sum := sha256.Sum256(payload)
-	sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
-	if err != nil {
-		t.Fatal(err)
-	}
 	layer := static.NewLayer(payload, "application/vnd.dev.cosign.simplesigning.v1+json")
-	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer, Annotations: map[string]string{
-		"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(sig),
-	}})
+	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: layer, Annotations: sign(payload)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := remote.Write(repo.Tag("sha256-"+tagDigest.Hex+".sig"), img); err != nil {
 		t.Fatalf("push legacy signature: %v", err)
+	}
+}
+
+// legacyKey signs a legacy payload with key, as `cosign sign --key` did.
+func legacyKey(t *testing.T, key *ecdsa.PrivateKey) func([]byte) map[string]string {
+	return func(payload []byte) map[string]string {
+		sum := sha256.Sum256(payload)
+		sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(sig)}
+	}
+}
+
+// legacyKeyless signs a legacy payload keylessly, as cosign did before v3:
+// the certificate and the Rekor entry's signed promise in annotations.
+func (f *sigstoreFixture) legacyKeyless(t *testing.T, identity, issuer string) func([]byte) map[string]string {
+	return func(payload []byte) map[string]string {
+		e, err := f.vs.SignAtTime(identity, issuer, payload, time.Now().Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, _ := e.SignatureContent()
+		vc, _ := e.VerificationContent()
+		certPEM, _ := cryptoutils.MarshalCertificateToPEM(vc.Certificate())
+		entries, _ := e.TlogEntries()
+		tle := entries[0].TransparencyLogEntry()
+		rp := tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody), IntegratedTime: tle.IntegratedTime,
+			LogIndex: tle.LogIndex, LogID: hex.EncodeToString(tle.LogId.KeyId)}
+		set, err := f.vs.RekorSignPayload(rp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, _ := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": rp})
+		return map[string]string{
+			"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(sc.(*bundle.MessageSignature).Signature()),
+			"dev.sigstore.cosign/certificate":    string(certPEM),
+			"dev.sigstore.cosign/bundle":         string(rb),
+		}
 	}
 }
 
@@ -291,7 +326,9 @@ func TestSignedOCI(t *testing.T) {
 			ed := push("p/ed", "c")
 			attachBundle(t, repoOf(ed), ed.img, keyBundle(t, edKey, manifest(ed.img)))
 			legacy := push("p/legacy", "d")
-			attachLegacy(t, repoOf(legacy), legacy.dg, legacy.dg, fx.key)
+			attachLegacy(t, repoOf(legacy), legacy.dg, legacy.dg, legacyKey(t, fx.key))
+			legacyKeyless := push("p/legacykeyless", "d2")
+			attachLegacy(t, repoOf(legacyKeyless), legacyKeyless.dg, legacyKeyless.dg, fx.legacyKeyless(t, testIdentity, testIssuer))
 			unsigned := push("p/unsigned", "e")
 			wrongID := push("p/wrongid", "f")
 			attachBundle(t, repoOf(wrongID), wrongID.img, fx.keylessBundle(t, "https://github.com/mallory/x/.github/workflows/r.yml@refs/heads/main", testIssuer, wrongID.dg))
@@ -302,7 +339,7 @@ func TestSignedOCI(t *testing.T) {
 			repushed := push("p/repushed", "h")
 			old := repushed.dg
 			repushed = push("p/repushed", "h2")
-			attachLegacy(t, repoOf(repushed), old, repushed.dg, fx.key)
+			attachLegacy(t, repoOf(repushed), old, repushed.dg, legacyKey(t, fx.key))
 			// A tampered bundle: signed by the key, then its signature bytes flipped.
 			tampered := push("p/tampered", "i")
 			var tb map[string]any
@@ -323,6 +360,7 @@ func TestSignedOCI(t *testing.T) {
 				plugin("keyed", keyed.ref, keySig) +
 				plugin("ed", ed.ref, "key = \"ed.pub\"\n") +
 				plugin("legacy", legacy.ref, keySig) +
+				plugin("legacykeyless", legacyKeyless.ref, keylessSig) +
 				plugin("unsigned", unsigned.ref, keySig) +
 				plugin("wrongid", wrongID.ref, keylessSig) +
 				plugin("wrongiss", wrongIss.ref, keylessSig) +
@@ -345,6 +383,7 @@ func TestSignedOCI(t *testing.T) {
 				{"keyed", source.Signer{Key: keyFingerprint(t, fx.key.Public()), Digest: keyed.dg.String()}},
 				{"ed", source.Signer{Key: keyFingerprint(t, edPub), Digest: ed.dg.String()}},
 				{"legacy", source.Signer{Key: keyFingerprint(t, fx.key.Public()), Digest: legacy.dg.String()}},
+				{"legacykeyless", source.Signer{Identity: testIdentity, Issuer: testIssuer, Digest: legacyKeyless.dg.String()}},
 			}
 			for _, tt := range loads {
 				p := g.lookup(tt.plugin)

@@ -83,10 +83,10 @@ func ParseOCIRef(s string) (name.Digest, error) {
 		return name.Digest{}, fmt.Errorf("want registry/repository:tag@sha256:…, without a scheme")
 	}
 	if !strings.Contains(s, "@") {
-		return name.Digest{}, fmt.Errorf("reference %q has no digest: pin it as …@sha256:<hex>", s)
+		return name.Digest{}, fmt.Errorf("reference %q has no digest: pin it as …@sha256:<hex>, or verify it with a [plugin.signature] table", s)
 	}
-	if reg, _, ok := strings.Cut(s, "/"); !ok || !strings.ContainsAny(reg, ".:") && reg != "localhost" {
-		return name.Digest{}, fmt.Errorf("reference %q names no registry (want e.g. ghcr.io/owner/plugin:tag@sha256:…)", s)
+	if err := checkRegistry(s, "@sha256:…"); err != nil {
+		return name.Digest{}, err
 	}
 	d, err := name.NewDigest(s, name.StrictValidation)
 	if err != nil {
@@ -109,10 +109,19 @@ func ParseSignedOCIRef(s string) (name.Reference, error) {
 	if strings.Contains(s, "://") {
 		return nil, fmt.Errorf("want registry/repository:tag, without a scheme")
 	}
-	if reg, _, ok := strings.Cut(s, "/"); !ok || !strings.ContainsAny(reg, ".:") && reg != "localhost" {
-		return nil, fmt.Errorf("reference %q names no registry (want e.g. ghcr.io/owner/plugin:tag)", s)
+	if err := checkRegistry(s, ""); err != nil {
+		return nil, err
 	}
 	return name.NewTag(s, name.StrictValidation)
+}
+
+// checkRegistry refuses a reference without an explicit registry; pin is
+// what the example in the message ends with.
+func checkRegistry(s, pin string) error {
+	if reg, _, ok := strings.Cut(s, "/"); !ok || !strings.ContainsAny(reg, ".:") && reg != "localhost" {
+		return fmt.Errorf("reference %q names no registry (want e.g. ghcr.io/owner/plugin:tag%s)", s, pin)
+	}
+	return nil
 }
 
 // remoteOptions are the options of every registry request.

@@ -54,3 +54,29 @@ func FuzzSignatureBundle(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSignedOCIRef(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("0a", 32)
+	tests := []struct {
+		ref  string
+		want string // "" means valid; else a piece of the error
+	}{
+		{"ghcr.io/owner/plugin:1.2", ""},
+		{"ghcr.io/owner/plugin", "tag"}, // no implied :latest
+		{"127.0.0.1:5000/p:v1", ""},
+		{"ghcr.io/owner/plugin:v1@" + digest, ""},
+		{"ghcr.io/owner/plugin@sha256:abc", "digest"},
+		{"oci://ghcr.io/owner/plugin:v1", "without a scheme"},
+		{"owner/plugin:v1", "names no registry"},
+		{"ghcr.io/Owner/plugin:v1", "repository"},
+	}
+	for _, tt := range tests {
+		_, err := ParseSignedOCIRef(tt.ref)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("ParseSignedOCIRef(%q): got %v; want no error", tt.ref, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("ParseSignedOCIRef(%q): got %v; want an error mentioning %q", tt.ref, err, tt.want)
+		}
+	}
+}
