@@ -488,16 +488,18 @@ func (o *OCI) verified(ctx context.Context) (name.Digest, *Signer, error) {
 	if err != nil {
 		return name.Digest{}, nil, &FetchError{From: o.ref, Err: err}
 	}
+	// The trust material first: a bad key or root fails without asking
+	// the registry anything.
+	vf, err := newVerifier(ctx, o.sig)
+	if err != nil {
+		return name.Digest{}, nil, &SignatureError{From: o.ref, Err: err}
+	}
 	opts := o.remoteOptions(ctx)
 	desc, err := remote.Get(ref, opts...) // checks a pinned digest
 	if err != nil {
 		return name.Digest{}, nil, &FetchError{From: o.ref, Err: err}
 	}
 	d := ref.Context().Digest(desc.Digest.String())
-	vf, err := newVerifier(ctx, o.sig)
-	if err != nil {
-		return name.Digest{}, nil, &SignatureError{From: o.ref, Err: err}
-	}
 	cands, err := ociCandidates(d, opts)
 	if err != nil {
 		return name.Digest{}, nil, &FetchError{From: o.ref, Err: err}
