@@ -54,6 +54,7 @@ func TestParseConfigSignature(t *testing.T) {
 		{"key and identity", oci + "[plugin.signature]\n" + keyless + "key = \"cosign.pub\"\n", []string{`7: plugin "p": key "signature.key": set either key, or identity and issuer`}},
 		{"key and trusted_root", oci + "[plugin.signature]\nkey = \"cosign.pub\"\ntrusted_root = \"bad_root.json\"\n", []string{`key "signature.trusted_root": a key-signed bundle`, `6: plugin "p": key "signature.trusted_root": `}},
 		{"missing key file", oci + "[plugin.signature]\nkey = \"missing.pub\"\n", []string{`5: plugin "p": key "signature.key": open `}},
+		{"a device", oci + "[plugin.signature]\nkey = \"/dev/zero\"\n", []string{`5: plugin "p": key "signature.key": /dev/zero is not a regular file`}},
 		{"P-384 key", oci + "[plugin.signature]\nkey = \"p384.pub\"\n", []string{`5: plugin "p": key "signature.key": `, `want P-256 or an Ed25519 key`}},
 		{"RSA key", oci + "[plugin.signature]\nkey = \"rsa.pub\"\n", []string{`5: plugin "p": key "signature.key": `, `want an ECDSA P-256 or Ed25519 public key`}},
 		{"bad trusted root", oci + "[plugin.signature]\n" + keyless + "trusted_root = \"bad_root.json\"\n", []string{`7: plugin "p": key "signature.trusted_root": `, `not a Sigstore trusted_root.json`}},

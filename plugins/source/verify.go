@@ -116,7 +116,7 @@ type candidate struct {
 // LoadPublicKey reads a PEM public key file and checks that it is an
 // ECDSA P-256 or Ed25519 key.
 func LoadPublicKey(file string) (crypto.PublicKey, error) {
-	b, err := os.ReadFile(file)
+	b, err := readSmallFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,11 @@ func LoadPublicKey(file string) (crypto.PublicKey, error) {
 
 // LoadTrustedRoot reads a trusted_root.json.
 func LoadTrustedRoot(file string) (*root.TrustedRoot, error) {
-	tr, err := root.NewTrustedRootFromPath(file)
+	b, err := readSmallFile(file)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := root.NewTrustedRootFromJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a Sigstore trusted_root.json: %w", file, err)
 	}
@@ -467,6 +471,26 @@ func fetchRoot(opts *tuf.Options) (*root.TrustedRoot, error) {
 		return nil, fmt.Errorf("public-good Sigstore root: TUF update failed (%v) and no cached copy is usable (%v): connect once to cache it, or set trusted_root in [plugin.signature]", err, cerr)
 	}
 	return cached, nil
+}
+
+// readSmallFile reads a key or trusted root: a regular file of at most
+// maxBundle bytes (not a device a typo could name, like /dev/zero).
+func readSmallFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	b, err := readLimited(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return b, nil
 }
 
 // readLimited reads at most maxBundle bytes of r.
