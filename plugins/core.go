@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/source"
 )
 
 // core is a loaded module and what it listed when it loaded. Every
@@ -24,9 +25,10 @@ type core struct {
 	runtime      string // what the module runs on (Plugin.Runtime)
 	abi          int
 	guestVersion int
-	strict       bool     // strict_schemas: refuse tools with invalid schemas
-	warnings     []string // faults found while reading the lists, for validate
-	model        Model    // how many instances serve calls, and why
+	strict       bool           // strict_schemas: refuse tools with invalid schemas
+	warnings     []string       // faults found while reading the lists, for validate
+	model        Model          // how many instances serve calls, and why
+	signer       *source.Signer // who signed the code, when the spec has a signature table
 	log          *slog.Logger
 	discarded    atomic.Uint64 // the module's Stats().Discarded last seen
 	// signal tells the Loader the plugin signalled a list change

@@ -4,7 +4,8 @@
 //
 // Each job has a folder, and imports point one way: plugins imports
 // config, source, watch and progress; config imports source (to check url
-// and oci pins); source imports progress; watch and progress import none
+// and oci pins, and the key and trusted_root files of a signature table);
+// source imports progress; watch and progress import none
 // of the others. Only plugins and config import sandbox.
 //
 //   - plugins/config: plugins.toml → a validated [config.Config] (the
@@ -45,7 +46,10 @@
 //     every plugin whose code and limits did not change (no recompile, no
 //     new instances; a file saved with identical content changes nothing).
 //     A plugin that fails keeps its previous version when there was one
-//     ([Failure].Kept); the rest load.
+//     ([Failure].Kept); the rest load. A url or oci plugin with a
+//     [plugin.signature] table is fetched and verified again on every
+//     build, so a re-pushed tag is checked like a new release
+//     ([Plugin.Signer] is who signed what loaded).
 //  3. [Registry.Swap] installs it and returns the [Changes]; subscribers
 //     (the host) turn them into list_changed notifications. The first
 //     Swap's are marked [Changes].Initial.

@@ -17,9 +17,9 @@ func (l *Loader) sourceOf(server *config.ServerConfig, spec *config.Spec) (sourc
 		l.busy.Store(spec.Name, "build")
 		return source.NewGo(spec.Source, source.BuildOptions{CacheDir: l.cache.BuildDir(), Go: server.Go, Logger: l.log, Plugin: spec.Name}), nil
 	case spec.URL != "":
-		return source.NewURL(spec.URL, spec.SHA256, l.cache.DownloadDir(), l.httpClient), nil
+		return source.NewURL(spec.URL, spec.SHA256, l.cache.DownloadDir(), l.httpClient, spec.Signature), nil
 	case spec.OCI != "":
-		return source.NewOCI(spec.OCI, l.cache.DownloadDir(), l.httpClient), nil
+		return source.NewOCI(spec.OCI, l.cache.DownloadDir(), l.httpClient, spec.Signature), nil
 	case spec.Path != "":
 		return source.File(spec.Path), nil
 	}

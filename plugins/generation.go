@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/source"
 )
 
 // assemble names and merges the loaded cores into a generation. cores[i]
@@ -306,6 +307,10 @@ func (p *Plugin) Tool(original string) *Tool { return p.tools[original] }
 // keep an item out: a tool schema that is not valid JSON Schema, served as
 // declared without validation (see ServerConfig.StrictSchemas).
 func (p *Plugin) Warnings() []string { return slices.Clone(p.core.warnings) }
+
+// Signer returns who signed the plugin's code, verified against its
+// [plugin.signature] table when it was fetched, or nil without one.
+func (p *Plugin) Signer() *source.Signer { return p.core.signer }
 
 // Prompt returns this plugin's prompt by the plugin's own name for it, or nil.
 func (p *Plugin) Prompt(name string) *Prompt { return p.prompts[name] }

@@ -185,9 +185,13 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 			case reuse:
 				l.log.Debug("plugin reused", "plugin", spec.Name, "gen", id)
 			default:
-				l.log.Log(ctx, level, "plugin loaded", "plugin", spec.Name, "gen", id, "abi", c.abi,
-					"tools", len(c.tools), "resources", len(c.resources)+len(c.templates),
-					"prompts", len(c.prompts), "dur", time.Since(t))
+				attrs := []any{"plugin", spec.Name, "gen", id, "abi", c.abi,
+					"tools", len(c.tools), "resources", len(c.resources) + len(c.templates),
+					"prompts", len(c.prompts), "dur", time.Since(t)}
+				if c.signer != nil {
+					attrs = append(attrs, "signer", c.signer.String(), "digest", c.signer.Digest)
+				}
+				l.log.Log(ctx, level, "plugin loaded", attrs...)
 			}
 		}()
 	}
@@ -279,7 +283,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	lim := config.EffectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
-	wasm, file, sum, err := l.code(ctx, server, spec, used)
+	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
 	}
@@ -294,7 +298,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		// Components run on sandbox/component whatever runtime is set.
 		runtime = "component"
 	}
-	hash := coreHash(spec.Name, sum, lim, strict)
+	// A signer is part of what a core is: the same code verified against
+	// another signature table is not shared, so each reports its own.
+	hash := coreHash(spec.Name, sum+signer.String(), lim, strict)
 	if prev != nil && prev.core.native == nil && prev.core.hash == hash && prev.core.acquire() {
 		return prev.core, true, nil
 	}
@@ -317,7 +323,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 					lm.wasm = wasm
 				}
 				c := &core{name: spec.Name, module: lm, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
-					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion}
+					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, signer: signer}
 				l.useLists(c, e)
 				lm.loaded = l.checkLists(c, key, e)
 				c.refs.Store(1)
@@ -334,7 +340,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
-		signal: l.signals.signaller(spec.Name), obs: l.obs}
+		signal: l.signals.signaller(spec.Name), obs: l.obs, signer: signer}
 	e, err := l.inspect(ctx, c)
 	if err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))
@@ -358,11 +364,13 @@ func withFile(err error, file string) error {
 }
 
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
-// (see sourceOf), checked against the sha256 pin when there is one.
-func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, err error) {
+// (see sourceOf), checked against the sha256 pin when there is one, and
+// who signed it when the spec has a signature table (the source verified
+// it while fetching).
+func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, signer *source.Signer, err error) {
 	src, err := l.sourceOf(server, spec)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	// A cached file is checked against the hash recorded when it was
 	// written; a bad one is removed and fetched (built, downloaded) once
@@ -370,12 +378,12 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 	for again := false; ; again = true {
 		file, err = src.Fetch(ctx)
 		if err != nil {
-			return nil, "", "", err
+			return nil, "", "", nil, err
 		}
 		used.add(file)
 		wasm, err = os.ReadFile(file)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("read: %w", err)
+			return nil, "", "", nil, fmt.Errorf("read: %w", err)
 		}
 		h := sha256.Sum256(wasm)
 		sum = hex.EncodeToString(h[:])
@@ -384,14 +392,17 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 			break
 		}
 		if again {
-			return nil, "", "", fmt.Errorf("fetched again: %w", cerr)
+			return nil, "", "", nil, fmt.Errorf("fetched again: %w", cerr)
 		}
 		l.log.Warn("cache entry failed its check: removed, fetching it again", "plugin", spec.Name, "file", file, "err", cerr)
 	}
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
-		return nil, "", "", &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
+		return nil, "", "", nil, &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
-	return wasm, file, sum, nil
+	if s, ok := src.(interface{ Signer() *source.Signer }); ok {
+		signer = s.Signer()
+	}
+	return wasm, file, sum, signer, nil
 }
 
 // strictSchemas is the plugin's strict_schemas, or the server's.

@@ -45,6 +45,8 @@ func init() {
 			func(ctx context.Context, a []string, s streams) error { return cmdNew(ctx, a, s.out, s.stderr) }},
 		{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
 			func(ctx context.Context, a []string, s streams) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
+		{"verify", "SOURCE (--identity SAN --issuer URL | --key FILE)", "check a url or oci plugin's Sigstore signature without serving it",
+			func(ctx context.Context, a []string, s streams) error { return cmdVerify(ctx, a, s.out, s.stderr) }},
 		{"call", "TOOL ['{json args}']", "run one tool through the whole stack and print its result",
 			func(ctx context.Context, a []string, s streams) error { return cmdCall(ctx, a, s.out, s.stderr) }},
 		{"read", "URI", "read one resource and print it",

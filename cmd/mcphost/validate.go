@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/source"
 )
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,6 +37,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, p := range g.Plugins {
 		fmt.Fprintf(stdout, "plugin %s (ABI v%d, runtime %s)\n", p.Name, p.ABI, p.Runtime)
 		fmt.Fprintf(stdout, "  instances %s\n", p.Instances())
+		if s := p.Signer(); s != nil {
+			fmt.Fprintf(stdout, "  signed by %s, %s (%s)\n", s, s.Digest, s.From)
+		}
 		for _, t := range p.Tools {
 			fmt.Fprintf(stdout, "  tool      %-32s %s\n", t.Name, firstLine(t.Def.Description))
 		}
@@ -92,6 +96,7 @@ type pluginReport struct {
 	ABI       int                    `json:"abi"`
 	Source    string                 `json:"source,omitempty"`
 	Path      string                 `json:"path,omitempty"`
+	Signer    *source.Signer         `json:"signer,omitempty"` // who signed it, verified against [plugin.signature]
 	Tools     []abi.Tool             `json:"tools"`
 	Resources []abi.Resource         `json:"resources"`
 	Templates []abi.ResourceTemplate `json:"resourceTemplates"`
@@ -106,7 +111,7 @@ type failureReport struct {
 func printJSON(w io.Writer, g *plugins.Generation) error {
 	rep := loadReport{OK: len(g.Failures) == 0, Plugins: []pluginReport{}, Failures: []failureReport{}}
 	for _, p := range g.Plugins {
-		pr := pluginReport{Name: p.Name, ABI: p.ABI, Source: p.Spec.Source, Path: p.Spec.Path,
+		pr := pluginReport{Name: p.Name, ABI: p.ABI, Source: p.Spec.Source, Path: p.Spec.Path, Signer: p.Signer(),
 			Tools: []abi.Tool{}, Resources: []abi.Resource{}, Templates: []abi.ResourceTemplate{}, Prompts: []abi.Prompt{}}
 		for _, t := range p.Tools {
 			d := t.Def

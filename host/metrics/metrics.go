@@ -128,10 +128,11 @@ var (
 	descInFlight  = prometheus.NewDesc("mcphost_inflight_requests", "Requests being served concurrently, across all sessions.", nil, nil)
 	descPool      = prometheus.NewDesc("mcphost_pool_instances", "Live Wasm instances of each plugin's pool, idle or busy.", []string{"plugin"}, nil)
 	descPoolIdle  = prometheus.NewDesc("mcphost_pool_idle_instances", "Instances of each plugin's pool waiting for a call.", []string{"plugin"}, nil)
+	descSigner    = prometheus.NewDesc("mcphost_plugin_signer_info", "Always 1: who signed each plugin served under a [plugin.signature] table, as verified when it was fetched (identity and issuer of a keyless signature, or the key's fingerprint), and the digest verified.", []string{"plugin", "identity", "issuer", "key", "digest"}, nil)
 )
 
 func (c *liveCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descListeners, descInFlight, descPool, descPoolIdle} {
+	for _, d := range []*prometheus.Desc{descSessions, descListeners, descInFlight, descPool, descPoolIdle, descSigner} {
 		ch <- d
 	}
 }
@@ -155,6 +156,9 @@ func (c *liveCollector) Collect(ch chan<- prometheus.Metric) {
 		if ps, ok := p.PoolStats(); ok {
 			ch <- prometheus.MustNewConstMetric(descPool, prometheus.GaugeValue, float64(ps.Instances), p.Name)
 			ch <- prometheus.MustNewConstMetric(descPoolIdle, prometheus.GaugeValue, float64(ps.Idle), p.Name)
+		}
+		if s := p.Signer(); s != nil {
+			ch <- prometheus.MustNewConstMetric(descSigner, prometheus.GaugeValue, 1, p.Name, s.Identity, s.Issuer, s.Key, s.Digest)
 		}
 	}
 }

@@ -61,7 +61,7 @@ var (
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
 	// Plugin sources beyond files (source_url.go, source_oci.go).
-	remoteSourceKeys = []string{"url", "oci"}
+	remoteSourceKeys = []string{"url", "oci", "signature", "signature_url"}
 )
 
 func init() {

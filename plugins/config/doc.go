@@ -4,7 +4,7 @@
 //
 // It owns parsing ([ParseConfig], [LoadConfig]), every check on what a
 // user wrote (names, numbers before they reach an API that panics, paths,
-// mounts, url and oci pins), the errors that name the file, line, plugin
+// mounts, url and oci pins, [plugin.signature] tables), the errors that name the file, line, plugin
 // and key ([ConfigError], with a "did you mean" for misspelt keys), what a
 // watcher should watch for a config ([Config.WatchPaths]), the sandbox
 // limits a spec ends up with ([EffectiveLimits]) and the secrets a plugin
@@ -12,7 +12,8 @@
 //
 // It does not fetch, build or load anything: a Spec says where a plugin's
 // Wasm comes from, and package plugins/source gets it (config asks that
-// package only whether a url or oci reference is well formed, and package
+// package only whether a url or oci reference is well formed and whether
+// a signature table's key and trusted_root files parse, and package
 // sandbox whether an allowed_hosts rule can ever match, so that both
 // programs and files get the same rules). It knows nothing of
 // generations, watching or JSON-RPC.

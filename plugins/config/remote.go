@@ -4,10 +4,12 @@ import "github.com/mcphost/mcphost/plugins/source"
 
 // remoteSource reads a [[plugin]] table's url or oci key into spec and
 // returns the key that was set ("" for neither). sha256 is required with
-// url; oci carries its own pin, the manifest digest.
+// url; oci carries its own pin, the manifest digest. With a signature
+// table, the signature is the pin: neither is required.
 func (p *configParser) remoteSource(s section, m map[string]any, spec *Spec) string {
 	_, hasURL := m["url"]
 	_, hasOCI := m["oci"]
+	_, signed := m["signature"]
 	switch {
 	case hasURL && hasOCI:
 		s.errf("oci", "set either url or oci, not both")
@@ -19,13 +21,17 @@ func (p *configParser) remoteSource(s section, m map[string]any, spec *Spec) str
 			}
 			spec.URL = v
 		}
-		if _, ok := m["sha256"]; !ok {
-			s.errf("url", "a url needs a sha256 pin (sha256 = \"<64 hex digits>\")")
+		if _, ok := m["sha256"]; !ok && !signed {
+			s.errf("url", "a url needs a sha256 pin (sha256 = \"<64 hex digits>\") or a [plugin.signature] table")
 		}
 		return "url"
 	case hasOCI:
 		if v, ok := s.str(m, "oci"); ok {
-			if _, err := source.ParseOCIRef(v); err != nil {
+			parse := func(v string) error { _, err := source.ParseOCIRef(v); return err }
+			if signed {
+				parse = func(v string) error { _, err := source.ParseSignedOCIRef(v); return err }
+			}
+			if err := parse(v); err != nil {
 				s.errf("oci", "%v", err)
 			}
 			spec.OCI = v

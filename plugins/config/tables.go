@@ -137,6 +137,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	s.unknown(m, slices.Concat(pluginKeys, remoteSourceKeys))
 	remote := p.remoteSource(s, m, &spec)
+	spec.Signature = p.signature(s, m, remote) // signature.go
 	if v, ok := s.duration(m, "cache_ttl", 0, maxCacheTTL); ok {
 		spec.CacheTTL = &v
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -135,6 +136,10 @@ type Spec struct {
 	// Source, URL and OCI is set.
 	URL string // an https URL of a .wasm file; SHA256 is required with it
 	OCI string // "registry/repository[:tag]@sha256:<hex>": a Wasm image pinned by manifest digest
+	// Signature is the [plugin.signature] table (url and oci sources
+	// only), or nil: who must have signed the plugin. With it, oci may be
+	// a bare tag and url needs no sha256 (signature.go).
+	Signature *source.Signature
 
 	// Native, when set, is used instead of Path/Source. Never set from TOML.
 	// Build takes ownership: the module is closed when the last generation

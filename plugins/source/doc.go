@@ -10,6 +10,16 @@
 //   - [URL]: an https URL pinned by SHA-256;
 //   - [OCI]: an OCI registry reference pinned by manifest digest.
 //
+// A url or oci source with a [Signature] (a [plugin.signature] table) is
+// verified while it is fetched, in-process with sigstore-go (verify.go):
+// the Sigstore bundle is found (OCI referrers, the referrers tag, a legacy
+// cosign .sig tag, or a bundle URL), checked against the exact identity
+// and issuer or the pinned key, and what was verified is what Fetch
+// returns; [Verify] does the same for `mcphost verify`. A refusal is a
+// [SignatureError] wrapping its reason ([ErrNoSignature], …). The
+// public-good trusted root comes from TUF, cached under the user cache
+// directory.
+//
 // It also owns the caches those fill: the build and download directories,
 // whose entries carry the SHA-256 recorded when they were written
 // (sandbox/cachefile) and are checked before use ([Cache.Check]), the

@@ -30,22 +30,39 @@ import (
 // application/wasm or a vnd.*wasm* layer type, as wasm-to-oci and wassette
 // push it) and a FROM-scratch image holding plugin.wasm or a single other
 // *.wasm file (as hyper-mcp publishes its plugins).
+//
+// With a [Signature], the reference may be a bare tag: every Fetch
+// resolves it, verifies a signature of the manifest digest it names, and
+// pulls (or takes from the cache) exactly that digest.
 type OCI struct {
 	ref    string
 	dir    string
 	client *http.Client
+	sig    *Signature
+	signer *Signer
 }
 
-// NewOCI returns the source of the image ref (see [ParseOCIRef]), cached
-// in dir and pulled with client.
-func NewOCI(ref, dir string, client *http.Client) *OCI {
-	return &OCI{ref: ref, dir: dir, client: client}
+// NewOCI returns the source of the image ref (see [ParseOCIRef], and
+// [ParseSignedOCIRef] when sig is not nil), cached in dir and pulled with
+// client; with sig, what it pulls must carry that signature.
+func NewOCI(ref, dir string, client *http.Client, sig *Signature) *OCI {
+	return &OCI{ref: ref, dir: dir, client: client, sig: sig}
 }
+
+// Signer is who signed what the last Fetch returned, or nil without a
+// Signature.
+func (o *OCI) Signer() *Signer { return o.signer }
 
 // Fetch returns the cached file, pulling it first when it is not cached.
 func (o *OCI) Fetch(ctx context.Context) (string, error) {
-	d, err := ParseOCIRef(o.ref)
-	if err != nil {
+	var d name.Digest
+	var err error
+	if o.sig != nil {
+		d, o.signer, err = o.verified(ctx)
+		if err != nil {
+			return "", err
+		}
+	} else if d, err = ParseOCIRef(o.ref); err != nil {
 		return "", &FetchError{From: o.ref, Err: err}
 	}
 	file := filepath.Join(o.dir, "oci-"+strings.ReplaceAll(d.DigestStr(), ":", "-")+".wasm")
@@ -66,10 +83,10 @@ func ParseOCIRef(s string) (name.Digest, error) {
 		return name.Digest{}, fmt.Errorf("want registry/repository:tag@sha256:…, without a scheme")
 	}
 	if !strings.Contains(s, "@") {
-		return name.Digest{}, fmt.Errorf("reference %q has no digest: pin it as …@sha256:<hex>", s)
+		return name.Digest{}, fmt.Errorf("reference %q has no digest: pin it as …@sha256:<hex>, or verify it with a [plugin.signature] table", s)
 	}
-	if reg, _, ok := strings.Cut(s, "/"); !ok || !strings.ContainsAny(reg, ".:") && reg != "localhost" {
-		return name.Digest{}, fmt.Errorf("reference %q names no registry (want e.g. ghcr.io/owner/plugin:tag@sha256:…)", s)
+	if err := checkRegistry(s, "@sha256:…"); err != nil {
+		return name.Digest{}, err
 	}
 	d, err := name.NewDigest(s, name.StrictValidation)
 	if err != nil {
@@ -81,14 +98,45 @@ func ParseOCIRef(s string) (name.Digest, error) {
 	return d, nil
 }
 
-func (o *OCI) pull(ctx context.Context, d name.Digest, file string) error {
+// ParseSignedOCIRef parses the reference of a plugin with a signature
+// table: as [ParseOCIRef], but a tag alone is enough
+// ("registry/repository:tag"), since the signature, not the digest, says
+// what may load.
+func ParseSignedOCIRef(s string) (name.Reference, error) {
+	if strings.Contains(s, "@") {
+		return ParseOCIRef(s)
+	}
+	if strings.Contains(s, "://") {
+		return nil, fmt.Errorf("want registry/repository:tag, without a scheme")
+	}
+	if err := checkRegistry(s, ""); err != nil {
+		return nil, err
+	}
+	return name.NewTag(s, name.StrictValidation)
+}
+
+// checkRegistry refuses a reference without an explicit registry; pin is
+// what the example in the message ends with.
+func checkRegistry(s, pin string) error {
+	if reg, _, ok := strings.Cut(s, "/"); !ok || !strings.ContainsAny(reg, ".:") && reg != "localhost" {
+		return fmt.Errorf("reference %q names no registry (want e.g. ghcr.io/owner/plugin:tag%s)", s, pin)
+	}
+	return nil
+}
+
+// remoteOptions are the options of every registry request.
+func (o *OCI) remoteOptions(ctx context.Context) []remote.Option {
 	tr := o.client.Transport
 	if tr == nil {
 		tr = http.DefaultTransport
 	}
 	// Credentials come from the Docker config (docker login, credential
 	// helpers), as for every other registry client; anonymous otherwise.
-	desc, err := remote.Get(d, remote.WithContext(ctx), remote.WithTransport(tr), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	return []remote.Option{remote.WithContext(ctx), remote.WithTransport(tr), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+}
+
+func (o *OCI) pull(ctx context.Context, d name.Digest, file string) error {
+	desc, err := remote.Get(d, o.remoteOptions(ctx)...)
 	if err != nil {
 		return err
 	}
