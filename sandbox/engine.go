@@ -20,6 +20,7 @@ import (
 // on-disk compilation cache. An Engine is safe for concurrent use.
 type Engine struct {
 	log   *slog.Logger
+	tr    Tracer // nil: no spans
 	dir   string
 	cache wazero.CompilationCache
 
@@ -59,7 +60,7 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: cache dir: %w", err)
 	}
-	return &Engine{log: log, dir: dir, cache: cache, modules: make(map[*Module]struct{})}, nil
+	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, modules: make(map[*Module]struct{})}, nil
 }
 
 // CacheDir returns the directory of the compilation cache.
@@ -97,7 +98,17 @@ func (e *Engine) Close(ctx context.Context) error {
 // _initialize (about 2.6 ms for Go) so the first real call does not pay it.
 // name is used in errors and logs. Errors are *LoadError.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits) (*Module, error) {
-	return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	if e.tr == nil {
+		return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	}
+	ctx, sp := e.tr.Start(ctx, "load "+name, slog.String("mcp.plugin", name), slog.Int("wasm.bytes", len(wasm)))
+	m, err := e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	var le *LoadError
+	if errors.As(err, &le) {
+		sp.SetAttrs(slog.String("error.type", le.Stage))
+	}
+	sp.End(err)
+	return m, err
 }
 
 // load is Load with the backend that compiles the module: the native
