@@ -148,7 +148,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 
 	// Every backend sees the mounts through rootfs (mountFS), which keeps
 	// every path and symlink beneath its mount.
-	fsc, err := mountFS(lim.AllowedPaths, e.log, name)
+	fsc, mounts, err := mountFS(lim.AllowedPaths, e.log, name)
 	if err != nil {
 		be.close(ctx, true)
 		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
@@ -168,6 +168,9 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	}
 
 	m := newModule(e, name, be, mc, lim, sigs, log)
+	if e.tr != nil {
+		m.mounts = mounts
+	}
 	if err := m.warm(ctx); err != nil {
 		m.Close(context.Background())
 		return nil, &LoadError{Module: name, Stage: "instantiate", Err: err}

@@ -24,6 +24,7 @@ type Module struct {
 	name    string
 	be      backend
 	mc      wazero.ModuleConfig
+	mounts  []mounted // traced instances mount these again (tracedFSConfig)
 	lim     Limits
 	sigs    map[string]signature
 	exports []string

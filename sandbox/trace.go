@@ -53,6 +53,19 @@ func tracerFrom(ctx context.Context) Tracer {
 	return tr
 }
 
+// spanIn returns how to start a span beneath the one ctx carries, or nil
+// when ctx carries no Tracer.
+func spanIn(ctx context.Context) func(name string, attrs ...slog.Attr) Span {
+	tr := tracerFrom(ctx)
+	if tr == nil {
+		return nil
+	}
+	return func(name string, attrs ...slog.Attr) Span {
+		_, sp := tr.Start(ctx, name, attrs...)
+		return sp
+	}
+}
+
 // startCall begins the span of one guest call of export; the tracer goes
 // into the ctx it returns, for the call's host functions.
 func startCall(ctx context.Context, tr Tracer, plugin, export string) (context.Context, Span) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +81,7 @@ func (t *recTracer) byName(name string) []*recSpan {
 // guest call, and beneath it to each host function: outbound HTTP (with
 // server.address, the allowed_hosts decision, the status, and the trace
 // context in the request's headers) and secret reads (by name, never
-// value).
+// value) and file opens (by guest path).
 func TestTracer(t *testing.T) {
 	needGuest(t)
 	tr := &recTracer{}
@@ -93,8 +95,12 @@ func TestTracer(t *testing.T) {
 		got <- r.Header.Get("traceparent")
 		fmt.Fprint(w, "ok")
 	}))
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hi"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	m, err := eng.Load(context.Background(), "traced", guestWasm, Limits{Instances: 1, AllowedHosts: []string{"127.0.0.1:" + portOf(t, srv)},
-		Secrets: map[string]string{"gh/token": "s3cret"}})
+		Secrets: map[string]string{"gh/token": "s3cret"}, AllowedPaths: []Mount{{Host: dir, Guest: "/data", ReadOnly: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +120,10 @@ func TestTracer(t *testing.T) {
 			"span:http_request GET"},
 		{"refused", "http", "http://localhost:" + portOf(t, srv) + "/", "http_request GET",
 			map[string]string{"server.address": "localhost", "mcphost.egress.decision": "refused", "mcphost.egress.key": "allowed_hosts", "error.type": "refused"}, ""},
+		{"file open", "read", "/data/notes.txt", "open",
+			map[string]string{"file.path": "/data/notes.txt", "mcphost.fs.write": "false"}, ""},
+		{"file missing", "read", "/data/nope.txt", "open",
+			map[string]string{"file.path": "/data/nope.txt", "error.type": "no such file or directory"}, ""},
 		{"secret", "host", string(hostCall(abi.HostKeyringSecret, `{"service":"gh","user":"token"}`)), "host get_keyring_secret",
 			map[string]string{"mcphost.secret.name": "gh/token", "mcphost.secret.found": "true"}, ""},
 	}
@@ -121,11 +131,16 @@ func TestTracer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(tr.byName(tc.span))
 			_, _ = m.Call(context.Background(), tc.export, []byte(tc.in))
-			spans := tr.byName(tc.span)
-			if len(spans) != before+1 {
-				t.Fatalf("got %d %q spans; want %d", len(spans), tc.span, before+1)
+			spans := tr.byName(tc.span)[before:]
+			var sp *recSpan
+			for _, s := range spans {
+				if tc.span != "open" || s.attrs["file.path"] == tc.in {
+					sp = s
+				}
 			}
-			sp := spans[len(spans)-1]
+			if sp == nil {
+				t.Fatalf("no new %q span for %s among %d", tc.span, tc.in, len(spans))
+			}
 			if sp.parent != "wasm "+tc.export {
 				t.Errorf("parent %q; want the guest call %q", sp.parent, "wasm "+tc.export)
 			}
