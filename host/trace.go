@@ -64,37 +64,41 @@ func startServerSpan(ctx context.Context, tr trace.Tracer, s *session, req *requ
 				"traceparent": mc.Traceparent, "tracestate": mc.Tracestate, "baggage": mc.Baggage})
 		}
 	}
+	name := req.method
+	target, _ := jsonrpc.Unquote(req.param("name"))
+	switch req.method {
+	case "tools/call", "prompts/get":
+		if target != "" {
+			name += " " + target
+		}
+	}
+	ctx, sp := tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer))
+	if !sp.IsRecording() { // sampled out: no attributes to build
+		return ctx, sp
+	}
 	era := "handshake"
 	if req.state != nil {
 		era = "stateless"
 	}
-	attrs := []attribute.KeyValue{
+	sp.SetAttributes(
 		attribute.String("mcp.method.name", req.method),
 		attribute.String("jsonrpc.request.id", string(req.id)),
 		attribute.String("mcphost.era", era),
 		attribute.String("mcphost.connection", s.id),
-	}
+	)
 	if v := req.version(); v != 0 {
-		attrs = append(attrs, attribute.String("mcp.protocol.version", v.String()))
+		sp.SetAttributes(attribute.String("mcp.protocol.version", v.String()))
 	}
-	name := req.method
-	target, _ := jsonrpc.Unquote(req.param("name"))
 	switch req.method {
 	case "tools/call":
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", target), attribute.String("gen_ai.operation.name", "execute_tool"))
+		sp.SetAttributes(attribute.String("gen_ai.tool.name", target), attribute.String("gen_ai.operation.name", "execute_tool"))
 	case "prompts/get":
-		attrs = append(attrs, attribute.String("gen_ai.prompt.name", target))
+		sp.SetAttributes(attribute.String("gen_ai.prompt.name", target))
 	case "resources/read":
 		uri, _ := jsonrpc.Unquote(req.param("uri"))
-		attrs = append(attrs, attribute.String("mcp.resource.uri", uri))
-		target = ""
-	default:
-		target = ""
+		sp.SetAttributes(attribute.String("mcp.resource.uri", uri))
 	}
-	if target != "" {
-		name += " " + target
-	}
-	return tr.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return ctx, sp
 }
 
 // endServerSpan records the outcome: a protocol error's code, or a tool
