@@ -169,6 +169,7 @@ func TestJaegerTrace(t *testing.T) {
 		tr = getTrace(t, queryAddr, traceID)
 		return tr.find("http_request GET") != nil && tr.find("tools/call web_fetch", "mcphost-test") != nil && tr.find("tools/call web_fetch", "test-client") != nil
 	})
+	t.Logf("trace %s in jaeger: %v", traceID, tr.names())
 	client0 := tr.find("tools/call web_fetch", "test-client")
 	server := tr.find("tools/call web_fetch", "mcphost-test")
 	guest := tr.find("wasm call_tool")
