@@ -111,7 +111,7 @@ func endHTTP(sp Span, resp *http.Response, err error) {
 		sp.SetAttrs(slog.String("error.type", "transport"))
 	default:
 		sp.SetAttrs(slog.String("mcphost.egress.decision", "allowed"), slog.Int("http.response.status_code", resp.StatusCode))
-		if resp.StatusCode >= 500 {
+		if resp.StatusCode >= 400 { // a client call: 4xx is an error too (HTTP semantic conventions)
 			err = errors.New(resp.Status)
 		}
 	}
