@@ -76,6 +76,10 @@
 //     notifications, to handshake sessions and to listeners alike;
 //   - errors.go: the errors host functions see (ErrNotSupported,
 //     ErrClosed, ClientError) and MCP's own wire codes;
+//   - trace.go: with Options.Tracer, a server span per request (parented
+//     on params._meta's or the HTTP headers' trace context) and a client
+//     span per request to the client; the OpenTelemetry API only, the SDK
+//     is cmd/mcphost's;
 //   - stats.go: a snapshot of sessions, listeners and requests in flight,
 //     which cmd/mcphost turns into metrics (host knows no metrics library).
 //

@@ -82,6 +82,14 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 // does not define, fails at once with ErrNotSupported. An error response
 // becomes a *ClientError.
 func (p *peer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if tr := p.sess.srv.opts.Tracer; tr != nil {
+		return p.tracedRequest(ctx, tr, method, params)
+	}
+	return p.request(ctx, method, params)
+}
+
+// request is Request without a span.
+func (p *peer) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	req := (*request)(p)
 	s := req.sess
 	if params != nil && !jsonscan.Valid(params) {

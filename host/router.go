@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
@@ -28,8 +30,9 @@ type method struct {
 }
 
 // methodTable returns the dispatch table of client→server requests, one
-// per Server.
-func methodTable() map[string]*method {
+// per Server. With a tracer every handler runs inside its request's server
+// span (trace.go).
+func methodTable(tr trace.Tracer) map[string]*method {
 	ms := []*method{
 		{name: "initialize", fn: initialize, inline: true, beforeInit: true, era: eraLegacy},
 		{name: "ping", fn: ping, inline: true, beforeInit: true, era: eraLegacy},
@@ -52,6 +55,9 @@ func methodTable() map[string]*method {
 	}
 	t := make(map[string]*method, len(ms))
 	for _, m := range ms {
+		if tr != nil {
+			m.fn = traced(tr, m)
+		}
 		t[m.name] = m
 	}
 	return t

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
@@ -59,6 +61,10 @@ type Options struct {
 	// TaskAfter is how long a task-capable call that reports no progress
 	// runs in its request before it becomes a task. Zero means 1s.
 	TaskAfter time.Duration
+
+	// Tracer, when not nil, starts a server span for every request
+	// (trace.go); nil, the default, traces nothing and costs nothing.
+	Tracer trace.Tracer
 
 	// ShutdownGrace bounds how long a transport that is shutting down (its
 	// ctx is done, or stdin reached EOF) waits for the requests in flight
@@ -141,7 +147,7 @@ func New(reg *plugins.Registry, opts Options) *Server {
 		log:        opts.Logger,
 		audit:      newAuditLog(opts.Audit),
 		initResult: initResults(&opts),
-		methods:    methodTable(),
+		methods:    methodTable(opts.Tracer),
 		readyBy:    time.Now().Add(opts.StartupWait),
 		coalesce:   coalesceDelay,
 		sessions:   make(map[*session]struct{}),

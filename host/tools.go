@@ -66,6 +66,9 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 		return s.srv.tasks.callTask(ctx, s, req, t, args, cc)
 	}
 	out, err := t.Run(ctx, req.peer(), args, cc)
+	if s.srv.opts.Tracer != nil {
+		spanOutcome(ctx, t.Plugin.Name, err)
+	}
 	return toolOutcome(s, t, out, err, req.version())
 }
 

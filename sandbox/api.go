@@ -20,6 +20,9 @@ type EngineOptions struct {
 	CacheDir string
 	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
 	Logger *slog.Logger
+	// Tracer, when not nil, receives a span for each load, guest call and
+	// host function call (see [Tracer]).
+	Tracer Tracer
 }
 
 // Mount is one allowed path.

@@ -80,6 +80,14 @@
 // it, and is logged as a rate-limited warning. The client ignores proxy
 // settings in the environment.
 //
+// # Traces
+//
+// With [EngineOptions].Tracer set, loads, guest calls and the host
+// functions they make (outbound HTTP with its allowed_hosts decision and
+// the trace context injected into its headers, file opens, secret reads by
+// name, requests to the client) are spans (trace.go). The sandbox imports
+// no tracing library: the caller implements [Tracer].
+//
 // Nothing here changes process-wide state.
 
 package sandbox

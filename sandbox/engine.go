@@ -20,6 +20,7 @@ import (
 // on-disk compilation cache. An Engine is safe for concurrent use.
 type Engine struct {
 	log   *slog.Logger
+	tr    Tracer // nil: no spans
 	dir   string
 	cache *compileCache
 
@@ -49,7 +50,7 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	return &Engine{log: log, dir: dir, cache: cache, modules: make(map[*Module]*cacheUse)}, nil
+	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, modules: make(map[*Module]*cacheUse)}, nil
 }
 
 // CacheDir returns the directory of the compilation cache.
@@ -86,7 +87,17 @@ func (e *Engine) Close(ctx context.Context) error {
 // _initialize (about 2.6 ms for Go) so the first real call does not pay it.
 // name is used in errors and logs. Errors are *LoadError.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits) (*Module, error) {
-	return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	if e.tr == nil {
+		return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	}
+	ctx, sp := e.tr.Start(ctx, "load "+name, slog.String("mcp.plugin", name), slog.Int("wasm.bytes", len(wasm)))
+	m, err := e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	var le *LoadError
+	if errors.As(err, &le) {
+		sp.SetAttrs(slog.String("error.type", le.Stage))
+	}
+	sp.End(err)
+	return m, err
 }
 
 // load is Load with the backend that compiles the module: the native
@@ -148,7 +159,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 
 	// Every backend sees the mounts through rootfs (mountFS), which keeps
 	// every path and symlink beneath its mount.
-	fsc, err := mountFS(lim.AllowedPaths, e.log, name)
+	fsc, mounts, err := mountFS(lim.AllowedPaths, e.log, name)
 	if err != nil {
 		be.close(ctx, true)
 		use.close(ctx)
@@ -169,6 +180,9 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	}
 
 	m := newModule(e, name, be, mc, lim, sigs, log)
+	if e.tr != nil {
+		m.mounts = mounts
+	}
 	if err := m.warm(ctx); err != nil {
 		m.Close(context.Background())
 		use.close(ctx)

@@ -59,6 +59,14 @@ func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) w
 // Call. A request never traps and never outlives the call: without a Peer,
 // or when the Peer fails, the guest gets {"error":"…"}.
 func (h hostFunc) serve(ctx context.Context, log *slog.Logger, lim Limits, payload []byte, perr error) []byte {
+	if tr := tracerFrom(ctx); tr != nil {
+		return h.serveTraced(ctx, tr, log, lim, payload, perr)
+	}
+	return h.answer(ctx, log, lim, payload, perr)
+}
+
+// answer is serve without a span.
+func (h hostFunc) answer(ctx context.Context, log *slog.Logger, lim Limits, payload []byte, perr error) []byte {
 	if perr == nil && len(payload) > 0 && !json.Valid(payload) {
 		perr = errBadPayload
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -18,6 +19,10 @@ type instance struct {
 
 	mu   sync.Mutex
 	done <-chan struct{} // Done of the call being served
+	// span starts a span in the call being served, for traced file
+	// opens (tracedFS); nil when the call is not traced.
+	span   func(name string, attrs ...slog.Attr) Span
+	traced bool // its mounts are tracedFS
 }
 
 // newInstance instantiates the module once more. It runs no guest code: a
@@ -33,6 +38,10 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	if cb, ok := m.be.(*componentBackend); ok {
 		g, err = cb.instantiateIO(ctx, inst.stdout, inst.stderr)
 	} else {
+		if len(m.mounts) > 0 {
+			cfg = cfg.WithFSConfig(tracedFSConfig(m.mounts, inst))
+			inst.traced = true
+		}
 		g, err = m.be.instantiate(ctx, cfg)
 	}
 	if err != nil {
@@ -64,8 +73,13 @@ func (inst *instance) nanosleep(ns int64) {
 
 // begin prepares the instance for a call bounded by ctx.
 func (inst *instance) begin(ctx context.Context) {
+	var span func(string, ...slog.Attr) Span
+	if inst.traced {
+		span = spanIn(ctx)
+	}
 	inst.mu.Lock()
 	inst.done = ctx.Done()
+	inst.span = span
 	inst.mu.Unlock()
 	inst.stdout.reset()
 	inst.stderr.reset()
@@ -74,7 +88,15 @@ func (inst *instance) begin(ctx context.Context) {
 func (inst *instance) end() {
 	inst.mu.Lock()
 	inst.done = nil
+	inst.span = nil
 	inst.mu.Unlock()
+}
+
+// spanner returns how to start a span in the call being served, or nil.
+func (inst *instance) spanner() func(string, ...slog.Attr) Span {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.span
 }
 
 func (inst *instance) close() { inst.g.close() }

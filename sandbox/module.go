@@ -24,6 +24,7 @@ type Module struct {
 	name    string
 	be      backend
 	mc      wazero.ModuleConfig
+	mounts  []mounted // traced instances mount these again (tracedFSConfig)
 	lim     Limits
 	sigs    map[string]signature
 	exports []string
@@ -137,6 +138,17 @@ func (m *Module) CallI32(ctx context.Context, export string) (int32, error) {
 // run serves one call on a pooled instance. plain means rc is the result,
 // not an Extism status.
 func (m *Module) run(ctx context.Context, export string, input []byte, plain bool) ([]byte, uint32, error) {
+	if tr := m.e.tr; tr != nil {
+		ctx, sp := startCall(ctx, tr, m.name, export)
+		out, rc, err := m.runOnce(ctx, export, input, plain)
+		endCall(sp, err)
+		return out, rc, err
+	}
+	return m.runOnce(ctx, export, input, plain)
+}
+
+// runOnce is run without a span.
+func (m *Module) runOnce(ctx context.Context, export string, input []byte, plain bool) ([]byte, uint32, error) {
 	for attempt := 0; ; attempt++ {
 		inst, err := m.acquire(ctx)
 		if err != nil {

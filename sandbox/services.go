@@ -106,7 +106,11 @@ func (g *nativeGuest) httpRequest(ctx context.Context, req, body uint64) uint64 
 	for k, v := range r.Headers {
 		hr.Header.Set(k, v)
 	}
+	hr, sp := startHTTP(hr)
 	resp, err := g.b.client.Do(hr)
+	if sp != nil {
+		endHTTP(sp, resp, err)
+	}
 	if err != nil {
 		panic(err)
 	}

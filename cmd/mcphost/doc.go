@@ -21,7 +21,9 @@
 //
 // serve --http also answers the /healthz and /readyz probes; --metrics
 // ADDR serves Prometheus metrics (package metrics) on a listener of its
-// own, off by default.
+// own, off by default. OTEL_TRACES_EXPORTER=otlp makes serve send
+// OpenTelemetry traces over OTLP/HTTP (traces.go builds the SDK from the
+// standard OTEL_* variables and flushes it on every exit), off by default.
 //
 // Every subcommand accepts --log-level (debug|info|warn|error) and
 // --log-format (text|json). Logs go to stderr; in serve mode stdout carries

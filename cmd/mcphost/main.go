@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -173,6 +174,7 @@ type common struct {
 	config    string
 	logLevel  string
 	logFormat string
+	tracer    sandbox.Tracer // serve's traces (traces.go); nil: none
 }
 
 func (c *common) register(fs *flags) {

@@ -40,6 +40,16 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	tlog, err := c.logger(stderr)
+	if err != nil {
+		return err
+	}
+	tr, err := startTracing(ctx, os.Getenv, tlog)
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown(tlog) // last: what closing the plugins traced goes out too
+	c.tracer = tr.sandbox()
 	log, cfg, rt, err := c.setup(ctx, stderr)
 	if err != nil {
 		return err
@@ -99,7 +109,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 
 	startupDeadline := time.Now().Add(cfg.Server.StartupWait)
-	srv := host.New(reg, hostOptions(cfg, log, audit))
+	opts := hostOptions(cfg, log, audit)
+	opts.Tracer = tr.tracer()
+	srv := host.New(reg, opts)
 	toClients.Store(srv)
 	if met != nil {
 		met.Serve(srv)

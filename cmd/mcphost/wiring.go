@@ -61,8 +61,8 @@ func listCacheDir() string { return filepath.Join(cacheRoot(), "lists") }
 // buildCacheDir holds Go-source builds and the extracted SDK.
 func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
-func newRuntime(ctx context.Context, log *slog.Logger) (*runtime, error) {
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log})
+func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer) (*runtime, error) {
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -85,7 +85,7 @@ func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err := newRuntime(ctx, log)
+	rt, err := newRuntime(ctx, log, c.tracer)
 	if err != nil {
 		return nil, nil, nil, err
 	}

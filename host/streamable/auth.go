@@ -192,10 +192,11 @@ func quote(s string) string {
 }
 
 // callerContext returns ctx carrying the caller r was authenticated as
-// (none without Options.Auth): the ctx a session's Handle is given.
+// (none without Options.Auth) and r's trace context headers: the ctx a
+// session's Handle is given.
 func callerContext(ctx context.Context, r *http.Request) context.Context {
 	if c := host.CallerOf(r.Context()); c != nil {
-		return host.WithCaller(ctx, c)
+		ctx = host.WithCaller(ctx, c)
 	}
-	return ctx
+	return host.TraceContext(ctx, r.Header)
 }
