@@ -443,26 +443,14 @@ func addFilesystem(add func(iface, name string, f HostFunc)) {
 		return ok([]any{Case{Index: enumCase(t.Fields[0].Type, typ)}, st.Nlink, uint64(st.Size), ts(st.Atim), ts(st.Mtim), ts(st.Ctim)})
 	}
 	add(fsTypes, "[method]descriptor.stat", func(hc *HostCall, args []any) (any, error) {
-		d := args[0].(*descriptor)
-		var st sys.Stat_t
-		var errno experimentalsys.Errno
-		if d.f != nil {
-			st, errno = d.f.Stat()
-		} else {
-			st, errno = d.p.FS.Stat(dirPath(d.path))
-		}
+		st, errno := args[0].(*descriptor).stat()
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
 		return stat(hc, st), nil
 	})
 	add(fsTypes, "[method]descriptor.stat-at", func(hc *HostCall, args []any) (any, error) {
-		d := args[0].(*descriptor)
-		p, errno := d.join(args[2].(string))
-		if errno != 0 {
-			return errCode(hc, errno), nil
-		}
-		st, errno := d.p.FS.Stat(p)
+		st, errno := args[0].(*descriptor).statAt(args[2].(string))
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
@@ -559,26 +547,14 @@ func addFilesystem(add func(iface, name string, f HostFunc)) {
 		return ok([]any{st.Dev*0x9e3779b97f4a7c15 ^ st.Ino, st.Ino*0xbf58476d1ce4e5b9 ^ uint64(st.Mtim)})
 	}
 	add(fsTypes, "[method]descriptor.metadata-hash", func(hc *HostCall, args []any) (any, error) {
-		d := args[0].(*descriptor)
-		var st sys.Stat_t
-		var errno experimentalsys.Errno
-		if d.f != nil {
-			st, errno = d.f.Stat()
-		} else {
-			st, errno = d.p.FS.Stat(dirPath(d.path))
-		}
+		st, errno := args[0].(*descriptor).stat()
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
 		return hash(hc, st), nil
 	})
 	add(fsTypes, "[method]descriptor.metadata-hash-at", func(hc *HostCall, args []any) (any, error) {
-		d := args[0].(*descriptor)
-		p, errno := d.join(args[2].(string))
-		if errno != 0 {
-			return errCode(hc, errno), nil
-		}
-		st, errno := d.p.FS.Stat(dirPath(p))
+		st, errno := args[0].(*descriptor).statAt(args[2].(string))
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
@@ -632,6 +608,23 @@ func (d *descriptor) join(p string) (string, experimentalsys.Errno) {
 		return "", experimentalsys.EPERM
 	}
 	return path.Join(d.path, p), 0
+}
+
+// stat is the descriptor's own: its open file's, or its directory's.
+func (d *descriptor) stat() (sys.Stat_t, experimentalsys.Errno) {
+	if d.f != nil {
+		return d.f.Stat()
+	}
+	return d.p.FS.Stat(dirPath(d.path))
+}
+
+// statAt is that of p, relative to d (stat-at, metadata-hash-at).
+func (d *descriptor) statAt(p string) (sys.Stat_t, experimentalsys.Errno) {
+	q, errno := d.join(p)
+	if errno != 0 {
+		return sys.Stat_t{}, errno
+	}
+	return d.p.FS.Stat(dirPath(q))
 }
 
 // dirPath is the path wazero's FS wants for a relative path ("." for the top).
