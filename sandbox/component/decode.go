@@ -551,6 +551,20 @@ func (s *space) push(it externItem) error {
 }
 
 // item returns index i of sort as an externItem.
+// sortIdx reads a sortidx (a sort, then an index into it) and returns
+// the item it names.
+func (s *space) sortIdx(r *reader) (externItem, error) {
+	sort, err := readSort(r)
+	if err != nil {
+		return externItem{}, err
+	}
+	i, err := r.u32()
+	if err != nil {
+		return externItem{}, err
+	}
+	return s.item(sort, i)
+}
+
 func (s *space) item(sort int, i uint32) (externItem, error) {
 	switch sort {
 	case sortFunc:
@@ -599,15 +613,7 @@ func (s *space) instance(r *reader, depth int) error {
 		if err != nil {
 			return err
 		}
-		sort, err := readSort(r)
-		if err != nil {
-			return err
-		}
-		i, err := r.u32()
-		if err != nil {
-			return err
-		}
-		it, err := s.item(sort, i)
+		it, err := s.sortIdx(r)
 		if err != nil {
 			return fmt.Errorf("instance item %q: %w", name, err)
 		}
@@ -802,15 +808,7 @@ func (s *space) export(r *reader) error {
 	if err != nil {
 		return err
 	}
-	sort, err := readSort(r)
-	if err != nil {
-		return err
-	}
-	i, err := r.u32()
-	if err != nil {
-		return err
-	}
-	it, err := s.item(sort, i)
+	it, err := s.sortIdx(r)
 	if err != nil {
 		return fmt.Errorf("export %q: %w", name, err)
 	}
