@@ -20,7 +20,7 @@ func (srv *Server) onChange(c plugins.Changes) {
 	srv.changes.Reloaded = append(srv.changes.Reloaded, c.Reloaded...)
 	srv.changes.Updated = append(srv.changes.Updated, c.Updated...)
 	srv.changes.Initial = srv.changes.Initial || c.Initial
-	if srv.timer == nil {
+	if srv.timer == nil && !srv.closed {
 		srv.timer = time.AfterFunc(srv.coalesce, srv.flushChanges)
 	}
 }
@@ -36,6 +36,12 @@ func (srv *Server) onChange(c plugins.Changes) {
 // version was kept.
 func (srv *Server) flushChanges() {
 	srv.chMu.Lock()
+	if srv.closed {
+		srv.chMu.Unlock()
+		return
+	}
+	srv.flushing.Add(1) // under chMu, so never after Close's Wait began
+	defer srv.flushing.Done()
 	c := srv.changes
 	srv.changes = plugins.Changes{}
 	srv.timer = nil

@@ -108,7 +108,11 @@ type Server struct {
 	chMu    sync.Mutex
 	changes plugins.Changes // gathered since the timer started
 	timer   *time.Timer     // nil when no flush is scheduled
-	stop    func()          // ends the registry subscription
+	closed  bool            // set by Close: no flush starts after it
+	// flushing counts running flushes, so that Close returns only after
+	// the last one has finished.
+	flushing sync.WaitGroup
+	stop     func() // ends the registry subscription
 }
 
 // New returns a Server for reg. It subscribes to reg's changes at once;
@@ -161,16 +165,20 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	return srv
 }
 
-// Close ends the registry subscription. Sessions being served go on.
+// Close ends the registry subscription and waits for a list_changed
+// flush in progress to finish; none starts after it. Sessions being
+// served go on.
 func (srv *Server) Close() {
 	srv.stop()
 	srv.tasks.close()
 	srv.chMu.Lock()
+	srv.closed = true
 	if srv.timer != nil {
 		srv.timer.Stop()
 		srv.timer = nil
 	}
 	srv.chMu.Unlock()
+	srv.flushing.Wait()
 }
 
 func (srv *Server) addSession(s *session) {

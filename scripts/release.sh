@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-compiles mcphost for linux, darwin and windows on amd64 and arm64
 # with the version stamped in (mcphost version prints it), packs each with
-# LICENSE, README.md and CHANGELOG.md (tar.gz; zip for windows), builds an
+# LICENSE, README.md, CHANGELOG.md and docs/ (tar.gz; zip for windows), builds an
 # MCP bundle (.mcpb) for each with scripts/mcpb.sh, and writes SHA256SUMS.
 #
 #   scripts/release.sh [VERSION]                 # all six targets into dist/
@@ -24,7 +24,11 @@ for t in $targets; do
 	mkdir -p "$dir"
 	echo "== $name"
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$dir/$exe" ./cmd/mcphost
-	cp LICENSE README.md CHANGELOG.md "$dir/"
+	cp -R LICENSE README.md CHANGELOG.md docs "$dir/"
+	# Every relative link of the README must resolve inside the archive.
+	for l in $(grep -o '](docs/[^)#]*' README.md | cut -c3- | sort -u); do
+		[ -e "$dir/$l" ] || { echo "release: README links $l, which the archive lacks"; exit 1; }
+	done
 	if [ "$os" = "$(go env GOHOSTOS)" ] && [ "$arch" = "$(go env GOHOSTARCH)" ]; then
 		got=$("$dir/$exe" version)
 		case $got in "mcphost $version "*) echo "$got" ;; *) echo "version not stamped: $got"; exit 1 ;; esac
