@@ -8,6 +8,7 @@ import (
 	"fmt"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
+	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
 	"go/format"
 	"io"
 	"io/fs"
@@ -31,7 +32,8 @@ type kit struct {
 	next    []string // commands to suggest after scaffolding, run in the new directory
 	missing string   // for a kit not in this build: what to do instead
 	// write, for a kit that ships its own templates (sdk-guest/c,
-	// sdk-guest/assemblyscript), writes them for plugin name into dir.
+	// sdk-guest/assemblyscript, sdk-guest/ts), writes them for plugin name
+	// into dir.
 	write func(dir, name string) error
 }
 
@@ -49,6 +51,10 @@ var kits = []kit{
 	{lang: "assemblyscript", write: askit.Write, next: []string{
 		"npm install && npm run build",
 		"mcphost validate",
+	}},
+	{lang: "ts", write: tskit.Write, next: []string{
+		"npm install && npm run build   # a WebAssembly component, built with componentize-js",
+		"npm test                       # calls the tool through mcphost",
 	}},
 }
 
