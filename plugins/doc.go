@@ -36,9 +36,12 @@
 //
 // A [Manager] drives reloads; its [watch.Watcher] watches the parent directory
 // of plugins.toml and of every plugin's .wasm file, every Go-source
-// plugin's directory and the plugin_dir (see [config.Config.WatchPaths]), and
+// plugin's directory, the watch globs of every plugin with a build
+// command, and the plugin_dir (see [config.Config.WatchPaths]), and
 // turns a burst of changes into one batch once the files have been quiet
-// for the debounce period (100 ms by default). For each batch:
+// for the debounce period (100 ms by default). A batch that forms while a
+// reload runs cancels it (killing a build under way) and is loaded next,
+// with the paths of both. For each batch:
 //
 //  1. [config.LoadConfig] reads the file and expands plugin_dir; any error keeps
 //     the old generation, and the error is reported.

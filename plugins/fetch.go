@@ -20,6 +20,10 @@ func (l *Loader) sourceOf(server *config.ServerConfig, spec *config.Spec) (sourc
 		return source.NewURL(spec.URL, spec.SHA256, l.cache.DownloadDir(), l.httpClient, spec.Signature), nil
 	case spec.OCI != "":
 		return source.NewOCI(spec.OCI, l.cache.DownloadDir(), l.httpClient, spec.Signature), nil
+	case spec.Build != nil:
+		l.busy.Store(spec.Name, "build")
+		return source.NewCommand(source.CommandOptions{Argv: spec.Build, Dir: spec.BuildDir, Watch: spec.Watch,
+			Artefact: spec.Path, Logger: l.log, Plugin: spec.Name}), nil
 	case spec.Path != "":
 		return source.File(spec.Path), nil
 	}

@@ -45,12 +45,11 @@ var kits = []kit{
 		"mcphost go test ./...",
 	}},
 	{lang: "c", write: ckit.Write, next: []string{
-		"sh build.sh   # clang, lld and wasi-libc (Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)",
-		"mcphost validate",
+		"mcphost serve   # builds with build.sh now and on every save (clang, lld, wasi-libc; Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)",
 	}},
 	{lang: "assemblyscript", write: askit.Write, next: []string{
-		"npm install && npm run build",
-		"mcphost validate",
+		"npm install",
+		"mcphost serve   # runs npm run build now and on every save",
 	}},
 	{lang: "ts", write: tskit.Write, next: []string{
 		"npm install && npm run build   # a WebAssembly component, built with componentize-js",

@@ -18,6 +18,8 @@ var forwarded = map[string]bool{
 	"plugin step running":           true,
 	"plugin step done":              true,
 	"go command found outside PATH": true,
+	"plugin build output":           true,
+	"plugin build cancelled":        true,
 }
 
 // clientLog is a slog.Handler that passes every record on and sends the

@@ -292,8 +292,11 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 
 // WatchPaths returns what a file watcher should watch for c: the config
 // file, the plugin_dir, every plugin's .wasm file and every Go-source
-// plugin's directory (not the packages it imports from elsewhere). Sorted,
-// without duplicates; paths that do not exist yet are included.
+// plugin's directory (not the packages it imports from elsewhere); for a
+// plugin with build and watch, its watch globs instead of its .wasm file,
+// which its own build writes (a reload then follows the save, not the
+// build's output). Sorted, without duplicates; paths that do not exist yet
+// are included.
 func (c *Config) WatchPaths() []string {
 	var out []string
 	add := func(p string) {
@@ -304,7 +307,11 @@ func (c *Config) WatchPaths() []string {
 	add(c.File)
 	add(c.Server.PluginDir)
 	for _, s := range c.Plugins {
-		add(s.Path)
+		if len(s.Watch) > 0 {
+			out = append(out, s.Watch...)
+		} else {
+			add(s.Path)
+		}
 		add(s.Source)
 	}
 	slices.Sort(out)

@@ -135,7 +135,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	} else if _, present := m["name"]; !present {
 		s.errf("name", "missing required key")
 	}
-	s.unknown(m, slices.Concat(pluginKeys, remoteSourceKeys))
+	s.unknown(m, slices.Concat(pluginKeys, remoteSourceKeys, buildKeys))
 	remote := p.remoteSource(s, m, &spec)
 	spec.Signature = p.signature(s, m, remote) // signature.go
 	if v, ok := s.duration(m, "cache_ttl", 0, maxCacheTTL); ok {
@@ -238,6 +238,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 		}
 	}
 	p.pluginCompat(s, m, &spec) // configcompat.go
+	p.pluginBuild(s, m, &spec)  // build.go
 	if v, ok := s.str(m, "policy"); ok {
 		p.policy(s, m, &spec, p.abs(v))
 	}

@@ -136,6 +136,15 @@ type Spec struct {
 	// Source, URL and OCI is set.
 	URL string // an https URL of a .wasm file; SHA256 is required with it
 	OCI string // "registry/repository[:tag]@sha256:<hex>": a Wasm image pinned by manifest digest
+	// Build is the command that writes Path (build = …, build.go): its
+	// argv, run without a shell in BuildDir (absolute). Watch are the
+	// absolute globs of its sources; a save of one runs it again, and it
+	// runs before a load whenever Path is missing or older than one of
+	// them. Nil Build means Path is used as it is.
+	Build    []string
+	BuildDir string
+	Watch    []string
+
 	// Signature is the [plugin.signature] table (url and oci sources
 	// only), or nil: who must have signed the plugin. With it, oci may be
 	// a bare tag and url needs no sha256 (signature.go).

@@ -8,7 +8,11 @@
 //     found beyond PATH ([FindGo]) and, when it cannot be, the error says
 //     where it looked and how to fix it ([GoNotFoundError]);
 //   - [URL]: an https URL pinned by SHA-256;
-//   - [OCI]: an OCI registry reference pinned by manifest digest.
+//   - [OCI]: an OCI registry reference pinned by manifest digest;
+//   - [Command]: a .wasm file written by a build command of the plugin's
+//     own, in any language (build = … in plugins.toml), run when the
+//     file is missing or older than one of its watched sources; what the
+//     build prints is logged line by line as it comes ([LogBuildOutput]).
 //
 // A url or oci source with a [Signature] (a [plugin.signature] table) is
 // verified while it is fetched, in-process with sigstore-go (verify.go):
@@ -25,8 +29,9 @@
 // (sandbox/cachefile) and are checked before use ([Cache.Check]), the
 // leases that keep in-use entries from eviction ([Cache]), and what
 // `mcphost cache` reports and prunes ([CacheUsage], [PruneCache]),
-// leftovers of cut-short writes included ([RemoveLeftovers]). Builds run
-// in a process group of their own that dies with mcphost (buildproc_*.go).
+// leftovers of cut-short writes included ([RemoveLeftovers]). Builds, Go
+// or commands, run in a process group of their own that is killed when
+// their ctx ends and dies with mcphost (buildproc_*.go).
 //
 // It does not parse plugins.toml (package plugins/config does, and the
 // loader in package plugins picks the source for each spec), and it does

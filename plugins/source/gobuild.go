@@ -142,7 +142,7 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		}
 	}
 	log.Debug("go build: running go list", "plugin", opts.Plugin, "go", goCmd)
-	b := &goBuild{dir: dir, goCmd: goCmd, cacheDir: cacheDir}
+	b := &goBuild{dir: dir, goCmd: goCmd, cacheDir: cacheDir, log: log, plugin: opts.Plugin}
 	done := progress.Track(ctx, opts.Logger, opts.Plugin, "build", slog.LevelInfo)
 	out, err := b.keyAndBuild(ctx, mod)
 	done(err)
@@ -205,6 +205,10 @@ type goBuild struct {
 	cacheDir string
 	modfile  string // "" or the -modfile that wires in the embedded SDK
 	tmp      string // a temporary directory removed after the build
+	log      *slog.Logger
+	plugin   string
+	// saidCache is set once goCacheFallback has logged its directory.
+	saidCache bool
 }
 
 func (b *goBuild) build(ctx context.Context, out string) error {
@@ -237,8 +241,10 @@ func (b *goBuild) build(ctx context.Context, out string) error {
 }
 
 // run runs the go command in the plugin's directory for wasip1/wasm and
-// returns its standard output; a failure is a *BuildError holding what it
-// printed. Subcommands that load packages get the -modfile.
+// returns its standard output; what it prints on standard error (the
+// compiler's errors) is logged line by line as it comes, as for build
+// commands ([LogBuildOutput]), and a failure is a *BuildError holding it.
+// Subcommands that load packages get the -modfile.
 func (b *goBuild) run(ctx context.Context, args ...string) ([]byte, error) {
 	if b.modfile != "" && args[0] != "env" {
 		args = slices.Insert(args, 1, "-modfile="+b.modfile)
@@ -246,15 +252,39 @@ func (b *goBuild) run(ctx context.Context, args ...string) ([]byte, error) {
 	cmd := buildCommand(ctx, b.goCmd, args...)
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if dir := b.goCacheFallback(); dir != "" {
+		cmd.Env = append(cmd.Env, "GOCACHE="+dir)
+	}
+	var stdout bytes.Buffer
+	stderr := LogBuildOutput(ctx, b.log, b.plugin)
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	err := cmd.Run()
+	stderr.Close()
+	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return nil, &BuildError{Dir: b.dir, Output: stderr.String(), Err: fmt.Errorf("go %s: %w", args[0], err)}
+		return nil, &BuildError{Dir: b.dir, Output: stderr.Kept(), Err: fmt.Errorf("go %s: %w", args[0], err)}
 	}
 	return stdout.Bytes(), nil
+}
+
+// goCacheFallback returns the GOCACHE to give the go command when it would
+// find none (no GOCACHE, XDG_CACHE_HOME or HOME: a service, or env -i),
+// beside mcphost's own build cache; "" when it finds its own. It says so
+// once per build.
+func (b *goBuild) goCacheFallback() string {
+	for _, k := range []string{"GOCACHE", "XDG_CACHE_HOME", "HOME"} {
+		if os.Getenv(k) != "" {
+			return ""
+		}
+	}
+	dir := filepath.Join(filepath.Dir(b.cacheDir), "gocache")
+	if !b.saidCache {
+		b.saidCache = true
+		b.log.Info("no GOCACHE, XDG_CACHE_HOME or HOME: the go command caches its builds beside mcphost's", "plugin", b.plugin, "gocache", dir)
+	}
+	return dir
 }
 
 // listedPackage is the part of go list's output the cache key needs.

@@ -5,8 +5,10 @@
 // package plugins also uses for guests that signal a list change.
 //
 // It owns the watch list (the parent directory of every path, or the
-// nearest existing ancestor until a path appears) and the debounce; it
-// never gives up on a directory it cannot watch. It does not know what
+// nearest existing ancestor until a path appears; a path whose last
+// element is a glob matches the files it names), the debounce, and the
+// rule that a newer batch cancels the work on the one before
+// ([ErrNewerChange]); it never gives up on a directory it cannot watch. It does not know what
 // the paths are for: package plugins decides what to watch
 // (config.Config.WatchPaths) and what a batch means.
 package watch

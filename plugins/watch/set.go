@@ -8,9 +8,12 @@ import (
 )
 
 // watchSet decides, for a set of target paths (plugins.toml, .wasm files,
-// Go-source directories, the plugin_dir), which directories to watch and
-// which events matter. It never asks whether a target is a file or a
-// directory: a target that does not exist yet may become either.
+// Go-source directories, the plugin_dir, the watch globs of built plugins),
+// which directories to watch and which events matter. It never asks
+// whether a target is a file or a directory: a target that does not exist
+// yet may become either. A target whose last element holds *, ? or [ is a
+// glob (filepath.Match): the directory above it is watched, and the
+// files in it that match, hidden ones aside, are relevant.
 type watchSet struct {
 	targets []string // absolute, clean, sorted, unique
 }
@@ -39,6 +42,11 @@ func (s watchSet) relevant(p string) bool {
 		if p == t || dir == t && sourceFile(filepath.Base(p)) || within(t, p) {
 			return true
 		}
+		if isGlob(t) && dir == filepath.Dir(t) && !strings.HasPrefix(filepath.Base(p), ".") {
+			if ok, _ := filepath.Match(t, p); ok {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -54,6 +62,9 @@ func sourceFile(name string) bool {
 	}
 	return strings.HasSuffix(name, ".go") || strings.HasSuffix(name, ".wasm") || name == "go.mod" || name == "go.sum"
 }
+
+// isGlob reports whether a target's last element is a pattern.
+func isGlob(t string) bool { return strings.ContainsAny(filepath.Base(t), "*?[") }
 
 // within reports whether p lies strictly below dir.
 func within(p, dir string) bool {

@@ -10,7 +10,7 @@ import (
 func TestWatchSet(t *testing.T) {
 	root := t.TempDir()
 	p := func(parts ...string) string { return filepath.Join(append([]string{root}, parts...)...) }
-	for _, d := range []string{p("conf"), p("src", "echo")} {
+	for _, d := range []string{p("conf"), p("src", "echo"), p("c", "include")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -21,9 +21,10 @@ func TestWatchSet(t *testing.T) {
 		p("src", "echo"),        // a Go-source plugin
 		p("drop", "ins"),        // a plugin_dir that does not exist yet
 		p("conf", "a.wasm"), "", // duplicates and blanks are dropped
+		p("c", "*.c"), p("c", "include", "*.h"), // the watch globs of a built plugin
 	})
 
-	if got, want := s.dirs(), []string{p(), p("conf"), p("src"), p("src", "echo")}; !reflect.DeepEqual(got, want) {
+	if got, want := s.dirs(), []string{p(), p("c"), p("c", "include"), p("conf"), p("src"), p("src", "echo")}; !reflect.DeepEqual(got, want) {
 		t.Errorf("dirs: got %q; want %q", got, want)
 	}
 
@@ -51,6 +52,13 @@ func TestWatchSet(t *testing.T) {
 		{p("drop", "ins", ".new.wasm"), false},
 		{p("dropins"), false}, // shares a prefix, not a parent
 		{root + "x", false},
+		{p("c", "plugin.c"), true},
+		{p("c", ".plugin.c"), false}, // hidden: an editor's
+		{p("c", "c.wasm"), false},    // what the build writes
+		{p("c", "include", "x.h"), true},
+		{p("c", "include", "x.c"), false},
+		{p("c", "x.h"), false},
+		{p("c", "sub", "y.c"), false},
 	}
 	for _, tt := range tests {
 		if got := s.relevant(tt.path); got != tt.want {
@@ -62,7 +70,7 @@ func TestWatchSet(t *testing.T) {
 	if err := os.MkdirAll(p("drop", "ins"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.dirs(), []string{p("conf"), p("drop"), p("drop", "ins"), p("src"), p("src", "echo")}; !reflect.DeepEqual(got, want) {
+	if got, want := s.dirs(), []string{p("c"), p("c", "include"), p("conf"), p("drop"), p("drop", "ins"), p("src"), p("src", "echo")}; !reflect.DeepEqual(got, want) {
 		t.Errorf("dirs after mkdir: got %q; want %q", got, want)
 	}
 }

@@ -145,10 +145,12 @@ func (w *Watcher) sync() error {
 }
 
 // Run reports batches of changed paths to fn until ctx is done, then
-// returns ctx's error. fn runs on Run's goroutine, one batch at a time;
-// changes that happen while it runs are gathered into the next batch. A
-// path in a batch is a watched path, a file inside a watched directory,
-// or a directory above a watched path.
+// returns ctx's error. Batches never overlap: one fn runs at a time. A
+// batch that is ready while fn runs cancels fn's ctx (a newer save makes
+// the build or load under way stale); once fn returns, the next batch
+// holds the paths of both. A path in a batch is a watched path, a file
+// inside a watched directory or matching a watched glob, or a directory
+// above a watched path.
 func (w *Watcher) Run(ctx context.Context, fn func(ctx context.Context, paths []string)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	in := make(chan string)
@@ -158,14 +160,52 @@ func (w *Watcher) Run(ctx context.Context, fn func(ctx context.Context, paths []
 	wg.Go(func() { w.pump(ctx, in) })
 	defer wg.Wait()
 	defer cancel()
+	var next []string // the batch to run next
 	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case batch := <-out:
-			fn(ctx, batch)
+		if next == nil {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case next = <-out:
+			}
+		}
+		batch := next
+		next = nil
+		fctx, stop := context.WithCancelCause(ctx)
+		done := make(chan struct{})
+		go func() { // owned by Run, which waits for done below
+			defer close(done)
+			fn(fctx, batch)
+		}()
+	running:
+		for {
+			select {
+			case <-done:
+				break running
+			case newer := <-out:
+				if next == nil {
+					w.log.Info("change during a reload: cancelling it; the next reload includes both", "trigger", newer)
+					stop(ErrNewerChange)
+				}
+				next = merge(next, newer)
+			}
+		}
+		stop(nil)
+		if next != nil {
+			next = merge(batch, next)
 		}
 	}
+}
+
+// ErrNewerChange is the cause of a reload's ctx cancelled by a newer batch
+// of changes (see [Watcher.Run]).
+var ErrNewerChange = errors.New("a newer change came in")
+
+// merge returns the sorted union of two sorted batches.
+func merge(a, b []string) []string {
+	m := slices.Concat(a, b)
+	slices.Sort(m)
+	return slices.Compact(m)
 }
 
 // pump turns fsnotify's events into relevant paths on in, keeping the
