@@ -52,8 +52,9 @@ var kits = []kit{
 		"mcphost serve   # runs npm run build now and on every save",
 	}},
 	{lang: "ts", write: tskit.Write, next: []string{
-		"npm install && npm run build   # a WebAssembly component, built with componentize-js",
-		"npm test                       # calls the tool through mcphost",
+		"npm install",
+		"mcphost serve   # runs npm run build (tsc, componentize-js: 10-60 s) now and on every save",
+		"npm test        # calls the tool through mcphost",
 	}},
 }
 
