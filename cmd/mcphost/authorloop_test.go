@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -241,8 +242,13 @@ func TestAuthorLoop(t *testing.T) {
 	}
 	renameBuild := lastBuild(ev.builds)
 
-	line := fmt.Sprintf("authorloop %s: save→new output %v (build %s), save→list_changed %v (build %s); first start (new → tool listed) %v",
-		lang, toOutput.Round(time.Millisecond), outBuild, toListChanged.Round(time.Millisecond), renameBuild, firstStart.Round(time.Millisecond))
+	load := "?"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Fields(string(b))[0]
+	}
+	line := fmt.Sprintf("authorloop %s: save→new output %v (build %s), save→list_changed %v (build %s); first start (new → tool listed) %v; load %s on %d CPUs",
+		lang, toOutput.Round(time.Millisecond), outBuild, toListChanged.Round(time.Millisecond), renameBuild, firstStart.Round(time.Millisecond),
+		load, goruntime.NumCPU())
 	t.Log(line)
 	fmt.Println(line)
 }

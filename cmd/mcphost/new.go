@@ -49,7 +49,7 @@ var kits = []kit{
 	}},
 	{lang: "assemblyscript", write: askit.Write, next: []string{
 		"npm install",
-		"mcphost serve   # runs npm run build now and on every save",
+		"mcphost serve   # runs npm run build:dev now and on every save (npm run build: the optimized module to ship)",
 	}},
 	{lang: "ts", write: tskit.Write, next: []string{
 		"npm install",

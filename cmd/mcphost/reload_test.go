@@ -422,11 +422,28 @@ func TestReloadSaysNewCodeIsLive(t *testing.T) {
 	if err := e.s.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
-	e.write(t, "a.wasm", wasmPlugin("a1", []string{"x"}, nil, nil))
+	// One list, two bodies: the tool's description stays, its answer changes.
+	plugin := func(answer string) []byte {
+		return wasmgen.Module(
+			wasmgen.Func{Name: abi.ExportListTools, Output: `{"tools":[{"name":"x","description":"x","inputSchema":{"type":"object"}}]}`},
+			wasmgen.Func{Name: abi.ExportCallTool, Output: `{"content":[{"type":"text","text":"` + answer + `"}]}`})
+	}
+	e.write(t, "a.wasm", plugin("a1"))
 	e.replace(t, "plugins.toml", []byte(reloadHeader+"\n[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n"))
-	e.waitFor(t, "plugin added", "tools/list_changed")
+	// The load that adds a sends list_changed (after the host's coalescing
+	// delay) and says a's code is live, in either order: both are taken
+	// here, so that the next step hears only the next load.
+	for listed, live := false, false; !listed || !live; {
+		select {
+		case n := <-e.notes:
+			listed = listed || n == "tools/list_changed"
+			live = live || strings.HasPrefix(n, `message info {"gen":`)
+		case <-time.After(noteTimeout):
+			t.Fatalf("plugin added: no list_changed and live message (timed out)\nstderr:\n%s", e.stderr())
+		}
+	}
 
-	e.replace(t, "a.wasm", wasmPlugin("a2", []string{"x"}, nil, nil))
+	e.replace(t, "a.wasm", plugin("a2"))
 	got := e.waitFor(t, "body changed", `message info {"gen":`)
 	var data struct {
 		Message string `json:"message"`
