@@ -25,9 +25,20 @@ type loopKit struct {
 	file           string // the source to edit, in the plugin's directory
 	tool           string // the tool's name, without the plugin prefix
 	output, rename [2]string
-	args           map[string]any
-	before, after  string // in the tool's structured output, before and after the output edit
-	setup          func(t *testing.T, dir string)
+	// renameAlso are edits saved with rename, where a rename takes more
+	// than one (a component's tool is named in its WIT and its source);
+	// renamed is the tool's new name, default tool + "_v2".
+	renameAlso    []fileEdit
+	renamed       string
+	args          map[string]any
+	before, after string // in the tool's structured output, before and after the output edit
+	setup         func(t *testing.T, dir string)
+}
+
+// fileEdit replaces repl[0] with repl[1] in file.
+type fileEdit struct {
+	file string
+	repl [2]string
 }
 
 // loopKits are the kits TestAuthorLoop knows. A kit `mcphost new` lists
@@ -47,6 +58,24 @@ var loopKits = map[string]loopKit{
 			tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
 			if _, err := os.Stat(filepath.Join(tc, "assemblyscript")); tc == "" || err != nil {
 				t.Fatal("MCPHOST_AS_TOOLCHAIN does not name a node_modules with assemblyscript (scripts/kits.sh --env sets it)")
+			}
+			if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	"ts": {file: "src/index.ts", tool: "text-stats",
+		output: [2]string{`.filter((w) => w !== "").length;`, `.filter((w) => w !== "").length * 2;`},
+		rename: [2]string{"export function textStats(", "export function textStatsV2("},
+		renameAlso: []fileEdit{
+			{"src/index.ts", [2]string{"({ textStats })", "({ textStatsV2 })"}},
+			{"wit/world.wit", [2]string{"export text-stats:", "export text-stats-v2:"}},
+		},
+		renamed: "text-stats-v2",
+		args:    map[string]any{"text": "ab cd efg"}, before: `"words":3`, after: `"words":6`,
+		setup: func(t *testing.T, dir string) {
+			tc := os.Getenv("MCPHOST_TS_TOOLCHAIN")
+			if _, err := os.Stat(filepath.Join(tc, "@bytecodealliance", "componentize-js")); tc == "" || err != nil {
+				t.Fatal("MCPHOST_TS_TOOLCHAIN does not name a node_modules with @bytecodealliance/componentize-js (scripts/kits.sh --env sets it)")
 			}
 			if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
 				t.Fatal(err)
@@ -195,6 +224,10 @@ func TestAuthorLoop(t *testing.T) {
 
 	// Rename the tool: list_changed, and the new name listed.
 	saved = edit(t, filepath.Join(dir, k.file), k.rename)
+	for _, e := range k.renameAlso {
+		saved = edit(t, filepath.Join(dir, e.file), e.repl)
+	}
+	renamed := name + "_" + cmp.Or(k.renamed, k.tool+"_v2")
 	var toListChanged time.Duration
 	select {
 	case at := <-ev.listChanged:
@@ -204,8 +237,8 @@ func TestAuthorLoop(t *testing.T) {
 	case <-ctx.Done():
 		fail("rename: no list_changed")
 	}
-	if !hasTool(t, ctx, session, tool+"_v2") {
-		fail("after the rename: %s_v2 not listed", tool)
+	if !hasTool(t, ctx, session, renamed) {
+		fail("after the rename: %s not listed", renamed)
 	}
 	renameBuild := lastBuild(ev.builds)
 

@@ -2,7 +2,7 @@
 // from sandboxed WebAssembly plugins declared in plugins.toml.
 //
 //	mcphost serve    [--config plugins.toml] [--no-watch] [--audit-log FILE]
-//	mcphost new      NAME [--lang go|c|assemblyscript] [--dir D]
+//	mcphost new      NAME [--lang go|c|assemblyscript|ts] [--dir D]
 //	mcphost validate [--config plugins.toml] [--json]
 //	mcphost call     [--config plugins.toml] <tool> ['<json args>']
 //	mcphost read     [--config plugins.toml] <uri>

@@ -14,6 +14,7 @@ import (
 
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
+	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
 )
 
 // requireTool skips the test when a kit's toolchain is missing, except in
@@ -31,25 +32,30 @@ func requireTool(t *testing.T, why string, ok bool) {
 
 // TestKitTemplates writes each guest kit's `mcphost new` template into a
 // temporary directory outside the repository, builds it offline with the
-// kit's toolchain, serves it with `mcphost serve` and checks every item
-// through the official MCP client: tool list and call, resource read,
-// prompt get. It logs the time from writing the template to the tool
-// being listed.
+// kit's toolchain, runs the template's own test where it has one, serves
+// it with `mcphost serve` and checks every item through the official MCP
+// client: tool list and call, resource read, prompt get (the TypeScript
+// kit's component has a tool only). It logs the time from writing the
+// template to the tool being listed.
 func TestKitTemplates(t *testing.T) {
-	mcphostBinary(t) // built first, so the timing below is the kit's alone
+	bin := mcphostBinary(t) // built first, so the timing below is the kit's alone
 	for _, kit := range []struct {
 		lang  string
 		write func(dir, name string) error
 		build []string
 		setup func(t *testing.T, dir string)
+		test  []string // the template's own test, run with mcphost on PATH
+		tool  string   // the tool's name after the plugin's
+		desc  string   // its description, when the test checks it
+		items bool     // the template has a resource and a prompt
 	}{
-		{"c", ckit.Write, ckit.BuildCommand(), func(t *testing.T, dir string) {
+		{lang: "c", write: ckit.Write, build: ckit.BuildCommand(), tool: "text_stats", items: true, setup: func(t *testing.T, dir string) {
 			_, err := exec.LookPath("clang")
 			requireTool(t, "clang is not installed", err == nil)
 			_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
 			requireTool(t, "wasi-libc is not installed", err == nil)
 		}},
-		{"assemblyscript", askit.Write, askit.BuildCommand(), func(t *testing.T, dir string) {
+		{lang: "assemblyscript", write: askit.Write, build: askit.BuildCommand(), tool: "text_stats", items: true, setup: func(t *testing.T, dir string) {
 			_, err := exec.LookPath("npm")
 			requireTool(t, "npm is not installed", err == nil)
 			tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
@@ -60,6 +66,17 @@ func TestKitTemplates(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{lang: "ts", write: tskit.Write, build: tskit.BuildCommand(), test: tskit.TestCommand(), tool: "text-stats",
+			desc: "Counts the UTF-8 bytes, the words and the lines of a text.", setup: func(t *testing.T, dir string) {
+				_, err := exec.LookPath("npm")
+				requireTool(t, "npm is not installed", err == nil)
+				tc := os.Getenv("MCPHOST_TS_TOOLCHAIN")
+				_, err = os.Stat(filepath.Join(tc, "@bytecodealliance", "componentize-js"))
+				requireTool(t, "MCPHOST_TS_TOOLCHAIN does not name a node_modules with @bytecodealliance/componentize-js", tc != "" && err == nil)
+				if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
+					t.Fatal(err)
+				}
+			}},
 	} {
 		t.Run(kit.lang, func(t *testing.T) {
 			dir := t.TempDir()
@@ -69,15 +86,29 @@ func TestKitTemplates(t *testing.T) {
 				t.Fatal(err)
 			}
 			kit.setup(t, dir)
-			cmd := exec.Command(kit.build[0], kit.build[1:]...)
-			cmd.Dir = dir
 			// No network: a proxy that refuses everything makes any
 			// download attempt fail fast.
-			cmd.Env = append(os.Environ(), "npm_config_offline=true", "HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", strings.Join(kit.build, " "), err, out)
+			env := append(os.Environ(), "npm_config_offline=true", "HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9")
+			run := func(argv []string, env []string) {
+				t.Helper()
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.Dir, cmd.Env = dir, env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+				}
+				if len(out) > 0 {
+					t.Logf("%s:\n%s", strings.Join(argv, " "), out)
+				}
 			}
+			run(kit.build, env)
 			built := time.Since(start)
+			if kit.test != nil {
+				// The first load compiles the component, so the server
+				// below reads it from the compilation cache.
+				run(kit.test, append(env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH")))
+				t.Logf("%s: %s took %v (a first load: the compile)", kit.lang, strings.Join(kit.test, " "), (time.Since(start) - built).Round(time.Millisecond))
+			}
 
 			s := startServer(t, mcp.NewClient(&mcp.Implementation{Name: "kits", Version: "1"}, nil),
 				"--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
@@ -87,9 +118,12 @@ func TestKitTemplates(t *testing.T) {
 				t.Fatal(err)
 			}
 			listed := time.Since(start)
-			tool := name + "_text_stats"
+			tool := name + "_" + kit.tool
 			if len(tools.Tools) != 1 || tools.Tools[0].Name != tool || tools.Tools[0].OutputSchema == nil {
 				t.Fatalf("tools/list: got %+v; want one tool %s with an output schema", tools.Tools, tool)
+			}
+			if kit.desc != "" && tools.Tools[0].Description != kit.desc {
+				t.Errorf("tools/list: got description %q; want %q", tools.Tools[0].Description, kit.desc)
 			}
 			t.Logf("%s: template written, built in %v, tool listed after %v", kit.lang, built.Round(time.Millisecond), listed.Round(time.Millisecond))
 
@@ -104,6 +138,9 @@ func TestKitTemplates(t *testing.T) {
 			res, err = s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": 3}})
 			if err != nil || !res.IsError {
 				t.Errorf("tools/call with a bad argument: got %+v, %v; want isError", res, err)
+			}
+			if !kit.items {
+				return
 			}
 
 			uri := name + "://about"

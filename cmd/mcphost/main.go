@@ -42,7 +42,7 @@ func init() {
 	commands = []command{
 		{"serve", "[flags]", "serve MCP over stdio, or HTTP with --http (the default command)",
 			func(ctx context.Context, a []string, s streams) error { return cmdServe(ctx, a, s.in, s.out, s.stderr) }},
-		{"new", "NAME [--lang " + strings.Join(kitLangs(), "|") + "] [--dir D]", "scaffold a plugin (" + strings.Join(kitLangs(), ", ") + "): a tool, a resource, a prompt, a test",
+		{"new", "NAME [--lang " + strings.Join(kitLangs(), "|") + "] [--dir D]", "scaffold a plugin in one of the kits' languages (" + strings.Join(kitLangs(), ", ") + "): a tool, a test, a plugins.toml",
 			func(ctx context.Context, a []string, s streams) error { return cmdNew(ctx, a, s.out, s.stderr) }},
 		{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
 			func(ctx context.Context, a []string, s streams) error { return cmdValidate(ctx, a, s.out, s.stderr) }},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
+	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
 	"go/format"
 	"io"
 	"io/fs"
@@ -31,7 +32,8 @@ type kit struct {
 	next    []string // commands to suggest after scaffolding, run in the new directory
 	missing string   // for a kit not in this build: what to do instead
 	// write, for a kit that ships its own templates (sdk-guest/c,
-	// sdk-guest/assemblyscript), writes them for plugin name into dir.
+	// sdk-guest/assemblyscript, sdk-guest/ts), writes them for plugin name
+	// into dir.
 	write func(dir, name string) error
 }
 
@@ -48,6 +50,11 @@ var kits = []kit{
 	{lang: "assemblyscript", write: askit.Write, next: []string{
 		"npm install",
 		"mcphost serve   # runs npm run build:dev now and on every save (npm run build: the optimized module to ship)",
+	}},
+	{lang: "ts", write: tskit.Write, next: []string{
+		"npm install",
+		"mcphost serve   # runs npm run build (tsc, componentize-js: 10-60 s) now and on every save",
+		"npm test        # calls the tool through mcphost",
 	}},
 }
 
