@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -28,8 +29,9 @@ type Engine struct {
 	// the interpreter (EngineOptions.InterpretUntilCompiled, tier.go).
 	interpret bool
 	// compiling counts the background compiles (tier.go); Close waits
-	// for them.
+	// for them. running is their number.
 	compiling sync.WaitGroup
+	running   atomic.Int32
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
@@ -64,12 +66,18 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 		modules: make(map[*Module]*cacheUse)}, nil
 }
 
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
 // CacheDir returns the directory of the compilation cache.
 func (e *Engine) CacheDir() string { return e.dir }
 
-// Close closes every module (see [Module.Close]), which stops the
-// compiles running in the background, and waits for them to end (bounded
-// by ctx).
+// Close closes every module (see [Module.Close]) and waits, bounded by
+// ctx, for the compiles running in the background to end, so that the
+// next start finds their code in the cache.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {

@@ -341,8 +341,11 @@ func (m *Module) Close(ctx context.Context) error {
 		m.shrinkTimer.Stop()
 		m.shrinkTimer = nil
 	}
-	if m.stopCompile != nil {
-		m.stopCompile() // the background compile ends and releases what it made
+	if m.stopCompile != nil && !m.e.isClosed() {
+		// Replaced: the compile ends and releases what it made. When the
+		// Engine closes, it finishes instead, so that its code is in the
+		// cache at the next start (Engine.Close waits for it).
+		m.stopCompile()
 	}
 	m.mu.Unlock()
 

@@ -58,12 +58,14 @@ func (m *Module) startCompile(use *cacheUse, rc wazero.RuntimeConfig, wasm []byt
 	m.interpreted = true
 	m.stopCompile = cancel
 	m.e.compiling.Add(1)
+	m.e.running.Add(1)
 	go m.compileInBackground(ctx, cancel, use, rc, wasm, newBE) // exits when the compile ends; Close cancels it
 }
 
 func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelFunc, use *cacheUse,
 	rc wazero.RuntimeConfig, wasm []byte, newBE newBackend) {
 	defer m.e.compiling.Done()
+	defer m.e.running.Add(-1)
 	defer cancel()
 	if hold := m.e.holdCompile; hold != nil {
 		hold(ctx)
@@ -182,6 +184,9 @@ func (m *Module) release(be backend) backend {
 
 // waitCompiles waits for the background compiles to end, bounded by ctx.
 func (e *Engine) waitCompiles(ctx context.Context) error {
+	if n := e.running.Load(); n > 0 && e.isClosed() {
+		e.log.Info("waiting for background compiles, so that the next start loads compiled code (a second interrupt stops at once)", "modules", n)
+	}
 	done := make(chan struct{})
 	go func() { // exits when the last compile ends
 		e.compiling.Wait()

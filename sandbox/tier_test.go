@@ -257,3 +257,35 @@ func TestTierCloseStopsCompile(t *testing.T) {
 		t.Errorf("call after Close: got %v; want kind closed", err)
 	}
 }
+
+// TestTierEngineCloseFinishesCompile: closing the Engine lets a compile
+// in the background finish, so that the next start (a new Engine on the
+// same cache) loads compiled code instead of interpreting again.
+func TestTierEngineCloseFinishesCompile(t *testing.T) {
+	t.Parallel()
+	e, started, release := heldEngine(t)
+	ctx := context.Background()
+	if _, err := e.load(ctx, "shutdown", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close(ctx) }()
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatalf("Engine.Close: %v", err)
+	}
+
+	next, err := NewEngine(ctx, EngineOptions{CacheDir: e.CacheDir(), Logger: testEngine.log, InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close(ctx)
+	m, err := next.load(ctx, "next", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Stats().Interpreted {
+		t.Error("the next start interprets: the compile did not reach the cache at Engine.Close")
+	}
+}
