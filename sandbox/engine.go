@@ -214,6 +214,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		e.modules[m] = use // released by forget, when m closes
 	}
 	e.mu.Unlock()
+	e.supersede(m)
 	return m, nil
 }
 

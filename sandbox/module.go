@@ -43,6 +43,7 @@ type Module struct {
 	// instances still serve calls.
 	interpreted bool
 	stopCompile context.CancelFunc
+	compileDone chan struct{} // closed when the background compile ends
 	old         backend
 	oldBusy     int
 
@@ -326,8 +327,8 @@ func (m *Module) warm(ctx context.Context) error {
 	return nil
 }
 
-// Close stops new calls and a compile running in the background (tier.go),
-// waits for calls in flight (bounded by ctx), then closes every instance; calls still running when ctx ends are stopped and
+// Close stops new calls, waits for calls in flight (bounded by ctx), then
+// closes every instance; calls still running when ctx ends are stopped and
 // fail with KindClosed. Calls after Close fail with KindClosed.
 func (m *Module) Close(ctx context.Context) error {
 	m.mu.Lock()
@@ -340,12 +341,6 @@ func (m *Module) Close(ctx context.Context) error {
 	if m.shrinkTimer != nil {
 		m.shrinkTimer.Stop()
 		m.shrinkTimer = nil
-	}
-	if m.stopCompile != nil && !m.e.isClosed() {
-		// Replaced: the compile ends and releases what it made. When the
-		// Engine closes, it finishes instead, so that its code is in the
-		// cache at the next start (Engine.Close waits for it).
-		m.stopCompile()
 	}
 	m.mu.Unlock()
 

@@ -20,8 +20,9 @@ import (
 // (Engine.load) and this file compiles it in the background, then swaps:
 //
 //   - the compile runs on every core (wazero's compilation workers), which
-//     also lets Module.Close stop it: a worker checks its context between
-//     functions;
+//     also lets a newer load of the same module (a save) stop it: a worker
+//     checks its context between functions; otherwise it finishes, even
+//     after the module closed, so that its code reaches the cache;
 //   - the compiled code gets one instance, warmed like Load's (its
 //     reactor's _initialize runs), before anything moves to it;
 //   - the swap makes it the module's backend: idle interpreter instances
@@ -57,15 +58,42 @@ func (m *Module) startCompile(use *cacheUse, rc wazero.RuntimeConfig, wasm []byt
 	ctx, cancel := context.WithCancel(context.Background())
 	m.interpreted = true
 	m.stopCompile = cancel
+	m.compileDone = make(chan struct{})
 	m.e.compiling.Add(1)
 	m.e.running.Add(1)
-	go m.compileInBackground(ctx, cancel, use, rc, wasm, newBE) // exits when the compile ends; Close cancels it
+	go m.compileInBackground(ctx, cancel, use, rc, wasm, newBE) // exits when the compile ends, or a newer load stops it
+}
+
+// supersede stops the background compiles of the modules other than m
+// loaded under m's name: m's code replaces theirs (a save), so theirs
+// would be compiled for nothing. Until they close they keep serving on
+// the interpreter. A module closed for any other reason (a plugin
+// removed, the Engine closing) finishes its compile, so that its code
+// reaches the cache.
+func (e *Engine) supersede(m *Module) {
+	e.mu.Lock()
+	var older []*Module
+	for o := range e.modules {
+		if o != m && o.name == m.name {
+			older = append(older, o)
+		}
+	}
+	e.mu.Unlock()
+	for _, o := range older {
+		o.mu.Lock()
+		if o.stopCompile != nil {
+			o.stopCompile()
+			o.log.Debug("background compile stopped: a newer load of the module replaces it")
+		}
+		o.mu.Unlock()
+	}
 }
 
 func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelFunc, use *cacheUse,
 	rc wazero.RuntimeConfig, wasm []byte, newBE newBackend) {
 	defer m.e.compiling.Done()
 	defer m.e.running.Add(-1)
+	defer close(m.compileDone)
 	defer cancel()
 	if hold := m.e.holdCompile; hold != nil {
 		hold(ctx)

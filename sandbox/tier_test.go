@@ -102,7 +102,10 @@ func TestTierServesBeforeCompile(t *testing.T) {
 					t.Errorf("stats after the faults: got %+v; want 2 discarded, still interpreted", s)
 				}
 				if !g.swap {
-					m.Close(ctx) // which stops the held compile
+					m.mu.Lock()
+					m.stopCompile() // as a newer load would
+					m.mu.Unlock()
+					<-m.compileDone
 					return
 				}
 
@@ -230,31 +233,49 @@ func TestTierSwapLosesNoCall(t *testing.T) {
 	}
 }
 
-// TestTierCloseStopsCompile: closing a module whose compile has not
-// finished ends the compile; nothing is swapped in, and Engine.Close
-// does not wait for a compile of a closed module.
-func TestTierCloseStopsCompile(t *testing.T) {
+// TestTierNewerLoadStopsCompile: a newer load under the same name (a
+// save) stops the older module's compile; the older module keeps serving
+// on the interpreter until it closes.
+func TestTierNewerLoadStopsCompile(t *testing.T) {
 	t.Parallel()
-	e, started, _ := heldEngine(t)
+	e, started, release := heldEngine(t)
 	ctx := context.Background()
-	m, err := e.load(ctx, "closed", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	old, err := e.load(ctx, "saved", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer old.Close(ctx)
 	<-started
-	interp := m.be
-	if err := m.Close(ctx); err != nil {
+	interp := old.be
+	other, err := e.load(ctx, "other", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.waitCompiles(ctx); err != nil {
+	defer other.Close(ctx)
+	<-started
+	newer, err := e.load(ctx, "saved", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello again"}),
+		Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if m.be != interp {
-		t.Error("a closed module got compiled code")
+	defer newer.Close(ctx)
+	<-old.compileDone // stopped while held
+	select {
+	case <-other.compileDone:
+		t.Fatal("a load under another name stopped a compile")
+	default:
 	}
-	var ce *CallError
-	if _, err := m.Call(ctx, "hello", nil); !errors.As(err, &ce) || ce.Kind != KindClosed {
-		t.Errorf("call after Close: got %v; want kind closed", err)
+	if !old.Stats().Interpreted || old.be != interp {
+		t.Error("the superseded module got compiled code")
+	}
+	if out, err := old.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
+		t.Errorf("the superseded module: got %q, %v; want it to serve on the interpreter", out, err)
+	}
+	close(release)
+	<-newer.compileDone
+	<-other.compileDone
+	if out, err := newer.Call(ctx, "hello", nil); err != nil || string(out) != "hello again" || newer.Stats().Interpreted {
+		t.Errorf("the newer module: got %q, %v, interpreted %v; want compiled code", out, err, newer.Stats().Interpreted)
 	}
 }
 
