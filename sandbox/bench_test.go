@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -143,7 +144,7 @@ func BenchmarkSmallInstanceMemory(b *testing.B) {
 			insts := make([]*instance, 0, n)
 			before := heap()
 			for range n {
-				inst, err := m.newInstance(context.Background())
+				inst, err := m.newInstance(context.Background(), m.be)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -293,4 +294,68 @@ func BenchmarkInstrument(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkColdLoad prices what a saved Go plugin waits for: Load on an
+// empty compilation cache up to the answer of its first call_tool, for a
+// 3 MB Go guest (the echo example), on the interpreter
+// (InterpretUntilCompiled) and on compiled code, interleaved in every
+// iteration; for the interpreter also how long the compiled code took to
+// take over (swap-ms) and what a call costs on each.
+func BenchmarkColdLoad(b *testing.B) {
+	wasm := echoExample(b)
+	in := []byte(`{"request":{"name":"echo","arguments":{"text":"hello"}}}`)
+	ctx := context.Background()
+	root := b.TempDir()
+	var n int
+	var first, calls [2]time.Duration
+	var swap time.Duration
+	for b.Loop() {
+		for i, interpret := range []bool{true, false} {
+			dir, err := os.MkdirTemp(root, "cache-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			e, err := NewEngine(ctx, EngineOptions{CacheDir: dir, Logger: testEngine.log, InterpretUntilCompiled: interpret})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			m, err := e.load(ctx, "cold", wasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.Call(ctx, abi.ExportCallTool, in); err != nil {
+				b.Fatal(err)
+			}
+			first[i] += time.Since(start)
+			if m.Stats().Interpreted != interpret {
+				b.Fatalf("interpreted: got %v; want %v", !interpret, interpret)
+			}
+			t := time.Now()
+			for range 20 {
+				if _, err := m.Call(ctx, abi.ExportCallTool, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			calls[i] += time.Since(t) / 20
+			if interpret {
+				if err := e.waitCompiles(ctx); err != nil {
+					b.Fatal(err)
+				}
+				swap += time.Since(start)
+			}
+			m.Close(ctx)
+			e.Close(ctx)
+		}
+		n++
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(n) / 1e6 }
+	b.ReportMetric(ms(first[0]), "interp-first-ms")
+	b.ReportMetric(ms(first[1]), "compiled-first-ms")
+	b.ReportMetric(float64(first[1])/float64(first[0]), "compiled/interp")
+	b.ReportMetric(ms(swap), "swap-ms")
+	b.ReportMetric(ms(calls[0])*1e3, "interp-call-µs")
+	b.ReportMetric(ms(calls[1])*1e3, "compiled-call-µs")
+	b.ReportMetric(0, "ns/op") // an iteration is two loads; the metrics above say what each cost
 }

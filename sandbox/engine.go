@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -23,6 +24,17 @@ type Engine struct {
 	tr    Tracer // nil: no spans
 	dir   string
 	cache *compileCache
+
+	// interpret: core modules whose compiled code is not cached start on
+	// the interpreter (EngineOptions.InterpretUntilCompiled, tier.go).
+	interpret bool
+	// compiling counts the background compiles (tier.go); Close waits
+	// for them. running is their number.
+	compiling sync.WaitGroup
+	running   atomic.Int32
+	// holdCompile, when set (tests), runs in a background compile before
+	// the compiler starts, and may hold it until ctx ends.
+	holdCompile func(ctx context.Context)
 
 	mu      sync.Mutex
 	closed  bool
@@ -50,13 +62,22 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, modules: make(map[*Module]*cacheUse)}, nil
+	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
+		modules: make(map[*Module]*cacheUse)}, nil
+}
+
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
 }
 
 // CacheDir returns the directory of the compilation cache.
 func (e *Engine) CacheDir() string { return e.dir }
 
-// Close closes every module (see [Module.Close]).
+// Close closes every module (see [Module.Close]) and waits, bounded by
+// ctx, for the compiles running in the background to end, so that the
+// next start finds their code in the cache.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {
@@ -73,6 +94,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, m := range mods {
 		errs = append(errs, m.Close(ctx))
 	}
+	errs = append(errs, e.waitCompiles(ctx))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sandbox: close: %w", err)
 	}
@@ -113,34 +135,21 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	if err != nil {
 		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
 	}
-	rc := wazero.NewRuntimeConfig().
-		// Without this (or the native runtime's loop poll, which turns it
-		// off again), a guest in an endless loop never stops.
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(lim.MemoryPages)
-
+	rc := runtimeConfig(false, lim)
 	log := e.log.With("plugin", name)
 	if err := checkFormat(wasm); err != nil {
 		return nil, &LoadError{Module: name, Stage: "compile", Err: err}
 	}
+	use := e.cache.get(wasm, log)
+	// Components run on their own loader, which has one engine.
+	tiered := e.interpret && !IsComponent(wasm) && !use.hasCode()
 	var be backend
 	var sigs map[string]signature
-	use := e.cache.get(wasm, log)
-	for retried := false; ; retried = true {
-		if IsComponent(wasm) {
-			// Components run on their own loader: the Extism kernel does
-			// not know the Component Model.
-			be, sigs, err = newComponentBackend(ctx, use.config(rc), wasm, lim, log, e.log, name)
-		} else {
-			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
-		}
-		if err == nil || retried || !use.fault(err, log) {
-			break
-		}
-		// The cache's fault, not the module's: once more, through a
-		// cache that was cleaned or in memory.
-		use.close(ctx)
-		use = e.cache.get(wasm, log)
+	if tiered {
+		// No cache: the interpreter's code lives as long as its runtime.
+		be, sigs, err = newBE(ctx, runtimeConfig(true, lim), wasm, name, lim, log)
+	} else {
+		be, sigs, use, err = e.compile(ctx, use, rc, wasm, name, lim, log, newBE)
 	}
 	if err != nil {
 		use.close(ctx)
@@ -155,7 +164,9 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		}
 		return nil, &LoadError{Module: name, Stage: stage, Err: describeDecodeError(wasm, err)}
 	}
-	use.record()
+	if !tiered {
+		use.record()
+	}
 
 	// Every backend sees the mounts through rootfs (mountFS), which keeps
 	// every path and symlink beneath its mount.
@@ -195,9 +206,55 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "instantiate", Err: errors.New("engine is closed")}
 	}
-	e.modules[m] = use // released by forget, when m closes
+	if tiered {
+		// The background compile holds use; the swap hands it to m.
+		e.modules[m] = nil
+		m.startCompile(use, rc, wasm, newBE)
+	} else {
+		e.modules[m] = use // released by forget, when m closes
+	}
 	e.mu.Unlock()
+	e.supersede(m)
 	return m, nil
+}
+
+// runtimeConfig is the wazero configuration of a module with limits lim:
+// the optimizing compiler, or the interpreter.
+func runtimeConfig(interpreter bool, lim Limits) wazero.RuntimeConfig {
+	rc := wazero.NewRuntimeConfig()
+	if interpreter {
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	// Without this (or the native runtime's loop poll, which turns it
+	// off again), a guest in an endless loop never stops; both engines
+	// honour it.
+	return rc.WithCloseOnContextDone(true).WithMemoryLimitPages(lim.MemoryPages)
+}
+
+// compile compiles wasm through use, the module's compilation cache; when
+// the cache is at fault rather than the module, once more through a cache
+// that was cleaned or in memory. It returns the cache the code was
+// compiled through, which the caller releases.
+func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeConfig, wasm []byte, name string,
+	lim Limits, log *slog.Logger, newBE newBackend) (backend, map[string]signature, *cacheUse, error) {
+	for retried := false; ; retried = true {
+		var be backend
+		var sigs map[string]signature
+		var err error
+		if IsComponent(wasm) {
+			// Components run on their own loader: the Extism kernel does
+			// not know the Component Model.
+			be, sigs, err = newComponentBackend(ctx, use.config(rc), wasm, lim, log, e.log, name)
+		} else {
+			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
+		}
+		if err == nil || retried || !use.fault(err, log) {
+			return be, sigs, use, err
+		}
+		// The cache's fault, not the module's.
+		use.close(ctx)
+		use = e.cache.get(wasm, log)
+	}
 }
 
 // forget drops m, which has closed, and releases its compile cache.

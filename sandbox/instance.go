@@ -11,6 +11,7 @@ import (
 // instance is one guest instance on the module's runtime, with its own
 // captured stdout and stderr. It serves one call at a time.
 type instance struct {
+	be     backend // what it is an instance of
 	g      guest
 	stdout *lineWriter
 	stderr *lineWriter
@@ -25,24 +26,25 @@ type instance struct {
 	traced bool // its mounts are tracedFS
 }
 
-// newInstance instantiates the module once more. It runs no guest code: a
-// reactor's _initialize runs on the instance's first call.
-func (m *Module) newInstance(ctx context.Context) (*instance, error) {
+// newInstance instantiates the module's backend be once more. It runs no
+// guest code: a reactor's _initialize runs on the instance's first call.
+func (m *Module) newInstance(ctx context.Context, be backend) (*instance, error) {
 	inst := &instance{
+		be:     be,
 		stdout: newLineWriter(m.log, "stdout", false),
 		stderr: newLineWriter(m.log, "stderr", true),
 	}
 	cfg := m.mc.WithStdout(inst.stdout).WithStderr(inst.stderr).WithNanosleep(inst.nanosleep)
 	var g guest
 	var err error
-	if cb, ok := m.be.(*componentBackend); ok {
+	if cb, ok := be.(*componentBackend); ok {
 		g, err = cb.instantiateIO(ctx, inst.stdout, inst.stderr)
 	} else {
 		if len(m.mounts) > 0 {
 			cfg = cfg.WithFSConfig(tracedFSConfig(m.mounts, inst))
 			inst.traced = true
 		}
-		g, err = m.be.instantiate(ctx, cfg)
+		g, err = be.instantiate(ctx, cfg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("new instance: %w", err)

@@ -125,7 +125,7 @@ func TestPollCancel(t *testing.T) {
 func TestPollInstanceNeverReused(t *testing.T) {
 	t.Parallel()
 	m := loadMode(t, spinWasm, Limits{Instances: 1, Timeout: time.Hour}, interruptPoll)
-	inst, err := m.newInstance(context.Background())
+	inst, err := m.newInstance(context.Background(), m.be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestPollInstanceNeverReused(t *testing.T) {
 		t.Errorf("call on the interrupted instance: got %v; want %v", err, errModuleClosed)
 	}
 	// And a call that was never interrupted leaves the globals alone.
-	fresh, err := m.newInstance(context.Background())
+	fresh, err := m.newInstance(context.Background(), m.be)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestPollCacheKey(t *testing.T) {
 			if got, want := polled(m), intr == interruptPoll; got != want {
 				t.Errorf("order %d: polled: got %v; want %v", i, got, want)
 			}
-			inst, err := m.newInstance(ctx)
+			inst, err := m.newInstance(ctx, m.be)
 			if err != nil {
 				t.Fatal(err)
 			}

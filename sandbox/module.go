@@ -22,7 +22,6 @@ import (
 type Module struct {
 	e       *Engine
 	name    string
-	be      backend
 	mc      wazero.ModuleConfig
 	mounts  []mounted // traced instances mount these again (tracedFSConfig)
 	lim     Limits
@@ -34,9 +33,20 @@ type Module struct {
 	closing chan struct{}
 	calls   sync.WaitGroup // calls admitted before Close
 
-	mu          sync.Mutex
-	idle        []*instance // least recently used first
-	live        int
+	mu   sync.Mutex
+	be   backend     // what new instances are made of
+	idle []*instance // least recently used first, all of be
+	live int
+	// The tiers (tier.go): while interpreted, be is the interpreter's and
+	// the compiler runs in the background until stopCompile; after the
+	// swap, old is the interpreter's backend while oldBusy of its
+	// instances still serve calls.
+	interpreted bool
+	stopCompile context.CancelFunc
+	compileDone chan struct{} // closed when the background compile ends
+	old         backend
+	oldBusy     int
+
 	closed      bool
 	shrinkTimer *time.Timer // pending shrink, while more than one instance idles
 	killed      atomic.Bool // Close stopped calls still running
@@ -52,6 +62,9 @@ type Stats struct {
 	Discarded uint64 // instances thrown away after a failure
 	Calls     uint64 // calls that reached an instance
 	Failures  uint64 // calls that returned an error
+	// Interpreted says calls run on wazero's interpreter: the module's
+	// compiled code is not ready (EngineOptions.InterpretUntilCompiled).
+	Interpreted bool
 }
 
 func newModule(e *Engine, name string, be backend, mc wazero.ModuleConfig,
@@ -93,10 +106,10 @@ func (m *Module) Limits() Limits {
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats {
 	m.mu.Lock()
-	live, idle := m.live, len(m.idle)
+	live, idle, interpreted := m.live, len(m.idle), m.interpreted
 	m.mu.Unlock()
 	return Stats{
-		Instances: live, Idle: idle,
+		Instances: live, Idle: idle, Interpreted: interpreted,
 		Created: m.created.Load(), Discarded: m.discarded.Load(),
 		Calls: m.total.Load(), Failures: m.failed.Load(),
 	}
@@ -224,12 +237,16 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 		return inst, nil
 	}
 	m.live++ // holding a slot, so live stays within the pool size
+	be := m.be
 	m.mu.Unlock()
-	inst, err := m.newInstance(ctx)
+	inst, err := m.newInstance(ctx, be)
 	if err != nil {
 		m.mu.Lock()
-		m.live--
+		retired := m.release(be)
 		m.mu.Unlock()
+		if retired != nil {
+			retired.close(context.Background(), true)
+		}
 		<-m.sem
 		m.calls.Done()
 		return nil, err
@@ -240,7 +257,10 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 // put returns inst to the pool, or closes it.
 func (m *Module) put(inst *instance, keep bool) {
 	m.mu.Lock()
-	pooled := keep && !m.closed
+	// An instance of a retired backend (the interpreter's, after the
+	// swap) is not pooled.
+	pooled := keep && !m.closed && inst.be == m.be
+	var retired backend
 	if pooled {
 		inst.lastUse = time.Now()
 		m.idle = append(m.idle, inst)
@@ -248,7 +268,7 @@ func (m *Module) put(inst *instance, keep bool) {
 			m.shrinkTimer = time.AfterFunc(idleTTL, func() { m.shrink(time.Now()) })
 		}
 	} else {
-		m.live--
+		retired = m.release(inst.be)
 	}
 	m.mu.Unlock()
 	if !pooled {
@@ -256,6 +276,9 @@ func (m *Module) put(inst *instance, keep bool) {
 		if !keep {
 			m.discarded.Add(1)
 		}
+	}
+	if retired != nil {
+		retired.close(context.Background(), true)
 	}
 	<-m.sem
 	m.calls.Done()
@@ -336,6 +359,8 @@ func (m *Module) Close(ctx context.Context) error {
 	idle := m.idle
 	m.idle = nil
 	m.live -= len(idle)
+	be, old := m.be, m.old
+	m.old = nil // calls still running on it do not retire it again
 	m.mu.Unlock()
 	for _, inst := range idle {
 		inst.close()
@@ -345,7 +370,10 @@ func (m *Module) Close(ctx context.Context) error {
 	}
 	// Stops anything still running; only once nothing runs the module's
 	// code can it be released.
-	cerr := m.be.close(context.Background(), err == nil)
+	cerr := be.close(context.Background(), err == nil)
+	if old != nil {
+		cerr = errors.Join(cerr, old.close(context.Background(), err == nil))
+	}
 	m.e.forget(m)
 	if cerr != nil {
 		cerr = fmt.Errorf("sandbox: %s: close: %w", m.name, cerr)

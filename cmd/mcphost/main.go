@@ -175,6 +175,9 @@ type common struct {
 	logLevel  string
 	logFormat string
 	tracer    sandbox.Tracer // serve's traces (traces.go); nil: none
+	// interpret: serve new code on the interpreter until it is compiled
+	// (serve's; sandbox.EngineOptions.InterpretUntilCompiled).
+	interpret bool
 }
 
 func (c *common) register(fs *flags) {

@@ -50,6 +50,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer tr.shutdown(tlog) // last: what closing the plugins traced goes out too
 	c.tracer = tr.sandbox()
+	// A saved plugin (or one whose compiled code left the cache) serves
+	// from its first call; the compiled code takes over when it is ready.
+	c.interpret = true
 	log, cfg, rt, err := c.setup(ctx, stderr)
 	if err != nil {
 		return err

@@ -61,8 +61,9 @@ func listCacheDir() string { return filepath.Join(cacheRoot(), "lists") }
 // buildCacheDir holds Go-source builds and the extracted SDK.
 func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
-func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer) (*runtime, error) {
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr})
+func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer, interpret bool) (*runtime, error) {
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr,
+		InterpretUntilCompiled: interpret})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -85,7 +86,7 @@ func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err := newRuntime(ctx, log, c.tracer)
+	rt, err := newRuntime(ctx, log, c.tracer, c.interpret)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -1,0 +1,229 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// Tiers. wazero's optimizing compiler needs ~1.5 s for a 4 MB Go guest
+// (most of an author's save-to-served time); its interpreter compiles the
+// same module in ~0.15 s, initialises the Go runtime in ~30 ms and runs
+// calls ~13× slower. With EngineOptions.InterpretUntilCompiled, a core
+// module whose compiled code is not in the cache loads on the interpreter
+// (Engine.load) and this file compiles it in the background, then swaps:
+//
+//   - the compile runs on every core (wazero's compilation workers), which
+//     also lets a newer load of the same module (a save) stop it: a worker
+//     checks its context between functions; otherwise it finishes, even
+//     after the module closed, so that its code reaches the cache;
+//   - the compiled code gets one instance, warmed like Load's (its
+//     reactor's _initialize runs), before anything moves to it;
+//   - the swap makes it the module's backend: idle interpreter instances
+//     close, calls running on the interpreter finish there and their
+//     instances close when they come back, and the interpreter's runtime
+//     closes with the last of them. No call is refused or run twice.
+//
+// A guest's state lives in its instance and cannot move between engines:
+// a plugin that keeps state between calls starts over at the swap, as at
+// a reload (the log line counts the calls the interpreter served). The
+// swap comes within a compile's time of the load, which a reload has just
+// reset anyway.
+//
+// When the compile or the warm-up fails, the module stays on the
+// interpreter, slower but correct, and the failure is logged.
+
+// compileWorkers is how many goroutines compile in the background: at
+// least two, since only the parallel compiler can be stopped.
+var compileWorkers = max(2, runtime.NumCPU())
+
+// hasCode reports whether compiled code for u's module is on disk, so
+// that loading it reads rather than compiles. It looks for any entry of
+// the module's directory: one compiled under other settings (the loop
+// poll refused, another wazero) makes Load compile in the foreground, as
+// without tiers.
+func (u *cacheUse) hasCode() bool { return u.cache != nil && len(u.entries()) > 0 }
+
+// startCompile starts the background compile of m, which was loaded on
+// the interpreter, through use (which it releases, or hands to m at the
+// swap). The caller holds e.mu and has checked that e is open, so that
+// Engine.Close waits for it; m is not yet shared.
+func (m *Module) startCompile(use *cacheUse, rc wazero.RuntimeConfig, wasm []byte, newBE newBackend) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.interpreted = true
+	m.stopCompile = cancel
+	m.compileDone = make(chan struct{})
+	m.e.compiling.Add(1)
+	m.e.running.Add(1)
+	go m.compileInBackground(ctx, cancel, use, rc, wasm, newBE) // exits when the compile ends, or a newer load stops it
+}
+
+// supersede stops the background compiles of the modules other than m
+// loaded under m's name: m's code replaces theirs (a save), so theirs
+// would be compiled for nothing. Until they close they keep serving on
+// the interpreter. A module closed for any other reason (a plugin
+// removed, the Engine closing) finishes its compile, so that its code
+// reaches the cache.
+func (e *Engine) supersede(m *Module) {
+	e.mu.Lock()
+	var older []*Module
+	for o := range e.modules {
+		if o != m && o.name == m.name {
+			older = append(older, o)
+		}
+	}
+	e.mu.Unlock()
+	for _, o := range older {
+		o.mu.Lock()
+		if o.stopCompile != nil {
+			o.stopCompile()
+			o.log.Debug("background compile stopped: a newer load of the module replaces it")
+		}
+		o.mu.Unlock()
+	}
+}
+
+func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelFunc, use *cacheUse,
+	rc wazero.RuntimeConfig, wasm []byte, newBE newBackend) {
+	defer m.e.compiling.Done()
+	defer m.e.running.Add(-1)
+	defer close(m.compileDone)
+	defer cancel()
+	if hold := m.e.holdCompile; hold != nil {
+		hold(ctx)
+	}
+	start := time.Now()
+	err := ctx.Err()
+	var be backend
+	if err == nil {
+		be, _, use, err = m.e.compile(experimental.WithCompilationWorkers(ctx, compileWorkers),
+			use, rc, wasm, m.name, m.lim, m.log, newBE)
+	}
+	compiled := time.Since(start)
+	var inst *instance
+	if err == nil {
+		use.record()
+		if inst, err = m.warmOn(ctx, be); err != nil {
+			be.close(context.Background(), true)
+		}
+	}
+	if err != nil {
+		use.close(context.Background())
+		if ctx.Err() == nil {
+			m.log.Warn("compiled code not ready: calls stay on the interpreter until the plugin reloads", "err", err)
+		}
+		return
+	}
+	m.swap(inst, be, use, compiled, time.Since(start))
+}
+
+// warmOn creates an instance of be and, when the module exports
+// abi.ExportABIVersion, calls it as Module.warm does, so the first call
+// after the swap does not pay the reactor's _initialize.
+func (m *Module) warmOn(ctx context.Context, be backend) (*instance, error) {
+	inst, err := m.newInstance(ctx, be)
+	if err != nil {
+		return nil, err
+	}
+	if sig, ok := m.sigs[abi.ExportABIVersion]; ok && len(sig.params) == 0 && len(sig.results) == 1 {
+		callCtx, cancel := context.WithTimeout(ctx, m.lim.Timeout)
+		inst.begin(callCtx)
+		_, _, err = inst.g.call(callCtx, abi.ExportABIVersion, nil)
+		inst.end()
+		cancel()
+		if err != nil {
+			inst.close()
+			return nil, fmt.Errorf("warm-up call: %w", err)
+		}
+	}
+	return inst, nil
+}
+
+// swap makes be, warmed with inst, what m's calls run on, and retires the
+// interpreter's backend once none of its instances serves a call. use
+// is the cache be was compiled through; m releases it when it closes.
+func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total time.Duration) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		inst.close()
+		be.close(context.Background(), true)
+		use.close(context.Background())
+		return
+	}
+	old := m.be
+	m.be = be
+	idle := m.idle
+	m.idle = nil
+	m.live -= len(idle)
+	var retired backend
+	if m.live == 0 {
+		retired = old
+	} else {
+		m.old, m.oldBusy = old, m.live
+	}
+	if m.live < m.lim.Instances {
+		inst.lastUse = time.Now()
+		m.idle = append(m.idle, inst)
+		m.live++
+		inst = nil
+	}
+	m.interpreted = false
+	m.stopCompile = nil
+	m.e.mu.Lock()
+	m.e.modules[m] = use // released by forget, when m closes
+	m.e.mu.Unlock()
+	calls := m.total.Load()
+	m.mu.Unlock()
+	for _, i := range idle {
+		i.close()
+	}
+	if inst != nil { // every slot is busy on the interpreter
+		inst.close()
+	}
+	if retired != nil {
+		retired.close(context.Background(), true)
+	}
+	m.log.Info("compiled code ready: calls move from the interpreter (a plugin's state in its instance starts over)",
+		"compile", compiled.Round(time.Millisecond), "dur", total.Round(time.Millisecond), "interpreted_calls", calls)
+}
+
+// release accounts for an instance of be that leaves the pool (closed or
+// never made) and returns be when it was the retired interpreter's and
+// this was its last instance: the caller closes it. m.mu is held.
+func (m *Module) release(be backend) backend {
+	m.live--
+	if be == nil || be != m.old {
+		return nil
+	}
+	m.oldBusy--
+	if m.oldBusy > 0 {
+		return nil
+	}
+	m.old = nil
+	return be
+}
+
+// waitCompiles waits for the background compiles to end, bounded by ctx.
+func (e *Engine) waitCompiles(ctx context.Context) error {
+	if n := e.running.Load(); n > 0 && e.isClosed() {
+		e.log.Info("waiting for background compiles, so that the next start loads compiled code (a second interrupt stops at once)", "modules", n)
+	}
+	done := make(chan struct{})
+	go func() { // exits when the last compile ends
+		e.compiling.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sandbox: compiles still running: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,312 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/internal/wasmgen"
+)
+
+var tierWasm = wasmgen.Module(
+	wasmgen.Func{Name: "hello", Output: "hello"},
+	wasmgen.Func{Name: "spin", Spin: true},
+	wasmgen.Func{Name: "trap", Trap: true},
+)
+
+// heldEngine returns an Engine that loads modules on the interpreter and
+// holds each background compile until release is closed (or the module
+// closes); started receives the name of each compile that began waiting.
+func heldEngine(t *testing.T) (e *Engine, started chan string, release chan struct{}) {
+	t.Helper()
+	e, err := NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Logger: testEngine.log, InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release = make(chan string, 16), make(chan struct{})
+	e.holdCompile = func(ctx context.Context) {
+		started <- "held"
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e, started, release
+}
+
+// TestTierServesBeforeCompile: on a cold cache, Load returns with the
+// module on the interpreter while the compile is held, the module serves
+// calls (a Go guest's runtime initialises there), and a timeout and a
+// trap end as they do on compiled code (the instance thrown away), with
+// the loop poll and with close-on-done; once the compile is let go, calls
+// run on the compiled code and the interpreter's runtime is retired.
+func TestTierServesBeforeCompile(t *testing.T) {
+	t.Parallel()
+	guests := []struct {
+		name           string
+		wasm           func() []byte
+		ok, spin, trap string
+		timeout        time.Duration
+		want           string
+		needsGuest     bool
+		swap           bool // let the compile run (~30 s for a Go guest under -race)
+	}{
+		{name: "wat", wasm: func() []byte { return tierWasm }, ok: "hello", spin: "spin", trap: "trap",
+			timeout: 300 * time.Millisecond, want: "hello", swap: true},
+		// A Go guest's runtime initialises on the interpreter within its
+		// warm-up call, which takes up to a second under -race.
+		{name: "go", wasm: func() []byte { return guestWasm }, ok: "echo", spin: "loop", trap: "nilderef",
+			timeout: 3 * time.Second, want: "x", needsGuest: true},
+	}
+	for _, g := range guests {
+		for _, mode := range modes {
+			t.Run(g.name+"/"+mode.name, func(t *testing.T) {
+				t.Parallel()
+				if g.needsGuest {
+					needGuest(t)
+				}
+				e, started, release := heldEngine(t)
+				ctx := context.Background()
+				m, err := e.load(ctx, "tier", g.wasm(), Limits{Instances: 1, Timeout: g.timeout}, nativeWith(mode.intr))
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				<-started
+				if !m.Stats().Interpreted {
+					t.Fatal("Stats.Interpreted: got false on a cold cache; want true")
+				}
+				if got, want := polled(m), mode.intr == interruptPoll; got != want {
+					t.Fatalf("polled: got %v; want %v", got, want)
+				}
+				interp := m.be
+				out, err := m.Call(ctx, g.ok, []byte("x"))
+				if err != nil || string(out) != g.want {
+					t.Fatalf("call before the compile: got %q, %v; want %q", out, err, g.want)
+				}
+				for _, tc := range []struct {
+					export string
+					kind   Kind
+				}{{g.spin, KindTimeout}, {g.trap, KindTrap}} {
+					_, err := m.Call(ctx, tc.export, nil)
+					if ce := callErr(t, err); ce.Kind != tc.kind {
+						t.Errorf("%s on the interpreter: got %v (kind %v); want kind %v", tc.export, err, ce.Kind, tc.kind)
+					}
+				}
+				if s := m.Stats(); s.Discarded != 2 || !s.Interpreted {
+					t.Errorf("stats after the faults: got %+v; want 2 discarded, still interpreted", s)
+				}
+				if !g.swap {
+					m.mu.Lock()
+					m.stopCompile() // as a newer load would
+					m.mu.Unlock()
+					<-m.compileDone
+					return
+				}
+
+				close(release)
+				if err := e.waitCompiles(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if s := m.Stats(); s.Interpreted {
+					t.Fatalf("Stats.Interpreted after the compile: got true; want false")
+				}
+				m.mu.Lock()
+				be, old := m.be, m.old
+				m.mu.Unlock()
+				if be == interp || old != nil {
+					t.Fatalf("after the swap: backend is the interpreter's %v, retired one still open %v", be == interp, old != nil)
+				}
+				if got, want := polled(m), mode.intr == interruptPoll; got != want {
+					t.Errorf("polled after the swap: got %v; want %v", got, want)
+				}
+				out, err = m.Call(ctx, g.ok, []byte("x"))
+				if err != nil || string(out) != g.want {
+					t.Fatalf("call after the swap: got %q, %v; want %q", out, err, g.want)
+				}
+				m.mu.Lock()
+				for _, inst := range m.idle {
+					if inst.be != be {
+						t.Errorf("an idle instance is not of the compiled code")
+					}
+				}
+				m.mu.Unlock()
+				if _, err := m.Call(ctx, g.spin, nil); !errors.Is(err, ErrTimeout) {
+					t.Errorf("%s on compiled code: got %v; want a timeout", g.spin, err)
+				}
+
+				// The code is in the cache now: the next load compiles in
+				// the foreground, from it.
+				again, err := e.load(ctx, "again", g.wasm(), Limits{Instances: 1, Timeout: g.timeout}, nativeWith(mode.intr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer again.Close(ctx)
+				if again.Stats().Interpreted {
+					t.Error("a load with compiled code in the cache went to the interpreter")
+				}
+			})
+		}
+	}
+}
+
+// TestTierSwapLosesNoCall: calls running on several instances while the
+// compile ends and the swap happens all succeed; afterwards the pool holds
+// only instances of the compiled code and the interpreter is retired.
+func TestTierSwapLosesNoCall(t *testing.T) {
+	t.Parallel()
+	e, started, release := heldEngine(t)
+	ctx := context.Background()
+	const instances = 3
+	m, err := e.load(ctx, "hammer", tierWasm, Limits{Instances: instances}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	<-started
+	interp := m.be
+
+	stop := make(chan struct{})
+	var calls, failed atomic.Int64
+	var wg sync.WaitGroup
+	running := make(chan struct{}, 2*instances)
+	for range 2 * instances { // more callers than instances: some wait for a slot
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				out, err := m.Call(ctx, "hello", nil)
+				calls.Add(1)
+				if err != nil || string(out) != "hello" {
+					failed.Add(1)
+					t.Errorf("call: got %q, %v", out, err)
+				}
+				if i == 0 {
+					running <- struct{}{}
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for range 2 * instances {
+		<-running
+	}
+	close(release) // the swap happens while calls run
+	if err := e.waitCompiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A few more calls on the compiled code, then stop.
+	for range 20 {
+		if _, err := m.Call(ctx, "hello", nil); err != nil {
+			t.Fatal(err)
+		}
+		calls.Add(1)
+	}
+	close(stop)
+	wg.Wait()
+
+	s := m.Stats()
+	if s.Interpreted || failed.Load() != 0 || s.Calls < uint64(calls.Load()) || s.Failures != 0 {
+		t.Errorf("stats %+v; %d calls, %d failed; want all served, none failed, not interpreted", s, calls.Load(), failed.Load())
+	}
+	if s.Instances > instances || s.Idle != s.Instances {
+		t.Errorf("pool after the swap: %d instances, %d idle; want at most %d, all idle", s.Instances, s.Idle, instances)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.be == interp || m.old != nil || m.oldBusy != 0 {
+		t.Errorf("interpreter not retired: current is it %v, old open %v, %d busy", m.be == interp, m.old != nil, m.oldBusy)
+	}
+	for _, inst := range m.idle {
+		if inst.be != m.be {
+			t.Error("an idle instance is the interpreter's")
+		}
+	}
+}
+
+// TestTierNewerLoadStopsCompile: a newer load under the same name (a
+// save) stops the older module's compile; the older module keeps serving
+// on the interpreter until it closes.
+func TestTierNewerLoadStopsCompile(t *testing.T) {
+	t.Parallel()
+	e, started, release := heldEngine(t)
+	ctx := context.Background()
+	old, err := e.load(ctx, "saved", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close(ctx)
+	<-started
+	interp := old.be
+	other, err := e.load(ctx, "other", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	<-started
+	newer, err := e.load(ctx, "saved", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello again"}),
+		Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Close(ctx)
+	<-old.compileDone // stopped while held
+	select {
+	case <-other.compileDone:
+		t.Fatal("a load under another name stopped a compile")
+	default:
+	}
+	if !old.Stats().Interpreted || old.be != interp {
+		t.Error("the superseded module got compiled code")
+	}
+	if out, err := old.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
+		t.Errorf("the superseded module: got %q, %v; want it to serve on the interpreter", out, err)
+	}
+	close(release)
+	<-newer.compileDone
+	<-other.compileDone
+	if out, err := newer.Call(ctx, "hello", nil); err != nil || string(out) != "hello again" || newer.Stats().Interpreted {
+		t.Errorf("the newer module: got %q, %v, interpreted %v; want compiled code", out, err, newer.Stats().Interpreted)
+	}
+}
+
+// TestTierEngineCloseFinishesCompile: closing the Engine lets a compile
+// in the background finish, so that the next start (a new Engine on the
+// same cache) loads compiled code instead of interpreting again.
+func TestTierEngineCloseFinishesCompile(t *testing.T) {
+	t.Parallel()
+	e, started, release := heldEngine(t)
+	ctx := context.Background()
+	if _, err := e.load(ctx, "shutdown", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll)); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close(ctx) }()
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatalf("Engine.Close: %v", err)
+	}
+
+	next, err := NewEngine(ctx, EngineOptions{CacheDir: e.CacheDir(), Logger: testEngine.log, InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close(ctx)
+	m, err := next.load(ctx, "next", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Stats().Interpreted {
+		t.Error("the next start interprets: the compile did not reach the cache at Engine.Close")
+	}
+}
