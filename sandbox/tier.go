@@ -213,7 +213,11 @@ func (m *Module) release(be backend) backend {
 // waitCompiles waits for the background compiles to end, bounded by ctx.
 func (e *Engine) waitCompiles(ctx context.Context) error {
 	if n := e.running.Load(); n > 0 && e.isClosed() {
-		e.log.Info("waiting for background compiles, so that the next start loads compiled code (a second interrupt stops at once)", "modules", n)
+		args := []any{"modules", n}
+		if d, ok := ctx.Deadline(); ok {
+			args = append(args, "at most", time.Until(d).Round(time.Millisecond))
+		}
+		e.log.Info("waiting for background compiles, so that the next start loads compiled code (a second interrupt stops at once)", args...)
 	}
 	done := make(chan struct{})
 	go func() { // exits when the last compile ends

@@ -22,6 +22,10 @@ import (
 	"github.com/mcphost/mcphost/plugins/watch"
 )
 
+// compileGrace bounds how long serve waits at exit for background
+// compiles, so that the next start finds their code in the cache.
+const compileGrace = 2 * time.Second
+
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stdout, stderr)
 	var c common
@@ -61,7 +65,14 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// Build progress goes to clients too, once the server exists.
 	var toClients atomic.Pointer[host.Server]
 	log = slog.New(clientLog{log.Handler(), &toClients})
-	defer rt.close(context.WithoutCancel(ctx))
+	defer func() {
+		// A compile still running at exit gets compileGrace to reach the
+		// cache; past that the process exits anyway (an AI host closing
+		// stdin expects it gone), and the next start interprets again.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compileGrace)
+		defer cancel()
+		rt.close(cctx)
+	}()
 	if *debugAddr != "" {
 		dctx, stop := context.WithCancel(ctx)
 		wait, err := serveDebug(dctx, *debugAddr, log)
