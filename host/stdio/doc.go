@@ -6,7 +6,8 @@
 // host.Server.MaxMessageBytes, oversize lines answered through
 // host.Conn.TooLarge rather than ending anything), the one goroutine that
 // reads and hands each message to host.Conn.Handle, the writer that never
-// interleaves messages and writes nothing but them, and the end of a
+// interleaves messages, writes nothing but them, and puts the answers that
+// finish while it is writing into its next write, and the end of a
 // session: EOF and a done ctx (a signal) both stop reading and let the
 // requests in flight finish (draining for at most the server's shutdown
 // grace plus what is left of the startup wait); a failed write cancels

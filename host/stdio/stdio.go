@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -34,7 +35,7 @@ func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) e
 	// The requests' context: ctx ending stops reading, not the requests.
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	w := &writer{w: out, failed: cancel}
+	w := newWriter(out, cancel)
 	conn := srv.Connect(w, host.ConnInfo{ID: "stdio-" + rand.Text()[:8]})
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
@@ -133,16 +134,32 @@ func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) err
 
 var _ host.Outbound = (*writer)(nil)
 
-// writer writes each message and its newline in one locked Write, so
-// messages never interleave. After the first failed write (the client went
-// away) it cancels the session and drops everything.
+// writer writes each message and its newline so that messages never
+// interleave, and combines the answers that finish together into one
+// write: a Send that finds another Send writing appends its message and
+// returns, and the writing Send writes everything appended meanwhile
+// before it returns (a group commit). A lone answer is written at once,
+// by its own Send, so combining costs it nothing; under load the client
+// reads several answers per read(2), and a worker whose answer rides on
+// another's write goes back to its queue at once. After the first failed
+// write (the client went away) it cancels the session and drops
+// everything.
 type writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	buf    []byte // the message being written and its newline
-	err    error
-	closed bool
-	failed func()
+	mu      sync.Mutex
+	done    sync.Cond // broadcast when writing ends
+	w       io.Writer
+	buf     []byte // messages appended while a Send is writing
+	spare   []byte // the buffer last written, reused for the next batch
+	writing bool   // a Send is writing (outside mu); what is appended, it writes too
+	err     error
+	closed  bool
+	failed  func()
+}
+
+func newWriter(out io.Writer, failed func()) *writer {
+	w := &writer{w: out, failed: failed}
+	w.done.L = &w.mu
+	return w
 }
 
 func (w *writer) Send(msg []byte, _ json.RawMessage) error {
@@ -154,20 +171,64 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	if w.err != nil {
 		return w.err
 	}
-	if len(msg) > 64<<10 {
-		// Two writes under the lock rather than a copy of megabytes.
-		if _, err := w.w.Write(msg); err != nil {
-			w.fail(err)
-		} else if _, err := w.w.Write(newline); err != nil {
+	if len(msg) > maxCopied {
+		// Written from msg rather than copied: wait for the Send that is
+		// writing (which leaves buf empty), write it and its newline,
+		// then what was appended meanwhile.
+		for w.writing {
+			w.done.Wait()
+		}
+		if w.closed || w.err != nil {
+			return cmp.Or(w.err, errors.New("stdio: session closed"))
+		}
+		w.writing = true
+		w.mu.Unlock()
+		_, err := w.w.Write(msg)
+		if err == nil {
+			_, err = w.w.Write(newline)
+		}
+		w.mu.Lock()
+		if err != nil {
 			w.fail(err)
 		}
+		w.flushLocked()
 		return w.err
 	}
-	w.buf = append(append(w.buf[:0], msg...), '\n')
-	if _, err := w.w.Write(w.buf); err != nil {
-		w.fail(err)
+	w.buf = append(append(w.buf, msg...), '\n')
+	if w.writing {
+		return nil // the Send that is writing writes it next
 	}
+	w.writing = true
+	w.flushLocked()
 	return w.err
+}
+
+// maxCopied is the largest message Send copies to combine it with others;
+// a larger one is written from the caller's bytes.
+const maxCopied = 64 << 10
+
+// flushLocked is called with mu held and writing set by the caller: it
+// writes buf, without holding mu during each write, until nothing more
+// was appended, then ends writing.
+func (w *writer) flushLocked() {
+	for len(w.buf) > 0 && w.err == nil {
+		out := w.buf
+		w.buf = w.spare[:0]
+		w.mu.Unlock()
+		_, err := w.w.Write(out)
+		w.mu.Lock()
+		if cap(out) <= 1<<20 {
+			w.spare = out[:0]
+		} else {
+			w.spare = nil
+		}
+		if err != nil {
+			w.fail(err)
+		}
+	}
+	w.buf = w.buf[:0] // after a failure, nothing more is written
+	w.writing = false
+	w.done.Broadcast()
 }
 
 func (w *writer) fail(err error) {
@@ -177,8 +238,12 @@ func (w *writer) fail(err error) {
 
 var newline = []byte{'\n'}
 
+// close refuses further messages once what is being written is written.
 func (w *writer) close() {
 	w.mu.Lock()
+	for w.writing {
+		w.done.Wait()
+	}
 	w.closed = true
 	w.mu.Unlock()
 }

@@ -3,6 +3,7 @@ package stdio
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,7 +202,7 @@ func (w *writes) get() []string {
 // itself and then its newline rather than copied.
 func TestWriterWritesEachMessageWhole(t *testing.T) {
 	out := &writes{}
-	w := &writer{w: out, failed: func() {}}
+	w := newWriter(out, func() {})
 	big := `{"c":"` + strings.Repeat("x", 70<<10) + `"}`
 	for _, m := range []string{`{"a":1}`, `{"b":2}`, big, `{"d":4}`} {
 		if err := w.Send([]byte(m), nil); err != nil {
@@ -212,6 +213,101 @@ func TestWriterWritesEachMessageWhole(t *testing.T) {
 	want := []string{`{"a":1}` + "\n", `{"b":2}` + "\n", big, "\n", `{"d":4}` + "\n"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %d writes %.80q…; want %d: each small message with its newline, the big one and then its newline", len(got), got, len(want))
+	}
+}
+
+// gatedWrites is writes whose first Write waits until release is closed,
+// so that a test can send while a write is under way.
+type gatedWrites struct {
+	writes
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (g *gatedWrites) Write(p []byte) (int, error) {
+	g.once.Do(func() {
+		close(g.entered)
+		<-g.release
+	})
+	return g.writes.Write(p)
+}
+
+// Answers sent while another is being written go out together in the
+// next Write, after it, in the order sent; their Sends do not wait for
+// it. A lone answer is written by its own Send.
+func TestWriterCombinesAnswersSentDuringAWrite(t *testing.T) {
+	out := &gatedWrites{entered: make(chan struct{}), release: make(chan struct{})}
+	w := newWriter(out, func() {})
+	first := make(chan error, 1)
+	go func() { first <- w.Send([]byte(`{"a":1}`), nil) }()
+	hosttest.Recv(t, out.entered, "the first write")
+	sent := make(chan error, 1)
+	go func() {
+		err := w.Send([]byte(`{"b":2}`), nil)
+		if err == nil {
+			err = w.Send([]byte(`{"c":3}`), nil)
+		}
+		sent <- err
+	}()
+	if err := hosttest.Recv(t, sent, "Sends during a write to return"); err != nil {
+		t.Fatal(err)
+	}
+	close(out.release)
+	if err := hosttest.Recv(t, first, "the first Send to return"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Send([]byte(`{"d":4}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"a":1}` + "\n", `{"b":2}` + "\n" + `{"c":3}` + "\n", `{"d":4}` + "\n"}
+	if got := out.get(); !slices.Equal(got, want) {
+		t.Errorf("got writes %q; want %q", got, want)
+	}
+}
+
+// Many Sends at once, small and big: every message arrives once, whole,
+// on its own line.
+func TestWriterConcurrentSends(t *testing.T) {
+	var out writes
+	w := newWriter(&out, func() {})
+	big := strings.Repeat("x", 70<<10)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				m := fmt.Sprintf(`{"g":%d,"i":%d}`, g, i)
+				if i%10 == 0 {
+					m = fmt.Sprintf(`{"g":%d,"i":%d,"pad":"%s"}`, g, i, big)
+				}
+				if err := w.Send([]byte(m), nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	w.close()
+	lines := strings.Split(strings.Join(out.get(), ""), "\n")
+	if last := lines[len(lines)-1]; last != "" {
+		t.Fatalf("output does not end with a newline: %.80q", last)
+	}
+	seen := map[string]bool{}
+	for _, l := range lines[:len(lines)-1] {
+		var m struct{ G, I int }
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %.80q: %v", l, err)
+		}
+		k := fmt.Sprint(m.G, m.I)
+		if seen[k] {
+			t.Errorf("message %s written twice", k)
+		}
+		seen[k] = true
+	}
+	if len(seen) != 8*50 {
+		t.Errorf("got %d messages; want %d", len(seen), 8*50)
 	}
 }
 
