@@ -357,6 +357,26 @@ func TestComponentHostile(t *testing.T) {
 	}
 }
 
+// TestComponentPollFallback loads a component the loop poll cannot
+// rewrite (testdata/wat/memless.wat): the log says why, and its endless
+// loop still ends with the call's timeout, under close-on-done.
+func TestComponentPollFallback(t *testing.T) {
+	wasm := componentWasm(t, "memless")
+	m, err := testEngine.Load(context.Background(), "memless", wasm, Limits{Instances: 1, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	if !testLogs.Contains("loop poll unavailable: timeouts use wazero's close-on-done, which costs a goroutine per core call") {
+		t.Error("no log line says the component runs without the loop poll")
+	}
+	_, err = componentCall(t, m, "spin", `{}`)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Kind != KindTimeout {
+		t.Errorf("spin: %v; want a timeout", err)
+	}
+}
+
 // TestComponentResources runs a component's own resource
 // (testdata/wat/counter.wat): resource.new gives a handle, resource.rep
 // reads the rep back, resource.drop runs the destructor; a dropped handle
