@@ -411,8 +411,9 @@ func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) 
 	timedOut := func() any {
 		name := ph.code()
 		if w.Log != nil {
-			w.Log.Warn("http request timed out", "url", u.Redacted(), "code", name,
-				"timeout", ph.limit(), "why", context.Cause(ctx))
+			// why tells a request-options timeout ("first-byte-timeout of
+			// 300ms passed") from the call's ("context deadline exceeded").
+			w.Log.Warn("http request timed out", "url", u.Redacted(), "code", name, "why", context.Cause(ctx))
 		}
 		return code(name)
 	}
@@ -504,16 +505,6 @@ func (p *phases) code() string {
 		return "HTTP-response-timeout"
 	}
 	return "connection-read-timeout"
-}
-
-// limit is the current phase's timeout, or 0 when only the call's bounds it.
-func (p *phases) limit() time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.phase == numTimeouts {
-		return 0
-	}
-	return p.opts.duration(p.phase)
 }
 
 // readNotifier restarts the between-bytes timeout after each read that
