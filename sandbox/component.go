@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/looppoll"
 )
 
 // IsComponent reports whether wasm is a WebAssembly component (WASI 0.2)
@@ -34,6 +36,11 @@ type componentBackend struct {
 	log    *slog.Logger
 	client *http.Client
 	mounts []component.Preopen
+	// poll says every core module was instrumented (looppoll): calls
+	// are stopped through each instance's poll, and running ones, listed
+	// in live, when the backend closes.
+	poll bool
+	live livePolls
 }
 
 // componentExports are the plugin-ABI exports a component answers.
@@ -53,11 +60,26 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	if err != nil {
 		return nil, nil, &LoadError{Stage: "limits", Err: err}
 	}
-	b := &componentBackend{rt: wazero.NewRuntimeWithConfig(ctx, rc), lim: lim, log: log, client: newEgress(name, lim, log).client()}
+	b := &componentBackend{lim: lim, log: log, client: newEgress(name, lim, log).client()}
 	for i, r := range roots {
 		b.mounts = append(b.mounts, component.Preopen{Guest: lim.AllowedPaths[i].Guest, FS: r, ReadOnly: lim.AllowedPaths[i].ReadOnly})
 	}
-	if b.cp, err = component.Compile(ctx, b.rt, c, component.WASIHost()); err != nil {
+	// Timeouts stop the guest through the loop poll, as for core modules:
+	// wazero's close-on-done would start a goroutine for each core call,
+	// and a tool call makes several (realloc, the export, post-return).
+	b.rt = wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(false))
+	b.cp, err = component.Compile(ctx, b.rt, c, component.WASIHost(), func(wasm []byte) ([]byte, error) {
+		out, _, err := looppoll.Instrument(wasm)
+		return out, err
+	})
+	b.poll = err == nil
+	if re := (*component.RewriteError)(nil); errors.As(err, &re) {
+		log.Warn("loop poll unavailable: timeouts use wazero's close-on-done, which costs a goroutine per core call", "err", err)
+		b.rt.Close(ctx)
+		b.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+		b.cp, err = component.Compile(ctx, b.rt, c, component.WASIHost(), nil)
+	}
+	if err != nil {
 		b.close(ctx, true)
 		return nil, nil, fmt.Errorf("component: %w", err)
 	}
@@ -94,10 +116,21 @@ func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.
 	if err != nil {
 		return nil, err
 	}
-	return &componentGuest{b: b, inst: inst}, nil
+	g := &componentGuest{b: b, inst: inst}
+	if b.poll {
+		if g.poll, err = newPoll(inst.Modules()...); err != nil {
+			inst.Close(ctx)
+			return nil, err
+		}
+		b.live.add(g.poll)
+	}
+	return g, nil
 }
 
 func (b *componentBackend) close(ctx context.Context, drained bool) error {
+	// Closing the runtime does not stop an instrumented guest; its poll
+	// does.
+	b.live.interruptAll()
 	err := b.rt.Close(ctx)
 	if drained && b.cp != nil {
 		err = errors.Join(err, b.cp.Close(ctx))
@@ -115,6 +148,7 @@ func (b *componentBackend) close(ctx context.Context, drained bool) error {
 type componentGuest struct {
 	b    *componentBackend
 	inst *component.Instance
+	poll *poll // nil unless the backend's core modules are instrumented
 }
 
 func (g *componentGuest) call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
@@ -125,7 +159,19 @@ func (g *componentGuest) call(ctx context.Context, export string, input []byte) 
 	case abi.ExportListTools:
 		return 0, g.b.list, nil
 	case abi.ExportCallTool:
+		if g.poll != nil {
+			g.poll.arm(ctx)
+		}
 		out, err := g.inst.CallTool(ctx, g.b.tools, input)
+		if g.poll != nil {
+			if code := g.poll.disarm(ctx); code != 0 {
+				// Stopped wherever it was, with its interrupt set: never
+				// to be used again. Its context ended before it returned,
+				// so even a result is too late, as under close-on-done.
+				g.inst.Close(context.Background())
+				return 1, nil, interruptedError(code, cmp.Or(err, context.Cause(ctx)))
+			}
+		}
 		if t := (*component.Trap)(nil); errors.As(err, &t) {
 			// The guest broke the canonical ABI inside a host function
 			// (a dead handle, a bad pointer): its trap, not the host's
@@ -142,4 +188,9 @@ func (g *componentGuest) call(ctx context.Context, export string, input []byte) 
 
 func (g *componentGuest) guestError() string { return "" }
 
-func (g *componentGuest) close() { g.inst.Close(context.Background()) }
+func (g *componentGuest) close() {
+	if g.poll != nil {
+		g.b.live.remove(g.poll)
+	}
+	g.inst.Close(context.Background())
+}

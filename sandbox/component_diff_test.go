@@ -5,6 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,16 +21,7 @@ import (
 // preview2-shim in Node, testdata/differential.mjs) and wants the same
 // results: every type kind, both directions, ok and err.
 func TestComponentDifferential(t *testing.T) {
-	wasm := componentWasm(t, "kinds")
-	ref := filepath.Join(componentDir(), "kinds-js", "kinds.js")
-	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(ref); err != nil || serr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node or %s missing (CI=true: scripts/components.sh should have made it)", ref)
-		}
-		t.Skipf("skipping: node or %s missing; run scripts/components.sh", ref)
-	}
-	cases := []struct{ tool, args string }{
+	diffComponent(t, "kinds", Limits{Instances: 1}, []componentCase{
 		{"greet", `{"name":"wörld ✓ 𝄞"}`},
 		{"greet", `{"name":""}`},
 		{"add", `{"a":255,"b":-32768,"c":4294967295,"d":-9223372036854775807,"e":1}`},
@@ -49,6 +44,53 @@ func TestComponentDifferential(t *testing.T) {
 		{"scale", `{"s":{"circle":1.25}}`},
 		{"scale", `{"s":{"rect":{"x":3,"y":4,"label":"ü"}}}`},
 		{"scale", `{"s":{"empty":null}}`},
+	})
+}
+
+// TestComponentDifferentialHTTP runs the net component's requests to a
+// loopback server through mcphost and through the reference host, whose
+// wasi:http is Node's fetch: a body, a status, and a port nobody listens
+// on.
+func TestComponentDifferentialHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hello" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "hello %s from %s", r.URL.Query().Get("who"), r.Method)
+	}))
+	defer srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close()
+	get := func(url string, timeout int) componentCase {
+		return componentCase{"get", fmt.Sprintf(`{"url":%q,"connect-timeout-ms":%d,"first-byte-timeout-ms":%d,"between-bytes-timeout-ms":%d}`, url, timeout, timeout, timeout)}
+	}
+	diffComponent(t, "net", Limits{Instances: 1, AllowedHosts: []string{"127.0.0.1"}}, []componentCase{
+		get(srv.URL+"/hello?who=w%C3%B6rld", 0),
+		get(srv.URL+"/hello?who=x", 5000),
+		get(srv.URL+"/missing", 0),
+		get(closed+"/", 0),
+	})
+}
+
+type componentCase struct{ tool, args string }
+
+// diffComponent calls the component name with each case through mcphost
+// (limited by lim) and through the reference host, and wants the same
+// results.
+func diffComponent(t *testing.T, name string, lim Limits, cases []componentCase) {
+	wasm := componentWasm(t, name)
+	ref := filepath.Join(componentDir(), name+"-js", name+".js")
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(ref); err != nil || serr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node or %s missing (CI=true: scripts/components.sh should have made it)", ref)
+		}
+		t.Skipf("skipping: node or %s missing; run scripts/components.sh", ref)
 	}
 	var in bytes.Buffer
 	for _, c := range cases {
@@ -64,7 +106,7 @@ func TestComponentDifferential(t *testing.T) {
 	}
 	want := bufio.NewScanner(bytes.NewReader(out))
 
-	m, err := testEngine.Load(context.Background(), "kinds", wasm, Limits{Instances: 1})
+	m, err := testEngine.Load(context.Background(), name, wasm, lim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,9 @@
 // context ending sets a global, the guest traps at its next loop header,
 // and the call fails as under wazero's CloseOnContextDone, which remains
 // the mechanism of any module the rewriter refuses (the load logs why).
-// Both work the same on the interpreter. Either way an interrupted instance is
+// Both work the same on the interpreter. A component's core modules are
+// all rewritten, and its instance's poll sets the globals of each of its
+// core instances (component.go). Either way an interrupted instance is
 // thrown away. A host function that blocks is bounded only by ctx, which
 // is why a [Peer] must honour it.
 //

@@ -76,12 +76,13 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 	return rt, cm, false, nil
 }
 
-// poll is one native instance's side of the loop poll: the two globals the
-// rewriter added, and whether a call is running that its context's end may
-// interrupt. Only an armed call is ever interrupted, so an idle instance's
-// globals are never touched.
+// poll is one instance's side of the loop poll: the two globals the
+// rewriter added to each of its modules (one for a core module, one per
+// core instance for a component), and whether a call is running that its
+// context's end may interrupt. Only an armed call is ever interrupted, so
+// an idle instance's globals are never touched.
 type poll struct {
-	ctr, intr api.MutableGlobal
+	ctr, intr []api.MutableGlobal
 	onDone    func() // interrupt(false), made once: arm allocates no closure
 
 	mu     sync.Mutex
@@ -91,14 +92,17 @@ type poll struct {
 	stop   func() bool
 }
 
-// newPoll finds the globals of an instrumented instance.
-func newPoll(mod api.Module) (*poll, error) {
-	ctr, ok1 := mod.ExportedGlobal(looppoll.CounterExport).(api.MutableGlobal)
-	intr, ok2 := mod.ExportedGlobal(looppoll.InterruptExport).(api.MutableGlobal)
-	if !ok1 || !ok2 {
-		return nil, errors.New("instrumented instance lacks the loop poll's globals")
+// newPoll finds the globals of instrumented module instances.
+func newPoll(mods ...api.Module) (*poll, error) {
+	p := &poll{}
+	for _, mod := range mods {
+		ctr, ok1 := mod.ExportedGlobal(looppoll.CounterExport).(api.MutableGlobal)
+		intr, ok2 := mod.ExportedGlobal(looppoll.InterruptExport).(api.MutableGlobal)
+		if !ok1 || !ok2 {
+			return nil, errors.New("instrumented instance lacks the loop poll's globals")
+		}
+		p.ctr, p.intr = append(p.ctr, ctr), append(p.intr, intr)
 	}
-	p := &poll{ctr: ctr, intr: intr}
 	p.onDone = func() { p.interrupt(false) }
 	return p, nil
 }
@@ -135,6 +139,37 @@ func (p *poll) disarm(ctx context.Context) uint32 {
 	}
 }
 
+// livePolls are a backend's instrumented instances. Closing a runtime does
+// not stop an instrumented guest, so the backend's close interrupts them.
+type livePolls struct {
+	mu   sync.Mutex
+	live map[*poll]struct{}
+}
+
+func (l *livePolls) add(p *poll) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.live == nil {
+		l.live = make(map[*poll]struct{})
+	}
+	l.live[p] = struct{}{}
+}
+
+func (l *livePolls) remove(p *poll) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.live, p)
+}
+
+// interruptAll stops every call running, as closed.
+func (l *livePolls) interruptAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p := range l.live {
+		p.interrupt(true)
+	}
+}
+
 // exitCodeClosed says the call was interrupted because the module was
 // closed under it (Module.Close ran out of patience).
 const exitCodeClosed = 1
@@ -151,8 +186,10 @@ func (p *poll) interrupt(closed bool) {
 		return
 	}
 	p.fired, p.closed = true, closed
-	p.intr.Set(1)
-	p.ctr.Set(0)
+	for i := range p.ctr {
+		p.intr[i].Set(1)
+		p.ctr[i].Set(0)
+	}
 }
 
 // interruptedError is what a call interrupted for code returns in place of

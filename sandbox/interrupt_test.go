@@ -150,7 +150,7 @@ func TestPollInstanceNeverReused(t *testing.T) {
 		}
 	}
 	p := fresh.g.(*nativeGuest).poll
-	if v := p.intr.Get(); v != 0 {
+	if v := p.intr[0].Get(); v != 0 {
 		t.Errorf("interrupt global after plain calls: got %d; want 0", v)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -40,8 +39,7 @@ type nativeBackend struct {
 	// stopped through each instance's poll, and running ones, listed in
 	// live, when the backend closes.
 	poll bool
-	mu   sync.Mutex
-	live map[*nativeGuest]struct{}
+	live livePolls
 }
 
 // nativeWith returns the constructor of native backends whose calls are
@@ -121,12 +119,7 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 			mod.Close(ctx)
 			return nil, err
 		}
-		b.mu.Lock()
-		if b.live == nil {
-			b.live = make(map[*nativeGuest]struct{})
-		}
-		b.live[g] = struct{}{}
-		b.mu.Unlock()
+		b.live.add(g.poll)
 	}
 	return g, nil
 }
@@ -136,11 +129,7 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 func (b *nativeBackend) close(ctx context.Context, drained bool) error {
 	// Closing the runtime does not stop an instrumented guest; its poll
 	// does.
-	b.mu.Lock()
-	for g := range b.live {
-		g.poll.interrupt(true)
-	}
-	b.mu.Unlock()
+	b.live.interruptAll()
 	err := b.rt.Close(ctx)
 	if drained {
 		// The cache's in-memory engine is shared by all runtimes: closing
@@ -305,9 +294,7 @@ func (g *nativeGuest) guestError() string { return g.lastError }
 
 func (g *nativeGuest) close() {
 	if g.poll != nil {
-		g.b.mu.Lock()
-		delete(g.b.live, g)
-		g.b.mu.Unlock()
+		g.b.live.remove(g.poll)
 	}
 	g.mod.Close(context.Background())
 }

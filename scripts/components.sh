@@ -36,7 +36,13 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 		if [ ! -f "$out" ]; then
 			tmp=$(mktemp -d)
 			clang --target=wasm32-wasi -mexec-model=reactor -Os -Wl,--strip-all -o "$tmp/core.wasm" "$c"
-			jco embed "$tmp/core.wasm" --wit "$src/c/$name.wit" -n "$name" -o "$tmp/embed.wasm"
+			# A world that imports WASI interfaces finds their WIT in
+			# jco's own copy (never committed here).
+			mkdir "$tmp/wit"
+			cp "$src/c/$name.wit" "$tmp/wit/"
+			grep -q 'import wasi:' "$src/c/$name.wit" &&
+				cp -r "$dir/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12" "$tmp/wit/deps"
+			jco embed "$tmp/core.wasm" --wit "$tmp/wit" -n "$name" -o "$tmp/embed.wasm"
 			jco new "$tmp/embed.wasm" --wasi-reactor -o "$out.tmp"
 			mv "$out.tmp" "$out"
 			rm -rf "$tmp"
@@ -49,14 +55,16 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 		jco parse "$w" -o "$dir/out/$(basename "$w" .wat).wasm"
 	done
 
-	# The reference host for TestComponentDifferential: kinds transpiled
-	# to JavaScript, run by Node with preview2-shim.
-	if [ ! -f "$dir/out/kinds-js/.sum" ] || [ "$(cat "$dir/out/kinds-js/.sum")" != "$(readlink "$dir/out/kinds.wasm")" ]; then
-		rm -rf "$dir/out/kinds-js"
-		jco transpile "$dir/out/kinds.wasm" -o "$dir/out/kinds-js" >/dev/null
-		echo '{"type":"module"}' >"$dir/out/kinds-js/package.json"
-		readlink "$dir/out/kinds.wasm" >"$dir/out/kinds-js/.sum"
-	fi
+	# The reference host for TestComponentDifferential: kinds and net
+	# transpiled to JavaScript, run by Node with preview2-shim.
+	for name in kinds net; do
+		if [ ! -f "$dir/out/$name-js/.sum" ] || [ "$(cat "$dir/out/$name-js/.sum")" != "$(readlink "$dir/out/$name.wasm")" ]; then
+			rm -rf "$dir/out/$name-js"
+			jco transpile "$dir/out/$name.wasm" -o "$dir/out/$name-js" >/dev/null
+			echo '{"type":"module"}' >"$dir/out/$name-js/package.json"
+			readlink "$dir/out/$name.wasm" >"$dir/out/$name-js/.sum"
+		fi
+	done
 
 	# Extism peers of the components, for BenchmarkComponentVsExtismC.
 	for c in "$src"/c/*-extism.c; do

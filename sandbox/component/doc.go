@@ -24,8 +24,11 @@
 // memories, latin1+utf16 strings, and calls from one component to
 // another (canon lower of a lifted function).
 //
-// It ignores: limits, pools, timeouts and the sorting of failures (the
-// sandbox package runs a component's instances like a core module's),
+// It ignores: limits, pools, timeouts, how a guest is stopped (Compile
+// takes the sandbox's rewrite of each core module, the loop poll) and the
+// sorting of failures (the sandbox package runs a component's instances
+// like a core module's), except the phases of a wasi:http request, which
+// request-options bound inside the call's context,
 // TOML and JSON-RPC. Confinement comes from what the host puts in [WASI]:
 // preopens are sandbox/rootfs mounts, HTTP goes through the sandbox's
 // client, and wasi:sockets is absent, so its functions trap.

@@ -36,7 +36,7 @@ func FuzzDecode(f *testing.F) {
 		ctx := context.Background()
 		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 		defer rt.Close(ctx)
-		if cp, err := Compile(ctx, rt, c, nil); err == nil {
+		if cp, err := Compile(ctx, rt, c, nil, nil); err == nil {
 			cp.Tools()
 		}
 	})

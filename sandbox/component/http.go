@@ -2,12 +2,19 @@ package component
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // HTTPDoer sends a request. The sandbox gives each component its
@@ -70,12 +77,33 @@ type outgoingBody struct {
 	finished bool
 }
 
-type requestOptions struct{}
+// requestOptions holds the guest's timeouts, each an option<duration>
+// (nanoseconds) as the guest set it, by timeout kind.
+type requestOptions struct{ timeouts [numTimeouts]Case }
+
+// The request-options timeouts, by the phase of a request each bounds.
+const (
+	connectTimeout = iota
+	firstByteTimeout
+	betweenBytesTimeout
+	numTimeouts
+)
+
+var timeoutNames = [numTimeouts]string{"connect-timeout", "first-byte-timeout", "between-bytes-timeout"}
+
+// duration returns timeout k, or 0 when unset.
+func (o *requestOptions) duration(k int) time.Duration {
+	if o == nil || o.timeouts[k].Index == 0 {
+		return 0
+	}
+	return time.Duration(min(o.timeouts[k].Val.(uint64), math.MaxInt64))
+}
 
 // futureResponse runs its request when the guest first asks for the
 // response: by then a streamed body has been written and finished.
 type futureResponse struct {
 	req   *outgoingRequest
+	opts  *requestOptions
 	taken bool
 }
 
@@ -252,11 +280,16 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		return args[0].(*outgoingRequest).headers, nil
 	})
 	m("[constructor]request-options", func(*HostCall, []any) (any, error) { return &requestOptions{}, nil })
-	for _, o := range []string{"connect-timeout", "first-byte-timeout", "between-bytes-timeout"} {
-		// The call's own timeout bounds every request; these are kept
-		// for guests that set them, and read back as unset.
-		m("[method]request-options."+o, func(*HostCall, []any) (any, error) { return Case{Index: 0}, nil })
-		m("[method]request-options.set-"+o, func(*HostCall, []any) (any, error) { return ok(nil), nil })
+	for k, o := range timeoutNames {
+		// Each bounds its phase of the request; the call's own timeout
+		// bounds them all (send).
+		m("[method]request-options."+o, func(_ *HostCall, args []any) (any, error) {
+			return args[0].(*requestOptions).timeouts[k], nil
+		})
+		m("[method]request-options.set-"+o, func(_ *HostCall, args []any) (any, error) {
+			args[0].(*requestOptions).timeouts[k] = args[1].(Case)
+			return ok(nil), nil
+		})
 	}
 	m("[method]outgoing-body.write", func(_ *HostCall, args []any) (any, error) {
 		b := args[0].(*outgoingBody)
@@ -274,7 +307,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		}
 		f.taken = true
 		errT := hc.Type.Result.Elem.Ok.Err
-		resp, code := send(hc, f.req, errT)
+		resp, code := send(hc, f.req, f.opts, errT)
 		if code != nil {
 			return Case{Index: 1, Val: ok(Case{Index: 1, Val: code})}, nil
 		}
@@ -310,7 +343,11 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		if wasiOf(hc).HTTP == nil {
 			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
 		}
-		return ok(&futureResponse{req: r}), nil
+		f := &futureResponse{req: r}
+		if c := args[1].(Case); c.Index == 1 {
+			f.opts = c.Val.(*requestOptions)
+		}
+		return ok(f), nil
 	})
 }
 
@@ -322,16 +359,22 @@ func (f *fields) cloneImmutable() *fields {
 
 // send runs req through the instance's client, which applies every egress
 // rule when it dials (a refusal, told apart by Refused, is
-// HTTP-request-denied); the call's context bounds it and the body is read
-// up to MaxHTTPBytes. A failure is an error-code of type errT.
-func send(hc *HostCall, req *outgoingRequest, errT *Type) (*incomingResponse, any) {
+// HTTP-request-denied). The call's context bounds the whole request and
+// opts' timeouts bound its phases: connecting (connection-timeout), waiting
+// for the response's first byte (HTTP-response-timeout) and waiting
+// between two reads of the body (connection-read-timeout); when the call's
+// own timeout ends a phase first, the answer is that phase's code too. The
+// body is read up to MaxHTTPBytes (HTTP-response-body-size with the
+// limit). A failure is an error-code of type errT.
+func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) (*incomingResponse, any) {
 	w := wasiOf(hc)
+	code := func(name string) any { return Case{Index: enumCase(errT, name)} }
 	internal := func(msg string) any {
 		return Case{Index: enumCase(errT, "internal-error"), Val: Case{Index: 1, Val: msg}}
 	}
 	u, err := url.Parse(req.scheme + "://" + req.authority + req.path)
 	if err != nil || req.authority == "" {
-		return nil, Case{Index: enumCase(errT, "HTTP-request-URI-invalid")}
+		return nil, code("HTTP-request-URI-invalid")
 	}
 	method := "GET"
 	if req.methodT != nil {
@@ -345,7 +388,16 @@ func send(hc *HostCall, req *outgoingRequest, errT *Type) (*incomingResponse, an
 	if req.body != nil {
 		body = bytes.NewReader(req.body.buf.Bytes())
 	}
-	hr, err := http.NewRequestWithContext(hc.Ctx, method, u.String(), body)
+	ctx, cancel := context.WithCancelCause(hc.Ctx)
+	defer cancel(nil)
+	ph := &phases{opts: opts, cancel: cancel}
+	defer ph.next(numTimeouts)
+	ph.next(connectTimeout)
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { ph.next(firstByteTimeout) },
+		GotFirstResponseByte: func() { ph.next(betweenBytesTimeout) },
+	})
+	hr, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, internal(err.Error())
 	}
@@ -356,13 +408,27 @@ func send(hc *HostCall, req *outgoingRequest, errT *Type) (*incomingResponse, an
 		}
 		hr.Header.Add(kv[0], kv[1])
 	}
+	timedOut := func() any {
+		name := ph.code()
+		if w.Log != nil {
+			// why tells a request-options timeout ("first-byte-timeout of
+			// 300ms passed") from the call's ("context deadline exceeded").
+			w.Log.Warn("http request timed out", "url", u.Redacted(), "code", name, "why", context.Cause(ctx))
+		}
+		return code(name)
+	}
 	resp, err := w.HTTP.Do(hr)
 	if err != nil {
 		if w.Refused != nil && w.Refused(err) {
-			return nil, Case{Index: enumCase(errT, "HTTP-request-denied")}
+			return nil, code("HTTP-request-denied")
 		}
-		if hc.Ctx.Err() != nil {
-			return nil, Case{Index: enumCase(errT, "connection-timeout")}
+		switch {
+		case ctx.Err() != nil:
+			return nil, timedOut()
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return nil, code("connection-refused")
+		case errors.Is(err, syscall.ECONNRESET):
+			return nil, code("connection-reset")
 		}
 		return nil, internal(err.Error())
 	}
@@ -371,12 +437,24 @@ func send(hc *HostCall, req *outgoingRequest, errT *Type) (*incomingResponse, an
 	if limit <= 0 {
 		limit = 50 << 20
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, internal(err.Error())
+	tooBig := func() any {
+		if w.Log != nil {
+			w.Log.Warn("http response body over the limit; raise the plugin's memory for a larger one",
+				"url", u.Redacted(), "limit", limit)
+		}
+		return Case{Index: enumCase(errT, "HTTP-response-body-size"), Val: Case{Index: 1, Val: uint64(limit)}}
 	}
-	if int64(len(b)) > limit {
-		return nil, internal(fmt.Sprintf("response body over %d bytes", limit))
+	if resp.ContentLength > limit {
+		return nil, tooBig()
+	}
+	b, err := io.ReadAll(io.LimitReader(readNotifier{resp.Body, ph}, limit+1))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, timedOut()
+	case err != nil:
+		return nil, internal(err.Error())
+	case int64(len(b)) > limit:
+		return nil, tooBig()
 	}
 	h := &fields{immutable: true}
 	for k, vs := range resp.Header {
@@ -385,4 +463,61 @@ func send(hc *HostCall, req *outgoingRequest, errT *Type) (*incomingResponse, an
 		}
 	}
 	return &incomingResponse{status: uint16(resp.StatusCode), headers: h, body: b}, nil
+}
+
+// phases tracks which phase of a request is under way and cancels the
+// request when the phase outlasts its request-options timeout. The
+// transport reports phases from its own goroutines.
+type phases struct {
+	opts   *requestOptions
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	phase  int
+	timer  *time.Timer
+}
+
+// next enters phase k (numTimeouts: done) and arms its timeout, if set.
+func (p *phases) next(k int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	p.phase = k
+	if k == numTimeouts {
+		return
+	}
+	if d := p.opts.duration(k); d > 0 {
+		err := fmt.Errorf("%s of %v passed", timeoutNames[k], d)
+		p.timer = time.AfterFunc(d, func() { p.cancel(err) })
+	}
+}
+
+// code is the error-code case of a timeout in the current phase.
+func (p *phases) code() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.phase {
+	case connectTimeout:
+		return "connection-timeout"
+	case firstByteTimeout:
+		return "HTTP-response-timeout"
+	}
+	return "connection-read-timeout"
+}
+
+// readNotifier restarts the between-bytes timeout after each read that
+// brought bytes.
+type readNotifier struct {
+	r  io.Reader
+	ph *phases
+}
+
+func (r readNotifier) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	if n > 0 {
+		r.ph.next(betweenBytesTimeout)
+	}
+	return n, err
 }

@@ -64,9 +64,32 @@ func Key(iface, name string) string {
 // Compile compiles c's core modules in rt, each with its imports renamed
 // to what the component's instances resolve them to, and instantiates the
 // host module with impls (keyed by [Key]). rt must be used for nothing
-// else: the host module's name is fixed.
-func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[string]HostFunc) (*Compiled, error) {
+// else: the host module's name is fixed. rewrite, when not nil, rewrites
+// each core module before anything is compiled (the sandbox's loop poll);
+// its failure is a *RewriteError.
+func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[string]HostFunc, rewrite func([]byte) ([]byte, error)) (*Compiled, error) {
 	cp := &Compiled{c: c, rt: rt, mods: make([]wazero.CompiledModule, len(c.instances))}
+	code := make([][]byte, len(c.instances))
+	for i, ci := range c.instances {
+		if ci.module < 0 {
+			continue
+		}
+		m := c.modules[ci.module]
+		names := make([][2]string, len(m.imports))
+		for k, ref := range ci.imports {
+			names[k] = refName(ref)
+		}
+		wasm, err := rewriteImports(m.wasm, m.imports, names)
+		if err != nil {
+			return nil, fmt.Errorf("core module %d: %w", ci.module, err)
+		}
+		if rewrite != nil {
+			if wasm, err = rewrite(wasm); err != nil {
+				return nil, &RewriteError{Module: ci.module, Err: err}
+			}
+		}
+		code[i] = wasm
+	}
 	hb := rt.NewHostModuleBuilder(hostModule)
 	missing := map[string]bool{}
 	for k, h := range c.host {
@@ -86,19 +109,10 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[str
 	}
 	cp.host = host
 	for i, ci := range c.instances {
-		if ci.module < 0 {
+		if code[i] == nil {
 			continue
 		}
-		m := c.modules[ci.module]
-		names := make([][2]string, len(m.imports))
-		for k, ref := range ci.imports {
-			names[k] = refName(ref)
-		}
-		wasm, err := rewriteImports(m.wasm, m.imports, names)
-		if err != nil {
-			return nil, fmt.Errorf("core module %d: %w", ci.module, err)
-		}
-		cm, err := rt.CompileModule(ctx, wasm)
+		cm, err := rt.CompileModule(ctx, code[i])
 		if err != nil {
 			return nil, fmt.Errorf("core module %d: %w", ci.module, err)
 		}
@@ -109,6 +123,16 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[str
 	}
 	return cp, nil
 }
+
+// RewriteError says Compile's rewrite refused a core module.
+type RewriteError struct {
+	Module int // index among the component's core modules
+	Err    error
+}
+
+func (e *RewriteError) Error() string { return fmt.Sprintf("core module %d: %v", e.Module, e.Err) }
+
+func (e *RewriteError) Unwrap() error { return e.Err }
 
 func refName(ref coreRef) [2]string {
 	if ref.inst < 0 {
@@ -303,6 +327,18 @@ func (inst *Instance) Close(ctx context.Context) {
 		}
 	}
 	inst.handles.closeAll()
+}
+
+// Modules returns the core module instances, in the order of the
+// component's core instance sections.
+func (inst *Instance) Modules() []api.Module {
+	var out []api.Module
+	for _, m := range inst.mods {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // IsClosed reports whether a core instance was closed (a timeout or an

@@ -1,13 +1,13 @@
 package component
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // Tool is an exported function seen as an MCP tool.
@@ -134,25 +134,30 @@ func (e *ArgumentError) Error() string { return "invalid arguments: " + e.Msg }
 // A result's err, or arguments that do not fit, come back as isError; a
 // guest failure is the error.
 func (inst *Instance) CallTool(ctx context.Context, tools []Tool, input []byte) ([]byte, error) {
-	var in struct {
-		Request struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"request"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
+	// One pass over the input, numbers kept exact (json.Number) for the
+	// integer types.
+	v, err := jsonscan.Decode(input)
+	if err != nil {
 		return nil, &ArgumentError{Msg: err.Error()}
+	}
+	var name string
+	var arguments any
+	if top, ok := v.(map[string]any); ok {
+		if req, ok := top["request"].(map[string]any); ok {
+			name, _ = req["name"].(string)
+			arguments = req["arguments"]
+		}
 	}
 	var tool *Tool
 	for i := range tools {
-		if tools[i].Name == in.Request.Name {
+		if tools[i].Name == name {
 			tool = &tools[i]
 		}
 	}
 	if tool == nil {
-		return errorResult(fmt.Sprintf("unknown tool %q", in.Request.Name))
+		return errorResult(fmt.Sprintf("unknown tool %q", name))
 	}
-	args, err := decodeArgs(tool.Func.Type, in.Request.Arguments)
+	args, err := decodeArgs(tool.Func.Type, arguments)
 	if err != nil {
 		return errorResult(err.Error())
 	}
@@ -163,15 +168,12 @@ func (inst *Instance) CallTool(ctx context.Context, tools []Tool, input []byte) 
 	return resultJSON(tool.Func.Type.Result, res)
 }
 
-func decodeArgs(ft *FuncType, raw json.RawMessage) ([]any, error) {
+// decodeArgs converts a tool call's arguments, decoded as encoding/json
+// does with UseNumber (nil when absent or null), to the values of ft's
+// parameters.
+func decodeArgs(ft *FuncType, v any) ([]any, error) {
 	m := map[string]any{}
-	if len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			return nil, &ArgumentError{Msg: err.Error()}
-		}
+	if v != nil {
 		var ok bool
 		if m, ok = v.(map[string]any); !ok {
 			return nil, &ArgumentError{Msg: "arguments are not an object"}
@@ -213,10 +215,7 @@ func resultJSON(t *Type, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	quoted, err := json.Marshal(text)
-	if err != nil {
-		return nil, err
-	}
+	quoted := jsonscan.AppendString(nil, text)
 	out := make([]byte, 0, 2*len(quoted)+64)
 	out = append(out, `{"content":[{"type":"text","text":`...)
 	out = append(out, quoted...)

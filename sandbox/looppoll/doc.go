@@ -27,9 +27,10 @@
 //
 // It fails closed: an opcode or section it does not know (SIMD, threads,
 // exceptions, GC, tail calls, memory64, multiple memories, …) is an
-// [*UnsupportedError], a malformed module a [*FormatError], a module with no
-// memory [ErrNoMemory], and a module already exporting one of the reserved
-// names [ErrNameTaken]. It does not validate what it copies (types, indices,
+// [*UnsupportedError], a malformed module a [*FormatError], a module with
+// loops and no memory [ErrNoMemory] (one without loops gets the globals and
+// no poll), and a module already exporting one of the reserved names
+// [ErrNameTaken]. It does not validate what it copies (types, indices,
 // stack shapes); the runtime that compiles the output does. It knows nothing
 // about wazero, Extism or timeouts, and uses only the standard library.
 package looppoll

@@ -29,8 +29,9 @@ const (
 // the guest's native code (memory.grow 0).
 const Interval = 4096
 
-// ErrNoMemory says the module has no memory, so the poll has no way to
-// leave native code (memory.grow would be invalid).
+// ErrNoMemory says the module has loops but no memory, so the poll has no
+// way to leave native code (memory.grow would be invalid). A module
+// without memory and without loops gets the globals and no poll.
 var ErrNoMemory = errors.New("looppoll: module has no memory")
 
 // ErrNameTaken says the module already exports one of the reserved names.
@@ -142,7 +143,20 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 		}
 	}
 	if m.memories == 0 {
-		return nil, st, ErrNoMemory
+		// Without a memory there is no memory.grow for the poll; a
+		// module without loops needs no poll, only the globals (a host
+		// instruments every module of a set alike).
+		var loops Stats
+		for _, s := range secs {
+			if s.id == secCode {
+				if _, err := rewriteCode(s, nil, &loops); err != nil {
+					return nil, st, err
+				}
+			}
+		}
+		if loops.Loops > 0 {
+			return nil, st, ErrNoMemory
+		}
 	}
 	if m.exported[CounterExport] || m.exported[InterruptExport] {
 		return nil, st, ErrNameTaken

@@ -144,6 +144,8 @@ func TestInstrument(t *testing.T) {
 		{name: "no global or export section", wasm: spin(true), loops: 1},
 		{name: "no loops", wasm: withCode([]byte{0x01}), loops: 0},
 		{name: "no memory", wasm: spin(false), wantErr: ErrNoMemory},
+		{name: "no memory and no loops", wasm: module(sec(1, vec([]byte{0x60, 0, 0})), sec(3, vec([]byte{0})),
+			sec(10, vec(body(vec(), []byte{0x01})))), loops: 0},
 		{name: "reserved name taken", wasm: module(
 			sec(1, vec([]byte{0x60, 0, 0})), sec(3, vec([]byte{0})), sec(5, vec([]byte{0, 1})),
 			sec(6, vec([]byte{i32, 1, 0x41, 0, 0x0b})),

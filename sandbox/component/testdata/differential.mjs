@@ -1,4 +1,4 @@
-// Runs the kinds component in Node through `jco transpile` and
+// Runs the kinds or the net component in Node through `jco transpile` and
 // @bytecodealliance/preview2-shim, the reference host, for
 // TestComponentDifferential: each stdin line is {"tool":…,"args":{…}},
 // each stdout line the result in mcphost's JSON convention,
@@ -26,6 +26,8 @@ const tools = {
 	'next-color': (a) => shapes.nextColor(a.c),
 	'toggle-exec': (a) => fromFlags(shapes.toggleExec(toFlags(a.p))),
 	'scale': (a) => fromVariant(shapes.scale(toVariant(a.s))),
+	// net: wasi:http through preview2-shim's fetch.
+	'get': (a) => mod.get(a.url, a['connect-timeout-ms'], a['first-byte-timeout-ms'], a['between-bytes-timeout-ms']),
 };
 // JSON with BigInts written as integers.
 const json = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `@@${x}@@` : x)).replace(/"@@(-?\d+)@@"/g, '$1');
