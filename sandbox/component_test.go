@@ -6,13 +6,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+
+	"github.com/mcphost/mcphost/internal/benchstat"
 )
 
 // componentWasm returns a component built by scripts/components.sh
@@ -319,19 +320,9 @@ func BenchmarkComponentVsExtismC(b *testing.B) {
 		ratios[r] = perCall[0][r] / perCall[1][r]
 	}
 	b.StopTimer()
-	b.ReportMetric(benchMedian(perCall[0]), "component-ns/call")
-	b.ReportMetric(benchMedian(perCall[1]), "extism-c-ns/call")
-	b.ReportMetric(benchMedian(ratios), "component/extism")
-}
-
-// benchMedian is the median of v.
-func benchMedian(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	b.ReportMetric(benchstat.Median(perCall[0]), "component-ns/call")
+	b.ReportMetric(benchstat.Median(perCall[1]), "extism-c-ns/call")
+	b.ReportMetric(benchstat.Median(ratios), "component/extism")
 }
 
 // TestComponentHostile calls a component whose core code breaks the

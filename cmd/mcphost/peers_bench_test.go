@@ -19,6 +19,8 @@ import (
 	"time"
 
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
+
+	"github.com/mcphost/mcphost/internal/benchstat"
 )
 
 // BenchmarkPeers measures tools/call throughput over real process stdio:
@@ -162,7 +164,7 @@ func peerRounds(b *testing.B, servers []*benchServer, client string, inflight in
 		}
 	}
 	for _, s := range servers {
-		b.ReportMetric(median(rates[s.name]), "calls/s:"+s.name)
+		b.ReportMetric(benchstat.Median(rates[s.name]), "calls/s:"+s.name)
 	}
 	for _, m := range servers {
 		if slices.Contains(benchPeers, m.name) {
@@ -180,18 +182,9 @@ func peerRounds(b *testing.B, servers []*benchServer, client string, inflight in
 			for i := range ratios {
 				ratios[i] = rates[m.name][i] / rates[p][i]
 			}
-			b.ReportMetric(median(ratios), "x:"+m.name+"/"+p)
+			b.ReportMetric(benchstat.Median(ratios), "x:"+m.name+"/"+p)
 		}
 	}
-}
-
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func rotate[T any](s []T, n int) []T {
