@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/plugins"
+)
+
+// upstream is a loopback HTTP server that counts what reaches it: the
+// host a plugin asks a person about.
+type upstream struct {
+	url  string
+	port string
+	hits atomic.Int32
+}
+
+func newUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "hello from upstream")
+	}))
+	t.Cleanup(srv.Close)
+	pu, _ := url.Parse(srv.URL)
+	u.url, u.port = srv.URL, pu.Port()
+	return u
+}
+
+// consentConfig writes a plugins.toml in a new directory: the fetch
+// example, which may ask for 127.0.0.1 (any port) and nothing else, and
+// whose calls time out after timeout.
+func consentConfig(t *testing.T, timeout string) string {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("..", "..", "examples", "fetch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "plugins.toml")
+	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"fetch\"\nsource = %s\ntimeout = %q\nmay_request_hosts = [\"127.0.0.1\"]\n",
+		quote(src), timeout)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// person answers mcphost's questions, one scripted answer per question
+// ("" blocks until the question is withdrawn), and keeps every message.
+type person struct {
+	// withdrawn ends an unanswered question (the Go SDK does not cancel
+	// a handler when the server cancels its request).
+	withdrawn chan struct{}
+	mu        sync.Mutex
+	answers   []string
+	messages  []string
+}
+
+func (p *person) say(answers ...string) {
+	p.mu.Lock()
+	p.answers = append(p.answers, answers...)
+	p.mu.Unlock()
+}
+
+func (p *person) asked() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.messages...)
+}
+
+func (p *person) handle(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	p.mu.Lock()
+	p.messages = append(p.messages, r.Params.Message)
+	answer := "deny"
+	if len(p.answers) > 0 {
+		answer, p.answers = p.answers[0], p.answers[1:]
+	}
+	p.mu.Unlock()
+	switch answer {
+	case "":
+		select { // no one answers
+		case <-ctx.Done():
+		case <-p.withdrawn:
+		}
+		return nil, fmt.Errorf("no answer")
+	case "decline":
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
+}
+
+// fetchOnce calls fetch_fetch with target and returns its text and
+// whether it is an error result.
+func fetchOnce(t *testing.T, cs *mcp.ClientSession, target string) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch_fetch", Arguments: map[string]any{"url": target}})
+	if err != nil {
+		t.Fatalf("tools/call fetch_fetch %s: %v", target, err)
+	}
+	return textOf(t, res), res.IsError
+}
+
+// connectConsent starts mcphost serve on conf over transport and connects
+// a Go SDK client of version; p, when not nil, answers elicitation.
+func connectConsent(t *testing.T, version, transport, conf string, p *person) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if p != nil {
+		opts.ElicitationHandler = p.handle
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "consent", Version: "1"}, opts)
+	args := []string{"--config", conf, "--no-watch"}
+	if transport == "stdio" {
+		return startServerEra(t, client, version, args...).session
+	}
+	return connectHTTP(t, client, version, args...)
+}
+
+// TestConsent drives the real `mcphost serve` with the Go SDK client, in
+// both eras (a paused call answering elicitation/create in 2025-11-25; an
+// input_required round the client answers and retries in 2026-07-28),
+// over stdio and Streamable HTTP. The fetch example reaches for a
+// loopback server outside its allowed_hosts:
+//
+//   - allow_once proceeds, and the next call asks again;
+//   - deny and decline are refused, and nothing reaches the server;
+//   - a host may_request_hosts does not name is refused without a question;
+//   - no answer before the call's timeout is refused (2025-11-25: only a
+//     paused call has a timeout to run out);
+//   - allow_always proceeds, is written to plugins.grants.toml, is not
+//     asked again, and holds in a new process;
+//   - a client without elicitation is never asked, and the refusal names
+//     the key to edit.
+func TestConsent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the fetch example and runs mcphost serve")
+	}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, transport := range []string{"stdio", "http"} {
+			t.Run(version+"/"+transport, func(t *testing.T) {
+				up := newUpstream(t)
+				target := "127.0.0.1:" + up.port
+				conf := consentConfig(t, "3s")
+				p := &person{withdrawn: make(chan struct{})}
+				cs := connectConsent(t, version, transport, conf, p)
+				asked := 0
+				expectAsked := func(step string, n int) {
+					t.Helper()
+					asked += n
+					got := p.asked()
+					if len(got) != asked {
+						t.Fatalf("%s: %d questions so far; want %d (%q)", step, len(got), asked, got)
+					}
+					for _, m := range got[len(got)-n:] {
+						if !strings.Contains(m, `Plugin "fetch"`) || !strings.Contains(m, target) {
+							t.Errorf("%s: question %q; want it to name plugin \"fetch\" and %s", step, m, target)
+						}
+					}
+				}
+				expectHits := func(step string, want int32) {
+					t.Helper()
+					if got := up.hits.Load(); got != want {
+						t.Errorf("%s: the upstream server got %d requests; want %d", step, got, want)
+					}
+				}
+
+				p.say("allow_once")
+				if text, isErr := fetchOnce(t, cs, up.url+"/a"); isErr || !strings.Contains(text, "hello from upstream") {
+					t.Fatalf("allow_once: got %q (isError %v); want the upstream's text", text, isErr)
+				}
+				expectAsked("allow_once", 1)
+				expectHits("allow_once", 1)
+
+				p.say("allow_once")
+				if text, isErr := fetchOnce(t, cs, up.url+"/b"); isErr || !strings.Contains(text, "hello from upstream") {
+					t.Fatalf("allow_once again: got %q (isError %v)", text, isErr)
+				}
+				expectAsked("allow_once asks again", 1)
+				expectHits("allow_once again", 2)
+
+				for _, answer := range []string{"deny", "decline"} {
+					p.say(answer)
+					text, isErr := fetchOnce(t, cs, up.url+"/c")
+					if !isErr || !strings.Contains(text, "allowed_hosts") {
+						t.Errorf("%s: got %q (isError %v); want a refusal naming allowed_hosts", answer, text, isErr)
+					}
+					expectAsked(answer, 1)
+					expectHits(answer, 2)
+				}
+
+				text, isErr := fetchOnce(t, cs, "http://localhost:"+up.port+"/d")
+				if !isErr || !strings.Contains(text, "may_request_hosts does not name it") || !strings.Contains(text, "allowed_hosts") {
+					t.Errorf("undeclared: got %q (isError %v); want a refusal naming allowed_hosts and may_request_hosts", text, isErr)
+				}
+				expectAsked("undeclared", 0)
+				expectHits("undeclared", 2)
+
+				if version == "2025-11-25" {
+					p.say("")
+					text, isErr := fetchOnce(t, cs, up.url+"/e")
+					close(p.withdrawn)
+					if !isErr || !strings.Contains(text, "timeout") {
+						t.Errorf("no answer: got %q (isError %v); want a timeout", text, isErr)
+					}
+					expectAsked("no answer", 1)
+					expectHits("no answer", 2)
+				}
+
+				p.say("allow_always")
+				if text, isErr := fetchOnce(t, cs, up.url+"/f"); isErr || !strings.Contains(text, "hello from upstream") {
+					t.Fatalf("allow_always: got %q (isError %v)", text, isErr)
+				}
+				expectAsked("allow_always", 1)
+				g, err := plugins.OpenGrants(plugins.GrantsFile(conf))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if list := g.List(); len(list) != 1 || list[0].Plugin != "fetch" || list[0].Host != target {
+					t.Errorf("plugins.grants.toml holds %+v; want fetch → %s", list, target)
+				}
+				if text, isErr := fetchOnce(t, cs, up.url+"/g"); isErr || !strings.Contains(text, "hello from upstream") {
+					t.Fatalf("after allow_always: got %q (isError %v)", text, isErr)
+				}
+				expectAsked("after allow_always", 0)
+				expectHits("after allow_always", 4)
+
+				// A new process reads the grant: no question.
+				p2 := &person{}
+				cs2 := connectConsent(t, version, transport, conf, p2)
+				if text, isErr := fetchOnce(t, cs2, up.url+"/h"); isErr || !strings.Contains(text, "hello from upstream") {
+					t.Fatalf("after a restart: got %q (isError %v)", text, isErr)
+				}
+				if q := p2.asked(); len(q) != 0 {
+					t.Errorf("after a restart: asked %q; want no question", q)
+				}
+				expectHits("after a restart", 5)
+
+				// A client without elicitation is never asked.
+				cs3 := connectConsent(t, version, transport, consentConfig(t, "3s"), nil)
+				text, isErr = fetchOnce(t, cs3, up.url+"/i")
+				if !isErr || !strings.Contains(text, "add \""+target+"\" to allowed_hosts in [[plugin]] fetch") {
+					t.Errorf("no elicitation: got %q (isError %v); want a refusal naming allowed_hosts", text, isErr)
+				}
+				expectHits("no elicitation", 5)
+			})
+		}
+	}
+}
