@@ -30,7 +30,7 @@ import (
 //     before the call's deadline, a client that cannot be asked) refuses,
 //     with a reason that names the key to edit.
 //
-// Nothing an agent can call reaches Grants.Add: only an answer the client
+// Nothing an agent can call reaches Grants.Grant: only an answer the client
 // returns to the host's own question does.
 
 // Decisions a person can give.
@@ -144,7 +144,7 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 			c.log.Warn("consent: allowed, but there is no grants file to keep it in; allowed once", "plugin", r.Plugin, "host", target)
 			return nil
 		}
-		if err := c.grants.Add(r.Plugin, target, time.Now()); err != nil {
+		if err := c.grants.Grant(r.Plugin, target, time.Now()); err != nil {
 			c.log.Error("consent: allowed, but the grant was not saved; allowed once", "plugin", r.Plugin, "host", target, "err", err)
 			return nil
 		}

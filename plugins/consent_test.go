@@ -133,7 +133,7 @@ func TestConsentParams(t *testing.T) {
 	}
 }
 
-// TestGrantsFile: Add and Revoke write the file whole (another Grants on
+// TestGrantsFile: Grant and Revoke write the file whole (another Grants on
 // it reads the same), never write over a file they could not read, and a
 // file that does not parse stands for no grants.
 func TestGrantsFile(t *testing.T) {
@@ -144,7 +144,7 @@ func TestGrantsFile(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for _, gr := range [][2]string{{"fetch", "b.example:443"}, {"fetch", "a.example:443"}, {"other", "[::1]:8080"}, {"fetch", "a.example:443"}} {
-		if err := g.Add(gr[0], gr[1], now); err != nil {
+		if err := g.Grant(gr[0], gr[1], now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -175,8 +175,8 @@ func TestGrantsFile(t *testing.T) {
 	if err := g.Reload(); err == nil || len(g.List()) != 0 || !strings.Contains(err.Error(), file) {
 		t.Errorf("a bad file: %v, %v; want an error naming it and no grants", g.List(), err)
 	}
-	if err := g.Add("fetch", "c.example:443", now); err == nil {
-		t.Errorf("Add over a bad file succeeded; want it refused")
+	if err := g.Grant("fetch", "c.example:443", now); err == nil {
+		t.Errorf("Grant over a bad file succeeded; want it refused")
 	}
 	if b, _ := os.ReadFile(file); string(b) != "[[grant]\nplugin = " {
 		t.Errorf("the bad file was rewritten: %q", b)

@@ -48,7 +48,7 @@ const grantsHeader = `# Written by mcphost when a person answers allow_always to
 
 // Grants is a grants file in memory. It is read by [OpenGrants] and again
 // by [Grants.Reload] (every load of a [Loader] with it), and written, whole
-// and atomically, by Add and Revoke. It is safe for concurrent use.
+// and atomically, by Grant and Revoke. It is safe for concurrent use.
 type Grants struct {
 	file string
 	mu   sync.Mutex
@@ -111,10 +111,10 @@ func (g *Grants) Has(plugin, target string) bool {
 	return slices.ContainsFunc(g.list, func(gr Grant) bool { return gr.Plugin == plugin && gr.Host == target })
 }
 
-// Add records that plugin may connect to target from now on. It reads the
+// Grant records that plugin may connect to target from now on. It reads the
 // file first (another process, such as `mcphost grants revoke`, may have
 // changed it), so it never writes over what it could not read.
-func (g *Grants) Add(plugin, target string, now time.Time) error {
+func (g *Grants) Grant(plugin, target string, now time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	list, err := readGrants(g.file)

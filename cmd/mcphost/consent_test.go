@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -256,6 +259,114 @@ func TestConsent(t *testing.T) {
 				}
 				expectHits("no elicitation", 5)
 			})
+		}
+	}
+}
+
+// TestAgentsCannotGrant: what an agent can reach is tools, resources and
+// prompts, and none of those mcphost serves (every example plugin loaded
+// together, and mcphost adds none of its own) touches grants; in the
+// code, only a person's answer (plugins/consent.go) adds a grant and only
+// the command line (cmd/mcphost/grants.go) revokes one.
+func TestAgentsCannotGrant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every example and runs mcphost serve")
+	}
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "main.go"))
+	if err != nil || len(dirs) < 5 {
+		t.Fatalf("examples: %v, %v", dirs, err)
+	}
+	var conf strings.Builder
+	conf.WriteString("[server]\nstartup_wait = \"300s\"\n")
+	for _, m := range dirs {
+		dir, _ := filepath.Abs(filepath.Dir(m))
+		fmt.Fprintf(&conf, "\n[[plugin]]\nname = %q\nsource = %s\nmay_request_hosts = [\"*\"]\n", filepath.Base(dir), quote(dir))
+	}
+	file := filepath.Join(t.TempDir(), "plugins.toml")
+	if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := connectConsent(t, "2025-11-25", "stdio", file, &person{})
+	ctx := context.Background()
+	var seen []string // name and description of everything an agent can reach
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, "tool "+tool.Name+": "+tool.Title+" "+tool.Description)
+	}
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, "resource "+r.URI+": "+r.Name+" "+r.Description)
+	}
+	for r, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, "template "+r.URITemplate+": "+r.Name+" "+r.Description)
+	}
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, "prompt "+p.Name+": "+p.Description)
+	}
+	if len(seen) < 10 {
+		t.Fatalf("an agent sees only %d items: the check proves little (%q)", len(seen), seen)
+	}
+	for _, s := range seen {
+		for _, word := range []string{"grant", "permission", "allowed_hosts", "may_request", "allow_always", "consent"} {
+			if strings.Contains(strings.ToLower(s), word) {
+				t.Errorf("%s: mentions %q; no tool, resource or prompt may touch grants", s, word)
+			}
+		}
+	}
+	t.Logf("%d tools, resources, templates and prompts; none touches grants", len(seen))
+	if g, err := plugins.OpenGrants(plugins.GrantsFile(file)); err != nil || len(g.List()) != 0 {
+		t.Errorf("grants after listing: %v, %v; want none", g.List(), err)
+	}
+
+	// In the code: every call of a method named Grant or Revoke (the
+	// writers of a *plugins.Grants), found by parsing every Go file.
+	writers := map[string][]string{}
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != root && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")):
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Grant" || sel.Sel.Name == "Revoke") {
+					writers[filepath.ToSlash(rel)] = append(writers[filepath.ToSlash(rel)], sel.Sel.Name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"plugins/consent.go": "Grant", "cmd/mcphost/grants.go": "Revoke"}
+	if len(writers) != len(want) {
+		t.Errorf("Grant and Revoke are called from %v; want only %v", writers, want)
+	}
+	for file, call := range want {
+		if w := writers[file]; len(w) != 1 || w[0] != call {
+			t.Errorf("%s calls %v; want %s once", file, w, call)
 		}
 	}
 }
