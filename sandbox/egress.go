@@ -339,6 +339,16 @@ func (e *egress) allow(ctx context.Context, host string, lit netip.Addr, port ui
 	}
 	if e.consent != nil {
 		if _, may, _, _ := matchRules(e.mayRequest, host, lit, port); may {
+			// The transport dials on a context that keeps the request's
+			// values but not its deadline: the question is bounded by
+			// the request's own context (the call's), so it is withdrawn
+			// when the call ends.
+			if rc, ok := ctx.Value(requestCtxKey{}).(context.Context); ok {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				defer context.AfterFunc(rc, cancel)()
+			}
 			if err := e.consent.Allow(ctx, Reach{Plugin: e.plugin, Host: host, Port: port}); err != nil {
 				return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts", Asked: true, Reason: err.Error()})
 			}
@@ -391,9 +401,12 @@ type consentTransport struct {
 	rt *http.Transport
 }
 
+// requestCtxKey carries a request's own context to its dial (see allow).
+type requestCtxKey struct{}
+
 func (t consentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.e.ruled(req.URL) {
-		req = req.Clone(req.Context())
+		req = req.Clone(context.WithValue(req.Context(), requestCtxKey{}, req.Context()))
 		req.Close = true
 	}
 	return t.rt.RoundTrip(req)

@@ -67,8 +67,8 @@ func consentConfig(t *testing.T, timeout string) string {
 // person answers mcphost's questions, one scripted answer per question
 // ("" blocks until the question is withdrawn), and keeps every message.
 type person struct {
-	// withdrawn ends an unanswered question (the Go SDK does not cancel
-	// a handler when the server cancels its request).
+	// withdrawn is closed when the server withdraws an unanswered
+	// question (notifications/cancelled cancels the handler's ctx).
 	withdrawn chan struct{}
 	mu        sync.Mutex
 	answers   []string
@@ -97,11 +97,9 @@ func (p *person) handle(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitR
 	p.mu.Unlock()
 	switch answer {
 	case "":
-		select { // no one answers
-		case <-ctx.Done():
-		case <-p.withdrawn:
-		}
-		return nil, fmt.Errorf("no answer")
+		<-ctx.Done() // no one answers, until the server withdraws the question
+		close(p.withdrawn)
+		return nil, ctx.Err()
 	case "decline":
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
@@ -217,7 +215,11 @@ func TestConsent(t *testing.T) {
 				if version == "2025-11-25" {
 					p.say("")
 					text, isErr := fetchOnce(t, cs, up.url+"/e")
-					close(p.withdrawn)
+					select {
+					case <-p.withdrawn:
+					case <-time.After(time.Minute):
+						t.Fatal("the unanswered question was not withdrawn (notifications/cancelled) when the call timed out")
+					}
 					if !isErr || !strings.Contains(text, "timeout") {
 						t.Errorf("no answer: got %q (isError %v); want a timeout", text, isErr)
 					}
