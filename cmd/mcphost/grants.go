@@ -39,7 +39,8 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 	fs.more = grantsUsage
 	var c common
 	c.register(fs)
-	if err := fs.parse(args[1:]); err != nil {
+	operands, err := fs.parseOperands(args[1:])
+	if err != nil {
 		return err
 	}
 	g, err := openGrants(c.config)
@@ -48,8 +49,8 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch args[0] {
 	case "list":
-		if fs.NArg() > 0 {
-			return fmt.Errorf("unexpected arguments %q", fs.Args())
+		if len(operands) > 0 {
+			return fmt.Errorf("unexpected arguments %q", operands)
 		}
 		list := g.List()
 		if len(list) == 0 {
@@ -63,11 +64,14 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return tw.Flush()
 	case "revoke":
-		if fs.NArg() < 1 || fs.NArg() > 2 {
+		if len(operands) < 1 || len(operands) > 2 {
 			fmt.Fprint(stderr, grantsUsage)
 			return errUsage
 		}
-		plugin, target := fs.Arg(0), fs.Arg(1)
+		plugin, target := operands[0], ""
+		if len(operands) == 2 {
+			target = operands[1]
+		}
 		gone, err := g.Revoke(plugin, target)
 		if err != nil {
 			return err

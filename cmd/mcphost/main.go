@@ -261,6 +261,22 @@ func (f *flags) parse(args []string) error {
 	return nil
 }
 
+// parseOperands parses args whose flags may come before, between or
+// after the operands (as synopses write them) and returns the operands.
+func (f *flags) parseOperands(args []string) ([]string, error) {
+	var operands []string
+	for {
+		if err := f.parse(args); err != nil {
+			return nil, err
+		}
+		if f.NArg() == 0 {
+			return operands, nil
+		}
+		operands = append(operands, f.Arg(0))
+		args = f.Args()[1:]
+	}
+}
+
 // wantsHelp reports whether args ask for help alone (-h, --help), for
 // commands that pass their arguments on (go).
 func wantsHelp(args []string) bool {
