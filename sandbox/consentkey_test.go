@@ -1,6 +1,12 @@
 package sandbox
 
-import "testing"
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
 
 // TestConsentKey: a guest's request that names itself with the host's
 // consent input key is caught however it spells or repeats the key.
@@ -27,4 +33,28 @@ func TestConsentKey(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzConsentKey: a guest's payload is untrusted. Whatever it holds,
+// consentKey does not panic, and a payload it passes has no input key in
+// the reserved space as encoding/json reads it.
+func FuzzConsentKey(f *testing.F) {
+	f.Add([]byte(`{"_meta":{"io.mcphost/inputKey":"io.mcphost/consent:x"}}`))
+	f.Add([]byte(`{"_meta":{"io.mcphost/inputKey":"mine"},"message":"m"}`))
+	f.Add([]byte(`{"_meta":{"io.mcphost\/inputKey":"io.mcphost\/consent:x","io.mcphost/inputKey":"a"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if consentKey(b) {
+			return
+		}
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if json.Unmarshal(b, &p) != nil {
+			return
+		}
+		var key string
+		if json.Unmarshal(p.Meta[abi.MetaInputKey], &key) == nil && strings.HasPrefix(key, abi.ConsentInputKeyPrefix) {
+			t.Fatalf("consentKey passed %q, whose input key is %q", b, key)
+		}
+	})
 }
