@@ -305,9 +305,7 @@ func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if !trusted && !e.allowPrivate {
 		for _, a := range addrs {
 			if class := privateClass(a); class != "" {
-				return nil, e.refuse(&RefusedError{Host: host, Port: port, Addr: a.Unmap(), Key: "allow_private_networks",
-					Reason: fmt.Sprintf("address %s is %s; set allow_private_networks = true in [[plugin]] %s",
-						a.Unmap(), class, e.plugin)})
+				return nil, e.refusePrivate(host, port, a, class)
 			}
 		}
 	}
@@ -338,7 +336,16 @@ func (e *egress) allow(ctx context.Context, host string, lit netip.Addr, port ui
 		return trusted, nil
 	}
 	if e.consent != nil {
-		if _, may, _, _ := matchRules(e.mayRequest, host, lit, port); may {
+		if mayTrusted, may, _, _ := matchRules(e.mayRequest, host, lit, port); may {
+			// A private address is allowed as allowed_hosts would allow
+			// it: only through a rule naming it (an IP literal or
+			// localhost) or allow_private_networks. An IP literal that
+			// would be refused anyway is refused before anyone is asked.
+			if lit.IsValid() && !mayTrusted && !e.allowPrivate {
+				if class := privateClass(lit); class != "" {
+					return false, e.refusePrivate(host, port, lit, class)
+				}
+			}
 			// The transport dials on a context that keeps the request's
 			// values but not its deadline: the question is bounded by
 			// the request's own context (the call's), so it is withdrawn
@@ -352,9 +359,7 @@ func (e *egress) allow(ctx context.Context, host string, lit netip.Addr, port ui
 			if err := e.consent.Allow(ctx, Reach{Plugin: e.plugin, Host: host, Port: port}); err != nil {
 				return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts", Asked: true, Reason: err.Error()})
 			}
-			// An approved name reaches private addresses only as a
-			// rule naming it would: an IP literal or localhost.
-			return lit.IsValid() || host == "localhost", nil
+			return mayTrusted, nil
 		}
 	}
 	var also string
@@ -431,6 +436,12 @@ func (e *egress) ruled(u *url.URL) bool {
 	lit, _ := netip.ParseAddr(host)
 	_, allowed, _, _ := matchRules(e.rules, host, lit, uint16(port))
 	return allowed
+}
+
+// refusePrivate refuses a connection to a, a private address of class.
+func (e *egress) refusePrivate(host string, port uint16, a netip.Addr, class string) error {
+	return e.refuse(&RefusedError{Host: host, Port: port, Addr: a.Unmap(), Key: "allow_private_networks",
+		Reason: fmt.Sprintf("address %s is %s; set allow_private_networks = true in [[plugin]] %s", a.Unmap(), class, e.plugin)})
 }
 
 // refuse fills in the plugin, logs the refusal (rate-limited) and returns

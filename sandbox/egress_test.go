@@ -485,6 +485,8 @@ func TestEgressConsent(t *testing.T) {
 			refusals: []string{"add it to allowed_hosts", "may_request_hosts does not name it"}},
 		{name: "other port declared", may: []string{"127.0.0.1:1"}, calls: 1,
 			refusals: []string{"add it to allowed_hosts", "may_request_hosts does not name it"}},
+		{name: "wildcard does not ask for a loopback literal", may: []string{"*"}, calls: 1,
+			refusals: []string{"address 127.0.0.1 is loopback", "allow_private_networks = true"}},
 	}
 	var mu sync.Mutex // the cases share the server's accept count
 	for _, tc := range tests {
