@@ -335,32 +335,36 @@ func (e *egress) allow(ctx context.Context, host string, lit netip.Addr, port ui
 	if allowed {
 		return trusted, nil
 	}
-	if e.consent != nil {
-		if mayTrusted, may, _, _ := matchRules(e.mayRequest, host, lit, port); may {
-			// A private address is allowed as allowed_hosts would allow
-			// it: only through a rule naming it (an IP literal or
-			// localhost) or allow_private_networks. An IP literal that
-			// would be refused anyway is refused before anyone is asked.
-			if lit.IsValid() && !mayTrusted && !e.allowPrivate {
-				if class := privateClass(lit); class != "" {
-					return false, e.refusePrivate(host, port, lit, class)
-				}
+	mayTrusted, may, _, _ := matchRules(e.mayRequest, host, lit, port)
+	if may && e.consent == nil {
+		target := net.JoinHostPort(host, strconv.Itoa(int(port)))
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("host %s is not in allowed_hosts; may_request_hosts names it, but no person can be asked here (mcphost serve asks a client that declares elicitation); add %q to allowed_hosts in [[plugin]] %s", target, target, e.plugin)})
+	}
+	if may {
+		// A private address is allowed as allowed_hosts would allow
+		// it: only through a rule naming it (an IP literal or
+		// localhost) or allow_private_networks. An IP literal that
+		// would be refused anyway is refused before anyone is asked.
+		if lit.IsValid() && !mayTrusted && !e.allowPrivate {
+			if class := privateClass(lit); class != "" {
+				return false, e.refusePrivate(host, port, lit, class)
 			}
-			// The transport dials on a context that keeps the request's
-			// values but not its deadline: the question is bounded by
-			// the request's own context (the call's), so it is withdrawn
-			// when the call ends.
-			if rc, ok := ctx.Value(requestCtxKey{}).(context.Context); ok {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithCancel(ctx)
-				defer cancel()
-				defer context.AfterFunc(rc, cancel)()
-			}
-			if err := e.consent.Allow(ctx, Reach{Plugin: e.plugin, Host: host, Port: port}); err != nil {
-				return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts", Asked: true, Reason: err.Error()})
-			}
-			return mayTrusted, nil
 		}
+		// The transport dials on a context that keeps the request's
+		// values but not its deadline: the question is bounded by
+		// the request's own context (the call's), so it is withdrawn
+		// when the call ends.
+		if rc, ok := ctx.Value(requestCtxKey{}).(context.Context); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(rc, cancel)()
+		}
+		if err := e.consent.Allow(ctx, Reach{Plugin: e.plugin, Host: host, Port: port}); err != nil {
+			return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts", Asked: true, Reason: err.Error()})
+		}
+		return mayTrusted, nil
 	}
 	var also string
 	if len(e.mayRequest) > 0 {

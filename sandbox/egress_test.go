@@ -471,6 +471,7 @@ func TestEgressConsent(t *testing.T) {
 	tests := []struct {
 		name     string
 		may      []string
+		none     bool // no Consent: nothing can ask
 		answer   error
 		calls    int
 		wantAsk  int
@@ -485,6 +486,8 @@ func TestEgressConsent(t *testing.T) {
 			refusals: []string{"add it to allowed_hosts", "may_request_hosts does not name it"}},
 		{name: "other port declared", may: []string{"127.0.0.1:1"}, calls: 1,
 			refusals: []string{"add it to allowed_hosts", "may_request_hosts does not name it"}},
+		{name: "declared, but no one to ask", may: []string{"127.0.0.1"}, none: true, calls: 1,
+			refusals: []string{"may_request_hosts names it, but no person can be asked here", `add "127.0.0.1:` + port + `" to allowed_hosts`}},
 		{name: "wildcard does not ask for a loopback literal", may: []string{"*"}, calls: 1,
 			refusals: []string{"address 127.0.0.1 is loopback", "allow_private_networks = true"}},
 	}
@@ -494,7 +497,11 @@ func TestEgressConsent(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			c := &fakeConsent{err: tc.answer}
-			m := load(t, Limits{Instances: 1, MayRequestHosts: tc.may, Consent: c})
+			lim := Limits{Instances: 1, MayRequestHosts: tc.may, Consent: c}
+			if tc.none {
+				lim.Consent = nil
+			}
+			m := load(t, lim)
 			before := ln.accepts.Load()
 			for range tc.calls {
 				out, err := m.Call(WithPeer(context.Background(), nopPeer{}), "http", []byte(srv.URL+"/x"))
