@@ -230,3 +230,39 @@ func TestPluginCacheHints(t *testing.T) {
 		})
 	}
 }
+
+// TestConsentRounds: a consent question (plugins.ConsentParams) is one
+// more input request, except that an answer the client sends before it
+// was asked does not count (it is asked), an answer to it after a round
+// that asked it does, and a client without elicitation gets the plugin's
+// result, not -32021.
+func TestConsentRounds(t *testing.T) {
+	srv := newServer(t, newFixture(), Options{RequestStateKey: []byte("k1")})
+	c := startClient(t, srv)
+	caps := meta2026(`{"elicitation":{}}`)
+	params, _ := json.Marshal(json.RawMessage(plugins.ConsentParams("fetch", "example.com:443")))
+	ask := `"arguments":{"method":"elicitation/create","params":` + string(params) + `}`
+	key := "io.mcphost/consent:fetch:example.com:443"
+	answer := `{"action":"accept","content":{"decision":"allow_always"}}`
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+		Content       []struct{ Text string }    `json:"content"`
+	}
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_ask",%s,"inputResponses":{%q:%s},%s}}`, ask, key, answer, caps)
+	w := c.next()
+	if err := json.Unmarshal(w.Result, &r); err != nil || r.ResultType != "input_required" || r.InputRequests[key] == nil {
+		t.Fatalf("an unasked answer: got %s; want input_required asking %s", w.raw, key)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_ask",%s,"inputResponses":{%q:%s},"requestState":%q,%s}}`, ask, key, answer, r.RequestState, caps)
+	w = c.next()
+	r.Content = nil
+	if err := json.Unmarshal(w.Result, &r); err != nil || r.ResultType != "complete" || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "allow_always") {
+		t.Fatalf("the asked answer: got %s; want it passed to the plugin", w.raw)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_ask",%s,%s}}`, ask, meta2026(`{}`))
+	if w = c.next(); w.Error != nil {
+		t.Errorf("no elicitation: got %s; want the plugin's result, not an error", w.raw)
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +60,7 @@ type inputRound struct {
 	responses map[string]json.RawMessage // known answers, by key
 	asked     map[string]json.RawMessage // requests to send, by key
 	counts    map[string]int             // default keys handed out, by method
+	consent   []string                   // consent questions the previous round asked
 }
 
 // requestStateBody is the signed payload of a requestState.
@@ -65,6 +68,10 @@ type requestStateBody struct {
 	Target    string                     `json:"t"`
 	Expires   int64                      `json:"e"` // unix seconds
 	Responses map[string]json.RawMessage `json:"r,omitempty"`
+	// Consent lists the consent questions (abi.ConsentInputKeyPrefix)
+	// this round asked: a retry's answer to one counts only if it was
+	// asked, so no client grants what it was never asked about.
+	Consent []string `json:"c,omitempty"`
 }
 
 // stateKey returns key, or a random key when it is empty.
@@ -112,6 +119,7 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 		for k, v := range body.Responses {
 			in.responses[k] = v
 		}
+		in.consent = body.Consent
 	}
 	raw := req.param("inputResponses")
 	if raw == nil || string(raw) == "null" {
@@ -126,6 +134,9 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 		if !jsonrpc.IsObject(v) {
 			bad = jsonrpc.InvalidParams("invalid params: inputResponses[%q] must be an object (the client's result)", key)
 			return false
+		}
+		if strings.HasPrefix(key, abi.ConsentInputKeyPrefix) && !slices.Contains(in.consent, key) {
+			return true // never asked: the question goes out when the plugin reaches for it
 		}
 		in.responses[key] = append(json.RawMessage(nil), v...)
 		return true
@@ -235,7 +246,14 @@ func (srv *Server) inputRequired(req *request) json.RawMessage {
 	if err != nil {
 		asked = emptyJSON
 	}
-	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses})
+	var consent []string
+	for k := range in.asked {
+		if strings.HasPrefix(k, abi.ConsentInputKeyPrefix) {
+			consent = append(consent, k)
+		}
+	}
+	slices.Sort(consent)
+	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses, Consent: consent})
 	b := append([]byte(`{"resultType":"input_required","inputRequests":`), asked...)
 	b = append(b, `,"requestState":`...)
 	b = jsonscan.AppendString(b, state)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
@@ -96,7 +98,10 @@ func (p *peer) request(ctx context.Context, method string, params json.RawMessag
 		return nil, fmt.Errorf("%s: params are not valid JSON", method)
 	}
 	if err := mayRequest(req.clientState(), method, params); err != nil {
-		if req.input != nil && errors.Is(err, ErrNotSupported) {
+		if req.input != nil && errors.Is(err, ErrNotSupported) && !consentAsk(params) {
+			// A plugin that needed the capability makes the request
+			// -32021; a question about a plugin's reach does not (the
+			// refusal, which names the key to edit, is the result).
 			req.input.refused(method)
 		}
 		return nil, err
@@ -127,6 +132,13 @@ func (p *peer) request(ctx context.Context, method string, params json.RawMessag
 		}
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	}
+}
+
+// consentAsk reports whether params are the host's own question for a
+// person's consent (plugins.ConsentParams), which no guest can send.
+func consentAsk(params json.RawMessage) bool {
+	key, _ := inputKey(params)
+	return strings.HasPrefix(key, abi.ConsentInputKeyPrefix)
 }
 
 // mayRequest checks the client's capabilities and version for a

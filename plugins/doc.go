@@ -29,8 +29,16 @@
 //     generation for concurrent readers ([Registry]), runs calls, and
 //     drives reloads ([Manager], which owns a [watch.Watcher]).
 //
+// It also owns consent (consent.go, grants.go): the [sandbox.Consent] of
+// the modules a Loader with [LoaderOptions].Grants loads, which asks the
+// person behind the client, through the call's Peer, about a host a
+// plugin's may_request_hosts names and its allowed_hosts does not allow,
+// and keeps allow_always answers in plugins.grants.toml ([Grants]), read
+// again on every Build and watched beside plugins.toml.
+//
 // It knows nothing about JSON-RPC: it reports changes; it does not send
-// notifications.
+// notifications. The consent question is MCP elicitation params (abi
+// types); the host carries it like a plugin's own elicitation.
 //
 // # Life of a reload
 //

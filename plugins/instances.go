@@ -68,7 +68,7 @@ func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, erro
 	peer := &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
 	peer.limit.call = newBucket(callRate, callBurst)
 	peer.limit.plugin = c.root().flood.bucket()
-	out, err := c.module.Call(sandbox.WithPeer(ctx, peer), export, in)
+	out, err := c.module.Call(sandbox.WithPeer(withOnce(ctx), peer), export, in)
 	peer.limit.finish(ctx, peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {

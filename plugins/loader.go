@@ -57,6 +57,12 @@ type LoaderOptions struct {
 	// Observer, when not nil, is told about every tool call of the
 	// plugins this loader loads (see [Observer]).
 	Observer Observer
+	// Grants, when not nil, turns on consent (consent.go): a plugin's
+	// connection to a host its may_request_hosts names and its
+	// allowed_hosts does not allow asks the person behind the client,
+	// and allow_always answers are kept here. Every Build reads the file
+	// again. nil refuses such connections as before, naming the key.
+	Grants *Grants
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
@@ -72,6 +78,8 @@ type Loader struct {
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
 	signals    *listSignals // plugins that signalled a list change (dynamic.go)
 	obs        Observer
+	grants     *Grants
+	consent    sandbox.Consent // nil without Grants
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -95,6 +103,10 @@ func NewLoader(opts LoaderOptions) *Loader {
 	}
 	if l.log == nil {
 		l.log = slog.Default()
+	}
+	if opts.Grants != nil {
+		l.grants = opts.Grants
+		l.consent = &consent{grants: opts.Grants, log: l.log}
 	}
 	l.cache = source.NewCache(source.CacheOptions{BuildDir: opts.BuildCacheDir, DownloadDir: opts.DownloadCacheDir,
 		Max: opts.CacheMax, ExtraDirs: opts.CacheDirs, Logger: l.log})
@@ -144,6 +156,11 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 	}
 	id := l.nextID(prev)
 	start := time.Now()
+	if l.grants != nil {
+		if err := l.grants.Reload(); err != nil {
+			l.log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "file", l.grants.File(), "err", err)
+		}
+	}
 	level := slog.LevelInfo // of progress lines
 	if prev != nil {
 		level = slog.LevelDebug
@@ -282,6 +299,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return c, false, nil
 	}
 	lim := config.EffectiveLimits(spec, server)
+	lim.Consent = l.consent
 	defer l.busy.Delete(spec.Name)
 	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {

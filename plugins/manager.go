@@ -276,6 +276,10 @@ func (m *Manager) watch(cfg *config.Config) {
 	if m.opts.ConfigFile != "" {
 		paths = append(paths, m.opts.ConfigFile)
 	}
+	if g := m.opts.Loader.grants; g != nil {
+		// A grant revoked from the command line applies at once.
+		paths = append(paths, g.File())
+	}
 	if err := w.Set(paths); err != nil {
 		m.log.Warn("watch", "err", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"time"
 )
 
@@ -57,6 +59,15 @@ type Limits struct {
 	// port allows every port. Every connection is checked when it is
 	// dialled, redirects included (egress.go); see [CheckAllowedHost].
 	AllowedHosts []string
+	// MayRequestHosts are rules, in AllowedHosts' syntax, for destinations
+	// the module may ask a person for: a connection they match that
+	// AllowedHosts does not allow goes to Consent, which asks (or finds
+	// a standing grant). Any other destination is refused without asking.
+	MayRequestHosts []string
+	// Consent decides the destinations MayRequestHosts names; nil
+	// refuses them as if they were not named. It is not part of what a
+	// module is (it is left out of JSON).
+	Consent Consent `json:"-"`
 	// AllowPrivateNetworks lets a host name allowed by AllowedHosts
 	// resolve to a loopback, private, link-local, CGNAT or unspecified
 	// address. Without it only rules that are IP literals or "localhost"
@@ -165,6 +176,26 @@ type Peer interface {
 	// Notify sends a notification (notifications/message, notifications/progress,
 	// notifications/*/list_changed, notifications/resources/updated, …).
 	Notify(ctx context.Context, method string, params json.RawMessage) error
+}
+
+// Reach is what a module reached for beyond its limits.
+type Reach struct {
+	Plugin string // the module's name
+	Host   string // lower case; an IP literal without brackets
+	Port   uint16
+}
+
+// Target is the reach as "host:port" ("[::1]:443" for IPv6).
+func (r Reach) Target() string { return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))) }
+
+// Consent decides a reach a module's Limits.MayRequestHosts names and its
+// AllowedHosts does not allow. The sandbox asks it when the connection is
+// dialled, with the ctx of the call being served (its Peer, deadline and
+// cancellation), and refuses the connection unless it returns nil; the
+// error's text is the refusal's reason, which the guest sees. It must
+// honour ctx: a call waits for it.
+type Consent interface {
+	Allow(ctx context.Context, r Reach) error
 }
 
 type peerKey struct{}

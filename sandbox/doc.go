@@ -91,6 +91,14 @@
 // it, and is logged as a rate-limited warning. The client ignores proxy
 // settings in the environment.
 //
+// A destination the rules refuse and Limits.MayRequestHosts names goes
+// to Limits.Consent, an interface the caller gives (package plugins asks a
+// person through the call's Peer); the sandbox only asks and obeys. A
+// connection allowed that way is closed after its response, never pooled
+// (consentTransport). A guest's own request to the client that uses the
+// input key reserved for those questions (abi.ConsentInputKeyPrefix) is
+// refused, so no guest can word one.
+//
 // # Traces
 //
 // With [EngineOptions].Tracer set, loads, guest calls and the host

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -190,6 +191,9 @@ type RefusedError struct {
 	Port   uint16
 	Addr   netip.Addr // the resolved address refused, when the name was allowed
 	Key    string     // "allowed_hosts" or "allow_private_networks"
+	// Asked says the refusal is Consent's (may_request_hosts named the
+	// destination): a person declined, or could not be asked.
+	Asked  bool
 	Reason string
 }
 
@@ -201,6 +205,8 @@ func (e *RefusedError) Error() string {
 type egress struct {
 	plugin       string
 	rules        []hostRule
+	mayRequest   []hostRule // what consent may allow beyond rules
+	consent      Consent    // nil: nothing beyond rules
 	allowPrivate bool
 	dialer       net.Dialer
 	warn         *rootfs.Warner
@@ -212,12 +218,15 @@ type egress struct {
 func newEgress(plugin string, lim Limits, log *slog.Logger) *egress {
 	// normalize has parsed the rules already; a bad one cannot get here.
 	rules, _ := parseHostRules(lim.AllowedHosts)
-	if len(rules) > 0 {
+	may, _ := parseHostRules(lim.MayRequestHosts)
+	if len(rules) > 0 || len(may) > 0 {
 		warnProxyOnce(log)
 	}
 	return &egress{
 		plugin:       plugin,
 		rules:        rules,
+		mayRequest:   may,
+		consent:      lim.Consent,
 		allowPrivate: lim.AllowPrivateNetworks,
 		dialer:       net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
 		warn:         rootfs.NewWarner(log, "", 0, 0),
@@ -233,8 +242,12 @@ func (e *egress) client() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil
 	t.DialContext = e.dial
+	var rt http.RoundTripper = t
+	if e.consent != nil && len(e.mayRequest) > 0 {
+		rt = consentTransport{e, t}
+	}
 	return &http.Client{
-		Transport: t,
+		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("stopped after 10 redirects")
@@ -273,7 +286,7 @@ func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	port := uint16(port64)
 	host = strings.ToLower(host)
 	lit, _ := netip.ParseAddr(host)
-	trusted, err := e.allow(host, lit, port)
+	trusted, err := e.allow(ctx, host, lit, port)
 	if err != nil {
 		return nil, err
 	}
@@ -292,9 +305,7 @@ func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if !trusted && !e.allowPrivate {
 		for _, a := range addrs {
 			if class := privateClass(a); class != "" {
-				return nil, e.refuse(&RefusedError{Host: host, Port: port, Addr: a.Unmap(), Key: "allow_private_networks",
-					Reason: fmt.Sprintf("address %s is %s; set allow_private_networks = true in [[plugin]] %s",
-						a.Unmap(), class, e.plugin)})
+				return nil, e.refusePrivate(host, port, a, class)
 			}
 		}
 	}
@@ -316,13 +327,65 @@ func (e *egress) dial(ctx context.Context, network, addr string) (net.Conn, erro
 }
 
 // allow matches host (lower case; lit is its address when it is an IP
-// literal) and port against the rules. trusted says a rule that allows it
-// also names a private destination itself (an IP literal or localhost).
-func (e *egress) allow(host string, lit netip.Addr, port uint16) (trusted bool, err error) {
-	var hostMatch, allowed bool
-	var portRules []string
-	for i := range e.rules {
-		r := &e.rules[i]
+// literal) and port against the rules, and asks Consent about what they
+// refuse and may_request_hosts names. trusted says what allows it also
+// names a private destination itself (an IP literal or localhost).
+func (e *egress) allow(ctx context.Context, host string, lit netip.Addr, port uint16) (trusted bool, err error) {
+	trusted, allowed, hostMatch, portRules := matchRules(e.rules, host, lit, port)
+	if allowed {
+		return trusted, nil
+	}
+	mayTrusted, may, _, _ := matchRules(e.mayRequest, host, lit, port)
+	if may && e.consent == nil {
+		target := net.JoinHostPort(host, strconv.Itoa(int(port)))
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("host %s is not in allowed_hosts; may_request_hosts names it, but no person can be asked here (mcphost serve asks a client that declares elicitation); add %q to allowed_hosts in [[plugin]] %s", target, target, e.plugin)})
+	}
+	if may {
+		// A private address is allowed as allowed_hosts would allow
+		// it: only through a rule naming it (an IP literal or
+		// localhost) or allow_private_networks. An IP literal that
+		// would be refused anyway is refused before anyone is asked.
+		if lit.IsValid() && !mayTrusted && !e.allowPrivate {
+			if class := privateClass(lit); class != "" {
+				return false, e.refusePrivate(host, port, lit, class)
+			}
+		}
+		// The transport dials on a context that keeps the request's
+		// values but not its deadline: the question is bounded by
+		// the request's own context (the call's), so it is withdrawn
+		// when the call ends.
+		if rc, ok := ctx.Value(requestCtxKey{}).(context.Context); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(rc, cancel)()
+		}
+		if err := e.consent.Allow(ctx, Reach{Plugin: e.plugin, Host: host, Port: port}); err != nil {
+			return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts", Asked: true, Reason: err.Error()})
+		}
+		return mayTrusted, nil
+	}
+	var also string
+	if len(e.mayRequest) > 0 {
+		also = " (may_request_hosts does not name it, so no one was asked)"
+	}
+	if !hostMatch {
+		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+			Reason: fmt.Sprintf("host %s is not allowed; add it to allowed_hosts in [[plugin]] %s%s", host, e.plugin, also)})
+	}
+	return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
+		Reason: fmt.Sprintf("port %d is not allowed (allowed_hosts has %s); add %q to allowed_hosts in [[plugin]] %s%s",
+			port, strings.Join(quoteAll(portRules), ", "), net.JoinHostPort(host, strconv.Itoa(int(port))), e.plugin, also)})
+}
+
+// matchRules matches host and port against rules: allowed says a rule
+// names both (trusted: one of those also names a private destination
+// itself), hostMatch that a rule names the host, portRules the rules that
+// name it with another port.
+func matchRules(rules []hostRule, host string, lit netip.Addr, port uint16) (trusted, allowed, hostMatch bool, portRules []string) {
+	for i := range rules {
+		r := &rules[i]
 		if !r.matchHost(host, lit) {
 			continue
 		}
@@ -334,16 +397,55 @@ func (e *egress) allow(host string, lit netip.Addr, port uint16) (trusted bool, 
 		allowed = true
 		trusted = trusted || r.trustsPrivate()
 	}
-	switch {
-	case !hostMatch:
-		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
-			Reason: fmt.Sprintf("host %s is not allowed; add it to allowed_hosts in [[plugin]] %s", host, e.plugin)})
-	case !allowed:
-		return false, e.refuse(&RefusedError{Host: host, Port: port, Key: "allowed_hosts",
-			Reason: fmt.Sprintf("port %d is not allowed (allowed_hosts has %s); add %q to allowed_hosts in [[plugin]] %s",
-				port, strings.Join(quoteAll(portRules), ", "), net.JoinHostPort(host, strconv.Itoa(int(port))), e.plugin)})
+	return trusted, allowed, hostMatch, portRules
+}
+
+// consentTransport keeps connections that only a person's approval
+// allowed out of the pool: a request whose destination the rules do not
+// allow closes its connection when it is done, so no later call (which
+// was not approved, or whose grant was revoked) reuses it without the
+// dialer asking again.
+type consentTransport struct {
+	e  *egress
+	rt *http.Transport
+}
+
+// requestCtxKey carries a request's own context to its dial (see allow).
+type requestCtxKey struct{}
+
+func (t consentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.e.ruled(req.URL) {
+		req = req.Clone(context.WithValue(req.Context(), requestCtxKey{}, req.Context()))
+		req.Close = true
 	}
-	return trusted, nil
+	return t.rt.RoundTrip(req)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transport.
+func (t consentTransport) CloseIdleConnections() { t.rt.CloseIdleConnections() }
+
+// ruled reports whether the rules alone allow u's host and port (the
+// scheme's default port when u has none), as the transport will dial it.
+func (e *egress) ruled(u *url.URL) bool {
+	host := strings.ToLower(u.Hostname())
+	p := u.Port()
+	if p == "" {
+		p = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return false
+	}
+	lit, _ := netip.ParseAddr(host)
+	_, allowed, _, _ := matchRules(e.rules, host, lit, uint16(port))
+	return allowed
+}
+
+// refusePrivate refuses a connection to a, a private address of class.
+func (e *egress) refusePrivate(host string, port uint16, a netip.Addr, class string) error {
+	return e.refuse(&RefusedError{Host: host, Port: port, Addr: a.Unmap(), Key: "allow_private_networks",
+		Reason: fmt.Sprintf("address %s is %s; set allow_private_networks = true in [[plugin]] %s", a.Unmap(), class, e.plugin)})
 }
 
 // refuse fills in the plugin, logs the refusal (rate-limited) and returns

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -419,7 +421,7 @@ func FuzzParseHostRule(f *testing.F) {
 			port = 443
 		}
 		e := &egress{plugin: "p", rules: []hostRule{r}}
-		_, err = e.allow(host, ip, port)
+		_, err = e.allow(context.Background(), host, ip, port)
 		var re *RefusedError
 		if errors.As(err, &re) && re.Key == "allowed_hosts" {
 			t.Fatalf("rule %q refuses its own host %s:%d: %v", s, host, port, err)
@@ -428,4 +430,111 @@ func FuzzParseHostRule(f *testing.F) {
 			t.Fatalf("rule %q: %v", s, err)
 		}
 	})
+}
+
+// fakeConsent answers every reach with err and records what it was asked
+// and whether the call's Peer reached it.
+type fakeConsent struct {
+	err     error
+	mu      sync.Mutex
+	asked   []string
+	withPer int
+}
+
+func (c *fakeConsent) Allow(ctx context.Context, r Reach) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, r.Plugin+" "+r.Target())
+	if PeerFrom(ctx) != nil {
+		c.withPer++
+	}
+	return c.err
+}
+
+// nopPeer is a Peer that answers nothing; it only marks the call's ctx.
+type nopPeer struct{}
+
+func (nopPeer) Request(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, ErrNoPeer
+}
+func (nopPeer) Notify(context.Context, string, json.RawMessage) error { return nil }
+
+// TestEgressConsent: a destination outside allowed_hosts goes to Consent
+// only when may_request_hosts names it, with the call's ctx; what Consent
+// allows connects, without joining the pool (the next call asks again);
+// what it refuses never connects.
+func TestEgressConsent(t *testing.T) {
+	t.Parallel()
+	needGuest(t)
+	srv, ln := serveOn(t, "127.0.0.1:0", "asked", nil)
+	port := portOf(t, srv)
+	tests := []struct {
+		name     string
+		may      []string
+		none     bool // no Consent: nothing can ask
+		answer   error
+		calls    int
+		wantAsk  int
+		accepts  int32
+		refusals []string // substrings of the refusal; nil: served
+	}{
+		{name: "approved", may: []string{"127.0.0.1"}, calls: 2, wantAsk: 2, accepts: 2},
+		{name: "approved port rule", may: []string{"127.0.0.1:" + port}, calls: 1, wantAsk: 1, accepts: 1},
+		{name: "declined", may: []string{"127.0.0.1"}, answer: errors.New("a person said no"), calls: 1, wantAsk: 1,
+			refusals: []string{"a person said no"}},
+		{name: "not declared", may: []string{"example.com"}, calls: 1,
+			refusals: []string{"add it to allowed_hosts", "may_request_hosts does not name it"}},
+		{name: "other port declared", may: []string{"127.0.0.1:1"}, calls: 1,
+			refusals: []string{"add it to allowed_hosts", "may_request_hosts does not name it"}},
+		{name: "declared, but no one to ask", may: []string{"127.0.0.1"}, none: true, calls: 1,
+			refusals: []string{"may_request_hosts names it, but no person can be asked here", `add "127.0.0.1:` + port + `" to allowed_hosts`}},
+		{name: "wildcard does not ask for a loopback literal", may: []string{"*"}, calls: 1,
+			refusals: []string{"address 127.0.0.1 is loopback", "allow_private_networks = true"}},
+	}
+	var mu sync.Mutex // the cases share the server's accept count
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			defer mu.Unlock()
+			c := &fakeConsent{err: tc.answer}
+			lim := Limits{Instances: 1, MayRequestHosts: tc.may, Consent: c}
+			if tc.none {
+				lim.Consent = nil
+			}
+			m := load(t, lim)
+			before := ln.accepts.Load()
+			for range tc.calls {
+				out, err := m.Call(WithPeer(context.Background(), nopPeer{}), "http", []byte(srv.URL+"/x"))
+				if tc.refusals == nil {
+					if err != nil || string(out) != "200 hello from asked" {
+						t.Fatalf("got %q, %v; want the server's answer", out, err)
+					}
+					continue
+				}
+				var re *RefusedError
+				if !errors.As(err, &re) {
+					t.Fatalf("got %q, %v; want a *RefusedError", out, err)
+				}
+				if re.Asked != (tc.wantAsk > 0) {
+					t.Errorf("Asked = %v; want %v", re.Asked, tc.wantAsk > 0)
+				}
+				for _, want := range tc.refusals {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q; want it to contain %q", err, want)
+					}
+				}
+			}
+			if len(c.asked) != tc.wantAsk || c.withPer != tc.wantAsk {
+				t.Errorf("asked %v (%d with the call's peer); want %d asks, each with it", c.asked, c.withPer, tc.wantAsk)
+			}
+			for _, a := range c.asked {
+				if want := t.Name() + " 127.0.0.1:" + port; a != want {
+					t.Errorf("asked about %q; want %q", a, want)
+				}
+			}
+			if got := ln.accepts.Load() - before; got != tc.accepts {
+				t.Errorf("the server accepted %d connections; want %d", got, tc.accepts)
+			}
+		})
+	}
 }

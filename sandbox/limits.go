@@ -75,6 +75,10 @@ func normalize(lim Limits) (Limits, error) {
 		return lim, err
 	}
 	lim.AllowedHosts = append([]string(nil), lim.AllowedHosts...)
+	if _, err := parseHostRules(lim.MayRequestHosts); err != nil {
+		return lim, fmt.Errorf("may request: %w", err)
+	}
+	lim.MayRequestHosts = append([]string(nil), lim.MayRequestHosts...)
 
 	mounts := make([]Mount, 0, len(lim.AllowedPaths))
 	seen := make(map[string]bool)

@@ -145,6 +145,11 @@ sampling:
 			s := sample{at: time.Since(start), done: c.done.Load(), lost: c.lost.Load()}
 			s.http = measure(httpSrv)
 			s.stdio = measure(stdioSrv)
+			if ctx.Err() != nil {
+				// The run ended while it was measured: the servers are
+				// being stopped, and their debug endpoints may be gone.
+				break sampling
+			}
 			samples = append(samples, s)
 			fmt.Fprintf(out, "soak: %6s  http rss %6.1f MiB gor %4d fds %4d | stdio rss %6.1f MiB gor %4d fds %4d | calls %d lost %d refused %d slow cut %d\n",
 				s.at.Round(time.Second), mib(s.http.rss), s.http.goroutines, s.http.fds, mib(s.stdio.rss), s.stdio.goroutines, s.stdio.fds,

@@ -8,6 +8,7 @@
 //	mcphost read     [--config plugins.toml] <uri>
 //	mcphost prompt   [--config plugins.toml] <name> ['<json args>']
 //	mcphost go       <go arguments>
+//	mcphost grants   list | revoke PLUGIN [HOST:PORT]   [--config plugins.toml]
 //	mcphost version | --version
 //	mcphost help | --help
 //
@@ -18,6 +19,10 @@
 // serve watches plugins.toml and the plugins' files and hot-reloads them
 // (see package plugins' Manager), logging one line per reload;
 // --watch-debounce sets how long files must stay quiet first (100ms).
+//
+// serve opens plugins.grants.toml beside plugins.toml (package plugins'
+// Grants), which makes a plugin's may_request_hosts a question to the
+// person behind the client; grants lists and revokes what it holds.
 //
 // serve --http also answers the /healthz and /readyz probes; --metrics
 // ADDR serves Prometheus metrics (package metrics) on a listener of its

@@ -58,6 +58,8 @@ func init() {
 			func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
 		{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
 			func(ctx context.Context, a []string, s streams) error { return cmdCache(ctx, a, s.out, s.stderr) }},
+		{"grants", "list|revoke PLUGIN [HOST:PORT]", "show or remove what a person allowed plugins beyond allowed_hosts (plugins.grants.toml)",
+			func(ctx context.Context, a []string, s streams) error { return cmdGrants(ctx, a, s.out, s.stderr) }},
 		{"version", "", "print the version (also --version)",
 			func(_ context.Context, _ []string, s streams) error { fmt.Fprintln(s.out, versionString()); return nil }},
 	}
@@ -260,6 +262,22 @@ func (f *flags) parse(args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// parseOperands parses args whose flags may come before, between or
+// after the operands (as synopses write them) and returns the operands.
+func (f *flags) parseOperands(args []string) ([]string, error) {
+	var operands []string
+	for {
+		if err := f.parse(args); err != nil {
+			return nil, err
+		}
+		if f.NArg() == 0 {
+			return operands, nil
+		}
+		operands = append(operands, f.Arg(0))
+		args = f.Args()[1:]
+	}
 }
 
 // wantsHelp reports whether args ask for help alone (-h, --help), for

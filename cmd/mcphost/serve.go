@@ -95,7 +95,15 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer stop()
 	}
-	rt.loader = rt.newLoader(log, obs, !*eager)
+	var grants *plugins.Grants
+	if cfg.File != "" {
+		// A bad file is said and stands for no grants: the person is
+		// asked again.
+		if grants, err = plugins.OpenGrants(plugins.GrantsFile(cfg.File)); err != nil {
+			log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "err", err)
+		}
+	}
+	rt.loader = rt.newLoader(log, obs, !*eager, grants)
 	validator, err := hf.oauth(ctx, cfg.Auth, log)
 	if err != nil {
 		return err

@@ -27,17 +27,9 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&sig.TrustedRoot, "trusted-root", "", "a trusted_root.json of a private Sigstore (default: the public-good root, through TUF)")
 	fs.StringVar(&sig.URL, "signature-url", "", "where a URL's bundle is (default: SOURCE.sigstore.json)")
 	asJSON := fs.Bool("json", false, "print the verified signer as JSON")
-	// Flags may come before or after SOURCE, as the synopsis writes them.
-	var operands []string
-	for {
-		if err := fs.parse(args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		operands = append(operands, fs.Arg(0))
-		args = fs.Args()[1:]
+	operands, err := fs.parseOperands(args)
+	if err != nil {
+		return err
 	}
 	var bad string
 	switch {

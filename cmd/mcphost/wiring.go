@@ -40,15 +40,16 @@ type runtime struct {
 }
 
 // newLoader returns a loader on r's engine that logs to log and tells obs
-// (when not nil) about tool calls. With lazy, plugins found in the list
+// (when not nil) about tool calls and asks for consent with grants (when
+// not nil; serve). With lazy, plugins found in the list
 // cache are listed from it and compiled on first use (serve); the author
 // commands load every plugin at once, so that they report what loading
 // finds.
-func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool) *plugins.Loader {
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *plugins.Grants) *plugins.Loader {
 	cache := cacheRoot()
 	opts := plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
-		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}}
+		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}, Grants: grants}
 	if lazy {
 		opts.ListCacheDir = listCacheDir()
 	}
@@ -68,7 +69,7 @@ func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer, interp
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	r := &runtime{engine: eng}
-	r.loader = r.newLoader(log, nil, false)
+	r.loader = r.newLoader(log, nil, false, nil)
 	return r, nil
 }
 

@@ -56,7 +56,7 @@ var (
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime", "policy",
-		"allowed_hosts", "allow_private_networks", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
+		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
@@ -279,8 +279,10 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		Instances:    cmp.Or(spec.MaxInstances, server.MaxInstances),
 		AllowedHosts: spec.AllowedHosts,
 		AllowedPaths: spec.AllowedPaths,
-		Env:          spec.Env,
-		Config:       spec.Config,
+
+		MayRequestHosts: spec.MayRequestHosts,
+		Env:             spec.Env,
+		Config:          spec.Config,
 
 		AllowPrivateNetworks: spec.AllowPrivateNetworks,
 	}

@@ -39,6 +39,7 @@ timeout = "2s"
 memory = "100000"            # rounds up to 2 pages
 max_instances = 4
 allowed_hosts = ["api.example.com", "*.example.org"]
+may_request_hosts = ["*.github.com", "127.0.0.1:8080"]
 allowed_paths = ["./data:/data//:ro", "/tmp/x/", { host = "rel", guest = "/r", read_only = true }, { host = "/", guest = "/host/../root", read_only = true, allow_root = true }]
 env = { KEY = "value", N = 3 }
 config = { root = "/data" }
@@ -72,7 +73,8 @@ source = "/abs/src"
 		SHA256:      "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
 		Timeout:     2 * time.Second,
 		MemoryPages: 2, MaxInstances: 4,
-		AllowedHosts: []string{"api.example.com", "*.example.org"},
+		AllowedHosts:    []string{"api.example.com", "*.example.org"},
+		MayRequestHosts: []string{"*.github.com", "127.0.0.1:8080"},
 		AllowedPaths: []sandbox.Mount{
 			{Host: filepath.Join(dir, "data"), Guest: "/data", ReadOnly: true},
 			{Host: "/tmp/x"},
@@ -90,8 +92,8 @@ source = "/abs/src"
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 35 || got.ToolPrefix != nil {
-		t.Errorf("plugin 1: got %+v; want source /abs/src at line 35 with no prefix", got)
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 36 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 36 with no prefix", got)
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)
@@ -404,6 +406,14 @@ allowed_hosts = ["https://x.com", "a.*.com", "api.example.com:8443", "x.com/api"
 			`5: plugin "a": key "allowed_hosts": element 4 "x.com:99999": port "99999": want a number from 1 to 65535`,
 			`5: plugin "a": key "allowed_hosts": element 5 "": empty host`,
 			`5: plugin "a": key "allowed_hosts": element 7 "x:80:1": more than one ':' (write an IPv6 address in brackets: [::1]:8080)`,
+		}},
+		{"bad may_request_hosts", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+may_request_hosts = ["https://x.com", "ok.example.com"]
+`, []string{
+			`5: plugin "a": key "may_request_hosts": element 0 "https://x.com": want a host name, not a URL (leave out the scheme and path)`,
 		}},
 		{"env value table", `
 [[plugin]]

@@ -187,13 +187,23 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	if v, ok := s.str(m, "runtime"); ok {
 		checkRuntime(s, v)
 	}
-	if hosts, ok := s.strings(m, "allowed_hosts"); ok {
+	for _, key := range []string{"allowed_hosts", "may_request_hosts"} {
+		hosts, ok := s.strings(m, key)
+		if !ok {
+			continue
+		}
+		var rules []string
 		for i, h := range hosts {
 			if err := sandbox.CheckAllowedHost(h); err != nil {
-				s.errf("allowed_hosts", "element %d %q: %v", i, h, err)
+				s.errf(key, "element %d %q: %v", i, h, err)
 				continue
 			}
-			spec.AllowedHosts = append(spec.AllowedHosts, h)
+			rules = append(rules, h)
+		}
+		if key == "allowed_hosts" {
+			spec.AllowedHosts = rules
+		} else {
+			spec.MayRequestHosts = rules
 		}
 	}
 	if v, ok := s.boolean(m, "allow_private_networks"); ok {

@@ -99,6 +99,11 @@ type Spec struct {
 	// AllowedHosts are the rules of outbound HTTP (sandbox.Limits.AllowedHosts),
 	// each checked by sandbox.CheckAllowedHost.
 	AllowedHosts []string
+	// MayRequestHosts are rules in allowed_hosts' syntax naming what the
+	// plugin may ask a person for (sandbox.Limits.MayRequestHosts): a
+	// connection they name and AllowedHosts does not allow pauses the
+	// call and asks the client's user; anything else is refused unasked.
+	MayRequestHosts []string
 	// AllowPrivateNetworks lets an allowed name resolve to a loopback,
 	// private, link-local, CGNAT or unspecified address.
 	AllowPrivateNetworks bool

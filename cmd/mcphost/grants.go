@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcphost/mcphost/plugins"
+)
+
+const grantsUsage = `usage: mcphost grants list [--config FILE]
+       mcphost grants revoke PLUGIN [HOST:PORT] [--config FILE]
+
+A grant lets a plugin connect to a host its allowed_hosts does not allow.
+Only a person makes one, by answering allow_always when mcphost asks
+through the client (elicitation); no tool, resource or prompt can. Grants
+live in plugins.grants.toml beside plugins.toml; a running server reads
+the file again when it changes.
+
+list    prints every grant: plugin, host:port and when it was given
+revoke  removes PLUGIN's grant for HOST:PORT, or all of PLUGIN's grants
+`
+
+func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, grantsUsage)
+		return errUsage
+	}
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, grantsUsage)
+		return flag.ErrHelp
+	}
+	fs := newFlags("grants "+args[0], stdout, stderr)
+	fs.more = grantsUsage
+	var c common
+	c.register(fs)
+	operands, err := fs.parseOperands(args[1:])
+	if err != nil {
+		return err
+	}
+	g, err := openGrants(c.config)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		if len(operands) > 0 {
+			return fmt.Errorf("unexpected arguments %q", operands)
+		}
+		list := g.List()
+		if len(list) == 0 {
+			fmt.Fprintf(stdout, "no grants in %s\n", g.File())
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PLUGIN\tHOST\tGRANTED")
+		for _, gr := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", gr.Plugin, gr.Host, gr.Granted.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	case "revoke":
+		if len(operands) < 1 || len(operands) > 2 {
+			fmt.Fprint(stderr, grantsUsage)
+			return errUsage
+		}
+		plugin, target := operands[0], ""
+		if len(operands) == 2 {
+			target = operands[1]
+		}
+		gone, err := g.Revoke(plugin, target)
+		if err != nil {
+			return err
+		}
+		if len(gone) == 0 {
+			what := "no grants"
+			if target != "" {
+				what = "no grant for " + target
+			}
+			return fmt.Errorf("plugin %q has %s in %s ('mcphost grants list' shows them)", plugin, what, g.File())
+		}
+		for _, gr := range gone {
+			fmt.Fprintf(stdout, "revoked: %s may no longer connect to %s\n", gr.Plugin, gr.Host)
+		}
+		return nil
+	}
+	fmt.Fprint(stderr, grantsUsage)
+	return errUsage
+}
+
+// openGrants opens the grants file beside the config --config names (or
+// ./plugins.toml, as serve finds it).
+func openGrants(config string) (*plugins.Grants, error) {
+	if config == "" {
+		if _, err := os.Stat("plugins.toml"); err != nil {
+			return nil, errors.New("no plugins.toml here and no --config given: grants live beside plugins.toml")
+		}
+		config = "plugins.toml"
+	}
+	return plugins.OpenGrants(plugins.GrantsFile(config))
+}

@@ -1,0 +1,195 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
+)
+
+// askPeer answers elicitation/create with answer (or err) and keeps what
+// it was asked.
+type askPeer struct {
+	answer string
+	err    error
+	asked  []json.RawMessage
+}
+
+func (p *askPeer) Request(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method != "elicitation/create" {
+		return nil, errors.New("unexpected " + method)
+	}
+	p.asked = append(p.asked, params)
+	return json.RawMessage(p.answer), p.err
+}
+
+func (p *askPeer) Notify(context.Context, string, json.RawMessage) error { return nil }
+
+func TestConsentAllow(t *testing.T) {
+	reach := sandbox.Reach{Plugin: "fetch", Host: "example.com", Port: 443}
+	accept := func(d string) string { return `{"action":"accept","content":{"decision":"` + d + `"}}` }
+	tests := []struct {
+		name      string
+		answer    string
+		err       error
+		noPeer    bool
+		allowed   bool
+		stored    bool
+		refusal   string // substring of the refusal
+		askedNext bool   // a second reach in the same call asks again
+	}{
+		{name: "allow_once", answer: accept("allow_once"), allowed: true},
+		{name: "allow_always", answer: accept("allow_always"), allowed: true, stored: true},
+		{name: "deny", answer: accept("deny"), refusal: "a person denied it", askedNext: true},
+		{name: "decline", answer: `{"action":"decline"}`, refusal: `answered "decline"`, askedNext: true},
+		{name: "cancel", answer: `{"action":"cancel"}`, refusal: `answered "cancel"`, askedNext: true},
+		{name: "unknown decision", answer: accept("allow_forever"), refusal: `answered decision "allow_forever"`, askedNext: true},
+		{name: "no content", answer: `{"action":"accept"}`, refusal: "without a decision", askedNext: true},
+		{name: "client cannot be asked", err: errors.New("the client did not declare elicitation"), refusal: "could not be asked", askedNext: true},
+		{name: "no client", noPeer: true, refusal: "no client is attached"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := OpenGrants(filepath.Join(t.TempDir(), GrantsFileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &consent{grants: g, log: discard()}
+			p := &askPeer{answer: tc.answer, err: tc.err}
+			ctx := withOnce(context.Background())
+			if !tc.noPeer {
+				ctx = sandbox.WithPeer(ctx, p)
+			}
+			err = c.Allow(ctx, reach)
+			if (err == nil) != tc.allowed {
+				t.Fatalf("Allow: %v; want allowed %v", err, tc.allowed)
+			}
+			if err != nil {
+				for _, want := range []string{tc.refusal, `add "example.com:443" to allowed_hosts in [[plugin]] fetch`} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("refusal %q; want it to contain %q", err, want)
+					}
+				}
+			}
+			if got := g.Has("fetch", "example.com:443"); got != tc.stored {
+				t.Errorf("grant stored = %v; want %v", got, tc.stored)
+			}
+			if tc.noPeer {
+				return
+			}
+			if len(p.asked) != 1 {
+				t.Fatalf("asked %d times; want 1", len(p.asked))
+			}
+			c.Allow(ctx, reach)
+			if got := len(p.asked) == 2; got != tc.askedNext {
+				t.Errorf("second reach in the call asked again = %v; want %v", got, tc.askedNext)
+			}
+			// A new call: only a stored grant spares the question.
+			before := len(p.asked)
+			c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), reach)
+			if asked := len(p.asked) > before; asked == tc.stored {
+				t.Errorf("a new call asked = %v; want %v", asked, !tc.stored)
+			}
+		})
+	}
+}
+
+// TestConsentParams checks the question: one property, decision, an enum
+// of the three answers; a message naming the plugin and host:port; an
+// input key in the host's reserved space.
+func TestConsentParams(t *testing.T) {
+	var p struct {
+		Message         string `json:"message"`
+		RequestedSchema struct {
+			Type       string `json:"type"`
+			Properties map[string]struct {
+				Type string   `json:"type"`
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		} `json:"requestedSchema"`
+		Meta map[string]string `json:"_meta"`
+	}
+	if err := json.Unmarshal(ConsentParams("fetch", "[::1]:8080"), &p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Message, `Plugin "fetch"`) || !strings.Contains(p.Message, "[::1]:8080") {
+		t.Errorf("message %q; want it to name the plugin and [::1]:8080", p.Message)
+	}
+	d, ok := p.RequestedSchema.Properties["decision"]
+	if len(p.RequestedSchema.Properties) != 1 || !ok || d.Type != "string" ||
+		strings.Join(d.Enum, ",") != "allow_once,allow_always,deny" || strings.Join(p.RequestedSchema.Required, ",") != "decision" {
+		t.Errorf("requestedSchema %+v; want one required string property decision: allow_once, allow_always, deny", p.RequestedSchema)
+	}
+	if key := p.Meta[abi.MetaInputKey]; !strings.HasPrefix(key, abi.ConsentInputKeyPrefix) {
+		t.Errorf("input key %q; want the prefix %q", key, abi.ConsentInputKeyPrefix)
+	}
+}
+
+// TestGrantsFile: Grant and Revoke write the file whole (another Grants on
+// it reads the same), never write over a file they could not read, and a
+// file that does not parse stands for no grants.
+func TestGrantsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), GrantsFileName)
+	g, err := OpenGrants(file)
+	if err != nil || len(g.List()) != 0 {
+		t.Fatalf("a missing file: %v, %v; want no grants and no error", g.List(), err)
+	}
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for _, gr := range [][2]string{{"fetch", "b.example:443"}, {"fetch", "a.example:443"}, {"other", "[::1]:8080"}, {"fetch", "a.example:443"}} {
+		if err := g.Grant(gr[0], gr[1], now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "fetch a.example:443,fetch b.example:443,other [::1]:8080"
+	if got := grantsString(other.List()); got != want {
+		t.Errorf("read back %q; want %q", got, want)
+	}
+	if gr := other.List()[0]; !gr.Granted.Equal(now) {
+		t.Errorf("granted %v; want %v", gr.Granted, now)
+	}
+	gone, err := other.Revoke("fetch", "b.example:443")
+	if err != nil || grantsString(gone) != "fetch b.example:443" {
+		t.Fatalf("Revoke: %v, %v", gone, err)
+	}
+	if err := g.Reload(); err != nil || g.Has("fetch", "b.example:443") || !g.Has("fetch", "a.example:443") {
+		t.Errorf("after a revoke elsewhere and Reload: %v, %v", g.List(), err)
+	}
+	if gone, err := g.Revoke("fetch", ""); err != nil || grantsString(gone) != "fetch a.example:443" {
+		t.Errorf("Revoke all of fetch: %v, %v", gone, err)
+	}
+	if err := os.WriteFile(file, []byte("[[grant]\nplugin = "), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(); err == nil || len(g.List()) != 0 || !strings.Contains(err.Error(), file) {
+		t.Errorf("a bad file: %v, %v; want an error naming it and no grants", g.List(), err)
+	}
+	if err := g.Grant("fetch", "c.example:443", now); err == nil {
+		t.Errorf("Grant over a bad file succeeded; want it refused")
+	}
+	if b, _ := os.ReadFile(file); string(b) != "[[grant]\nplugin = " {
+		t.Errorf("the bad file was rewritten: %q", b)
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(file), ".plugins.grants-*")); len(m) != 0 {
+		t.Errorf("temporary files left: %v", m)
+	}
+}
+
+func grantsString(list []Grant) string {
+	var parts []string
+	for _, g := range list {
+		parts = append(parts, g.Plugin+" "+g.Host)
+	}
+	return strings.Join(parts, ",")
+}
