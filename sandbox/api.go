@@ -68,6 +68,15 @@ type Limits struct {
 	// refuses them as if they were not named. It is not part of what a
 	// module is (it is left out of JSON).
 	Consent Consent `json:"-"`
+	// InterpretFirst lets a module whose compiled code is not cached
+	// serve on wazero's interpreter until its compile is ready, when the
+	// Engine was opened with EngineOptions.InterpretUntilCompiled
+	// (tier.go). A guest's state cannot move between engines, so the
+	// caller sets it only where starting over is already expected: a
+	// pool of stateless instances, or a plugin built from its sources,
+	// whose every save restarts it. A module that keeps state loads
+	// compiled, as under its own host.
+	InterpretFirst bool `json:"-"`
 	// AllowPrivateNetworks lets a host name allowed by AllowedHosts
 	// resolve to a loopback, private, link-local, CGNAT or unspecified
 	// address. Without it only rules that are IP literals or "localhost"

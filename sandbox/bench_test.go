@@ -321,7 +321,7 @@ func BenchmarkColdLoad(b *testing.B) {
 				b.Fatal(err)
 			}
 			start := time.Now()
-			m, err := e.load(ctx, "cold", wasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+			m, err := e.load(ctx, "cold", wasm, Limits{InterpretFirst: interpret, Instances: 1}, nativeWith(interruptPoll))
 			if err != nil {
 				b.Fatal(err)
 			}

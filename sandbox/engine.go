@@ -142,7 +142,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	}
 	use := e.cache.get(wasm, log)
 	// Components run on their own loader, which has one engine.
-	tiered := e.interpret && !IsComponent(wasm) && !use.hasCode()
+	tiered := e.interpret && lim.InterpretFirst && !IsComponent(wasm) && !use.hasCode()
 	var be backend
 	var sigs map[string]signature
 	if tiered {

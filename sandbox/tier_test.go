@@ -73,7 +73,7 @@ func TestTierServesBeforeCompile(t *testing.T) {
 				}
 				e, started, release := heldEngine(t)
 				ctx := context.Background()
-				m, err := e.load(ctx, "tier", g.wasm(), Limits{Instances: 1, Timeout: g.timeout}, nativeWith(mode.intr))
+				m, err := e.load(ctx, "tier", g.wasm(), Limits{InterpretFirst: true, Instances: 1, Timeout: g.timeout}, nativeWith(mode.intr))
 				if err != nil {
 					t.Fatalf("Load: %v", err)
 				}
@@ -142,7 +142,7 @@ func TestTierServesBeforeCompile(t *testing.T) {
 
 				// The code is in the cache now: the next load compiles in
 				// the foreground, from it.
-				again, err := e.load(ctx, "again", g.wasm(), Limits{Instances: 1, Timeout: g.timeout}, nativeWith(mode.intr))
+				again, err := e.load(ctx, "again", g.wasm(), Limits{InterpretFirst: true, Instances: 1, Timeout: g.timeout}, nativeWith(mode.intr))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -163,7 +163,7 @@ func TestTierSwapLosesNoCall(t *testing.T) {
 	e, started, release := heldEngine(t)
 	ctx := context.Background()
 	const instances = 3
-	m, err := e.load(ctx, "hammer", tierWasm, Limits{Instances: instances}, nativeWith(interruptPoll))
+	m, err := e.load(ctx, "hammer", tierWasm, Limits{InterpretFirst: true, Instances: instances}, nativeWith(interruptPoll))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,21 +240,21 @@ func TestTierNewerLoadStopsCompile(t *testing.T) {
 	t.Parallel()
 	e, started, release := heldEngine(t)
 	ctx := context.Background()
-	old, err := e.load(ctx, "saved", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	old, err := e.load(ctx, "saved", tierWasm, Limits{InterpretFirst: true, Instances: 1}, nativeWith(interruptPoll))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer old.Close(ctx)
 	<-started
 	interp := old.be
-	other, err := e.load(ctx, "other", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	other, err := e.load(ctx, "other", tierWasm, Limits{InterpretFirst: true, Instances: 1}, nativeWith(interruptPoll))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close(ctx)
 	<-started
 	newer, err := e.load(ctx, "saved", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello again"}),
-		Limits{Instances: 1}, nativeWith(interruptPoll))
+		Limits{InterpretFirst: true, Instances: 1}, nativeWith(interruptPoll))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 	t.Parallel()
 	e, started, release := heldEngine(t)
 	ctx := context.Background()
-	if _, err := e.load(ctx, "shutdown", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll)); err != nil {
+	if _, err := e.load(ctx, "shutdown", tierWasm, Limits{InterpretFirst: true, Instances: 1}, nativeWith(interruptPoll)); err != nil {
 		t.Fatal(err)
 	}
 	<-started
@@ -302,11 +302,31 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer next.Close(ctx)
-	m, err := next.load(ctx, "next", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	m, err := next.load(ctx, "next", tierWasm, Limits{InterpretFirst: true, Instances: 1}, nativeWith(interruptPoll))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Stats().Interpreted {
 		t.Error("the next start interprets: the compile did not reach the cache at Engine.Close")
+	}
+}
+
+// TestTierKeepsStatefulModulesCompiled: a module loaded without
+// InterpretFirst (one that keeps state, whose state could not move to the
+// compiled code) loads compiled on an Engine that tiers, with no
+// background compile.
+func TestTierKeepsStatefulModulesCompiled(t *testing.T) {
+	t.Parallel()
+	e, _, _ := heldEngine(t)
+	m, err := e.load(context.Background(), "stateful", tierWasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	if m.Stats().Interpreted {
+		t.Error("a module without InterpretFirst is served by the interpreter")
+	}
+	if n := e.running.Load(); n != 0 {
+		t.Errorf("%d background compiles; want none for a module without InterpretFirst", n)
 	}
 }
