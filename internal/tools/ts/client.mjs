@@ -1,38 +1,115 @@
-// A real client for mcphost's tests (cmd/mcphost TestTSClient): the official MCP TypeScript SDK
-// connects over stdio or Streamable HTTP, lists every tool (following
-// cursors), calls one, and prints one JSON object with what it saw.
+// A real client for mcphost's tests (cmd/mcphost TestTSClient): an official
+// MCP TypeScript SDK client connects over stdio or Streamable HTTP, lists
+// every tool (following cursors), calls one, and prints one JSON object with
+// what it saw.
 //
-//   node client.mjs stdio TOOL ARGS_JSON -- COMMAND [ARGS...]
-//   node client.mjs http  TOOL ARGS_JSON URL
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+//   node client.mjs [--sdk 1|2] [--elicit CONTENT_JSON] stdio TOOL ARGS_JSON -- COMMAND [ARGS...]
+//   node client.mjs [--sdk 1|2] [--elicit CONTENT_JSON] http  TOOL ARGS_JSON URL
+//
+// --sdk 1 (the default) is @modelcontextprotocol/sdk 1.x, which speaks up to
+// 2025-11-25 (initialize). --sdk 2 is @modelcontextprotocol/client 2.x with
+// versionNegotiation mode "auto": it probes with server/discover and speaks
+// 2026-07-28 when the server does, falling back to initialize otherwise.
+// --elicit declares the elicitation capability and answers every
+// elicitation (a server->client request in 2025, an input_required round in
+// 2026-07-28) by accepting with CONTENT_JSON; the messages asked are printed.
+// Over HTTP the JSON-RPC methods the client POSTed are printed too (with
+// whether a request carried inputResponses), so a test can see the wire.
+let sdk = "1";
+let elicit;
+const argv = process.argv.slice(2);
+while (argv[0]?.startsWith("--") && argv[0] !== "--") {
+  const flag = argv.shift();
+  if (flag === "--sdk") sdk = argv.shift();
+  else if (flag === "--elicit") elicit = JSON.parse(argv.shift());
+  else usage(`unknown flag ${flag}`);
+}
+const [mode, tool, argsJSON, ...rest] = argv;
 
-const [mode, tool, argsJSON, ...rest] = process.argv.slice(2);
+function usage(why) {
+  console.error(`client.mjs: ${why}\nusage: client.mjs [--sdk 1|2] [--elicit CONTENT_JSON] stdio|http TOOL ARGS_JSON (-- COMMAND ARGS... | URL)`);
+  process.exit(2);
+}
+
+let Client, StdioClientTransport, StreamableHTTPClientTransport, ElicitRequestSchema;
+if (sdk === "1") {
+  ({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
+  ({ StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js"));
+  ({ StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js"));
+  ({ ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js"));
+} else if (sdk === "2") {
+  ({ Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client"));
+  ({ StdioClientTransport } = await import("@modelcontextprotocol/client/stdio"));
+} else {
+  usage(`--sdk ${sdk}: want 1 or 2`);
+}
+
+// sent records the JSON-RPC requests the HTTP transport POSTs.
+const sent = [];
+async function tapFetch(url, init) {
+  if (init?.method === "POST" && typeof init.body === "string") {
+    for (const m of [JSON.parse(init.body)].flat()) {
+      if (m.method) sent.push({ method: m.method, inputResponses: !!m.params?.inputResponses });
+    }
+  }
+  return fetch(url, init);
+}
+
 let transport;
 if (mode === "stdio") {
   const cmd = rest[0] === "--" ? rest.slice(1) : rest;
   transport = new StdioClientTransport({ command: cmd[0], args: cmd.slice(1), stderr: "inherit" });
 } else if (mode === "http") {
-  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
+  transport = new StreamableHTTPClientTransport(new URL(rest[0]), { fetch: tapFetch });
 } else {
-  console.error("usage: client.mjs stdio|http TOOL ARGS_JSON (-- COMMAND ARGS... | URL)");
-  process.exit(2);
+  usage(`unknown mode ${mode}`);
 }
 
-const client = new Client({ name: "mcphost-tsclient", version: "1.0.0" });
+// The 1.x client has no accessor for the negotiated version: read it off
+// the initialize result as it arrives.
+let wireVersion;
+if (sdk === "1") {
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    const handle = transport.onmessage;
+    transport.onmessage = (msg, extra) => {
+      wireVersion ??= msg?.result?.protocolVersion;
+      handle?.(msg, extra);
+    };
+    return start();
+  };
+}
+
+const options = {};
+if (elicit !== undefined) options.capabilities = { elicitation: {} };
+if (sdk === "2") options.versionNegotiation = { mode: "auto" };
+const client = new Client({ name: "mcphost-tsclient", version: "1.0.0" }, options);
+const elicitations = [];
+if (elicit !== undefined) {
+  const answer = async (request) => {
+    elicitations.push(request.params.message);
+    return { action: "accept", content: elicit };
+  };
+  client.setRequestHandler(sdk === "1" ? ElicitRequestSchema : "elicitation/create", answer);
+}
+
 await client.connect(transport);
 const tools = [];
 let cursor;
 do {
-  const page = await client.listTools(cursor ? { cursor } : {});
+  const page = await client.listTools(cursor ? { cursor } : undefined);
   tools.push(...page.tools);
   cursor = page.nextCursor;
 } while (cursor);
 const call = await client.callTool({ name: tool, arguments: JSON.parse(argsJSON) });
 console.log(JSON.stringify({
+  sdk,
+  protocolVersion: sdk === "1" ? wireVersion : client.getNegotiatedProtocolVersion(),
+  era: sdk === "1" ? "legacy" : client.getProtocolEra(),
   server: client.getServerVersion(),
   tools: tools.map((t) => ({ name: t.name, hasOutputSchema: !!t.outputSchema })),
   call,
+  elicitations,
+  sent: mode === "http" ? sent : undefined,
 }));
 await client.close();
