@@ -378,7 +378,8 @@ func TestAgentsCannotGrant(t *testing.T) {
 
 // tsConsentRun is what internal/tools/ts/consent-client.mjs prints.
 type tsConsentRun struct {
-	Asked []struct {
+	ProtocolVersion string
+	Asked           []struct {
 		Message string
 		Schema  struct {
 			Properties map[string]struct{ Enum []string }
@@ -390,9 +391,11 @@ type tsConsentRun struct {
 	}
 }
 
-// TestConsentTSClient: the official TypeScript SDK's client (2025-11-25,
-// elicitation/create answered by its request handler), over stdio and
-// Streamable HTTP, is asked about a host outside allowed_hosts:
+// TestConsentTSClient: the official TypeScript clients, in both eras
+// (@modelcontextprotocol/sdk 1.x in 2025-11-25, where the question is an
+// elicitation/create request; @modelcontextprotocol/client 2.x in
+// 2026-07-28, where it is an input_required round), over stdio and
+// Streamable HTTP, are asked about a host outside allowed_hosts:
 // allow_once proceeds, deny is refused, allow_always proceeds and is not
 // asked again, in this process or the next. scripts/ts-sdk.sh installs the
 // SDK; without it the test skips, unless CI=true.
@@ -402,7 +405,11 @@ func TestConsentTSClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	node, err := exec.LookPath("node")
-	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil || serr != nil {
+	_, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
+	if serr == nil {
+		_, serr = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client"))
+	}
+	if err != nil || serr != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("node (%v) or the TypeScript SDK (%v) missing: run scripts/ts-sdk.sh", err, serr)
 		}
@@ -413,75 +420,84 @@ func TestConsentTSClient(t *testing.T) {
 	}
 	bin := mcphostBinary(t)
 	client := filepath.Join(dir, "consent-client.mjs")
-	for _, transport := range []string{"stdio", "http"} {
-		t.Run(transport, func(t *testing.T) {
-			up := newUpstream(t)
-			target := "127.0.0.1:" + up.port
-			conf := consentConfig(t, "5s")
-			run := func(answers []string, urls ...string) tsConsentRun {
-				t.Helper()
-				var calls []map[string]any
-				for _, u := range urls {
-					calls = append(calls, map[string]any{"name": "fetch_fetch", "arguments": map[string]string{"url": u}})
-				}
-				a, _ := json.Marshal(answers)
-				c, _ := json.Marshal(calls)
-				args := []string{client, transport, string(a), string(c)}
-				if transport == "stdio" {
-					args = append(args, "--", bin, "serve", "--config", conf, "--no-watch")
-				} else {
-					_, url := serveHTTP(t, "--config", conf, "--no-watch")
-					args = append(args, url)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-				defer cancel()
-				cmd := exec.CommandContext(ctx, node, args...)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("node client: %v\n%s", err, stderr.String())
-				}
-				var got tsConsentRun
-				if err := json.Unmarshal(out, &got); err != nil || len(got.Calls) != len(urls) {
-					t.Fatalf("node client printed %s (%v); want %d calls", out, err, len(urls))
-				}
-				return got
-			}
-			text := func(r tsConsentRun, i int) string {
-				var parts []string
-				for _, c := range r.Calls[i].Content {
-					parts = append(parts, c.Text)
-				}
-				return strings.Join(parts, "\n")
-			}
+	for _, era := range []struct{ sdk, version string }{{"1", "2025-11-25"}, {"2", "2026-07-28"}} {
+		for _, transport := range []string{"stdio", "http"} {
+			t.Run("sdk"+era.sdk+"-"+era.version+"/"+transport, func(t *testing.T) {
+				consentTSRun(t, node, bin, client, era.sdk, era.version, transport)
+			})
+		}
+	}
+}
 
-			got := run([]string{"allow_once", "deny", "allow_always"}, up.url+"/1", up.url+"/2", up.url+"/3", up.url+"/4")
-			if len(got.Asked) != 3 {
-				t.Fatalf("asked %d questions; want 3 (allow_once, deny, allow_always; none after it)", len(got.Asked))
-			}
-			for _, q := range got.Asked {
-				enum := q.Schema.Properties["decision"].Enum
-				if !strings.Contains(q.Message, `Plugin "fetch"`) || !strings.Contains(q.Message, target) ||
-					len(q.Schema.Properties) != 1 || strings.Join(enum, ",") != "allow_once,allow_always,deny" {
-					t.Errorf("question %+v; want the plugin, %s and one decision enum", q, target)
-				}
-			}
-			for i, want := range []bool{false, true, false, false} {
-				if got.Calls[i].IsError != want {
-					t.Errorf("call %d: isError %v; want %v (%q)", i+1, got.Calls[i].IsError, want, text(got, i))
-				}
-			}
-			if !strings.Contains(text(got, 1), "a person denied it") {
-				t.Errorf("the denied call says %q; want the refusal", text(got, 1))
-			}
-			if n := up.hits.Load(); n != 3 {
-				t.Errorf("upstream got %d requests; want 3", n)
-			}
-			again := run(nil, up.url+"/5")
-			if len(again.Asked) != 0 || again.Calls[0].IsError {
-				t.Errorf("a new process: asked %d, result %q; want the grant to hold without a question", len(again.Asked), text(again, 0))
-			}
-		})
+func consentTSRun(t *testing.T, node, bin, client, sdk, version, transport string) {
+	up := newUpstream(t)
+	target := "127.0.0.1:" + up.port
+	conf := consentConfig(t, "5s")
+	run := func(answers []string, urls ...string) tsConsentRun {
+		t.Helper()
+		var calls []map[string]any
+		for _, u := range urls {
+			calls = append(calls, map[string]any{"name": "fetch_fetch", "arguments": map[string]string{"url": u}})
+		}
+		a, _ := json.Marshal(answers)
+		c, _ := json.Marshal(calls)
+		args := []string{client, "--sdk", sdk, transport, string(a), string(c)}
+		if transport == "stdio" {
+			args = append(args, "--", bin, "serve", "--config", conf, "--no-watch")
+		} else {
+			_, url := serveHTTP(t, "--config", conf, "--no-watch")
+			args = append(args, url)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node client: %v\n%s", err, stderr.String())
+		}
+		var got tsConsentRun
+		if err := json.Unmarshal(out, &got); err != nil || len(got.Calls) != len(urls) {
+			t.Fatalf("node client printed %s (%v); want %d calls", out, err, len(urls))
+		}
+		if got.ProtocolVersion != version {
+			t.Fatalf("the client negotiated %q; want %s", got.ProtocolVersion, version)
+		}
+		return got
+	}
+	text := func(r tsConsentRun, i int) string {
+		var parts []string
+		for _, c := range r.Calls[i].Content {
+			parts = append(parts, c.Text)
+		}
+		return strings.Join(parts, "\n")
+	}
+
+	got := run([]string{"allow_once", "deny", "allow_always"}, up.url+"/1", up.url+"/2", up.url+"/3", up.url+"/4")
+	if len(got.Asked) != 3 {
+		t.Fatalf("asked %d questions; want 3 (allow_once, deny, allow_always; none after it)", len(got.Asked))
+	}
+	for _, q := range got.Asked {
+		enum := q.Schema.Properties["decision"].Enum
+		if !strings.Contains(q.Message, `Plugin "fetch"`) || !strings.Contains(q.Message, target) ||
+			len(q.Schema.Properties) != 1 || strings.Join(enum, ",") != "allow_once,allow_always,deny" {
+			t.Errorf("question %+v; want the plugin, %s and one decision enum", q, target)
+		}
+	}
+	for i, want := range []bool{false, true, false, false} {
+		if got.Calls[i].IsError != want {
+			t.Errorf("call %d: isError %v; want %v (%q)", i+1, got.Calls[i].IsError, want, text(got, i))
+		}
+	}
+	if !strings.Contains(text(got, 1), "a person denied it") {
+		t.Errorf("the denied call says %q; want the refusal", text(got, 1))
+	}
+	if n := up.hits.Load(); n != 3 {
+		t.Errorf("upstream got %d requests; want 3", n)
+	}
+	again := run(nil, up.url+"/5")
+	if len(again.Asked) != 0 || again.Calls[0].IsError {
+		t.Errorf("a new process: asked %d, result %q; want the grant to hold without a question", len(again.Asked), text(again, 0))
 	}
 }

@@ -15,6 +15,8 @@
 // 2026-07-28) by accepting with CONTENT_JSON; the messages asked are printed.
 // Over HTTP the JSON-RPC methods the client POSTed are printed too (with
 // whether a request carried inputResponses), so a test can see the wire.
+import { loadSDK, negotiatedVersion } from "./sdk.mjs";
+
 let sdk = "1";
 let elicit;
 const argv = process.argv.slice(2);
@@ -31,18 +33,13 @@ function usage(why) {
   process.exit(2);
 }
 
-let Client, StdioClientTransport, StreamableHTTPClientTransport, ElicitRequestSchema;
-if (sdk === "1") {
-  ({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
-  ({ StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js"));
-  ({ StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js"));
-  ({ ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js"));
-} else if (sdk === "2") {
-  ({ Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client"));
-  ({ StdioClientTransport } = await import("@modelcontextprotocol/client/stdio"));
-} else {
-  usage(`--sdk ${sdk}: want 1 or 2`);
+let loaded;
+try {
+  loaded = await loadSDK(sdk);
+} catch (e) {
+  usage(e.message);
 }
+const { Client, StdioClientTransport, StreamableHTTPClientTransport } = loaded;
 
 // sent records the JSON-RPC requests the HTTP transport POSTs.
 const sent = [];
@@ -65,32 +62,17 @@ if (mode === "stdio") {
   usage(`unknown mode ${mode}`);
 }
 
-// The 1.x client has no accessor for the negotiated version: read it off
-// the initialize result as it arrives.
-let wireVersion;
-if (sdk === "1") {
-  const start = transport.start.bind(transport);
-  transport.start = async () => {
-    const handle = transport.onmessage;
-    transport.onmessage = (msg, extra) => {
-      wireVersion ??= msg?.result?.protocolVersion;
-      handle?.(msg, extra);
-    };
-    return start();
-  };
-}
-
-const options = {};
+const options = { ...loaded.options };
 if (elicit !== undefined) options.capabilities = { elicitation: {} };
-if (sdk === "2") options.versionNegotiation = { mode: "auto" };
 const client = new Client({ name: "mcphost-tsclient", version: "1.0.0" }, options);
+const version = negotiatedVersion(sdk, client, transport);
 const elicitations = [];
 if (elicit !== undefined) {
   const answer = async (request) => {
     elicitations.push(request.params.message);
     return { action: "accept", content: elicit };
   };
-  client.setRequestHandler(sdk === "1" ? ElicitRequestSchema : "elicitation/create", answer);
+  client.setRequestHandler(loaded.elicitation, answer);
 }
 
 await client.connect(transport);
@@ -104,7 +86,7 @@ do {
 const call = await client.callTool({ name: tool, arguments: JSON.parse(argsJSON) });
 console.log(JSON.stringify({
   sdk,
-  protocolVersion: sdk === "1" ? wireVersion : client.getNegotiatedProtocolVersion(),
+  protocolVersion: version(),
   era: sdk === "1" ? "legacy" : client.getProtocolEra(),
   server: client.getServerVersion(),
   tools: tools.map((t) => ({ name: t.name, hasOutputSchema: !!t.outputSchema })),

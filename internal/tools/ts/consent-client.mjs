@@ -5,17 +5,26 @@
 // and prints one JSON object with the questions it was asked and the calls'
 // results.
 //
-//   node consent-client.mjs stdio ANSWERS_JSON CALLS_JSON -- COMMAND [ARGS...]
-//   node consent-client.mjs http  ANSWERS_JSON CALLS_JSON URL
+//   node consent-client.mjs [--sdk 1|2] stdio ANSWERS_JSON CALLS_JSON -- COMMAND [ARGS...]
+//   node consent-client.mjs [--sdk 1|2] http  ANSWERS_JSON CALLS_JSON URL
+//
+// --sdk picks the client as client.mjs does (sdk.mjs): 1 speaks 2025-11-25,
+// where a question is an elicitation/create request; 2 speaks 2026-07-28,
+// where it is an input_required round the client answers by retrying.
 //
 // ANSWERS_JSON is a list of decisions (allow_once, allow_always, deny) or
 // "decline"; CALLS_JSON a list of {"name": TOOL, "arguments": {...}}.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { loadSDK, negotiatedVersion } from "./sdk.mjs";
 
-const [mode, answersJSON, callsJSON, ...rest] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+let sdk = "1";
+if (argv[0] === "--sdk") {
+  argv.shift();
+  sdk = argv.shift();
+}
+const [mode, answersJSON, callsJSON, ...rest] = argv;
+const loaded = await loadSDK(sdk);
+const { Client, StdioClientTransport, StreamableHTTPClientTransport } = loaded;
 let transport;
 if (mode === "stdio") {
   const cmd = rest[0] === "--" ? rest.slice(1) : rest;
@@ -23,14 +32,16 @@ if (mode === "stdio") {
 } else if (mode === "http") {
   transport = new StreamableHTTPClientTransport(new URL(rest[0]));
 } else {
-  console.error("usage: consent-client.mjs stdio|http ANSWERS_JSON CALLS_JSON (-- COMMAND ARGS... | URL)");
+  console.error("usage: consent-client.mjs [--sdk 1|2] stdio|http ANSWERS_JSON CALLS_JSON (-- COMMAND ARGS... | URL)");
   process.exit(2);
 }
 
 const answers = JSON.parse(answersJSON);
 const asked = [];
-const client = new Client({ name: "mcphost-consent-tsclient", version: "1.0.0" }, { capabilities: { elicitation: {} } });
-client.setRequestHandler(ElicitRequestSchema, async (req) => {
+const client = new Client({ name: "mcphost-consent-tsclient", version: "1.0.0" },
+  { ...loaded.options, capabilities: { elicitation: {} } });
+const version = negotiatedVersion(sdk, client, transport);
+client.setRequestHandler(loaded.elicitation, async (req) => {
   asked.push({ message: req.params.message, schema: req.params.requestedSchema });
   const answer = answers.shift() ?? "deny";
   if (answer === "decline") {
@@ -43,5 +54,5 @@ const calls = [];
 for (const call of JSON.parse(callsJSON)) {
   calls.push(await client.callTool(call));
 }
-console.log(JSON.stringify({ protocolVersion: transport.protocolVersion ?? null, asked, calls }));
+console.log(JSON.stringify({ protocolVersion: version(), asked, calls }));
 await client.close();
