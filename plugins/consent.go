@@ -14,7 +14,8 @@ import (
 )
 
 // A plugin that reaches for a host its allowed_hosts does not allow, and
-// that its may_request_hosts names, is not refused at once: the sandbox
+// that its may_request_hosts names, or uses a directory its
+// may_request_paths mounts, is not refused at once: the sandbox
 // asks consent (the [sandbox.Consent] of every module a Loader with
 // Grants loads), which
 //
@@ -23,7 +24,8 @@ import (
 //  2. otherwise asks the person behind the client, with one elicitation
 //     through the call's Peer (the host turns it into elicitation/create,
 //     or an input_required round in the stateless era): the message names
-//     the plugin and host:port, and the requested schema has one property,
+//     the plugin and host:port (or the directory, and read or write), and
+//     the requested schema has one property,
 //     decision, one of allow_once, allow_always and deny;
 //  3. allow_once allows the rest of this call; allow_always also stores a
 //     grant; anything else (deny, decline, cancel, an error, no answer
@@ -84,75 +86,108 @@ func (s *onceSet) add(target string) {
 // may connect to target ("host:port"). Its input key (for the stateless
 // era) begins with abi.ConsentInputKeyPrefix, which no guest may use.
 func ConsentParams(plugin, target string) json.RawMessage {
-	msg := fmt.Sprintf("Plugin %q wants to connect to %s, which its allowed_hosts does not allow. "+
+	return consentParams(plugin, askingFor(sandbox.Reach{Plugin: plugin, Host: target}))
+}
+
+// asking is what one reach asks a person for, in words.
+type asking struct {
+	target string // host:port or directory, as grants name it
+	once   string // its key among the call's allow_once answers
+	want   string // "connect to api.example.com:443"
+	key    string // the plugins.toml key that would allow it
+	log    []any  // its log attributes
+}
+
+func askingFor(r sandbox.Reach) asking {
+	if r.Path == "" {
+		t := r.Host
+		if r.Port != 0 {
+			t = r.Target()
+		}
+		return asking{target: t, once: t, want: "connect to " + t, key: "allowed_hosts", log: []any{"plugin", r.Plugin, "host", t}}
+	}
+	a := asking{target: r.Path, once: "read:" + r.Path, want: "read files in " + r.Path, key: "allowed_paths",
+		log: []any{"plugin", r.Plugin, "path", r.Path, "access", AccessRead}}
+	if r.Write {
+		a.once, a.want, a.log[5] = "write:"+r.Path, "read and write files in "+r.Path, AccessWrite
+	}
+	return a
+}
+
+func consentParams(plugin string, a asking) json.RawMessage {
+	msg := fmt.Sprintf("Plugin %q wants to %s, which its %s does not allow. "+
 		"allow_once: for this call only. allow_always: from now on (kept in %s; 'mcphost grants revoke %s %s' removes it). deny: refuse.",
-		plugin, target, GrantsFileName, plugin, target)
+		plugin, a.want, a.key, GrantsFileName, plugin, a.target)
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"decision": map[string]any{
 				"type":        "string",
 				"title":       "Decision",
-				"description": fmt.Sprintf("May plugin %q connect to %s?", plugin, target),
+				"description": fmt.Sprintf("May plugin %q %s?", plugin, a.want),
 				"enum":        []string{DecisionAllowOnce, DecisionAllowAlways, DecisionDeny},
 			},
 		},
 		"required": []string{"decision"},
 	}
 	s, _ := json.Marshal(schema)
-	meta, _ := json.Marshal(map[string]string{abi.MetaInputKey: abi.ConsentInputKeyPrefix + plugin + ":" + target})
+	meta, _ := json.Marshal(map[string]string{abi.MetaInputKey: abi.ConsentInputKeyPrefix + plugin + ":" + a.once})
 	b, _ := json.Marshal(abi.ElicitParams{Message: msg, RequestedSchema: s, Meta: meta})
 	return b
 }
 
-// Allow implements sandbox.Consent.
+// Allow implements sandbox.Consent, for a host and for a path alike.
 func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
-	target := r.Target()
+	a := askingFor(r)
 	once, _ := ctx.Value(onceKey{}).(*onceSet)
-	if c.grants != nil && c.grants.Has(r.Plugin, target) || once.has(target) {
+	if c.grants != nil && c.grants.Has(r) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
 		return nil
 	}
-	edit := fmt.Sprintf("add %q to allowed_hosts in [[plugin]] %s", target, r.Plugin)
+	what := "host " + a.target + " is not in allowed_hosts"
+	if r.Path != "" {
+		what = "path " + a.target + " is not in allowed_paths"
+	}
+	edit := fmt.Sprintf("add %q to %s in [[plugin]] %s", a.target, a.key, r.Plugin)
 	peer := sandbox.PeerFrom(ctx)
 	if peer == nil {
-		return fmt.Errorf("host %s is not in allowed_hosts and no client is attached to ask a person; %s", target, edit)
+		return fmt.Errorf("%s and no client is attached to ask a person; %s", what, edit)
 	}
-	res, err := peer.Request(ctx, "elicitation/create", ConsentParams(r.Plugin, target))
+	res, err := peer.Request(ctx, "elicitation/create", consentParams(r.Plugin, a))
 	switch {
 	case err != nil && ctx.Err() != nil:
-		c.log.Warn("consent: no answer before the call ended; refused", "plugin", r.Plugin, "host", target, "err", err)
-		return fmt.Errorf("host %s is not in allowed_hosts and no one answered before the call ended; %s", target, edit)
+		c.log.Warn("consent: no answer before the call ended; refused", append(a.log, "err", err)...)
+		return fmt.Errorf("%s and no one answered before the call ended; %s", what, edit)
 	case err != nil:
 		// Also the stateless era's first round: the question goes out
 		// as input_required and the call runs again with the answer.
-		c.log.Info("consent: the client was not asked, or not answered yet; refused for now", "plugin", r.Plugin, "host", target, "err", err)
-		return fmt.Errorf("host %s is not in allowed_hosts and a person could not be asked (%v); %s", target, err, edit)
+		c.log.Info("consent: the client was not asked, or not answered yet; refused for now", append(a.log, "err", err)...)
+		return fmt.Errorf("%s and a person could not be asked (%v); %s", what, err, edit)
 	}
 	decision, err := parseDecision(res)
 	if err != nil {
-		c.log.Warn("consent: refused", "plugin", r.Plugin, "host", target, "answer", err)
-		return fmt.Errorf("host %s is not in allowed_hosts and the person %v; %s", target, err, edit)
+		c.log.Warn("consent: refused", append(a.log, "answer", err)...)
+		return fmt.Errorf("%s and the person %v; %s", what, err, edit)
 	}
 	switch decision {
 	case DecisionAllowOnce:
-		once.add(target)
-		c.log.Info("consent: allowed once", "plugin", r.Plugin, "host", target)
+		once.add(a.once)
+		c.log.Info("consent: allowed once", a.log...)
 		return nil
 	case DecisionAllowAlways:
-		once.add(target)
+		once.add(a.once)
 		if c.grants == nil {
-			c.log.Warn("consent: allowed, but there is no grants file to keep it in; allowed once", "plugin", r.Plugin, "host", target)
+			c.log.Warn("consent: allowed, but there is no grants file to keep it in; allowed once", a.log...)
 			return nil
 		}
-		if err := c.grants.Grant(r.Plugin, target, time.Now()); err != nil {
-			c.log.Error("consent: allowed, but the grant was not saved; allowed once", "plugin", r.Plugin, "host", target, "err", err)
+		if err := c.grants.Grant(r, time.Now()); err != nil {
+			c.log.Error("consent: allowed, but the grant was not saved; allowed once", append(a.log, "err", err)...)
 			return nil
 		}
-		c.log.Info("consent: granted for good", "plugin", r.Plugin, "host", target, "file", c.grants.File())
+		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File())...)
 		return nil
 	}
-	c.log.Info("consent: denied", "plugin", r.Plugin, "host", target)
-	return fmt.Errorf("host %s is not in allowed_hosts and a person denied it; %s", target, edit)
+	c.log.Info("consent: denied", a.log...)
+	return fmt.Errorf("%s and a person denied it; %s", what, edit)
 }
 
 // parseDecision reads the client's answer to ConsentParams: the decision

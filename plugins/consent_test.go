@@ -78,7 +78,7 @@ func TestConsentAllow(t *testing.T) {
 					}
 				}
 			}
-			if got := g.Has("fetch", "example.com:443"); got != tc.stored {
+			if got := g.Has(reach); got != tc.stored {
 				t.Errorf("grant stored = %v; want %v", got, tc.stored)
 			}
 			if tc.noPeer {
@@ -143,8 +143,11 @@ func TestGrantsFile(t *testing.T) {
 		t.Fatalf("a missing file: %v, %v; want no grants and no error", g.List(), err)
 	}
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	for _, gr := range [][2]string{{"fetch", "b.example:443"}, {"fetch", "a.example:443"}, {"other", "[::1]:8080"}, {"fetch", "a.example:443"}} {
-		if err := g.Grant(gr[0], gr[1], now); err != nil {
+	for _, r := range []sandbox.Reach{
+		{Plugin: "fetch", Host: "b.example", Port: 443}, {Plugin: "fetch", Host: "a.example", Port: 443},
+		{Plugin: "other", Host: "::1", Port: 8080}, {Plugin: "fetch", Host: "a.example", Port: 443},
+	} {
+		if err := g.Grant(r, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -163,7 +166,7 @@ func TestGrantsFile(t *testing.T) {
 	if err != nil || grantsString(gone) != "fetch b.example:443" {
 		t.Fatalf("Revoke: %v, %v", gone, err)
 	}
-	if err := g.Reload(); err != nil || g.Has("fetch", "b.example:443") || !g.Has("fetch", "a.example:443") {
+	if err := g.Reload(); err != nil || g.Has(sandbox.Reach{Plugin: "fetch", Host: "b.example", Port: 443}) || !g.Has(sandbox.Reach{Plugin: "fetch", Host: "a.example", Port: 443}) {
 		t.Errorf("after a revoke elsewhere and Reload: %v, %v", g.List(), err)
 	}
 	if gone, err := g.Revoke("fetch", ""); err != nil || grantsString(gone) != "fetch a.example:443" {
@@ -175,7 +178,7 @@ func TestGrantsFile(t *testing.T) {
 	if err := g.Reload(); err == nil || len(g.List()) != 0 || !strings.Contains(err.Error(), file) {
 		t.Errorf("a bad file: %v, %v; want an error naming it and no grants", g.List(), err)
 	}
-	if err := g.Grant("fetch", "c.example:443", now); err == nil {
+	if err := g.Grant(sandbox.Reach{Plugin: "fetch", Host: "c.example", Port: 443}, now); err == nil {
 		t.Errorf("Grant over a bad file succeeded; want it refused")
 	}
 	if b, _ := os.ReadFile(file); string(b) != "[[grant]\nplugin = " {
@@ -189,7 +192,73 @@ func TestGrantsFile(t *testing.T) {
 func grantsString(list []Grant) string {
 	var parts []string
 	for _, g := range list {
-		parts = append(parts, g.Plugin+" "+g.Host)
+		parts = append(parts, g.Plugin+" "+g.Target())
 	}
 	return strings.Join(parts, ",")
+}
+
+// TestConsentPath: a may_request_paths directory is asked about as read or
+// write; allow_always keeps a path grant that a reload (another Grants on
+// the file) honours, a read grant does not stand for a write, and a write
+// allowed once also allows reading in the same call. A refusal names
+// allowed_paths.
+func TestConsentPath(t *testing.T) {
+	file := filepath.Join(t.TempDir(), GrantsFileName)
+	g, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &consent{grants: g, log: discard()}
+	read := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
+	write := sandbox.Reach{Plugin: "files", Path: "/srv/docs", Write: true}
+	accept := func(d string) *askPeer {
+		return &askPeer{answer: `{"action":"accept","content":{"decision":"` + d + `"}}`}
+	}
+
+	p := accept(DecisionAllowAlways)
+	if err := c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), read); err != nil {
+		t.Fatalf("allow_always: %v", err)
+	}
+	var q struct {
+		Message string            `json:"message"`
+		Meta    map[string]string `json:"_meta"`
+	}
+	if len(p.asked) != 1 || json.Unmarshal(p.asked[0], &q) != nil ||
+		!strings.Contains(q.Message, `Plugin "files" wants to read files in /srv/docs, which its allowed_paths does not allow`) ||
+		!strings.Contains(q.Meta[abi.MetaInputKey], abi.ConsentInputKeyPrefix+"files:read:/srv/docs") {
+		t.Fatalf("asked %s; want one question naming the plugin, the directory and read", p.asked)
+	}
+	reloaded, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := reloaded.List(); len(l) != 1 || l[0].Path != "/srv/docs" || l[0].Access != AccessRead || l[0].Host != "" {
+		t.Fatalf("grants after allow_always %+v; want one read grant for /srv/docs", l)
+	}
+	c2 := &consent{grants: reloaded, log: discard()}
+	p2 := accept(DecisionDeny)
+	ctx := sandbox.WithPeer(withOnce(context.Background()), p2)
+	if err := c2.Allow(ctx, read); err != nil || len(p2.asked) != 0 {
+		t.Errorf("a read with the grant reloaded: %v, asked %d; want allowed unasked", err, len(p2.asked))
+	}
+	err = c2.Allow(ctx, write)
+	if err == nil || len(p2.asked) != 1 || !strings.Contains(err.Error(), `add "/srv/docs" to allowed_paths in [[plugin]] files`) {
+		t.Errorf("a write over a read grant, denied: %v, asked %d; want asked and refused naming allowed_paths", err, len(p2.asked))
+	}
+
+	other := sandbox.Reach{Plugin: "files", Path: "/srv/out"}
+	p3 := accept(DecisionAllowOnce)
+	ctx = sandbox.WithPeer(withOnce(context.Background()), p3)
+	if err := c2.Allow(ctx, sandbox.Reach{Plugin: "files", Path: "/srv/out", Write: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Allow(ctx, other); err != nil || len(p3.asked) != 1 {
+		t.Errorf("a read after a write allowed once: %v, asked %d; want allowed unasked", err, len(p3.asked))
+	}
+	if reloaded.Has(other) {
+		t.Errorf("allow_once stored a grant")
+	}
+	if gone, err := reloaded.Revoke("files", "/srv/docs"); err != nil || len(gone) != 1 {
+		t.Errorf("Revoke by directory: %v, %v", gone, err)
+	}
 }

@@ -33,6 +33,7 @@
 // the modules a Loader with [LoaderOptions].Grants loads, which asks the
 // person behind the client, through the call's Peer, about a host a
 // plugin's may_request_hosts names and its allowed_hosts does not allow,
+// or about reading or writing a directory its may_request_paths mounts,
 // and keeps allow_always answers in plugins.grants.toml ([Grants]), read
 // again on every Build and watched beside plugins.toml.
 //

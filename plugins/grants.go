@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // GrantsFileName is the file, beside plugins.toml, that holds what a
@@ -24,14 +26,39 @@ func GrantsFile(configFile string) string {
 	return filepath.Join(filepath.Dir(configFile), GrantsFileName)
 }
 
-// Grant is one standing approval: Plugin may connect to Host.
+// Grant is one standing approval: Plugin may connect to Host, or use the
+// may_request_paths directory Path for Access.
 type Grant struct {
 	Plugin string `toml:"plugin"`
 	// Host is "host:port" ("[::1]:443" for IPv6), exactly as the person
 	// was asked about it.
-	Host string `toml:"host"`
+	Host string `toml:"host,omitempty"`
+	// Path is a may_request_paths host directory, absolute; Access is
+	// AccessRead or AccessWrite (which also allows reading).
+	Path   string `toml:"path,omitempty"`
+	Access string `toml:"access,omitempty"`
 	// Granted is when the person answered.
 	Granted time.Time `toml:"granted"`
+}
+
+// What a path grant allows.
+const (
+	AccessRead  = "read"
+	AccessWrite = "write"
+)
+
+// Target is what the grant allows: its host:port or its directory.
+func (gr Grant) Target() string { return cmp.Or(gr.Host, gr.Path) }
+
+// allows reports whether gr stands for r.
+func (gr Grant) allows(r sandbox.Reach) bool {
+	if gr.Plugin != r.Plugin {
+		return false
+	}
+	if r.Path != "" {
+		return gr.Path == r.Path && (gr.Access == AccessWrite || !r.Write)
+	}
+	return gr.Host == r.Target()
 }
 
 // grantsFile is the file's shape.
@@ -40,9 +67,10 @@ type grantsFile struct {
 }
 
 const grantsHeader = `# Written by mcphost when a person answers allow_always to a plugin's request
-# for a host outside its allowed_hosts. List with 'mcphost grants list';
-# remove with 'mcphost grants revoke PLUGIN [HOST:PORT]'. No tool, resource
-# or prompt can write it.
+# for a host outside its allowed_hosts or a directory outside its
+# allowed_paths. List with 'mcphost grants list'; remove with
+# 'mcphost grants revoke PLUGIN [HOST:PORT|PATH]'. No tool, resource or
+# prompt can write it.
 
 `
 
@@ -88,14 +116,17 @@ func readGrants(file string) ([]Grant, error) {
 		return nil, fmt.Errorf("grants: %s: %w", file, err)
 	}
 	for i, gr := range f.Grant {
-		if gr.Plugin == "" || gr.Host == "" {
-			return nil, fmt.Errorf("grants: %s: grant %d: want both plugin and host", file, i+1)
+		switch {
+		case gr.Plugin == "" || (gr.Host == "") == (gr.Path == ""):
+			return nil, fmt.Errorf("grants: %s: grant %d: want a plugin and either a host or a path", file, i+1)
+		case gr.Path != "" && gr.Access != AccessRead && gr.Access != AccessWrite:
+			return nil, fmt.Errorf("grants: %s: grant %d: access %q: want %q or %q", file, i+1, gr.Access, AccessRead, AccessWrite)
 		}
 	}
 	return f.Grant, nil
 }
 
-// List returns the grants, by plugin and host.
+// List returns the grants, by plugin and target.
 func (g *Grants) List() []Grant {
 	g.mu.Lock()
 	out := slices.Clone(g.list)
@@ -104,25 +135,34 @@ func (g *Grants) List() []Grant {
 	return out
 }
 
-// Has reports whether plugin may connect to target ("host:port").
-func (g *Grants) Has(plugin, target string) bool {
+// Has reports whether a grant stands for r.
+func (g *Grants) Has(r sandbox.Reach) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return slices.ContainsFunc(g.list, func(gr Grant) bool { return gr.Plugin == plugin && gr.Host == target })
+	return slices.ContainsFunc(g.list, func(gr Grant) bool { return gr.allows(r) })
 }
 
-// Grant records that plugin may connect to target from now on. It reads the
-// file first (another process, such as `mcphost grants revoke`, may have
-// changed it), so it never writes over what it could not read.
-func (g *Grants) Grant(plugin, target string, now time.Time) error {
+// Grant records that r is allowed from now on (a write grant for a path
+// replaces its read grant). It reads the file first (another process,
+// such as `mcphost grants revoke`, may have changed it), so it never
+// writes over what it could not read.
+func (g *Grants) Grant(r sandbox.Reach, now time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	list, err := readGrants(g.file)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(list, func(gr Grant) bool { return gr.Plugin == plugin && gr.Host == target }) {
-		list = append(list, Grant{Plugin: plugin, Host: target, Granted: now.UTC().Truncate(time.Second)})
+	if !slices.ContainsFunc(list, func(gr Grant) bool { return gr.allows(r) }) {
+		gr := Grant{Plugin: r.Plugin, Host: r.Target(), Granted: now.UTC().Truncate(time.Second)}
+		if r.Path != "" {
+			gr.Host, gr.Path, gr.Access = "", r.Path, AccessRead
+			if r.Write {
+				gr.Access = AccessWrite
+			}
+			list = slices.DeleteFunc(list, func(o Grant) bool { return o.Plugin == r.Plugin && o.Path == r.Path })
+		}
+		list = append(list, gr)
 	}
 	if err := writeGrants(g.file, list); err != nil {
 		return err
@@ -131,8 +171,8 @@ func (g *Grants) Grant(plugin, target string, now time.Time) error {
 	return nil
 }
 
-// Revoke removes plugin's grant for target, or all of plugin's grants when
-// target is "", and returns what it removed.
+// Revoke removes plugin's grant for target (host:port or directory), or
+// all of plugin's grants when target is "", and returns what it removed.
 func (g *Grants) Revoke(plugin, target string) ([]Grant, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -142,7 +182,7 @@ func (g *Grants) Revoke(plugin, target string) ([]Grant, error) {
 	}
 	var kept, gone []Grant
 	for _, gr := range list {
-		if gr.Plugin == plugin && (target == "" || gr.Host == target) {
+		if gr.Plugin == plugin && (target == "" || gr.Target() == target) {
 			gone = append(gone, gr)
 		} else {
 			kept = append(kept, gr)
@@ -164,7 +204,7 @@ func sortGrants(list []Grant) {
 		if a.Plugin != b.Plugin {
 			return cmp.Compare(a.Plugin, b.Plugin)
 		}
-		return cmp.Compare(a.Host, b.Host)
+		return cmp.Compare(a.Target(), b.Target())
 	})
 }
 

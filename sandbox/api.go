@@ -64,9 +64,10 @@ type Limits struct {
 	// AllowedHosts does not allow goes to Consent, which asks (or finds
 	// a standing grant). Any other destination is refused without asking.
 	MayRequestHosts []string
-	// Consent decides the destinations MayRequestHosts names; nil
-	// refuses them as if they were not named. It is not part of what a
-	// module is (it is left out of JSON).
+	// Consent decides the destinations MayRequestHosts names and the
+	// uses of MayRequestPaths' mounts; nil refuses them as if they were
+	// not named. It is not part of what a module is (it is left out of
+	// JSON).
 	Consent Consent `json:"-"`
 	// InterpretFirst lets a module whose compiled code is not cached
 	// serve on wazero's interpreter until its compile is ready, when the
@@ -84,6 +85,13 @@ type Limits struct {
 	AllowPrivateNetworks bool
 	// AllowedPaths are preopened directories; empty means no filesystem.
 	AllowedPaths []Mount
+	// MayRequestPaths are directories the module may ask a person for.
+	// Each is mounted like an AllowedPaths entry, behind a gate: in each
+	// call, the first operation under it (an open, stat, readlink or a
+	// change) asks Consent for read or write, and fails with EACCES
+	// unless it is allowed; the answer stands for the rest of the call. A
+	// ReadOnly entry is never asked for write: writes fail with EROFS.
+	MayRequestPaths []Mount
 	// Env is the guest's whole environment.
 	Env map[string]string
 	// Config is the Extism config (config_get).
@@ -187,22 +195,33 @@ type Peer interface {
 	Notify(ctx context.Context, method string, params json.RawMessage) error
 }
 
-// Reach is what a module reached for beyond its limits.
+// Reach is what a module reached for beyond its limits: a host (Host and
+// Port) or a directory (Path and Write).
 type Reach struct {
 	Plugin string // the module's name
 	Host   string // lower case; an IP literal without brackets
 	Port   uint16
+	Path   string // a MayRequestPaths host directory, absolute
+	Write  bool   // Path is to be written, not only read
 }
 
-// Target is the reach as "host:port" ("[::1]:443" for IPv6).
-func (r Reach) Target() string { return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))) }
+// Target is the reach as "host:port" ("[::1]:443" for IPv6), or as the
+// directory for a path.
+func (r Reach) Target() string {
+	if r.Path != "" {
+		return r.Path
+	}
+	return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
+}
 
 // Consent decides a reach a module's Limits.MayRequestHosts names and its
-// AllowedHosts does not allow. The sandbox asks it when the connection is
-// dialled, with the ctx of the call being served (its Peer, deadline and
-// cancellation), and refuses the connection unless it returns nil; the
-// error's text is the refusal's reason, which the guest sees. It must
-// honour ctx: a call waits for it.
+// AllowedHosts does not allow, or a use of a MayRequestPaths mount. The
+// sandbox asks it when the connection is dialled, or at the call's first
+// operation under the mount, with the ctx of the call being served (its
+// Peer, deadline and cancellation), and refuses unless it returns nil; for
+// a host the error's text is the refusal's reason, which the guest sees,
+// and for a path it is logged (the guest sees EACCES). It must honour ctx:
+// a call waits for it.
 type Consent interface {
 	Allow(ctx context.Context, r Reach) error
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"slices"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -35,7 +34,7 @@ type componentBackend struct {
 	lim    Limits
 	log    *slog.Logger
 	client *http.Client
-	mounts []component.Preopen
+	mounts []mounted
 	// poll says every core module was instrumented (looppoll): calls
 	// are stopped through each instance's poll, and running ones, listed
 	// in live, when the backend closes.
@@ -56,14 +55,11 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	if err != nil {
 		return nil, nil, fmt.Errorf("component: %w", err)
 	}
-	roots, err := openMounts(lim.AllowedPaths, mountLog, name)
+	ms, err := openMounts(lim.AllowedPaths, lim.MayRequestPaths, mountLog, name)
 	if err != nil {
 		return nil, nil, &LoadError{Stage: "limits", Err: err}
 	}
-	b := &componentBackend{lim: lim, log: log, client: newEgress(name, lim, log).client()}
-	for i, r := range roots {
-		b.mounts = append(b.mounts, component.Preopen{Guest: lim.AllowedPaths[i].Guest, FS: r, ReadOnly: lim.AllowedPaths[i].ReadOnly})
-	}
+	b := &componentBackend{lim: lim, log: log, client: newEgress(name, lim, log).client(), mounts: ms}
 	// Timeouts stop the guest through the loop poll, as for core modules:
 	// wazero's close-on-done would start a goroutine for each core call,
 	// and a tool call makes several (realloc, the export, post-return).
@@ -100,16 +96,25 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 }
 
 func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfig) (guest, error) {
-	return b.instantiateIO(ctx, io.Discard, io.Discard)
+	return b.instantiateIO(ctx, io.Discard, io.Discard, nil)
 }
 
 // instantiateIO creates an instance whose stdout and stderr go to the
 // pool instance's line writers. Start functions (the guest's
-// _initialize) run now.
-func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.Writer) (guest, error) {
+// _initialize) run now. Gated mounts (may_request_paths) are behind the
+// pool instance's gate, or closed without one.
+func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.Writer, pool *instance) (guest, error) {
+	pre := make([]component.Preopen, len(b.mounts))
+	for i, m := range b.mounts {
+		gate := closedGate
+		if pool != nil {
+			gate = pool.gate(m.host)
+		}
+		pre[i] = component.Preopen{Guest: m.guest, FS: m.with(gate), ReadOnly: m.readOnly}
+	}
 	w := &component.WASI{
 		Env: b.lim.Env, Config: b.lim.Config, Stdout: stdout, Stderr: stderr,
-		Preopens: slices.Clone(b.mounts), HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log,
+		Preopens: pre, HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log,
 		Refused: func(err error) bool { var r *RefusedError; return errors.As(err, &r) },
 	}
 	inst, err := b.cp.Instantiate(ctx, w)
@@ -136,9 +141,7 @@ func (b *componentBackend) close(ctx context.Context, drained bool) error {
 		err = errors.Join(err, b.cp.Close(ctx))
 	}
 	for _, m := range b.mounts {
-		if c, ok := m.FS.(io.Closer); ok {
-			c.Close()
-		}
+		m.root.Close()
 	}
 	b.client.CloseIdleConnections()
 	return err

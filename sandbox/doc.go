@@ -95,7 +95,11 @@
 // to Limits.Consent, an interface the caller gives (package plugins asks a
 // person through the call's Peer); the sandbox only asks and obeys. A
 // connection allowed that way is closed after its response, never pooled
-// (consentTransport). A guest's own request to the client that uses the
+// (consentTransport). Limits.MayRequestPaths are mounted like allowed
+// paths, each behind a rootfs.Gated gate (instance.gate): in each call the
+// first read and the first write under the mount ask Consent, and the
+// guest sees EACCES (and the log a line naming allowed_paths) unless it
+// allows. A guest's own request to the client that uses the
 // input key reserved for those questions (abi.ConsentInputKeyPrefix) is
 // refused, so no guest can word one.
 //

@@ -19,53 +19,74 @@ import (
 // never mount host directories itself. Escape attempts are logged as
 // warnings with attribute plugin, rate-limited per call of mountFS. The
 // mounts must have been normalised (absolute host paths, guest paths set).
-// It also returns the mounted filesystems, for instances whose file opens
-// are traced (tracedFSConfig).
-func mountFS(mounts []Mount, log *slog.Logger, plugin string) (wazero.FSConfig, []mounted, error) {
+// may are mounted after allowed, each behind a gate that refuses: only an
+// instance's own configuration (instanceFSConfig) opens them to a call
+// that a person allowed. It also returns the mounted filesystems, which
+// instances mount again (instanceFSConfig).
+func mountFS(allowed, may []Mount, log *slog.Logger, plugin string) (wazero.FSConfig, []mounted, error) {
 	cfg := wazero.NewFSConfig()
-	roots, err := openMounts(mounts, log, plugin)
+	ms, err := openMounts(allowed, may, log, plugin)
 	if err != nil {
 		return nil, nil, err
 	}
-	var ms []mounted
-	for i, fs := range roots {
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(fs, mounts[i].Guest)
-		ms = append(ms, mounted{fs, mounts[i].Guest})
+	for _, m := range ms {
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(m.with(closedGate), m.guest)
 	}
 	return cfg, ms, nil
 }
 
-// openMounts opens each mount as a rootfs.FS, in order. Components take
-// their preopens from here, as core modules take their FSConfig from
-// mountFS.
-func openMounts(mounts []Mount, log *slog.Logger, plugin string) ([]*rootfs.FS, error) {
-	if len(mounts) == 0 {
+// openMounts opens each mount as a rootfs.FS, in order, allowed before
+// may (whose mounts are gated). Components take their preopens from here,
+// as core modules take their FSConfig from mountFS.
+func openMounts(allowed, may []Mount, log *slog.Logger, plugin string) ([]mounted, error) {
+	if len(allowed)+len(may) == 0 {
 		return nil, nil
 	}
 	w := rootfs.NewWarner(log, plugin, 0, 0)
-	roots := make([]*rootfs.FS, len(mounts))
-	for i, m := range mounts {
-		fs, err := rootfs.New(m.Host, m.Guest, m.ReadOnly, w)
-		if err != nil {
-			return nil, fmt.Errorf("allowed paths: %w", err)
+	var out []mounted
+	for i, list := range [][]Mount{allowed, may} {
+		for _, m := range list {
+			fs, err := rootfs.New(m.Host, m.Guest, m.ReadOnly, w)
+			if err != nil {
+				for _, o := range out {
+					o.root.Close()
+				}
+				return nil, fmt.Errorf("allowed paths: %w", err)
+			}
+			out = append(out, mounted{root: fs, guest: m.Guest, host: m.Host, readOnly: m.ReadOnly, gated: i == 1})
 		}
-		roots[i] = fs
 	}
-	return roots, nil
+	return out, nil
 }
 
-// mounted is one filesystem mountFS mounted, at guest path guest.
+// mounted is one filesystem openMounts opened, at guest path guest.
 type mounted struct {
-	fs    experimentalsys.FS
-	guest string
+	root     *rootfs.FS
+	guest    string
+	host     string
+	readOnly bool
+	gated    bool // a may_request_paths mount
 }
 
-// tracedFSConfig mounts ms again for one instance, each behind a tracedFS
-// that gives every file open of inst's calls a span.
-func tracedFSConfig(ms []mounted, inst *instance) wazero.FSConfig {
+// with returns the mount as the guest sees it: behind gate when it is
+// gated.
+func (m mounted) with(gate rootfs.Gate) experimentalsys.FS {
+	if m.gated {
+		return m.root.WithGate(gate)
+	}
+	return m.root
+}
+
+// closedGate refuses every use of a gated mount outside a call.
+func closedGate(bool) experimentalsys.Errno { return experimentalsys.EACCES }
+
+// instanceFSConfig mounts ms again for one instance: gated mounts behind
+// the instance's gate (instance.gate), and each behind a tracedFS that
+// gives every file open of inst's calls a span when they are traced.
+func instanceFSConfig(ms []mounted, inst *instance) wazero.FSConfig {
 	cfg := wazero.NewFSConfig()
 	for _, m := range ms {
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(tracedFS{FS: m.fs, inst: inst, guest: m.guest}, m.guest)
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(tracedFS{FS: m.with(inst.gate(m.host)), inst: inst, guest: m.guest}, m.guest)
 	}
 	return cfg
 }

@@ -6,6 +6,10 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
+	"github.com/mcphost/mcphost/sandbox/rootfs"
 )
 
 // instance is one guest instance on the module's runtime, with its own
@@ -24,25 +28,37 @@ type instance struct {
 	// opens (tracedFS); nil when the call is not traced.
 	span   func(name string, attrs ...slog.Attr) Span
 	traced bool // its mounts are tracedFS
+	// ask asks the module's Consent in the call being served; nil
+	// outside a call or without Consent. answers are the call's
+	// decisions on gated mounts (gate).
+	ask     func(Reach) error
+	answers map[Reach]bool
+
+	plugin  string
+	consent Consent
+	log     *slog.Logger
 }
 
 // newInstance instantiates the module's backend be once more. It runs no
 // guest code: a reactor's _initialize runs on the instance's first call.
 func (m *Module) newInstance(ctx context.Context, be backend) (*instance, error) {
 	inst := &instance{
-		be:     be,
-		stdout: newLineWriter(m.log, "stdout", false),
-		stderr: newLineWriter(m.log, "stderr", true),
+		plugin:  m.name,
+		consent: m.lim.Consent,
+		log:     m.log,
+		be:      be,
+		stdout:  newLineWriter(m.log, "stdout", false),
+		stderr:  newLineWriter(m.log, "stderr", true),
 	}
 	cfg := m.mc.WithStdout(inst.stdout).WithStderr(inst.stderr).WithNanosleep(inst.nanosleep)
 	var g guest
 	var err error
 	if cb, ok := be.(*componentBackend); ok {
-		g, err = cb.instantiateIO(ctx, inst.stdout, inst.stderr)
+		g, err = cb.instantiateIO(ctx, inst.stdout, inst.stderr, inst)
 	} else {
 		if len(m.mounts) > 0 {
-			cfg = cfg.WithFSConfig(tracedFSConfig(m.mounts, inst))
-			inst.traced = true
+			cfg = cfg.WithFSConfig(instanceFSConfig(m.mounts, inst))
+			inst.traced = m.e.tr != nil
 		}
 		g, err = be.instantiate(ctx, cfg)
 	}
@@ -79,9 +95,15 @@ func (inst *instance) begin(ctx context.Context) {
 	if inst.traced {
 		span = spanIn(ctx)
 	}
+	var ask func(Reach) error
+	if c := inst.consent; c != nil {
+		ask = func(r Reach) error { return c.Allow(ctx, r) }
+	}
 	inst.mu.Lock()
 	inst.done = ctx.Done()
 	inst.span = span
+	inst.ask = ask
+	inst.answers = map[Reach]bool{}
 	inst.mu.Unlock()
 	inst.stdout.reset()
 	inst.stderr.reset()
@@ -91,7 +113,54 @@ func (inst *instance) end() {
 	inst.mu.Lock()
 	inst.done = nil
 	inst.span = nil
+	inst.ask = nil
+	inst.answers = nil
 	inst.mu.Unlock()
+}
+
+// gate is the instance's gate for the may_request_paths mount of host
+// directory dir. Within a call, the first read and the first write ask
+// Consent and the answer stands for the rest of the call (a write
+// allowed also allows reading); outside a call, or without Consent,
+// everything is refused. A refusal is EACCES for the guest and a
+// warning, naming the key that would allow it, in the log.
+func (inst *instance) gate(dir string) rootfs.Gate {
+	return func(write bool) experimentalsys.Errno {
+		r := Reach{Plugin: inst.plugin, Path: dir, Write: write}
+		inst.mu.Lock()
+		allowed, asked := inst.answers[r]
+		if !asked && !write && inst.answers[Reach{Plugin: inst.plugin, Path: dir, Write: true}] {
+			allowed, asked = true, true
+		}
+		ask := inst.ask
+		inst.mu.Unlock()
+		switch {
+		case asked && allowed:
+			return 0
+		case asked:
+			return experimentalsys.EACCES
+		}
+		access := "read"
+		if write {
+			access = "write"
+		}
+		var err error
+		if ask == nil {
+			err = fmt.Errorf("may_request_paths names it, but no person can be asked here (mcphost serve asks a client that declares elicitation); add %q to allowed_paths in [[plugin]] %s", dir, inst.plugin)
+		} else {
+			err = ask(r)
+		}
+		inst.mu.Lock()
+		if inst.answers != nil {
+			inst.answers[r] = err == nil
+		}
+		inst.mu.Unlock()
+		if err != nil {
+			inst.log.Warn("allowed paths: refused", "path", dir, "access", access, "reason", err)
+			return experimentalsys.EACCES
+		}
+		return 0
+	}
 }
 
 // spanner returns how to start a span in the call being served, or nil.

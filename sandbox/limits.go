@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,34 +79,14 @@ func normalize(lim Limits) (Limits, error) {
 	}
 	lim.MayRequestHosts = append([]string(nil), lim.MayRequestHosts...)
 
-	mounts := make([]Mount, 0, len(lim.AllowedPaths))
 	seen := make(map[string]bool)
-	for _, m := range lim.AllowedPaths {
-		if m.Host == "" {
-			return lim, errors.New("allowed paths: empty host path")
-		}
-		host, err := filepath.Abs(m.Host)
-		if err != nil {
-			return lim, fmt.Errorf("allowed paths: %q: %w", m.Host, err)
-		}
-		fi, err := os.Stat(host)
-		if err != nil {
-			return lim, fmt.Errorf("allowed paths: %w", err)
-		}
-		if !fi.IsDir() {
-			return lim, fmt.Errorf("allowed paths: %q is not a directory", host)
-		}
-		if seen[host] {
-			return lim, fmt.Errorf("allowed paths: %q is mounted twice", host)
-		}
-		seen[host] = true
-		if m.Guest == "" {
-			m.Guest = m.Host
-		}
-		m.Host = host
-		mounts = append(mounts, m)
+	var err error
+	if lim.AllowedPaths, err = normMounts(lim.AllowedPaths, seen, "allowed paths"); err != nil {
+		return lim, err
 	}
-	lim.AllowedPaths = mounts
+	if lim.MayRequestPaths, err = normMounts(lim.MayRequestPaths, seen, "may request paths"); err != nil {
+		return lim, err
+	}
 
 	for k, v := range lim.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
@@ -129,4 +108,37 @@ func cloneMap(m map[string]string) map[string]string {
 		c[k] = v
 	}
 	return c
+}
+
+// normMounts makes each mount's host path absolute and its guest path set,
+// and refuses a directory that is missing, not a directory, or already in
+// seen (the module's other mounts); key names the list in errors.
+func normMounts(in []Mount, seen map[string]bool, key string) ([]Mount, error) {
+	mounts := make([]Mount, 0, len(in))
+	for _, m := range in {
+		if m.Host == "" {
+			return nil, fmt.Errorf("%s: empty host path", key)
+		}
+		host, err := filepath.Abs(m.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", key, m.Host, err)
+		}
+		fi, err := os.Stat(host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s: %q is not a directory", key, host)
+		}
+		if seen[host] {
+			return nil, fmt.Errorf("%s: %q is mounted twice", key, host)
+		}
+		seen[host] = true
+		if m.Guest == "" {
+			m.Guest = m.Host
+		}
+		m.Host = host
+		mounts = append(mounts, m)
+	}
+	return mounts, nil
 }

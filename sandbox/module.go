@@ -98,6 +98,7 @@ func (m *Module) Limits() Limits {
 	lim := m.lim
 	lim.AllowedHosts = slices.Clone(lim.AllowedHosts)
 	lim.AllowedPaths = slices.Clone(lim.AllowedPaths)
+	lim.MayRequestPaths = slices.Clone(lim.MayRequestPaths)
 	lim.Env = cloneMap(lim.Env)
 	lim.Config = cloneMap(lim.Config)
 	return lim

@@ -501,3 +501,92 @@ func consentTSRun(t *testing.T, node, bin, client, sdk, version, transport strin
 		t.Errorf("a new process: asked %d, result %q; want the grant to hold without a question", len(again.Asked), text(again, 0))
 	}
 }
+
+// TestConsentPath drives the real `mcphost serve`, in both eras, over stdio
+// and Streamable HTTP, with the files example serving a directory its
+// may_request_paths names (read-only): reading a file asks a person naming
+// the plugin, the directory and read; allow_once reads it, deny refuses
+// without the file's content, and allow_always reads it and keeps a read
+// grant that a new process honours without asking.
+func TestConsentPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the files example and runs mcphost serve")
+	}
+	src, err := filepath.Abs(filepath.Join("..", "..", "examples", "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, transport := range []string{"stdio", "http"} {
+			t.Run(version+"/"+transport, func(t *testing.T) {
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte("a private note"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				conf := filepath.Join(t.TempDir(), "plugins.toml")
+				body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"files\"\nsource = %s\ntimeout = \"5s\"\nconfig = { root = \"/data\" }\nmay_request_paths = [%s]\n",
+					quote(src), quote(dir+":/data:ro"))
+				if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				read := func(cs *mcp.ClientSession) (string, bool) {
+					t.Helper()
+					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "files_read_file", Arguments: map[string]any{"path": "note.txt"}})
+					if err != nil {
+						t.Fatalf("tools/call files_read_file: %v", err)
+					}
+					return textOf(t, res), res.IsError
+				}
+				p := &person{withdrawn: make(chan struct{})}
+				cs := connectConsent(t, version, transport, conf, p)
+				// questions counts the questions about dir so far (listing
+				// resources may ask too; those are not counted here).
+				questions := func() int {
+					n := 0
+					for _, m := range p.asked() {
+						if strings.Contains(m, "read files in "+dir) {
+							if !strings.Contains(m, `Plugin "files"`) {
+								t.Errorf("question %q; want it to name plugin \"files\"", m)
+							}
+							n++
+						}
+					}
+					return n
+				}
+				p.say("allow_once")
+				if text, isErr := read(cs); isErr || text != "a private note" {
+					t.Fatalf("allow_once: got %q (isError %v); want the file", text, isErr)
+				}
+				if n := questions(); n != 1 {
+					t.Fatalf("allow_once: %d questions about %s; want 1 (%q)", n, dir, p.asked())
+				}
+				p.say("deny")
+				if text, isErr := read(cs); !isErr || strings.Contains(text, "a private note") {
+					t.Errorf("deny: got %q (isError %v); want a refusal", text, isErr)
+				}
+				if n := questions(); n != 2 {
+					t.Errorf("deny: %d questions about %s; want 2", n, dir)
+				}
+				p.say("allow_always")
+				if text, isErr := read(cs); isErr || text != "a private note" {
+					t.Fatalf("allow_always: got %q (isError %v); want the file", text, isErr)
+				}
+				g, err := plugins.OpenGrants(plugins.GrantsFile(conf))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if list := g.List(); len(list) != 1 || list[0].Plugin != "files" || list[0].Path != dir || list[0].Access != plugins.AccessRead {
+					t.Errorf("plugins.grants.toml holds %+v; want files → read %s", list, dir)
+				}
+				p2 := &person{}
+				cs2 := connectConsent(t, version, transport, conf, p2)
+				if text, isErr := read(cs2); isErr || text != "a private note" {
+					t.Fatalf("after a restart: got %q (isError %v)", text, isErr)
+				}
+				if q := p2.asked(); len(q) != 0 {
+					t.Errorf("after a restart: asked %q; want no question", q)
+				}
+			})
+		}
+	}
+}

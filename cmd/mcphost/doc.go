@@ -21,8 +21,9 @@
 // --watch-debounce sets how long files must stay quiet first (100ms).
 //
 // serve opens plugins.grants.toml beside plugins.toml (package plugins'
-// Grants), which makes a plugin's may_request_hosts a question to the
-// person behind the client; grants lists and revokes what it holds.
+// Grants), which makes a plugin's may_request_hosts and may_request_paths
+// a question to the person behind the client; grants lists and revokes
+// what it holds.
 //
 // serve --http also answers the /healthz and /readyz probes; --metrics
 // ADDR serves Prometheus metrics (package metrics) on a listener of its

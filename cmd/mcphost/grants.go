@@ -14,16 +14,19 @@ import (
 )
 
 const grantsUsage = `usage: mcphost grants list [--config FILE]
-       mcphost grants revoke PLUGIN [HOST:PORT] [--config FILE]
+       mcphost grants revoke PLUGIN [HOST:PORT|PATH] [--config FILE]
 
-A grant lets a plugin connect to a host its allowed_hosts does not allow.
+A grant lets a plugin connect to a host its allowed_hosts does not allow,
+or read (or read and write) a may_request_paths directory its
+allowed_paths does not hold.
 Only a person makes one, by answering allow_always when mcphost asks
 through the client (elicitation); no tool, resource or prompt can. Grants
 live in plugins.grants.toml beside plugins.toml; a running server reads
 the file again when it changes.
 
-list    prints every grant: plugin, host:port and when it was given
-revoke  removes PLUGIN's grant for HOST:PORT, or all of PLUGIN's grants
+list    prints every grant: plugin, host:port or directory, what it allows
+        (connect, read or write) and when it was given
+revoke  removes PLUGIN's grant for HOST:PORT or PATH, or all of PLUGIN's grants
 `
 
 func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -58,9 +61,9 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PLUGIN\tHOST\tGRANTED")
+		fmt.Fprintln(tw, "PLUGIN\tTARGET\tALLOWS\tGRANTED")
 		for _, gr := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", gr.Plugin, gr.Host, gr.Granted.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", gr.Plugin, gr.Target(), allows(gr), gr.Granted.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	case "revoke":
@@ -84,12 +87,24 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("plugin %q has %s in %s ('mcphost grants list' shows them)", plugin, what, g.File())
 		}
 		for _, gr := range gone {
+			if gr.Path != "" {
+				fmt.Fprintf(stdout, "revoked: %s may no longer %s files in %s\n", gr.Plugin, gr.Access, gr.Path)
+				continue
+			}
 			fmt.Fprintf(stdout, "revoked: %s may no longer connect to %s\n", gr.Plugin, gr.Host)
 		}
 		return nil
 	}
 	fmt.Fprint(stderr, grantsUsage)
 	return errUsage
+}
+
+// allows names what a grant allows: connect, read or write.
+func allows(gr plugins.Grant) string {
+	if gr.Path != "" {
+		return gr.Access
+	}
+	return "connect"
 }
 
 // openGrants opens the grants file beside the config --config names (or

@@ -56,7 +56,7 @@ var (
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime", "policy",
-		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
+		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "may_request_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
@@ -121,7 +121,7 @@ func LoadConfig(file string) (*Config, error) {
 // tables {host = "…", guest = "…", read_only = true}. The host path may be
 // relative to the config file; the guest path, when given, must be
 // absolute, and defaults to the (absolute) host path. Use the table form
-// for paths that contain ':'.
+// for paths that contain ':'. may_request_paths entries have the same form.
 func ParseConfig(file string, data []byte) (*Config, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
@@ -281,6 +281,7 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		AllowedPaths: spec.AllowedPaths,
 
 		MayRequestHosts: spec.MayRequestHosts,
+		MayRequestPaths: spec.MayRequestPaths,
 		Env:             spec.Env,
 		Config:          spec.Config,
 

@@ -41,6 +41,7 @@ max_instances = 4
 allowed_hosts = ["api.example.com", "*.example.org"]
 may_request_hosts = ["*.github.com", "127.0.0.1:8080"]
 allowed_paths = ["./data:/data//:ro", "/tmp/x/", { host = "rel", guest = "/r", read_only = true }, { host = "/", guest = "/host/../root", read_only = true, allow_root = true }]
+may_request_paths = ["./docs:/docs:ro", "/srv/out"]
 env = { KEY = "value", N = 3 }
 config = { root = "/data" }
 include_tools = ["sha*"]
@@ -81,6 +82,10 @@ source = "/abs/src"
 			{Host: filepath.Join(dir, "rel"), Guest: "/r", ReadOnly: true},
 			{Host: "/", Guest: "/root", ReadOnly: true},
 		},
+		MayRequestPaths: []sandbox.Mount{
+			{Host: filepath.Join(dir, "docs"), Guest: "/docs", ReadOnly: true},
+			{Host: "/srv/out"},
+		},
 		Env:          map[string]string{"KEY": "value", "N": "3"},
 		Config:       map[string]string{"root": "/data"},
 		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
@@ -92,8 +97,8 @@ source = "/abs/src"
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 36 || got.ToolPrefix != nil {
-		t.Errorf("plugin 1: got %+v; want source /abs/src at line 36 with no prefix", got)
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 37 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 37 with no prefix", got)
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)
@@ -414,6 +419,15 @@ path = "a.wasm"
 may_request_hosts = ["https://x.com", "ok.example.com"]
 `, []string{
 			`5: plugin "a": key "may_request_hosts": element 0 "https://x.com": want a host name, not a URL (leave out the scheme and path)`,
+		}},
+		{"bad may_request_paths", `
+[[plugin]]
+name = "a"
+path = "a.wasm"
+may_request_paths = ["ok", "x:rel", "/"]
+`, []string{
+			`5: plugin "a": key "may_request_paths": element 1: guest path "rel" must be absolute`,
+			`5: plugin "a": key "may_request_paths": element 2: "/" mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true`,
 		}},
 		{"env value table", `
 [[plugin]]

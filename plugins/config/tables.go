@@ -209,7 +209,8 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	if v, ok := s.boolean(m, "allow_private_networks"); ok {
 		spec.AllowPrivateNetworks = v
 	}
-	spec.AllowedPaths = p.mounts(s, m)
+	spec.AllowedPaths = p.mounts(s, m, "allowed_paths")
+	spec.MayRequestPaths = p.mounts(s, m, "may_request_paths")
 	if env, ok := s.stringMap(m, "env"); ok {
 		for k := range env {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -289,8 +290,10 @@ func (p *configParser) policy(s section, m map[string]any, spec *Spec, file stri
 	}
 }
 
-func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {
-	v, ok := m["allowed_paths"]
+// mounts reads the allowed_paths entries of key (allowed_paths or
+// may_request_paths, which share their syntax).
+func (p *configParser) mounts(s section, m map[string]any, key string) []sandbox.Mount {
+	v, ok := m[key]
 	if !ok {
 		return nil
 	}
@@ -301,7 +304,7 @@ func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {
 				arr = append(arr, t)
 			}
 		} else {
-			s.errf("allowed_paths", "want an array, got %s", tomlType(v))
+			s.errf(key, "want an array, got %s", tomlType(v))
 			return nil
 		}
 	}
@@ -325,7 +328,7 @@ func (p *configParser) mounts(s section, m map[string]any) []sandbox.Mount {
 			}
 		}
 		if msg != "" {
-			s.errf("allowed_paths", "element %d: %s", i, msg)
+			s.errf(key, "element %d: %s", i, msg)
 			continue
 		}
 		out = append(out, mt)

@@ -108,11 +108,16 @@ type Spec struct {
 	// private, link-local, CGNAT or unspecified address.
 	AllowPrivateNetworks bool
 	AllowedPaths         []sandbox.Mount
-	Env                  map[string]string
-	Config               map[string]string
-	MaxInstances         int
-	IncludeTools         []string // glob patterns (path.Match) on the plugin's own tool names
-	ExcludeTools         []string
+	// MayRequestPaths are directories, in allowed_paths' syntax, the
+	// plugin may ask a person for (sandbox.Limits.MayRequestPaths): each
+	// is mounted, and a call's first read or write under it asks the
+	// client's user; a :ro one is never asked for write.
+	MayRequestPaths []sandbox.Mount
+	Env             map[string]string
+	Config          map[string]string
+	MaxInstances    int
+	IncludeTools    []string // glob patterns (path.Match) on the plugin's own tool names
+	ExcludeTools    []string
 	// TaskTools (glob patterns, like IncludeTools) names the tools run
 	// as tasks for clients that declare the tasks extension: a matching
 	// tool that does not declare execution.taskSupport itself is listed

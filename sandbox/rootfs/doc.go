@@ -7,8 +7,9 @@
 // ".." past the top and links through outward directories fail with EPERM),
 // refusing the creation of symlinks whose target leaves the mount, making a
 // read-only mount refuse every WASI call that writes (EROFS, or EBADF on a
-// descriptor opened for reading), and logging each escape attempt as a
-// rate-limited warning ([Warner]).
+// descriptor opened for reading), logging each escape attempt as a
+// rate-limited warning ([Warner]), and gating a mount ([Gated]: each
+// operation on a path asks a [Gate] first, then runs confined as above).
 //
 // It ignores: which guest path a mount appears at and how mounts are
 // chosen (package sandbox and plugins decide), Windows-specific link

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -386,5 +387,90 @@ func TestWritableWorks(t *testing.T) {
 		if s.e != s.want {
 			t.Errorf("%s: %v; want %v", s.name, s.e, s.want)
 		}
+	}
+}
+
+// TestGated: each operation on a gated mount asks the gate, as a read or
+// a write, before the mount's own checks; a refusal is the gate's errno; a
+// write on a read-only mount and an invalid path fail without asking; the
+// top opens to read without asking, and listing it asks.
+func TestGated(t *testing.T) {
+	tests := []struct {
+		name   string
+		ro     bool
+		refuse bool
+		op     func(g *Gated) experimentalsys.Errno
+		asked  []bool // the write of each question
+		want   experimentalsys.Errno
+	}{
+		{name: "read", op: func(g *Gated) experimentalsys.Errno {
+			f, e := g.OpenFile("a.txt", experimentalsys.O_RDONLY, 0)
+			if e == 0 {
+				f.Close()
+			}
+			return e
+		}, asked: []bool{false}},
+		{name: "read refused", refuse: true, op: func(g *Gated) experimentalsys.Errno {
+			_, e := g.OpenFile("a.txt", experimentalsys.O_RDONLY, 0)
+			return e
+		}, asked: []bool{false}, want: experimentalsys.EACCES},
+		{name: "create", op: func(g *Gated) experimentalsys.Errno {
+			f, e := g.OpenFile("new.txt", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0o644)
+			if e == 0 {
+				f.Close()
+			}
+			return e
+		}, asked: []bool{true}},
+		{name: "create on ro", ro: true, op: func(g *Gated) experimentalsys.Errno {
+			_, e := g.OpenFile("new.txt", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0o644)
+			return e
+		}, want: experimentalsys.EROFS},
+		{name: "mkdir on ro", ro: true, op: func(g *Gated) experimentalsys.Errno { return g.Mkdir("d", 0o755) }, want: experimentalsys.EROFS},
+		{name: "stat", op: func(g *Gated) experimentalsys.Errno { _, e := g.Stat("a.txt"); return e }, asked: []bool{false}},
+		{name: "stat refused", refuse: true, op: func(g *Gated) experimentalsys.Errno { _, e := g.Stat("a.txt"); return e },
+			asked: []bool{false}, want: experimentalsys.EACCES},
+		{name: "unlink", op: func(g *Gated) experimentalsys.Errno { return g.Unlink("in") }, asked: []bool{true}},
+		{name: "escape allowed stays refused", op: func(g *Gated) experimentalsys.Errno {
+			_, e := g.OpenFile("leak", experimentalsys.O_RDONLY, 0)
+			return e
+		}, asked: []bool{false}, want: experimentalsys.EPERM},
+		{name: "dotdot allowed stays refused", op: func(g *Gated) experimentalsys.Errno { _, e := g.Stat("../secret.txt"); return e },
+			asked: []bool{false}, want: experimentalsys.EPERM},
+		{name: "invalid path", op: func(g *Gated) experimentalsys.Errno { _, e := g.Stat(""); return e }, want: experimentalsys.ENOENT},
+		{name: "top opens without asking", refuse: true, op: func(g *Gated) experimentalsys.Errno {
+			f, e := g.OpenFile(".", experimentalsys.O_RDONLY, 0)
+			if e == 0 {
+				f.Close()
+			}
+			return e
+		}},
+		{name: "listing the top asks", refuse: true, op: func(g *Gated) experimentalsys.Errno {
+			f, e := g.OpenFile(".", experimentalsys.O_RDONLY, 0)
+			if e != 0 {
+				return e
+			}
+			defer f.Close()
+			_, e = f.Readdir(-1)
+			return e
+		}, asked: []bool{false}, want: experimentalsys.EACCES},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := newFS(t, filepath.Join(tree(t), "mnt"), tc.ro)
+			var asked []bool
+			g := f.WithGate(func(write bool) experimentalsys.Errno {
+				asked = append(asked, write)
+				if tc.refuse {
+					return experimentalsys.EACCES
+				}
+				return 0
+			})
+			if got := tc.op(g); got != tc.want {
+				t.Errorf("got errno %v; want %v", got, tc.want)
+			}
+			if !slices.Equal(asked, tc.asked) {
+				t.Errorf("the gate was asked %v; want %v", asked, tc.asked)
+			}
+		})
 	}
 }
