@@ -94,7 +94,11 @@ func startProc(t *testing.T, stdout *os.File, args ...string) *proc {
 			}
 		}()
 	}
-	go func() { // ends with the process's stderr; Wait after both pipes are read
+	// Wait closes the pipes, so it runs once stderr is read to the end
+	// (its reader never blocks): lines still buffered would be lost.
+	stderrRead := make(chan struct{})
+	go func() { // ends with the process's stderr
+		defer close(stderrRead)
 		defer close(p.errs)
 		sc := bufio.NewScanner(errR)
 		for sc.Scan() {
@@ -108,6 +112,7 @@ func startProc(t *testing.T, stdout *os.File, args ...string) *proc {
 		}
 	}()
 	go func() { // ends with the process
+		<-stderrRead
 		p.cmd.Wait()
 		close(p.exited)
 	}()
