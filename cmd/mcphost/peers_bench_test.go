@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,6 +84,7 @@ var (
 	peersClient   = flag.String("peers.client", "both", "BenchmarkPeers: the client, real (SDK-like), light or both")
 	peersBaseline = flag.String("peers.baseline", "", "BenchmarkPeers: an older mcphost binary to measure as before-go and before-c")
 	peersRounds   = flag.Int("peers.rounds", 5, "BenchmarkPeers: interleaved rounds per figure")
+	peersOnly     = flag.String("peers.only", "", "BenchmarkPeers: a regexp; only the servers whose names match run (limit, gosdk, mcpgo, go, c, before-go, before-c)")
 )
 
 // benchPeers are the servers every mcphost figure is divided by.
@@ -93,6 +95,9 @@ var benchPeers = []string{"limit", "gosdk", "mcpgo"}
 func startBenchServers(b *testing.B) []*benchServer {
 	var servers []*benchServer
 	for _, name := range benchPeers {
+		if !benchServerWanted(b, name) {
+			continue
+		}
 		servers = append(servers, startBenchServer(b, name, peerCommand(name), "wasm_echo"))
 	}
 	cConfig, cTool := cKitConfig(b)
@@ -103,8 +108,10 @@ func startBenchServers(b *testing.B) []*benchServer {
 		serve := func(config string) *exec.Cmd {
 			return exec.Command(m.bin, "serve", "--no-watch", "--log-level", "error", "--config", config)
 		}
-		servers = append(servers, startBenchServer(b, m.prefix+"go", serve("testdata/bench/plugins.toml"), "wasm_echo"))
-		if cConfig != "" {
+		if benchServerWanted(b, m.prefix+"go") {
+			servers = append(servers, startBenchServer(b, m.prefix+"go", serve("testdata/bench/plugins.toml"), "wasm_echo"))
+		}
+		if cConfig != "" && benchServerWanted(b, m.prefix+"c") {
 			servers = append(servers, startBenchServer(b, m.prefix+"c", serve(cConfig), cTool))
 		}
 	}
@@ -112,6 +119,19 @@ func startBenchServers(b *testing.B) []*benchServer {
 		b.Cleanup(s.stop)
 	}
 	return servers
+}
+
+// benchServerWanted reports whether -peers.only lets the server named
+// name run.
+func benchServerWanted(tb testing.TB, name string) bool {
+	if *peersOnly == "" {
+		return true
+	}
+	re, err := regexp.Compile(*peersOnly)
+	if err != nil {
+		tb.Fatalf("-peers.only: %v", err)
+	}
+	return re.MatchString(name)
 }
 
 // cKitConfig builds the C kit's `mcphost new` template (its text_stats
