@@ -30,9 +30,11 @@ type instance struct {
 	traced bool // its mounts are tracedFS
 	// ask asks the module's Consent in the call being served; nil
 	// outside a call or without Consent. answers are the call's
-	// decisions on gated mounts (gate).
+	// decisions on gated mounts (gate), made on the first and emptied
+	// after each call; inCall says a call is being served.
 	ask     func(Reach) error
 	answers map[Reach]bool
+	inCall  bool
 
 	plugin  string
 	consent Consent
@@ -103,7 +105,7 @@ func (inst *instance) begin(ctx context.Context) {
 	inst.done = ctx.Done()
 	inst.span = span
 	inst.ask = ask
-	inst.answers = map[Reach]bool{}
+	inst.inCall = true
 	inst.mu.Unlock()
 	inst.stdout.reset()
 	inst.stderr.reset()
@@ -114,7 +116,8 @@ func (inst *instance) end() {
 	inst.done = nil
 	inst.span = nil
 	inst.ask = nil
-	inst.answers = nil
+	inst.inCall = false
+	clear(inst.answers)
 	inst.mu.Unlock()
 }
 
@@ -151,7 +154,10 @@ func (inst *instance) gate(dir string) rootfs.Gate {
 			err = ask(r)
 		}
 		inst.mu.Lock()
-		if inst.answers != nil {
+		if inst.inCall {
+			if inst.answers == nil {
+				inst.answers = map[Reach]bool{}
+			}
 			inst.answers[r] = err == nil
 		}
 		inst.mu.Unlock()
