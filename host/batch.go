@@ -43,7 +43,9 @@ func (s *session) handleBatch(ctx context.Context, raw []byte, related json.RawM
 		case msg.Kind == jsonrpc.KindRequest && string(msg.Method) == "initialize":
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), b, i)
 		default:
-			s.dispatch(ctx, &msg, b, i)
+			if t, ok := s.dispatch(ctx, &msg, b, i); ok {
+				s.queue(t)
+			}
 		}
 	}
 	s.wg.Add(1)

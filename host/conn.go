@@ -76,13 +76,29 @@ func (srv *Server) Connect(out Outbound, info ConnInfo) *Conn {
 // workers, which answer it. Handle never waits for a tool, so a transport
 // can call it from its one reading goroutine. The Conn keeps msg, so the
 // caller must not modify it afterwards.
-func (c *Conn) Handle(ctx context.Context, msg []byte) { c.s.handleMessage(ctx, msg, nil) }
+func (c *Conn) Handle(ctx context.Context, msg []byte) { c.s.handle(ctx, msg) }
+
+// HandleHere is [Conn.Handle] for a transport's one reading goroutine
+// when no further message is waiting to be read: a concurrent request is
+// served on the calling goroutine rather than a worker, so that its
+// answer waits for no goroutine to be woken. If the request is still
+// running after a moment (about a millisecond), carry, the rest of the
+// caller's reading loop, is started on one of the Conn's workers, so that
+// reading goes on; HandleHere then reports false once the request is
+// done, and the caller must return without reading again. It reports
+// true when the caller goes on reading.
+func (c *Conn) HandleHere(ctx context.Context, msg []byte, carry func()) bool {
+	t, ok := c.s.handleMessage(ctx, msg, nil)
+	return !ok || c.s.runHere(t, carry)
+}
 
 // HandleKeyed is [Conn.Handle] with the related key a batch's answer
 // array is sent with (see [Outbound]): Streamable HTTP passes a key of its
 // own per POST, to find the stream the array belongs on.
 func (c *Conn) HandleKeyed(ctx context.Context, msg []byte, batchKey json.RawMessage) {
-	c.s.handleMessage(ctx, msg, batchKey)
+	if t, ok := c.s.handleMessage(ctx, msg, batchKey); ok {
+		c.s.queue(t)
+	}
 }
 
 // TooLarge answers a message of n bytes that the transport discarded for

@@ -48,10 +48,11 @@ type session struct {
 	gone     bool                  // the client can no longer answer
 	goneCh   chan struct{}         // closed when gone is set: listens end
 
-	wg   sync.WaitGroup // requests in flight and batch collectors
-	work chan task      // hands requests to idle workers
-	idle atomic.Int32   // workers waiting on work
-	quit chan struct{}  // closed by close: idle workers exit
+	wg    sync.WaitGroup          // requests in flight and batch collectors
+	work  chan task               // hands requests to idle workers
+	idle  atomic.Int32            // workers waiting on work
+	quit  chan struct{}           // closed by close: idle workers exit
+	spare atomic.Pointer[handoff] // runHere's watchdog, between requests
 
 	closeOnce sync.Once
 }
@@ -144,15 +145,23 @@ func (req *request) admits(level string) bool {
 	return ok && req.state.level != 0 && l+1 >= req.state.level
 }
 
-// handle serves one incoming message (or batch). ctx bounds every request
-// it starts; cancelling it cancels them and suppresses their responses.
-// The session keeps raw: the caller must not modify it afterwards.
-func (s *session) handle(ctx context.Context, raw []byte) { s.handleMessage(ctx, raw, nil) }
+// handle serves one incoming message (or batch) on the session's workers.
+// ctx bounds every request it starts; cancelling it cancels them and
+// suppresses their responses. The session keeps raw: the caller must not
+// modify it afterwards.
+func (s *session) handle(ctx context.Context, raw []byte) {
+	if t, ok := s.handleMessage(ctx, raw, nil); ok {
+		s.queue(t)
+	}
+}
 
-// handleMessage is handle with the related key the answer to a batch is
-// sent with (see outbound). Streamable HTTP passes a key of its own per
-// POST, to find the connection the array belongs on; stdio passes nil.
-func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage) {
+// handleMessage serves one incoming message, or a batch, whose answer
+// array is sent with related key batchKey (see outbound): Streamable HTTP
+// passes a key of its own per POST, to find the connection the array
+// belongs on; stdio passes nil. What is cheap is served at once; a single
+// concurrent request is tracked and returned, for the caller to run where
+// it chooses (see inflight.go); a batch's are queued to the workers.
+func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.RawMessage) (t task, ok bool) {
 	defer func() { // handlers recover on their own; this guards everything else
 		if r := recover(); r != nil {
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
@@ -161,14 +170,14 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 	s.srv.audit.record(s.id, "in", CallerOf(ctx), raw)
 	if jsonrpc.IsBatch(raw) {
 		s.handleBatch(ctx, raw, batchKey)
-		return
+		return task{}, false
 	}
 	msg, err := jsonrpc.Decode(raw)
 	if err != nil {
 		s.reject(&msg, err, nil, 0)
-		return
+		return task{}, false
 	}
-	s.dispatch(ctx, &msg, nil, 0)
+	return s.dispatch(ctx, &msg, nil, 0)
 }
 
 // reject answers a message that failed to decode, unless it was a
@@ -181,22 +190,24 @@ func (s *session) reject(msg *jsonrpc.Message, err *jsonrpc.Error, b *batch, slo
 	s.reply(msg.ID, nil, err, b, slot)
 }
 
-func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
+// dispatch serves msg, except a concurrent request, which it tracks and
+// returns to be run (see inflight.go).
+func (s *session) dispatch(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) (task, bool) {
 	switch msg.Kind {
 	case jsonrpc.KindResponse:
 		s.deliver(msg)
 	case jsonrpc.KindNotification:
 		s.notification(ctx, msg)
 	case jsonrpc.KindRequest:
-		s.request(ctx, msg, b, slot)
+		return s.request(ctx, msg, b, slot)
 	}
+	return task{}, false
 }
 
 // request serves a client request: a cheap method (inline) at once, in
-// order, on the caller's goroutine; any other on the session's queue
-// (inflight.go), tracked first, so that a notifications/cancelled read
-// after it finds it.
-func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) {
+// order, on the caller's goroutine; any other is tracked, so that a
+// notifications/cancelled read after it finds it, and returned to be run.
+func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, slot int) (task, bool) {
 	m := s.srv.methods[string(msg.Method)]
 	var st *clientState
 	if s.state.Load() == nil && !protocol.IsHandshakeInitialize(msg) &&
@@ -204,16 +215,16 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 		var err error
 		if st, err = s.statelessRequest(m, msg); err != nil {
 			s.reply(msg.ID, nil, err, b, slot)
-			return
+			return task{}, false
 		}
 	} else {
 		if m == nil || m.era == eraStateless {
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method), b, slot)
-			return
+			return task{}, false
 		}
 		if !m.beforeInit && s.state.Load() == nil {
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: server not initialized"), b, slot)
-			return
+			return task{}, false
 		}
 	}
 	req := &request{sess: s, id: msg.ID, method: m.name, params: msg.Params, members: msg.ParamMembers, state: st}
@@ -225,9 +236,9 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 		res, err := s.invoke(ctx, m, req)
 		req.done.Store(true)
 		s.reply(req.id, res, err, b, slot)
-		return
+		return task{}, false
 	}
-	s.start(ctx, m, req, b, slot)
+	return s.start(ctx, m, req, b, slot)
 }
 
 // deliver routes a client's response to the server→client request waiting

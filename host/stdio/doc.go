@@ -5,7 +5,9 @@
 // It owns the framing (jsonrpc.LineReader: lines of at most
 // host.Server.MaxMessageBytes, oversize lines answered through
 // host.Conn.TooLarge rather than ending anything), the one goroutine that
-// reads and hands each message to host.Conn.Handle, the writer that never
+// reads (host.Conn.Handle for a line while more are waiting,
+// host.Conn.HandleHere for the last one, which may carry the reading loop
+// on to another goroutine), the writer that never
 // interleaves messages, writes nothing but them, and puts the answers that
 // finish while it is writing into its next write, and the end of a
 // session: EOF and a done ctx (a signal) both stop reading and let the

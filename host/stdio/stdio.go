@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 	"time"
 
@@ -40,9 +39,9 @@ func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) e
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
 	readErr := make(chan error, 1)
-	go func() {
-		readErr <- readLoop(rctx, conn, &stopReader{r: in, stop: ctx.Done()}, srv.MaxMessageBytes())
-	}()
+	l := &lineLoop{ctx: rctx, conn: conn, r: jsonrpc.NewLineReader(&stopReader{r: in, stop: ctx.Done()}, srv.MaxMessageBytes()), max: srv.MaxMessageBytes(), end: readErr}
+	l.carry = l.run
+	go l.run()
 
 	var err error
 	select {
@@ -100,34 +99,48 @@ func (s *stopReader) Read(p []byte) (int, error) {
 // grace).
 func drainTime(srv *host.Server) time.Duration { return srv.ShutdownGrace() + srv.StartupLeft() }
 
-// readLoop feeds each line of in to conn until EOF (nil) or a read error.
-// A line over max is answered and reading goes on. It is the connection's
-// one reader: conn serves cheap requests on it, in order, and queues every
-// other to its workers (see host.Conn.Handle), so a slow tool never stops
+// lineLoop feeds each line of its input to conn until EOF or a read
+// error, and sends the result to end. A line over max is answered and
+// reading goes on. It is the connection's one reader. A line read while
+// more are waiting is handed to conn's workers (host.Conn.Handle), so that
+// pipelined requests run side by side; the last line read is served on the
+// reading goroutine (host.Conn.HandleHere), which carries the loop on to a
+// worker if the request turns out slow, so that a slow tool never stops
 // the next line, a cancellation or an answer to our own request, from
 // being read.
-func readLoop(ctx context.Context, conn *host.Conn, in io.Reader, max int64) error {
-	r := jsonrpc.NewLineReader(in, max)
+type lineLoop struct {
+	ctx   context.Context
+	conn  *host.Conn
+	r     *jsonrpc.LineReader
+	max   int64
+	end   chan<- error
+	carry func() // run, as a value made once
+}
+
+// run reads until the end of input, or until it has passed reading on.
+func (l *lineLoop) run() {
 	for {
-		line, err := r.Next()
+		line, err := l.r.Next()
 		if tooLong, ok := err.(*jsonrpc.TooLargeError); ok {
-			conn.TooLarge(tooLong.N, max, jsonrpc.PeekID(tooLong.Head))
+			l.conn.TooLarge(tooLong.N, l.max, jsonrpc.PeekID(tooLong.Head))
 			err = nil
-		} else if len(line) > 0 && ctx.Err() == nil {
-			conn.Handle(ctx, line)
-			if !r.Ready() {
-				// Next will block in read(2), which keeps this P: let
-				// the worker Handle just woke run on it first.
-				runtime.Gosched()
+		} else if len(line) > 0 && l.ctx.Err() == nil {
+			if err != nil || l.r.Ready() {
+				l.conn.Handle(l.ctx, line)
+			} else if !l.conn.HandleHere(l.ctx, line, l.carry) {
+				return // reading went on elsewhere
 			}
 		}
 		switch {
 		case err == io.EOF:
-			return nil
+			l.end <- nil
+			return
 		case err != nil:
-			return fmt.Errorf("stdio: read: %w", err)
-		case ctx.Err() != nil:
-			return nil
+			l.end <- fmt.Errorf("stdio: read: %w", err)
+			return
+		case l.ctx.Err() != nil:
+			l.end <- nil
+			return
 		}
 	}
 }
