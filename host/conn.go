@@ -79,14 +79,16 @@ func (srv *Server) Connect(out Outbound, info ConnInfo) *Conn {
 func (c *Conn) Handle(ctx context.Context, msg []byte) { c.s.handle(ctx, msg) }
 
 // HandleHere is [Conn.Handle] for a transport's one reading goroutine
-// when no further message is waiting to be read: a concurrent request is
-// served on the calling goroutine rather than a worker, so that its
-// answer waits for no goroutine to be woken. If the request is still
-// running after a moment (about a millisecond), carry, the rest of the
-// caller's reading loop, is started on one of the Conn's workers, so that
-// reading goes on; HandleHere then reports false once the request is
-// done, and the caller must return without reading again. It reports
-// true when the caller goes on reading.
+// when no further message is waiting to be read: a concurrent request
+// that no other request is in flight beside is served on the calling
+// goroutine rather than a worker, so that its answer waits for no
+// goroutine to be woken (one beside others goes to a worker, as with
+// Handle). If the request is still running after a moment (20 µs when the
+// machine is busy, about a millisecond when every P is idle), carry, the
+// rest of the caller's reading loop, is started on one of the Conn's
+// workers, so that reading goes on; HandleHere then reports false once
+// the request is done, and the caller must return without reading again.
+// It reports true when the caller goes on reading.
 func (c *Conn) HandleHere(ctx context.Context, msg []byte, carry func()) bool {
 	t, ok := c.s.handleMessage(ctx, msg, nil)
 	return !ok || c.s.runHere(t, carry)
