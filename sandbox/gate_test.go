@@ -97,7 +97,7 @@ func TestGatedMount(t *testing.T) {
 					t.Errorf("asked %+v; want plugin %q, path %q, write %v", r, t.Name(), dir, tc.asked[i])
 				}
 			}
-			if got := testLogs.Contains(`path=`+dir) && testLogs.Contains(`to allowed_paths`); got != tc.logged {
+			if got := testLogs.LineContains(`path=`+dir, `key=allowed_paths`); got != tc.logged {
 				t.Errorf("refusal naming allowed_paths logged: %v; want %v", got, tc.logged)
 			}
 			if tc.export == "write" && tc.wantOut == "" {

@@ -162,7 +162,8 @@ func (inst *instance) gate(dir string) rootfs.Gate {
 		}
 		inst.mu.Unlock()
 		if err != nil {
-			inst.log.Warn("allowed paths: refused", "path", dir, "access", access, "reason", err)
+			inst.log.Warn("allowed paths: refused", "path", dir, "access", access, "reason", err,
+				"key", "allowed_paths")
 			return experimentalsys.EACCES
 		}
 		return 0

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,18 @@ func (b *syncBuffer) Contains(s string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.Contains(b.buf.String(), s)
+}
+
+// LineContains reports whether one line holds every one of subs.
+func (b *syncBuffer) LineContains(subs ...string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		if !slices.ContainsFunc(subs, func(s string) bool { return !strings.Contains(l, s) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // fakePeer records what host functions send and answers requests.
