@@ -217,22 +217,22 @@ func AppendError(dst []byte, id []byte, e *Error) []byte {
 // AppendNotification appends a notification; params, when not nil, must be
 // a JSON object.
 func AppendNotification(dst []byte, method string, params []byte) []byte {
-	dst = append(dst, jsonrpcHdr...)
-	dst = append(dst, `,"method":`...)
-	dst = jsonscan.AppendString(dst, method)
-	if params != nil {
-		dst = append(dst, `,"params":`...)
-		dst = append(dst, params...)
-	}
-	return append(dst, '}')
+	return appendCall(dst, nil, method, params)
 }
 
 // AppendRequest appends a request with id; params, when not nil, must be a
 // JSON object.
 func AppendRequest(dst []byte, id []byte, method string, params []byte) []byte {
+	return appendCall(dst, id, method, params)
+}
+
+// appendCall appends a request, or a notification when id is nil.
+func appendCall(dst []byte, id []byte, method string, params []byte) []byte {
 	dst = append(dst, jsonrpcHdr...)
-	dst = append(dst, `,"id":`...)
-	dst = append(dst, id...)
+	if id != nil {
+		dst = append(dst, `,"id":`...)
+		dst = append(dst, id...)
+	}
 	dst = append(dst, `,"method":`...)
 	dst = jsonscan.AppendString(dst, method)
 	if params != nil {
