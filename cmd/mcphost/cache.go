@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,16 +67,10 @@ func removeLeftovers(log *slog.Logger) {
 }
 
 func cmdCache(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, cacheUsage)
-		return errUsage
+	fs, err := newGroupFlags("cache", cacheUsage, args, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if wantsHelp(args) {
-		fmt.Fprint(stdout, cacheUsage)
-		return flag.ErrHelp
-	}
-	fs := newFlags("cache "+args[0], stdout, stderr)
-	fs.more = cacheUsage
 	switch args[0] {
 	case "size":
 		asJSON := fs.Bool("json", false, "print JSON")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,16 +29,10 @@ revoke  removes PLUGIN's grant for HOST:PORT or PATH, or all of PLUGIN's grants
 `
 
 func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, grantsUsage)
-		return errUsage
+	fs, err := newGroupFlags("grants", grantsUsage, args, stdout, stderr)
+	if err != nil {
+		return err
 	}
-	if wantsHelp(args) {
-		fmt.Fprint(stdout, grantsUsage)
-		return flag.ErrHelp
-	}
-	fs := newFlags("grants "+args[0], stdout, stderr)
-	fs.more = grantsUsage
 	var c common
 	c.register(fs)
 	operands, err := fs.parseOperands(args[1:])

@@ -222,6 +222,24 @@ func newFlags(name string, stdout, stderr io.Writer) *flags {
 	return f
 }
 
+// newGroupFlags starts a command made of subcommands (cache, grants): with
+// no subcommand it prints usage and fails, with only -h it prints usage as
+// help, and otherwise it returns the flags of subcommand args[0], whose
+// help ends with usage.
+func newGroupFlags(name, usage string, args []string, stdout, stderr io.Writer) (*flags, error) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return nil, errUsage
+	}
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, usage)
+		return nil, flag.ErrHelp
+	}
+	f := newFlags(name+" "+args[0], stdout, stderr)
+	f.more = usage
+	return f, nil
+}
+
 // help writes the command's help to w.
 func (f *flags) help(w io.Writer) {
 	base, sub, _ := strings.Cut(f.name, " ")
