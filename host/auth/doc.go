@@ -11,7 +11,9 @@
 //     rate-limited, when a token names a key id the cache does not hold;
 //   - validating JWT access tokens: asymmetric signatures only, iss among
 //     the issuers, aud holding the resource (RFC 8707), exp and nbf with a
-//     small skew, only with signing keys of the algorithm's type; all JOSE
+//     small skew, only with signing keys of the algorithm's type, and no
+//     crit header (RFC 7515 section 4.1.11: mcphost understands no
+//     critical extension, so jwx refuses every one); all JOSE
 //     work is lestrrat-go/jwx's; a verified JWT is remembered by hash for
 //     up to a minute (cache.go);
 //   - RFC 7662 introspection of opaque tokens, when configured;

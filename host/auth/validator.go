@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lestrrat-go/httprc/v3"
+	"github.com/lestrrat-go/jwx/v3"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
@@ -179,13 +181,20 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 		return id, nil
 	}
 	// Read iss before verifying, to know whose keys to verify with; the
-	// claims are trusted only after jwt.Parse below has checked the
-	// signature with those keys.
-	unverified, err := jwt.Parse([]byte(token), jwt.WithVerify(false), jwt.WithValidate(false))
+	// claims are trusted only after jws.Verify below has checked the
+	// signature with those keys (the payload it verifies is these bytes).
+	msg, err := jws.Parse([]byte(token), jws.WithCompact())
 	if err != nil {
 		return nil, invalid("malformed JWT: %v", err)
 	}
-	iss, _ := unverified.Issuer()
+	if f := jwx.GuessFormat(msg.Payload()); f == jwx.JWS || f == jwx.JWE {
+		return nil, invalid("nested JWTs are not accepted")
+	}
+	tok, err := jwt.Parse(msg.Payload(), jwt.WithVerify(false), jwt.WithValidate(false))
+	if err != nil {
+		return nil, invalid("malformed JWT claims: %v", err)
+	}
+	iss, _ := tok.Issuer()
 	is := v.issuers[iss]
 	if is == nil {
 		return nil, invalid("issuer %q is not trusted (want one of %s)", iss, strings.Join(v.order, ", "))
@@ -225,21 +234,31 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 		}
 		return nil
 	})
-	tok, err := jwt.Parse([]byte(token),
-		jwt.WithKeyProvider(kp),
-		jwt.WithValidate(true),
+	// RFC 7515 section 4.1.11: a recipient must refuse a JWS whose crit
+	// names an extension it does not understand. mcphost understands none
+	// (it declares no jws.WithCritExtension), so jwx refuses any crit,
+	// before a key is looked up. jwt.Parse cannot turn that check on with
+	// a key provider, hence jws.Verify, then the claims on their own.
+	_, err = jws.Verify([]byte(token), jws.WithCompact(), jws.WithKeyProvider(kp), jws.WithCritValidation(true))
+	if fetchErr != nil {
+		return nil, fetchErr
+	}
+	if err != nil {
+		if crit := critical(msg); len(crit) > 0 {
+			return nil, invalid("%s", critReason(crit))
+		}
+		if errors.Is(err, ErrInvalidToken) {
+			return nil, err
+		}
+		return nil, invalid("%v", err)
+	}
+	err = jwt.Validate(tok,
 		jwt.WithIssuer(iss),
 		jwt.WithAudience(v.resource),
 		jwt.WithAcceptableSkew(v.skew),
 		jwt.WithRequiredClaim("exp"),
 	)
-	if fetchErr != nil {
-		return nil, fetchErr
-	}
 	if err != nil {
-		if errors.Is(err, ErrInvalidToken) {
-			return nil, err
-		}
 		return nil, invalid("%v", err)
 	}
 	id := &Identity{Issuer: iss}
@@ -255,6 +274,30 @@ func (v *Validator) Validate(ctx context.Context, token string) (*Identity, erro
 		v.verified.put(token, id, exp.Add(v.skew))
 	}
 	return id, nil
+}
+
+// critical returns the crit header of msg's signature (a compact JWS has
+// one), for the reason given when jwx refuses it.
+func critical(msg *jws.Message) []string {
+	for _, sig := range msg.Signatures() {
+		if crit, ok := sig.ProtectedHeaders().Critical(); ok {
+			return crit
+		}
+	}
+	return nil
+}
+
+// critReason is the plain reason a token with critical extensions is
+// refused, for the client's error_description.
+func critReason(crit []string) string {
+	q := make([]string, len(crit))
+	for i, c := range crit {
+		q[i] = strconv.Quote(c)
+	}
+	if len(q) == 1 {
+		return "critical header extension " + q[0] + " is not understood here (RFC 7515 section 4.1.11: such a token is refused)"
+	}
+	return "critical header extensions " + strings.Join(q, ", ") + " are not understood here (RFC 7515 section 4.1.11: such a token is refused)"
 }
 
 // scopesOf reads scope (a space-separated string) or scp (an array, or a

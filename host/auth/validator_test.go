@@ -17,6 +17,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
 	"github.com/mcphost/mcphost/plugins/config"
@@ -102,8 +103,9 @@ func cmpStr(a, b string) string {
 }
 
 // sign returns a JWT signed with key, with the standard claims for
-// resource and the given overrides.
-func sign(t testing.TB, key jwk.Key, iss, aud string, claims map[string]any) string {
+// resource and the given overrides (and options of jwt.WithKey, such as
+// protected headers).
+func sign(t testing.TB, key jwk.Key, iss, aud string, claims map[string]any, opts ...jwt.Option) string {
 	t.Helper()
 	tok := jwt.New()
 	tok.Set(jwt.IssuerKey, iss)
@@ -113,11 +115,23 @@ func sign(t testing.TB, key jwk.Key, iss, aud string, claims map[string]any) str
 	for k, v := range claims {
 		tok.Set(k, v)
 	}
-	b, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
+	b, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key, opts...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// signCrit signs a valid token whose protected header marks crit as
+// critical extensions (and carries each of them).
+func signCrit(t testing.TB, key jwk.Key, iss string, crit []string) string {
+	t.Helper()
+	hdrs := jws.NewHeaders()
+	hdrs.Set(jws.CriticalKey, crit)
+	for _, c := range crit {
+		hdrs.Set(c, true)
+	}
+	return sign(t, key, iss, resource, nil, jws.WithProtectedHeaders(hdrs))
 }
 
 const resource = "https://mcp.example.com/mcp"
@@ -189,6 +203,10 @@ func TestValidateClaims(t *testing.T) {
 		{"untrusted issuer", sign(t, k, "https://evil.example", resource, nil), "not trusted"},
 		{"opaque without introspection", "abc", "no introspection_url"},
 		{"garbage", "a.b.c", "malformed"},
+		// RFC 7515 section 4.1.11: a critical extension the recipient does
+		// not understand makes the token invalid, signature or not.
+		{"unknown crit", signCrit(t, k, f.issuer, []string{"x-unknown"}), `critical header extension "x-unknown" is not understood`},
+		{"crit of two", signCrit(t, k, f.issuer, []string{"x-a", "x-b"}), `critical header extensions "x-a", "x-b" are not understood`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

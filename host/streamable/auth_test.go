@@ -147,6 +147,23 @@ func (op *testOP) token(t *testing.T, c opClient, resource string, scopes ...str
 	return r.AccessToken
 }
 
+// sign has testop sign claims with its current key, header's members
+// added to the protected header.
+func (op *testOP) sign(t *testing.T, claims, header map[string]any) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"claims": claims, "header": header})
+	resp, err := http.Post(op.issuer+"/admin/sign", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	tok, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("testop sign: %s %s", resp.Status, tok)
+	}
+	return string(tok)
+}
+
 func (op *testOP) rotate(t *testing.T) string {
 	t.Helper()
 	resp, err := http.Post(op.issuer+"/admin/rotate", "", nil)
@@ -339,12 +356,23 @@ func TestOAuthAgainstTestOP(t *testing.T) {
 		{"alg none", forge(good, map[string]any{"alg": "none", "typ": "JWT"}, ""), 401, challenge401 + `, error="invalid_token"`, "none"},
 		{"HS256 with the public key", hmacWithPublicKey(t, good, op.issuer+"/keys"), 401, challenge401 + `, error="invalid_token"`, "HS256"},
 		{"not a bearer token", "", 401, challenge401 + `, error="invalid_request"`, ""},
+		// Signed by the provider's own key, valid in every claim, but
+		// carrying a critical extension nobody here understands.
+		{"unknown crit", op.sign(t, map[string]any{"iss": op.issuer, "aud": as.resource, "sub": "full", "client_id": "full",
+			"exp": time.Now().Add(time.Minute).Unix(), "scope": "echo:use"},
+			map[string]any{"crit": []string{"x-unknown"}, "x-unknown": true}),
+			401, challenge401 + `, error="invalid_token"`, `critical header extension 'x-unknown' is not understood`},
+		{"crit-free token signed the same way", "", 200, "", ""},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			status, challenge, body := post(t, as.url, tc.token, "tools/list", "", "")
-			if tc.name == "not a bearer token" {
+			switch tc.name {
+			case "not a bearer token":
 				status, challenge = postRaw(t, as.url, "Basic Zm9vOmJhcg==")
+			case "crit-free token signed the same way": // the control: only crit made the difference
+				status, challenge, body = post(t, as.url, op.sign(t, map[string]any{"iss": op.issuer, "aud": as.resource, "sub": "full",
+					"exp": time.Now().Add(time.Minute).Unix()}, nil), "tools/list", "", "")
 			}
 			if status != tc.status || !strings.HasPrefix(challenge, tc.challenge) || !strings.Contains(challenge, tc.why) {
 				t.Errorf("got %d %q %s; want %d, a challenge starting %q and mentioning %q", status, challenge, body, tc.status, tc.challenge, tc.why)

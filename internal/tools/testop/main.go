@@ -15,6 +15,10 @@
 //
 //	POST /admin/rotate   a new signing key (the old one stays in the key set)
 //	                     answers {"kid":"…"}
+//	POST /admin/sign     signs {"claims":{…},"header":{…}} with the current
+//	                     key, the header's members added to the protected
+//	                     header (a crit the validator must refuse, say);
+//	                     answers the compact JWS
 package main
 
 import (
@@ -77,6 +81,22 @@ func main() {
 			return
 		}
 		fmt.Fprintf(w, `{"kid":%q}`, kid)
+	})
+	mux.HandleFunc("POST /admin/sign", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Claims json.RawMessage `json:"claims"`
+			Header map[string]any  `json:"header"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		tok, err := st.sign(req.Claims, req.Header)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, tok)
 	})
 	mux.Handle("/", withResource(provider))
 	fmt.Printf("issuer %s\n", issuer)
@@ -164,6 +184,27 @@ func (s *storage) rotate() (string, error) {
 	sk := &signingKey{id: fmt.Sprintf("key-%d", s.nkeys), key: k}
 	s.keys = append(s.keys, sk)
 	return sk.id, nil
+}
+
+// sign signs claims with the current key, as the provider signs its
+// tokens (RS256, typ JWT, the key's kid), with header's members added.
+func (s *storage) sign(claims []byte, header map[string]any) (string, error) {
+	s.mu.Lock()
+	k := s.keys[len(s.keys)-1]
+	s.mu.Unlock()
+	opts := (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", k.id)
+	for name, v := range header {
+		opts = opts.WithHeader(jose.HeaderKey(name), v)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: k.key}, opts)
+	if err != nil {
+		return "", err
+	}
+	jws, err := signer.Sign(claims)
+	if err != nil {
+		return "", err
+	}
+	return jws.CompactSerialize()
 }
 
 var errUnsupported = errors.New("testop supports the client-credentials grant only")
