@@ -49,7 +49,8 @@ type ConnInfo struct {
 	// a session-less HTTP POST. A stateless Conn is never initialized.
 	Stateless bool
 	// Principal is who is asking, for the ownership of tasks a stateless
-	// request creates (the HTTP transport's bearer identity); "" for none.
+	// request creates: the HTTP transport's hash of the caller's identity
+	// (with OAuth its issuer and subject, not the token); "" for none.
 	Principal string
 }
 

@@ -133,9 +133,10 @@ func (j *job) terminal() bool {
 }
 
 // taskOwner is who a task created by a request of s belongs to: the
-// caller's credentials on HTTP (hashed Authorization header; every
-// anonymous caller is one owner there, so the unguessable id is all
-// that separates them), the connection otherwise (stdio, in process).
+// caller's identity on HTTP (ConnInfo.Principal: with [auth] the token's
+// issuer and subject, so a refreshed token still reaches its tasks; see
+// streamable's principal.go), the connection otherwise (stdio, in
+// process).
 func (s *session) taskOwner() string {
 	if s.stateless {
 		return "http:" + s.principal

@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/auth"
+	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
 )
 
@@ -198,12 +199,17 @@ func (l *lockedBuffer) String() string {
 type authServer struct {
 	url, resource string
 	audit         *lockedBuffer
+	log           *logtest.Recorder // the server's log
 }
 
-func startAuthServer(t *testing.T, cfg *config.Auth, env map[string]string) *authServer {
+// startAuthServer serves the fixture's plugin set (see hosttest) with
+// [auth] cfg.
+func startAuthServer(t *testing.T, cfg *config.Auth, env map[string]string, set string) *authServer {
 	t.Helper()
 	audit := &lockedBuffer{}
-	srv := newServer(t, newFixture(), host.Options{Audit: audit})
+	logger, rec := logtest.New()
+	srv := host.New(loadRegistry(t, newFixture(), set), host.Options{Audit: audit, Logger: logger})
+	t.Cleanup(srv.Close)
 	ts := httptest.NewUnstartedServer(nil)
 	base := "http://" + ts.Listener.Addr().String()
 	if cfg.Resource == "" {
@@ -224,15 +230,16 @@ func startAuthServer(t *testing.T, cfg *config.Auth, env map[string]string) *aut
 		v.Close()
 		cancel()
 	})
-	return &authServer{url: base + "/mcp", resource: cfg.Resource, audit: audit}
+	return &authServer{url: base + "/mcp", resource: cfg.Resource, audit: audit, log: rec}
 }
 
 // post sends one JSON-RPC request with a bearer token ("" for none) and
 // returns the status, WWW-Authenticate and body. Without session, it is a
-// 2026-07-28 stateless request, with the mirror headers.
+// 2026-07-28 stateless request, with the mirror headers, from a client
+// that declares the tasks extension.
 func post(t *testing.T, url, token, method, params string, name string) (int, string, string) {
 	t.Helper()
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
 	if params != "" {
 		params = params + "," + meta
 	} else {
@@ -317,7 +324,7 @@ func TestOAuthAgainstTestOP(t *testing.T) {
 		IntrospectionURL: op.issuer + "/oauth/introspect",
 		ClientIDEnv:      "ID",
 		ClientSecretEnv:  "SECRET",
-	}, map[string]string{"ID": introspector.ID, "SECRET": introspector.Secret})
+	}, map[string]string{"ID": introspector.ID, "SECRET": introspector.Secret}, "test")
 	metadata := strings.Replace(as.url, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1)
 
 	t.Run("metadata", func(t *testing.T) {
@@ -595,7 +602,7 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 	as := startAuthServer(t, &config.Auth{
 		Issuers: []string{op.issuer},
 		Scopes:  []config.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo"}}},
-	}, nil)
+	}, nil, "test")
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "oauth-client.mjs", as.url, ts.ID, ts.Secret, op.issuer, "echo:use", "test_echo", `{"msg":"from ts"}`)

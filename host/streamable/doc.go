@@ -28,8 +28,8 @@
 //     address and per session, and on sessions overall: each refusal is an
 //     HTTP status with a JSON-RPC error and a `request refused` log line
 //     naming the limit;
-//   - httphealth.go: the probes; principal.go: who a stateless request's
-//     tasks belong to.
+//   - httphealth.go: the probes; principal.go: whom a request speaks for,
+//     who alone may use the sessions and tasks it creates.
 //
 // It does not own: the protocol (package host), protocol revisions
 // (package protocol), creating the listener or TLS (cmd/mcphost).

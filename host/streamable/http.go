@@ -279,14 +279,21 @@ func (h *Handler) isClosing() bool {
 func newSessionID() string { return rand.Text() }
 
 // lookup returns the session sid and marks it busy (see
-// httpSession.leave), or nil when there is no such session.
-func (h *Handler) lookup(sid string) *httpSession {
+// httpSession.leave), or nil when there is no such session or it belongs
+// to another identity than r's (see Handler.owns).
+func (h *Handler) lookup(r *http.Request, sid string) *httpSession {
+	h.mu.Lock()
+	hs := h.sessions[sid]
+	h.mu.Unlock()
+	if hs == nil || !h.owns(hs.owner, r, sid) {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	hs := h.sessions[sid]
-	if hs != nil {
-		hs.enter()
+	if h.sessions[sid] != hs {
+		return nil // ended meanwhile
 	}
+	hs.enter()
 	return hs
 }
 

@@ -25,6 +25,7 @@ const maxLegacyQueue = 1024
 
 type legacySession struct {
 	id    string
+	owner owner // who opened it; nobody else may post to it (principal.go)
 	conn  *host.Conn
 	log   *slog.Logger
 	serve func(r *http.Request, raw []byte)
@@ -84,7 +85,7 @@ func (h *Handler) legacyStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := newSessionID()
-	ls := &legacySession{id: id, wake: make(chan struct{}, 1)}
+	ls := &legacySession{id: id, owner: h.ownerOf(r), wake: make(chan struct{}, 1)}
 	ls.conn = h.srv.Connect(ls, host.ConnInfo{ID: "sse-" + shortID(id)})
 	ls.log = ls.conn.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -158,7 +159,7 @@ func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	ls := h.legacy[sid]
 	h.mu.Unlock()
-	if ls == nil {
+	if ls == nil || !h.owns(ls.owner, r, sid) {
 		httpError(w, http.StatusNotFound, codeSessionNotFound, "Session not found")
 		return
 	}

@@ -46,7 +46,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.initialize(w, r, body)
 		return
 	}
-	hs := h.lookup(sid)
+	hs := h.lookup(r, sid)
 	if hs == nil {
 		httpError(w, http.StatusNotFound, codeSessionNotFound, "Session not found")
 		return
@@ -170,7 +170,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, body []byte
 	if h.sessionsFull(w, r) {
 		return
 	}
-	hs := h.newHTTPSession(false, "")
+	hs := h.newHTTPSession(false, h.ownerOf(r))
 	hs.enter()
 	c := newConn()
 	st, _ := hs.openPost([]string{string(msg.ID)}, c)
@@ -265,14 +265,15 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 
 // sessionFor returns the request's session, marked busy, or writes the
 // error (400 without a session id or with an unsupported protocol
-// version, 404 for an unknown session) and returns nil.
+// version, 404 for an unknown session or another identity's) and returns
+// nil.
 func (h *Handler) sessionFor(w http.ResponseWriter, r *http.Request) *httpSession {
 	sid := r.Header.Get(hdrSession)
 	if sid == "" {
 		httpError(w, http.StatusBadRequest, codeHTTP, "Bad Request: Mcp-Session-Id header is required")
 		return nil
 	}
-	hs := h.lookup(sid)
+	hs := h.lookup(r, sid)
 	if hs == nil {
 		httpError(w, http.StatusNotFound, codeSessionNotFound, "Session not found")
 		return nil

@@ -32,10 +32,11 @@ import (
 // (bounded) until evicted, so a client that lost the connection can resume
 // with GET and Last-Event-ID, on that stream only.
 type httpSession struct {
-	h    *Handler
-	id   string
-	conn *host.Conn
-	log  *slog.Logger
+	h     *Handler
+	id    string
+	owner owner // who created it; nobody else may use it (principal.go)
+	conn  *host.Conn
+	log   *slog.Logger
 	// serve hands a message that came with r to the session, under the
 	// session's lifetime context carrying r's caller (auth.go); with st
 	// (the POST stream its requests answer on), under a context of their
@@ -121,11 +122,12 @@ type event struct {
 	data []byte
 }
 
-func (h *Handler) newHTTPSession(stateless bool, principal string) *httpSession {
+func (h *Handler) newHTTPSession(stateless bool, o owner) *httpSession {
 	id := newSessionID()
 	hs := &httpSession{
 		h:          h,
 		id:         id,
+		owner:      o,
 		streams:    make(map[int64]*stream),
 		byKey:      make(map[string]*stream),
 		ring:       make([]event, h.opts.ReplayEvents),
@@ -135,7 +137,7 @@ func (h *Handler) newHTTPSession(stateless bool, principal string) *httpSession 
 	}
 	hs.standalone = &stream{num: 0, primeSeq: -1, mode: modeSSE}
 	hs.streams[0] = hs.standalone
-	hs.conn = h.srv.Connect(hs, host.ConnInfo{ID: "http-" + shortID(id), Stateless: stateless, Principal: principal})
+	hs.conn = h.srv.Connect(hs, host.ConnInfo{ID: "http-" + shortID(id), Stateless: stateless, Principal: o.key})
 	hs.log = hs.conn.Logger()
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel

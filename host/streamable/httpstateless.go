@@ -48,7 +48,7 @@ func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, body []byte,
 	if !h.oauth.authorize(w, r, h, msg, true) {
 		return
 	}
-	hs := h.newHTTPSession(true, principal(r))
+	hs := h.newHTTPSession(true, h.ownerOf(r))
 	hs.enter()
 	defer func() {
 		hs.leave()
