@@ -16,6 +16,7 @@ import (
 type batch struct {
 	wg      sync.WaitGroup
 	out     [][]byte
+	served  []served        // by slot: the plugin that answered, for the audit log
 	related json.RawMessage // the transport's key for the answer (see handleMessage)
 }
 
@@ -34,7 +35,7 @@ func (s *session) handleBatch(ctx context.Context, raw []byte, related json.RawM
 		putBuf(buf)
 		return
 	}
-	b := &batch{out: make([][]byte, len(elems)), related: related}
+	b := &batch{out: make([][]byte, len(elems)), served: make([]served, len(elems)), related: related}
 	for i, e := range elems {
 		msg, err := jsonrpc.Decode(e)
 		switch {
@@ -60,9 +61,13 @@ func (s *session) sendBatch(b *batch) {
 	buf := getBuf()
 	msg := append(*buf, '[')
 	n := 0
-	for _, part := range b.out {
+	var by []served
+	for i, part := range b.out {
 		if part == nil {
 			continue
+		}
+		if b.served[i].by != nil {
+			by = append(by, b.served[i])
 		}
 		if n > 0 {
 			msg = append(msg, ',')
@@ -72,7 +77,7 @@ func (s *session) sendBatch(b *batch) {
 	}
 	msg = append(msg, ']')
 	if n > 0 {
-		s.send(msg, b.related)
+		s.sendServed(msg, b.related, by)
 	} else {
 		s.unanswered(b.related)
 	}

@@ -164,7 +164,7 @@ func (s *session) run(t task) {
 	cancelled := s.untrack(req) || t.ctx.Err() != nil
 	req.cancel()
 	if !cancelled {
-		s.reply(req.id, res, err, t.b, t.slot)
+		s.answer(req, res, err, t.b, t.slot)
 	} else if t.b == nil {
 		s.unanswered(req.id)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/plugins"
 )
 
 // unanswered reports a request that will get no response to the transport.
@@ -28,6 +29,16 @@ func putBuf(b *[]byte) {
 // reply encodes a response (or error) to id and sends it, or stores it in
 // its batch slot.
 func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot int) {
+	s.respond(id, nil, res, err, b, slot)
+}
+
+// answer replies to req, naming in the audit log the plugin that served
+// it, if any.
+func (s *session) answer(req *request, res any, err error, b *batch, slot int) {
+	s.respond(req.id, req.served, res, err, b, slot)
+}
+
+func (s *session) respond(id json.RawMessage, by *plugins.Plugin, res any, err error, b *batch, slot int) {
 	buf := getBuf()
 	msg := *buf
 	if err == nil {
@@ -43,6 +54,11 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 	}
 	if b != nil {
 		b.out[slot] = append([]byte(nil), msg...)
+		if by != nil {
+			b.served[slot] = served{id: id, by: by}
+		}
+	} else if by != nil {
+		s.sendServed(msg, id, []served{{id: id, by: by}})
 	} else {
 		s.send(msg, id)
 	}
@@ -52,8 +68,13 @@ func (s *session) reply(id json.RawMessage, res any, err error, b *batch, slot i
 
 // send hands one message to the transport, after the audit log.
 func (s *session) send(msg []byte, related json.RawMessage) {
+	s.sendServed(msg, related, nil)
+}
+
+// sendServed is send for the answer to requests that plugins served.
+func (s *session) sendServed(msg []byte, related json.RawMessage, by []served) {
 	msg = jsonrpc.CompactLine(msg)
-	s.srv.audit.record(s.id, "out", nil, msg)
+	s.srv.audit.record(s.id, "out", nil, by, msg)
 	if err := s.out.Send(msg, related); err != nil {
 		s.log.Debug("send failed", "err", err)
 	}

@@ -45,6 +45,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	if len(missing) > 0 {
 		return nil, jsonrpc.InvalidParams("prompt %q: missing required arguments: %s", *p.Name, strings.Join(missing, ", "))
 	}
+	req.served = pr.Plugin
 	cc := abi.Context{ID: req.id, Meta: p.Meta, ProtocolVersion: req.version().String(), Plugin: pr.Plugin.Name}
 	out, err := pr.Render(ctx, req.peer(), p.Arguments, cc)
 	if err != nil {

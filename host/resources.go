@@ -46,6 +46,7 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 			return nil, forbidden("resource template", name)
 		}
 	}
+	req.served = pl
 	cc := abi.Context{ID: req.id, Meta: req.param("_meta"), ProtocolVersion: req.version().String(), Plugin: pl.Name}
 	out, err := pl.Read(ctx, req.peer(), uri, cc)
 	if errors.Is(err, plugins.ErrNotFound) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/plugins"
 )
 
 // clientState is what initialize established. It never changes afterwards.
@@ -80,6 +81,10 @@ type request struct {
 	input    *inputRound     // stateless requests that may ask for input (input.go)
 	routed   bool            // serverID was given
 	hints    *cacheHints     // stateless results: ttlMs and cacheScope chosen by the handler (nil: the server's)
+	// served is the plugin whose code answers (tools/call, resources/read,
+	// prompts/get, tasks/get): set by the handler, on the goroutine that
+	// then replies, for the audit record of the answer.
+	served *plugins.Plugin
 
 	cancel    context.CancelFunc // nil for requests served in order
 	cancelled bool               // guarded by sess.mu
@@ -167,7 +172,7 @@ func (s *session) handleMessage(ctx context.Context, raw []byte, batchKey json.R
 			s.log.Error("message handling panicked", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	s.srv.audit.record(s.id, "in", CallerOf(ctx), raw)
+	s.srv.audit.record(s.id, "in", CallerOf(ctx), nil, raw)
 	if jsonrpc.IsBatch(raw) {
 		s.handleBatch(ctx, raw, batchKey)
 		return task{}, false
@@ -235,7 +240,7 @@ func (s *session) request(ctx context.Context, msg *jsonrpc.Message, b *batch, s
 	if m.inline {
 		res, err := s.invoke(ctx, m, req)
 		req.done.Store(true)
-		s.reply(req.id, res, err, b, slot)
+		s.answer(req, res, err, b, slot)
 		return task{}, false
 	}
 	return s.start(ctx, m, req, b, slot)
@@ -317,6 +322,6 @@ func (s *session) subscribed(uri string) bool {
 // tooLarge answers a message that exceeded the size limit, with its id
 // when that could be read from the message's first bytes.
 func (s *session) tooLarge(n, limit int64, id []byte) {
-	s.srv.audit.record(s.id, "in", nil, []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
+	s.srv.audit.record(s.id, "in", nil, nil, []byte(fmt.Sprintf("<message of %d bytes discarded>", n)))
 	s.reply(id, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: message too large: %d bytes exceeds the limit of %d", n, limit), nil, 0)
 }

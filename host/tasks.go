@@ -105,6 +105,7 @@ func newTaskStore(opts *Options, log *slog.Logger) *taskStore {
 // store's mu.
 type job struct {
 	id, owner, tool string
+	plugin          *plugins.Plugin // the tool's, for the audit record of tasks/get
 	created         time.Time
 	cancel          context.CancelFunc
 	escalated       chan struct{} // closed on becoming a task
@@ -176,7 +177,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternal, "tool %q was reloaded while starting; retry", t.Name)
 	}
 	now := time.Now()
-	j := &job{id: newTaskID(), owner: s.taskOwner(), tool: t.Name, created: now, updated: now,
+	j := &job{id: newTaskID(), owner: s.taskOwner(), tool: t.Name, plugin: t.Plugin, created: now, updated: now,
 		escalated: make(chan struct{}), syncDone: make(chan outcome, 1), wake: make(chan struct{}, 1),
 		status: taskWorking, asked: map[string]json.RawMessage{}, responses: map[string]json.RawMessage{}}
 	for k, v := range req.input.responses {
@@ -582,6 +583,7 @@ func withTask(s *session, req *request, fn func(ts *taskStore, j *job) (any, err
 // getTask serves tasks/get.
 func getTask(_ context.Context, s *session, req *request) (any, error) {
 	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
+		req.served = j.plugin
 		return json.RawMessage(ts.appendTask(nil, j, true)), nil
 	})
 }

@@ -59,6 +59,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if !CallerOf(ctx).may(t.Name) {
 		return nil, forbidden("tool", t.Name)
 	}
+	req.served = t.Plugin
 	cc := abi.Context{ID: req.id, Meta: meta, ProtocolVersion: req.version().String()}
 	if task, err := wantsTask(req, t); err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ type core struct {
 	strict       bool           // strict_schemas: refuse tools with invalid schemas
 	warnings     []string       // faults found while reading the lists, for validate
 	model        Model          // how many instances serve calls, and why
+	sum          string         // the code's SHA-256, hex ("" for a Native module)
 	signer       *source.Signer // who signed the code, when the spec has a signature table
 	log          *slog.Logger
 	discarded    atomic.Uint64 // the module's Stats().Discarded last seen

@@ -61,7 +61,8 @@
 //     ([Failure].Kept); the rest load. A url or oci plugin with a
 //     [plugin.signature] table is fetched and verified again on every
 //     build, so a re-pushed tag is checked like a new release
-//     ([Plugin.Signer] is who signed what loaded).
+//     ([Plugin.Signer] is who signed what loaded, [Plugin.Digest] the
+//     SHA-256 of the code itself).
 //  3. [Registry.Swap] installs it and returns the [Changes]; subscribers
 //     (the host) turn them into list_changed notifications. The first
 //     Swap's are marked [Changes].Initial.

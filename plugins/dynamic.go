@@ -134,7 +134,7 @@ func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
 	if !root.acquire() {
 		return nil, fmt.Errorf("plugin %q is closed", c.name)
 	}
-	nc := &core{name: c.name, module: c.module, native: c.native, hash: c.hash, abi: c.abi,
+	nc := &core{name: c.name, module: c.module, native: c.native, hash: c.hash, abi: c.abi, runtime: c.runtime, sum: c.sum, signer: c.signer,
 		guestVersion: c.guestVersion, strict: c.strict, model: c.model, log: c.log, signal: c.signal, obs: c.obs, base: root}
 	nc.discarded.Store(c.discarded.Load())
 	if _, err := l.readLists(ctx, nc); err != nil {

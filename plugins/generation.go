@@ -312,6 +312,13 @@ func (p *Plugin) Warnings() []string { return slices.Clone(p.core.warnings) }
 // [plugin.signature] table when it was fetched, or nil without one.
 func (p *Plugin) Signer() *source.Signer { return p.core.signer }
 
+// Digest returns the SHA-256 (hex) of the code the plugin runs, as it was
+// read when the plugin loaded (and checked against its sha256 pin, if
+// any); "" for an in-process Native module, which has no code of its own.
+// With Signer, it names exactly what answers the plugin's calls (the
+// audit log records both).
+func (p *Plugin) Digest() string { return p.core.sum }
+
 // Prompt returns this plugin's prompt by the plugin's own name for it, or nil.
 func (p *Plugin) Prompt(name string) *Prompt { return p.prompts[name] }
 

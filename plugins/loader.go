@@ -205,6 +205,9 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 				attrs := []any{"plugin", spec.Name, "gen", id, "abi", c.abi,
 					"tools", len(c.tools), "resources", len(c.resources) + len(c.templates),
 					"prompts", len(c.prompts), "dur", time.Since(t)}
+				if c.sum != "" {
+					attrs = append(attrs, "sha256", c.sum)
+				}
 				if c.signer != nil {
 					attrs = append(attrs, "signer", c.signer.String(), "digest", c.signer.Digest)
 				}
@@ -345,7 +348,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 					lm.wasm = wasm
 				}
 				c := &core{name: spec.Name, module: lm, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
-					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, signer: signer}
+					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
 				l.useLists(c, e)
 				lm.loaded = l.checkLists(c, key, e)
 				c.refs.Store(1)
@@ -362,7 +365,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
-		signal: l.signals.signaller(spec.Name), obs: l.obs, signer: signer}
+		signal: l.signals.signaller(spec.Name), obs: l.obs, sum: sum, signer: signer}
 	e, err := l.inspect(ctx, c)
 	if err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))

@@ -507,6 +507,8 @@ func TestSignedURL(t *testing.T) {
 				t.Errorf("got %v; want it loaded", err)
 			case tt.want == nil && g.lookup("web").Signer() == nil:
 				t.Errorf("loaded without a signer")
+			case tt.want == nil && g.lookup("web").Digest() != sha256Hex(wasm):
+				t.Errorf("digest %q; want %q, the sha256 of the code served", g.lookup("web").Digest(), sha256Hex(wasm))
 			case tt.want != nil && !errors.Is(err, tt.want):
 				t.Errorf("got %v; want %v", err, tt.want)
 			}
