@@ -3,9 +3,14 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/internal/sigtest"
 	"github.com/mcphost/mcphost/internal/wasmgen"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
@@ -78,11 +84,27 @@ func TestAuditLog(t *testing.T) {
 // TestAuditNamesTheCode: the audit record of the answer to a tools/call,
 // resources/read or prompts/get names the plugin that answered and the
 // SHA-256 of its code (a Wasm file here; an in-process module has none),
-// and a batch's answer names each element's; answers no plugin served
-// name none.
+// and its signer when it was verified against a [plugin.signature] table
+// (a url plugin signed with a key); a batch's answer names each
+// element's; answers no plugin served name none.
 func TestAuditNamesTheCode(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	signed := wasmgen.Module(
+		wasmgen.Func{Name: abi.ExportListTools, Output: `{"tools":[{"name":"hi","inputSchema":{"type":"object"}}]}`},
+		wasmgen.Func{Name: abi.ExportCallTool, Output: `{"content":[{"type":"text","text":"signed"}]}`},
+	)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	sigtest.WritePublicKey(t, filepath.Join(dir, "cosign.pub"), key.Public())
+	files := map[string][]byte{"/s.wasm": signed, "/s.wasm.sigstore.json": sigtest.KeyBundle(t, key, signed)}
+	web := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := files[r.URL.Path]; ok {
+			w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(web.Close)
 	wasm := wasmgen.Module(
 		wasmgen.Func{Name: abi.ExportListTools, Output: `{"tools":[{"name":"hi","inputSchema":{"type":"object"}}]}`},
 		wasmgen.Func{Name: abi.ExportCallTool, Output: `{"content":[{"type":"text","text":"from wasm"}]}`},
@@ -102,9 +124,14 @@ func TestAuditNamesTheCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(ctx) })
-	cfg := config.DefaultConfig()
-	cfg.Plugins = []config.Spec{{Name: "gen", Path: file}, {Name: "test", Native: plugins.NativeModule(newFixture().TestExports())}}
-	g, err := plugins.NewLoader(plugins.LoaderOptions{Engine: engine, Logger: quietLog}).Build(ctx, cfg, nil)
+	cfg, err := config.ParseConfig(filepath.Join(dir, "plugins.toml"), []byte(
+		"[[plugin]]\nname = \"signed\"\nurl = \""+web.URL+"/s.wasm\"\n[plugin.signature]\nkey = \"cosign.pub\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "gen", Path: file}, config.Spec{Name: "test", Native: plugins.NativeModule(newFixture().TestExports())})
+	g, err := plugins.NewLoader(plugins.LoaderOptions{Engine: engine, Logger: quietLog, HTTPClient: web.Client(),
+		DownloadCacheDir: filepath.Join(dir, "dl")}).Build(ctx, cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
 		t.Fatalf("build: %v %v", err, g.Failures)
 	}
@@ -173,10 +200,18 @@ func TestAuditNamesTheCode(t *testing.T) {
 			t.Errorf("answer %s: got %+v (recorded %v); want plugin %q, sha256 %q, no signer", tc.id, r, ok, tc.plugin, tc.sha256)
 		}
 	}
+	sum = sha256.Sum256(signed)
+	signedDigest := hex.EncodeToString(sum[:])
+	r := answers(t, "2025-11-25", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"signed_hi","arguments":{}}}`)["2"]
+	var signer struct{ Key, Digest, From string }
+	if err := json.Unmarshal(r.Signer, &signer); err != nil || r.Plugin != "signed" || r.SHA256 != signedDigest ||
+		!strings.HasPrefix(signer.Key, "sha256:") || signer.Digest != "sha256:"+signedDigest || !strings.HasSuffix(signer.From, ".sigstore.json") {
+		t.Errorf("answer of the signed plugin: got %+v, signer %s; want plugin signed, sha256 %s and its key's signature", r, r.Signer, signedDigest)
+	}
 
 	batch := answers(t, "2025-03-26",
 		`[{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"gen_hi","arguments":{}}},{"jsonrpc":"2.0","id":11,"method":"tools/list"},{"jsonrpc":"2.0","id":12,"method":"prompts/get","params":{"name":"p"}}]`)
-	r := batch["batch"]
+	r = batch["batch"]
 	if len(r.Served) != 2 || string(r.Served[0].ID) != "10" || string(r.Served[1].ID) != "12" ||
 		r.Served[0].Plugin != "gen" || r.Served[0].SHA256 != digest || r.Served[1].Plugin != "gen" || r.Plugin != "" {
 		t.Errorf("batch answer: got %+v; want served by gen for ids 10 and 12 only", r)

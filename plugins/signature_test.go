@@ -43,6 +43,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/mcphost/mcphost/internal/sigtest"
 	"github.com/mcphost/mcphost/plugins/source"
 )
 
@@ -91,19 +92,8 @@ func newSigstoreFixture(t *testing.T, dir string) *sigstoreFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writePublicKey(t, f.keyFile, f.key.Public())
+	sigtest.WritePublicKey(t, f.keyFile, f.key.Public())
 	return f
-}
-
-func writePublicKey(t *testing.T, file string, pub crypto.PublicKey) {
-	t.Helper()
-	pemBytes, err := cryptoutils.MarshalPublicKeyToPEM(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // keylessBundle signs the artifact digest as cosign v3 does: a DSSE in-toto
@@ -147,36 +137,6 @@ func (f *sigstoreFixture) keylessBundle(t *testing.T, identity, issuer string, d
 		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
 			Payload: payload, PayloadType: env.PayloadType,
 			Signatures: []*protodsse.Signature{{Sig: sig}},
-		}},
-	}
-	b, err := protojson.Marshal(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// keyBundle signs artifact with a key: a message signature and nothing
-// else, as `cosign sign --key` writes without a log.
-func keyBundle(t *testing.T, key crypto.Signer, artifact []byte) []byte {
-	t.Helper()
-	sum := sha256.Sum256(artifact)
-	var sig []byte
-	var err error
-	if _, ok := key.(ed25519.PrivateKey); ok {
-		sig, err = key.Sign(rand.Reader, artifact, crypto.Hash(0))
-	} else {
-		sig, err = key.Sign(rand.Reader, sum[:], crypto.SHA256)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	pb := &protobundle.Bundle{
-		MediaType:            "application/vnd.dev.sigstore.bundle.v0.3+json",
-		VerificationMaterial: &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{}}},
-		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
-			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: sum[:]},
-			Signature:     sig,
 		}},
 	}
 	b, err := protojson.Marshal(pb)
@@ -296,9 +256,9 @@ func TestSignedOCI(t *testing.T) {
 	dir := t.TempDir()
 	fx := newSigstoreFixture(t, dir)
 	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	writePublicKey(t, filepath.Join(dir, "other.pub"), otherKey.Public())
+	sigtest.WritePublicKey(t, filepath.Join(dir, "other.pub"), otherKey.Public())
 	edPub, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	writePublicKey(t, filepath.Join(dir, "ed.pub"), edPub)
+	sigtest.WritePublicKey(t, filepath.Join(dir, "ed.pub"), edPub)
 
 	type pushed struct {
 		ref string
@@ -322,9 +282,9 @@ func TestSignedOCI(t *testing.T) {
 			keyless := push("p/keyless", "a")
 			attachBundle(t, repoOf(keyless), keyless.img, fx.keylessBundle(t, testIdentity, testIssuer, keyless.dg))
 			keyed := push("p/keyed", "b")
-			attachBundle(t, repoOf(keyed), keyed.img, keyBundle(t, fx.key, manifest(keyed.img)))
+			attachBundle(t, repoOf(keyed), keyed.img, sigtest.KeyBundle(t, fx.key, manifest(keyed.img)))
 			ed := push("p/ed", "c")
-			attachBundle(t, repoOf(ed), ed.img, keyBundle(t, edKey, manifest(ed.img)))
+			attachBundle(t, repoOf(ed), ed.img, sigtest.KeyBundle(t, edKey, manifest(ed.img)))
 			legacy := push("p/legacy", "d")
 			attachLegacy(t, repoOf(legacy), legacy.dg, legacy.dg, legacyKey(t, fx.key))
 			legacyKeyless := push("p/legacykeyless", "d2")
@@ -343,7 +303,7 @@ func TestSignedOCI(t *testing.T) {
 			// A tampered bundle: signed by the key, then its signature bytes flipped.
 			tampered := push("p/tampered", "i")
 			var tb map[string]any
-			json.Unmarshal(keyBundle(t, fx.key, manifest(tampered.img)), &tb)
+			json.Unmarshal(sigtest.KeyBundle(t, fx.key, manifest(tampered.img)), &tb)
 			ms := tb["messageSignature"].(map[string]any)
 			raw, _ := base64.StdEncoding.DecodeString(ms["signature"].(string))
 			raw[len(raw)-1] ^= 1
@@ -434,7 +394,7 @@ func TestSignedOCIReload(t *testing.T) {
 	img := wasmArtifact(t, toolModule("now"))
 	pushImage(t, ref, img)
 	raw, _ := img.RawManifest()
-	attachBundle(t, mustTag(t, ref).Context(), img, keyBundle(t, fx.key, raw))
+	attachBundle(t, mustTag(t, ref).Context(), img, sigtest.KeyBundle(t, fx.key, raw))
 	cfg := parseTOML(t, dir, fmt.Sprintf("[[plugin]]\nname = \"clock\"\noci = %q\n[plugin.signature]\nkey = \"cosign.pub\"\n", ref))
 	l := NewLoader(LoaderOptions{Engine: newEngine(t), DownloadCacheDir: filepath.Join(dir, "dl"), Logger: discard()})
 	g1, err := l.Build(ctx, cfg, nil)
@@ -468,8 +428,8 @@ func TestSignedURL(t *testing.T) {
 	wasm := toolModule("fetched")
 	files := map[string][]byte{
 		"/p.wasm":               wasm,
-		"/p.wasm.sigstore.json": keyBundle(t, fx.key, wasm),
-		"/elsewhere.json":       keyBundle(t, fx.key, wasm),
+		"/p.wasm.sigstore.json": sigtest.KeyBundle(t, fx.key, wasm),
+		"/elsewhere.json":       sigtest.KeyBundle(t, fx.key, wasm),
 		"/q.wasm":               toolModule("q"),
 	}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
