@@ -129,7 +129,7 @@ func TestAuditNamesTheCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "gen", Path: file}, config.Spec{Name: "test", Native: plugins.NativeModule(newFixture().TestExports())})
+	cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "gen", Path: file}, config.Spec{Name: "test", Native: plugins.NativeModule(newFixture().TestExports()), TaskTools: []string{"progress"}})
 	g, err := plugins.NewLoader(plugins.LoaderOptions{Engine: engine, Logger: quietLog, HTTPClient: web.Client(),
 		DownloadCacheDir: filepath.Join(dir, "dl")}).Build(ctx, cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
@@ -151,15 +151,20 @@ func TestAuditNamesTheCode(t *testing.T) {
 		} `json:"served"`
 		Msg json.RawMessage `json:"msg"`
 	}
+	// answers runs lines, after an initialize for version unless it is
+	// "" (the stateless era), and returns the answers' records by id.
 	answers := func(t *testing.T, version string, lines ...string) map[string]record {
 		t.Helper()
 		var audit lockedBuffer
 		srv := New(reg, Options{Audit: &audit, Logger: quietLog})
 		t.Cleanup(srv.Close)
-		in := append([]string{
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		}, lines...)
+		in := lines
+		if version != "" {
+			in = append([]string{
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			}, lines...)
+		}
 		runLines(t, srv, in)
 		out := map[string]record{}
 		for _, line := range bytes.Split(bytes.TrimSuffix(audit.Bytes(), []byte("\n")), []byte("\n")) {
@@ -207,6 +212,16 @@ func TestAuditNamesTheCode(t *testing.T) {
 	if err := json.Unmarshal(r.Signer, &signer); err != nil || r.Plugin != "signed" || r.SHA256 != signedDigest ||
 		!strings.HasPrefix(signer.Key, "sha256:") || signer.Digest != "sha256:"+signedDigest || !strings.HasSuffix(signer.From, ".sigstore.json") {
 		t.Errorf("answer of the signed plugin: got %+v, signer %s; want plugin signed, sha256 %s and its key's signature", r, r.Signer, signedDigest)
+	}
+
+	// A task's result is the tool's answer too.
+	task := answers(t, "",
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_progress","arguments":{},`+tasksCaps+`}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"$TASK",`+tasksCaps+`}}`)
+	for _, id := range []string{"2", "3"} {
+		if r := task[id]; r.Plugin != "test" || !bytes.Contains(r.Msg, []byte(`"taskId"`)) {
+			t.Errorf("task answer %s: got %+v; want plugin test", id, r)
+		}
 	}
 
 	batch := answers(t, "2025-03-26",
