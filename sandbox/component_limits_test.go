@@ -55,7 +55,7 @@ func TestComponentLiftBudget(t *testing.T) {
 			limit := cmpOr(out, DefaultMaxOutputBytes)
 			_, err = componentCall(t, m, "amplify", `{"n":16000,"size":1048576}`)
 			var ce *CallError
-			want := fmt.Sprintf("passed %d bytes, the plugin's output limit (max_output_bytes)", limit)
+			want := fmt.Sprintf("passed %d bytes, the plugin's output limit", limit)
 			if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, want) {
 				t.Fatalf("amplify 16000×1 MiB: %v; want a trap saying %q", err, want)
 			}
@@ -213,7 +213,7 @@ func TestComponentSchemaBudget(t *testing.T) {
 	wasm := componentWasm(t, "schemas")
 	_, err := testEngine.Load(context.Background(), "schemas", wasm, Limits{Instances: 1})
 	var le *LoadError
-	want := fmt.Sprintf("the JSON Schemas of the component's 100 exported functions could pass %d bytes, the plugin's output limit (max_output_bytes)", DefaultMaxOutputBytes)
+	want := fmt.Sprintf("the JSON Schemas of the component's 100 exported functions could pass %d bytes, the plugin's output limit", DefaultMaxOutputBytes)
 	if !errors.As(err, &le) || le.Stage != "limits" || !strings.Contains(err.Error(), want) {
 		t.Fatalf("load: %v; want a limits error saying %q", err, want)
 	}

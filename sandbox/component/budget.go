@@ -67,7 +67,7 @@ type ValueBudgetError struct {
 }
 
 func (e *ValueBudgetError) Error() string {
-	return fmt.Sprintf("canonical ABI: a value crossing between host and guest passed %d bytes, the plugin's output limit (max_output_bytes); "+
+	return fmt.Sprintf("canonical ABI: a value crossing between host and guest passed %d bytes, the plugin's output limit; "+
 		"a result or argument this large is refused while it is copied", e.Limit)
 }
 
@@ -153,6 +153,23 @@ func (m *hostMem) release(n int64) {
 
 // HostBytes returns the bytes the host holds for inst's guest now.
 func (inst *Instance) HostBytes() int64 { return inst.mem.used }
+
+// objectBytes is what a handle's object holds when that is fixed at its
+// creation (a directory listing, an error's message), charged with the
+// handle. Objects that grow hold their own charge (held).
+func objectBytes(v any) int64 {
+	switch x := v.(type) {
+	case *dirStream:
+		var n int64
+		for _, e := range x.ents {
+			n += int64(len(e.Name)) + 2*slotBytes
+		}
+		return n
+	case *ioError:
+		return int64(len(x.msg))
+	}
+	return 0
+}
 
 // held is what one host object charged to its instance; free gives it
 // back once.

@@ -133,6 +133,20 @@ func TestHostMemory(t *testing.T) {
 	if inst.HostBytes() == 0 {
 		t.Error("fields built after a drop are not charged")
 	}
+	g.drop()
+
+	// A handle costs handleBytes and what its object holds, until it is
+	// removed (dropped, or its ownership lifted).
+	inst.handles.mem = &inst.mem
+	res := &Resource{Name: "error"}
+	h := inst.handles.add(res, &ioError{msg: value}, true)
+	if want := handleBytes + int64(len(value)); inst.HostBytes() != want {
+		t.Errorf("a handle to an error of %d bytes: %d bytes held, want %d", len(value), inst.HostBytes(), want)
+	}
+	inst.handles.remove(res, h)
+	if inst.HostBytes() != 0 {
+		t.Errorf("a removed handle still holds %d bytes", inst.HostBytes())
+	}
 }
 
 // TestSchemaEstimate checks that layout.schema bounds the JSON Schema of

@@ -465,29 +465,31 @@ type handles struct {
 }
 
 type handle struct {
-	res  *Resource
-	v    any
-	own  bool
-	live bool
+	res   *Resource
+	v     any
+	own   bool
+	live  bool
+	bytes int64 // charged to the instance while the handle lives
 }
 
 func (h *handles) add(res *Resource, v any, own bool) uint32 {
+	n := handleBytes + objectBytes(v)
 	if h.mem != nil {
-		h.mem.charge("a handle", handleBytes)
+		h.mem.charge("a handle", n)
 	}
 	if len(h.slots) == 0 {
 		h.slots = append(h.slots, handle{})
 	}
-	if n := len(h.free); n > 0 {
-		i := h.free[n-1]
-		h.free = h.free[:n-1]
-		h.slots[i] = handle{res: res, v: v, own: own, live: true}
+	if k := len(h.free); k > 0 {
+		i := h.free[k-1]
+		h.free = h.free[:k-1]
+		h.slots[i] = handle{res: res, v: v, own: own, live: true, bytes: n}
 		return i
 	}
 	if len(h.slots) >= maxHandles {
 		trap("more than %d live handles", maxHandles)
 	}
-	h.slots = append(h.slots, handle{res: res, v: v, own: own, live: true})
+	h.slots = append(h.slots, handle{res: res, v: v, own: own, live: true, bytes: n})
 	return uint32(len(h.slots) - 1)
 }
 
@@ -509,11 +511,11 @@ func (h *handles) get(res *Resource, i uint32) any { return h.lookup(res, i).v }
 
 func (h *handles) remove(res *Resource, i uint32) any {
 	s := h.lookup(res, i)
-	v := s.v
+	v, n := s.v, s.bytes
 	*s = handle{}
 	h.free = append(h.free, i)
 	if h.mem != nil {
-		h.mem.release(handleBytes)
+		h.mem.release(n)
 	}
 	return v
 }

@@ -107,8 +107,8 @@ type SchemaBudgetError struct {
 
 func (e *SchemaBudgetError) Error() string {
 	return fmt.Sprintf("the JSON Schemas of the component's %d exported functions could pass %d bytes, "+
-		"the plugin's output limit (max_output_bytes), which its tool list must keep within; "+
-		"export fewer functions or smaller types, or raise the limit", e.Funcs, e.Limit)
+		"the plugin's output limit, which its tool list must keep within; "+
+		"export fewer functions or smaller types", e.Funcs, e.Limit)
 }
 
 func slicesAny[T any](s []T, f func(T) bool) bool {
