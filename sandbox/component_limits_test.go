@@ -74,9 +74,10 @@ func cmpOr(a, b int) int {
 	return b
 }
 
-// TestComponentHostMemory calls a component that appends large header
-// values to one wasi:http fields resource it keeps across calls
-// (testdata/c/abuse.c, hoard): what the host holds for it is counted
+// TestComponentHostMemory calls a component that makes the host hold
+// more at each call (testdata/c/abuse.c): large header values appended to
+// one wasi:http fields resource it keeps (hoard), and request bodies it
+// writes and never sends (stuff). What the host holds for it is counted
 // against the plugin's memory limit, the call that would pass it fails
 // with a plain message, and dropping the instance frees it all (the next
 // call starts from nothing).
@@ -84,31 +85,41 @@ func TestComponentHostMemory(t *testing.T) {
 	wasm := componentWasm(t, "abuse")
 	check := healthy(t)
 	lim := Limits{Instances: 1, MemoryPages: 128} // 8 MiB
-	m, err := testEngine.Load(context.Background(), "abuse", wasm, lim)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		tool, args string
+		held       []string // the answers while under the limit
+		what       string   // what the refusal names
+	}{
+		{"hoard", `{"count":8,"size":262144}`, []string{"8", "16", "24"}, "a header field"}, // 2 MiB a call
+		{"stuff", `{"mib":3}`, []string{"3", "6"}, "a request body"},
+	} {
+		t.Run(tt.tool, func(t *testing.T) {
+			m, err := testEngine.Load(context.Background(), "abuse", wasm, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close(context.Background())
+			for i, want := range tt.held {
+				res, err := componentCall(t, m, tt.tool, tt.args)
+				if err != nil || len(res.Content) != 1 || res.Content[0].Text != want {
+					t.Fatalf("call %d: %+v, %v; want %s held", i+1, res, err, want)
+				}
+			}
+			_, err = componentCall(t, m, tt.tool, tt.args)
+			var ce *CallError
+			want := "would pass the plugin's memory limit of 8388608 bytes (" + tt.what + " needs"
+			if !errors.As(err, &ce) || ce.Kind != KindOutOfMemory || !strings.Contains(ce.Detail, want) {
+				t.Fatalf("call %d: %v; want out of memory saying %q", len(tt.held)+1, err, want)
+			}
+			if res, err := componentCall(t, m, tt.tool, tt.args); err != nil || len(res.Content) != 1 || res.Content[0].Text != tt.held[0] {
+				t.Errorf("after the refusal: %+v, %v; want a fresh instance holding %s", res, err, tt.held[0])
+			}
+			if st := m.Stats(); st.Discarded != 1 {
+				t.Errorf("%d instances discarded, want 1", st.Discarded)
+			}
+			check("host memory over the limit")
+		})
 	}
-	defer m.Close(context.Background())
-	const args = `{"count":8,"size":262144}` // 2 MiB a call
-	for i, want := range []string{"8", "16", "24"} {
-		res, err := componentCall(t, m, "hoard", args)
-		if err != nil || len(res.Content) != 1 || res.Content[0].Text != want {
-			t.Fatalf("hoard call %d: %+v, %v; want %s values held", i+1, res, err, want)
-		}
-	}
-	_, err = componentCall(t, m, "hoard", args)
-	var ce *CallError
-	want := "would pass the plugin's memory limit of 8388608 bytes (a header field needs"
-	if !errors.As(err, &ce) || ce.Kind != KindOutOfMemory || !strings.Contains(ce.Detail, want) {
-		t.Fatalf("hoard call 4 (8 MiB held): %v; want out of memory saying %q", err, want)
-	}
-	if res, err := componentCall(t, m, "hoard", args); err != nil || len(res.Content) != 1 || res.Content[0].Text != "8" {
-		t.Errorf("after the refusal: %+v, %v; want a fresh instance holding 8 values", res, err)
-	}
-	if st := m.Stats(); st.Discarded != 1 {
-		t.Errorf("%d instances discarded, want 1", st.Discarded)
-	}
-	check("host memory over the limit")
 }
 
 // TestComponentForbiddenHeaders sets, through each of wasi:http's fields

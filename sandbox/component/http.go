@@ -306,12 +306,12 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		h.immutable = true
 		return &outgoingRequest{headers: h, path: "/", scheme: "https"}, nil
 	})
-	m("[method]outgoing-request.body", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.body", func(hc *HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		if r.body != nil {
 			return Case{Index: 1}, nil
 		}
-		r.body = &outgoingBody{}
+		r.body = &outgoingBody{held: held{mem: &hc.Inst.mem}}
 		return ok(r.body), nil
 	})
 	m("[method]outgoing-request.method", func(hc *HostCall, args []any) (any, error) {
@@ -465,6 +465,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	add("wasi:http/outgoing-handler", "handle", func(hc *HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		if wasiOf(hc).HTTP == nil {
+			r.drop()
 			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
 		}
 		f := &futureResponse{req: r}

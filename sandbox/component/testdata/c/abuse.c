@@ -37,6 +37,12 @@ IMPORT(TYPES, "[method]incoming-response.status") int32_t response_status(handle
 IMPORT(TYPES, "[method]incoming-response.headers") handle response_headers(handle);
 IMPORT(TYPES, "[resource-drop]incoming-response") void drop_response(handle);
 IMPORT(TYPES, "[resource-drop]future-incoming-response") void drop_future(handle);
+/* result<own<…>>: the case at 0, the handle at 4. */
+IMPORT(TYPES, "[method]outgoing-request.body") void request_body(handle, uint8_t *ret);
+IMPORT(TYPES, "[method]outgoing-body.write") void body_write(handle, uint8_t *ret);
+/* result<_, stream-error>: the case at 0, the error's at 4. */
+IMPORT("wasi:io/streams@0.2.12", "[method]output-stream.write")
+void stream_write(handle, const void *p, size_t n, uint8_t *ret);
 
 EXPORT("cabi_realloc")
 void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
@@ -62,6 +68,28 @@ uint32_t hoard(uint32_t count, uint32_t size) {
 	}
 	free(v);
 	return hoarded;
+}
+
+/* stuff writes mib MiB to the body of a request it never sends nor drops:
+ * the host holds them. Returns the MiB written so far. */
+EXPORT("stuff")
+uint32_t stuff(uint32_t mib) {
+	static uint32_t written;
+	_Alignas(4) uint8_t r[12];
+	handle req = request_new(fields_new());
+	request_body(req, r);
+	if (r[0]) return written;
+	body_write(*(handle *)(r + 4), r);
+	if (r[0]) return written;
+	handle out = *(handle *)(r + 4);
+	uint8_t *chunk = calloc(1, 1 << 20);
+	for (uint32_t i = 0; i < mib; i++) {
+		stream_write(out, chunk, 1 << 20, r);
+		if (r[0]) break;
+		written++;
+	}
+	free(chunk);
+	return written;
 }
 
 /* The result of an export: result<string, string>. */
