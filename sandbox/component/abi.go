@@ -226,7 +226,7 @@ func (c *cx) loadList(e *Type, ptr, n uint32) any {
 
 // store writes v, of type t, at ptr.
 func (c *cx) store(t *Type, v any, ptr uint32) {
-	c.charge(slotBytes)
+	c.charge(lowerNode)
 	l := t.layout
 	c.checkAlign(ptr, l.align)
 	switch t.Kind {
@@ -330,7 +330,7 @@ func (c *cx) lowerSeq(t *Type, v any) (ptr, n uint32) {
 	if total > math.MaxInt32 {
 		trap("list too long")
 	}
-	c.charge(int64(len(vals)) * slotBytes)
+	c.charge(int64(total))
 	ptr = c.alloc(el.align, uint32(total))
 	for i, x := range vals {
 		c.store(t.Elem, x, ptr+uint32(i)*el.size)
@@ -416,7 +416,7 @@ func (c *cx) liftFlat(t *Type, vals []uint64, i *int) any {
 
 // lowerFlat appends v, of type t, as flat core values.
 func (c *cx) lowerFlat(t *Type, v any, out []uint64) []uint64 {
-	c.charge(slotBytes)
+	c.charge(lowerNode)
 	switch t.Kind {
 	case Bool:
 		if v.(bool) {

@@ -11,10 +11,12 @@ import (
 // below.
 type Limits struct {
 	// ValueBytes bounds each crossing of the canonical ABI (a call's
-	// arguments, or its result, in either direction): the bytes the host
-	// copies or allocates for the value (strings and byte lists at their
-	// length, slotBytes for every other element) are counted while it is
-	// lifted or lowered, and the crossing traps once they pass the bound.
+	// arguments, or its result, in either direction), counted while the
+	// value is lifted or lowered: lifting counts what the host allocates
+	// (strings and byte lists at their length, slotBytes for every other
+	// element), lowering what it writes into the guest (a list at its
+	// size in memory, lowerNode for every element). The crossing traps
+	// once the count passes the bound.
 	// The sandbox uses the plugin's output limit. It also bounds the
 	// total size of the tools' JSON Schemas (Tools).
 	ValueBytes int64
@@ -51,6 +53,9 @@ const (
 	// slotBytes is what one value costs the host beyond its bytes: a Go
 	// interface slot and its boxed scalar.
 	slotBytes = 16
+	// lowerNode is what lowering one value counts beyond the memory it
+	// writes (the host allocates nothing for it).
+	lowerNode = 1
 	// handleBytes is what one live handle costs the host: its table slot
 	// and the object behind it.
 	handleBytes = 64
@@ -67,8 +72,8 @@ type ValueBudgetError struct {
 }
 
 func (e *ValueBudgetError) Error() string {
-	return fmt.Sprintf("canonical ABI: a value crossing between host and guest passed %d bytes, the plugin's output limit; "+
-		"a result or argument this large is refused while it is copied", e.Limit)
+	return fmt.Sprintf("canonical ABI: a value crossing between host and guest passed %d bytes, the plugin's output limit "+
+		"(strings and byte lists count their bytes, other elements 16 each); a result or argument this large is refused while it is copied", e.Limit)
 }
 
 // budget counts one crossing's bytes and stops it at its context's end.
