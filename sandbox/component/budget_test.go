@@ -186,3 +186,43 @@ func TestSchemaEstimate(t *testing.T) {
 		t.Errorf("estimate of a type of 2^70 nodes: %d, want the cap %d", ty.layout.schema, int64(maxSchema))
 	}
 }
+
+// TestToolBytesBound checks the weighing of the schema budget on a real
+// component (kinds, built by scripts/components.sh): each tool's
+// definition as JSON is no larger than toolBytes says.
+func TestToolBytesBound(t *testing.T) {
+	wasm := seedComponent()
+	if wasm == nil {
+		t.Skip("skipping: MCPHOST_COMPONENTS has no kinds.wasm; run scripts/components.sh")
+	}
+	c, err := Decode(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	cp, err := Compile(ctx, rt, c, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _, err := cp.Tools()
+	if err != nil || len(tools) == 0 {
+		t.Fatalf("%d tools, %v", len(tools), err)
+	}
+	var real, weighed int64
+	for _, tl := range tools {
+		b, _ := json.Marshal(tl.Def)
+		est := toolBytes(tl.Func, tl.Name, tl.Def.Description)
+		if int64(len(b)) > est {
+			t.Errorf("%s: %d bytes, weighed at %d", tl.Name, len(b), est)
+		}
+		real, weighed = real+int64(len(b)), weighed+est
+	}
+	t.Logf("%d tools: %d bytes of definitions, weighed at %d", len(tools), real, weighed)
+	// Under a budget smaller than the list, Tools refuses.
+	cp.Limits.ValueBytes = 1 << 10
+	if _, _, err := cp.Tools(); !errors.As(err, new(*SchemaBudgetError)) {
+		t.Errorf("under a 1 KiB budget: %v, want a *SchemaBudgetError", err)
+	}
+}
