@@ -82,14 +82,15 @@ type budget struct {
 	ticks        int
 }
 
-// charge counts n bytes of the crossing c is making; it panics (as trap
-// does) when they pass the limit or the call's context has ended.
+// charge counts n bytes of the crossing c is making, before they are
+// allocated or copied; it panics (as trap does) when they would pass the
+// limit, or when the call's context has ended.
 func (c *cx) charge(n int64) {
 	b := &c.budget
-	b.spent += n
-	if b.spent > b.limit || b.spent < 0 {
+	if n > b.limit-b.spent {
 		panic(&ValueBudgetError{Limit: b.limit})
 	}
+	b.spent += n
 	b.ticks++
 	if n >= ctxBytes || b.ticks%ctxEvery == 0 {
 		c.checkCtx()
@@ -145,7 +146,7 @@ func (m *hostMem) charge(what string, n int64) {
 	if n <= 0 {
 		return
 	}
-	if m.used+n > m.limit || m.used+n < 0 {
+	if n > m.limit-m.used {
 		panic(&HostMemoryError{What: what, Need: n, Held: m.used, Limit: m.limit})
 	}
 	m.used += n
