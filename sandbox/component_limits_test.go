@@ -55,7 +55,7 @@ func TestComponentLiftBudget(t *testing.T) {
 			limit := cmpOr(out, DefaultMaxOutputBytes)
 			_, err = componentCall(t, m, "amplify", `{"n":16000,"size":1048576}`)
 			var ce *CallError
-			want := fmt.Sprintf("passed %d bytes, the plugin's output limit", limit)
+			want := fmt.Sprintf("would pass %d bytes, the plugin's output limit", limit)
 			if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, want) {
 				t.Fatalf("amplify 16000×1 MiB: %v; want a trap saying %q", err, want)
 			}

@@ -16,7 +16,7 @@ type Limits struct {
 	// (strings and byte lists at their length, slotBytes for every other
 	// element), lowering what it writes into the guest (a list at its
 	// size in memory, lowerNode for every element). The crossing traps
-	// once the count passes the bound.
+	// before the count would pass the bound.
 	// The sandbox uses the plugin's output limit. It also bounds the
 	// total size of the tools' JSON Schemas (Tools).
 	ValueBytes int64
@@ -72,8 +72,8 @@ type ValueBudgetError struct {
 }
 
 func (e *ValueBudgetError) Error() string {
-	return fmt.Sprintf("canonical ABI: a value crossing between host and guest passed %d bytes, the plugin's output limit "+
-		"(strings and byte lists count their bytes, other elements 16 each); a result or argument this large is refused while it is copied", e.Limit)
+	return fmt.Sprintf("canonical ABI: a value crossing between host and guest would pass %d bytes, the plugin's output limit "+
+		"(strings and byte lists count their bytes; lifting counts 16 for each other element); a result or argument this large is refused while it is copied", e.Limit)
 }
 
 // budget counts one crossing's bytes and stops it at its context's end.
