@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // classify sorts the outcome of one call into a *CallError, or nil
@@ -44,6 +46,11 @@ func (m *Module) classify(ctx, callCtx context.Context, inst *instance, export s
 	}
 	if msg := inst.g.guestError(); msg != "" && (err.Error() == msg || strings.HasPrefix(err.Error(), msg+"\n")) {
 		return m.fail(export, KindGuestError, truncate(msg), err)
+	}
+	if hm := (*component.HostMemoryError)(nil); errors.As(err, &hm) {
+		// What the host held for a component's guest passed the memory
+		// limit; the instance, and all it held, is dropped.
+		return m.fail(export, KindOutOfMemory, hm.Error(), err)
 	}
 	if ctx.Err() != nil || callCtx.Err() != nil {
 		return m.contextError(ctx, export, err)

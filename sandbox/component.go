@@ -83,8 +83,15 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 		log.Info("component imports functions this host does not provide; they trap if called",
 			"imports", b.cp.Missing)
 	}
+	// What one component may make the host hold or copy is bounded by
+	// the plugin's own limits (sandbox/component/budget.go).
+	b.cp.Limits = component.Limits{ValueBytes: int64(lim.MaxOutputBytes), HostBytes: int64(lim.MemoryPages) * pageSize}
 	var skipped []component.Skipped
-	b.tools, skipped = b.cp.Tools()
+	b.tools, skipped, err = b.cp.Tools()
+	if err != nil {
+		b.close(ctx, true)
+		return nil, nil, &LoadError{Stage: "limits", Err: err}
+	}
 	for _, s := range skipped {
 		log.Warn("component function is not a tool", "function", s.Name, "reason", s.Reason)
 	}
@@ -175,14 +182,11 @@ func (g *componentGuest) call(ctx context.Context, export string, input []byte) 
 				return 1, nil, interruptedError(code, cmp.Or(err, context.Cause(ctx)))
 			}
 		}
-		if t := (*component.Trap)(nil); errors.As(err, &t) {
-			// The guest broke the canonical ABI inside a host function
-			// (a dead handle, a bad pointer): its trap, not the host's
-			// failure.
-			err = t
-		}
 		if err != nil {
-			return 1, nil, err
+			// The guest broke the canonical ABI inside a host function
+			// (a dead handle, a bad pointer) or passed a limit there: its
+			// trap, not the host's failure.
+			return 1, nil, component.Cause(err)
 		}
 		return 0, out, nil
 	}

@@ -52,6 +52,7 @@ type cx struct {
 	mem     api.Memory
 	realloc api.Function
 	utf16   bool
+	budget  budget
 }
 
 func (c *cx) memory() api.Memory {
@@ -92,6 +93,7 @@ func (c *cx) alloc(align, size uint32) uint32 {
 
 // load reads a value of type t at ptr.
 func (c *cx) load(t *Type, ptr uint32) any {
+	c.charge(slotBytes)
 	l := t.layout
 	c.checkAlign(ptr, l.align)
 	b := c.read(ptr, l.size)
@@ -183,6 +185,8 @@ func (c *cx) loadString(ptr, n uint32) string {
 			trap("string of %d code units is too long", n)
 		}
 		b := c.read(ptr, 2*n)
+		// The code units, then up to 3 bytes of UTF-8 for each.
+		c.charge(5 * int64(n))
 		u := make([]uint16, n)
 		for i := range u {
 			u[i] = binary.LittleEndian.Uint16(b[2*i:])
@@ -190,6 +194,7 @@ func (c *cx) loadString(ptr, n uint32) string {
 		return string(utf16.Decode(u))
 	}
 	b := c.read(ptr, n)
+	c.charge(int64(n))
 	if !utf8.Valid(b) {
 		trap("string at %d is not valid UTF-8", ptr)
 	}
@@ -204,14 +209,14 @@ func (c *cx) loadList(e *Type, ptr, n uint32) any {
 		trap("list of %d elements does not fit in memory", n)
 	}
 	c.read(ptr, uint32(total))
-	if e.Kind != U8 && uint64(n)*uint64(e.layout.nodes) > maxListWork {
-		// Memory bounds the bytes of a list, not the work of lifting it
-		// (elements of size 0, records of many empty members).
-		trap("list of %d elements of %d nodes each is too large to lift", n, e.layout.nodes)
-	}
+	// Memory bounds the bytes of a list, not the work of lifting it
+	// (elements that all point at one string, elements of size 0): the
+	// budget does, counted before anything is allocated.
 	if e.Kind == U8 {
+		c.charge(int64(n))
 		return append([]byte(nil), c.read(ptr, n)...)
 	}
+	c.charge(int64(n) * slotBytes)
 	out := make([]any, n)
 	for i := range out {
 		out[i] = c.load(e, ptr+uint32(i)*el.size)
@@ -221,6 +226,7 @@ func (c *cx) loadList(e *Type, ptr, n uint32) any {
 
 // store writes v, of type t, at ptr.
 func (c *cx) store(t *Type, v any, ptr uint32) {
+	c.charge(lowerNode)
 	l := t.layout
 	c.checkAlign(ptr, l.align)
 	switch t.Kind {
@@ -295,6 +301,7 @@ func (c *cx) lowerSeq(t *Type, v any) (ptr, n uint32) {
 	if t.Kind == String {
 		s := v.(string)
 		if c.utf16 {
+			c.charge(6 * int64(len(s))) // its runes, then its code units
 			u := utf16.Encode([]rune(s))
 			ptr = c.alloc(2, uint32(2*len(u)))
 			b := c.read(ptr, uint32(2*len(u)))
@@ -306,12 +313,14 @@ func (c *cx) lowerSeq(t *Type, v any) (ptr, n uint32) {
 		if len(s) > math.MaxInt32 {
 			trap("string too long")
 		}
+		c.charge(int64(len(s)))
 		ptr = c.alloc(1, uint32(len(s)))
 		copy(c.read(ptr, uint32(len(s))), s)
 		return ptr, uint32(len(s))
 	}
 	el := t.Elem.layout
 	if b, ok := v.([]byte); ok {
+		c.charge(int64(len(b)))
 		ptr = c.alloc(1, uint32(len(b)))
 		copy(c.read(ptr, uint32(len(b))), b)
 		return ptr, uint32(len(b))
@@ -321,6 +330,7 @@ func (c *cx) lowerSeq(t *Type, v any) (ptr, n uint32) {
 	if total > math.MaxInt32 {
 		trap("list too long")
 	}
+	c.charge(int64(total))
 	ptr = c.alloc(el.align, uint32(total))
 	for i, x := range vals {
 		c.store(t.Elem, x, ptr+uint32(i)*el.size)
@@ -332,6 +342,7 @@ func (c *cx) lowerSeq(t *Type, v any) (ptr, n uint32) {
 // Slots joined by a variant hold raw bits, so taking the low bits of a
 // wider slot is the coercion the canonical ABI specifies.
 func (c *cx) liftFlat(t *Type, vals []uint64, i *int) any {
+	c.charge(slotBytes)
 	next := func() uint64 {
 		if *i >= len(vals) {
 			trap("too few core values")
@@ -405,6 +416,7 @@ func (c *cx) liftFlat(t *Type, vals []uint64, i *int) any {
 
 // lowerFlat appends v, of type t, as flat core values.
 func (c *cx) lowerFlat(t *Type, v any, out []uint64) []uint64 {
+	c.charge(lowerNode)
 	switch t.Kind {
 	case Bool:
 		if v.(bool) {
@@ -479,9 +491,6 @@ func flatResults(ft *FuncType) ([]api.ValueType, bool) {
 	}
 	return flat, false
 }
-
-// maxListWork bounds elements × type nodes of a list lifted from memory.
-const maxListWork = 1 << 26
 
 const (
 	maxFlatParams  = 16

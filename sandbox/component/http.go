@@ -24,19 +24,50 @@ type HTTPDoer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// fields is a wasi:http fields resource (headers and trailers).
+// fields is a wasi:http fields resource (headers and trailers). It owns
+// its list alone (a request's or response's headers are handed out as
+// clones), so what it holds is charged to it.
 type fields struct {
 	list      [][2]string // name (as given), value
 	immutable bool
+	held      held
 }
 
-func (f *fields) clone() *fields {
-	return &fields{list: slices.Clone(f.list)}
+// newFields is an empty fields charged to hc's instance.
+func newFields(hc *HostCall) *fields { return &fields{held: held{mem: &hc.Inst.mem}} }
+
+// entryBytes is what one field costs the host.
+func entryBytes(kv [2]string) int64 { return int64(len(kv[0])+len(kv[1])) + 2*slotBytes }
+
+// add appends a field, charged to f.
+func (f *fields) add(name, value string) {
+	kv := [2]string{name, value}
+	f.held.grow("a header field", entryBytes(kv))
+	f.list = append(f.list, kv)
+}
+
+// clone is a copy of f, charged to hc's instance.
+func (f *fields) clone(hc *HostCall) *fields {
+	c := newFields(hc)
+	var n int64
+	for _, kv := range f.list {
+		n += entryBytes(kv)
+	}
+	c.held.grow("a copy of header fields", n)
+	c.list = slices.Clone(f.list)
+	return c
+}
+
+func (f *fields) drop() {
+	f.list = nil
+	f.held.free()
 }
 
 // forbiddenHeaders are refused in requests, as wasmtime refuses them:
-// they belong to the connection, which the host owns.
-var forbiddenHeaders = []string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings"}
+// they belong to the connection, which the host owns, or name the
+// destination (host), which only the request's authority may.
+var forbiddenHeaders = []string{"connection", "host", "http2-settings", "keep-alive", "proxy-authenticate",
+	"proxy-authorization", "proxy-connection", "te", "transfer-encoding", "upgrade"}
 
 // checkField returns the header-error case name for a bad field, or "".
 func checkField(name string, value []byte) string {
@@ -70,11 +101,51 @@ type outgoingRequest struct {
 	path      string
 	headers   *fields
 	body      *outgoingBody
+	// held is what the strings above hold, by field (method, scheme,
+	// authority, path), charged as each is set.
+	held [4]held
 }
 
+// setString charges a new value of the request's string k and frees the
+// old one's.
+func (r *outgoingRequest) setString(hc *HostCall, k int, n int) {
+	r.held[k].free()
+	r.held[k] = held{mem: &hc.Inst.mem}
+	r.held[k].grow("a request's "+[...]string{"method", "scheme", "authority", "path"}[k], int64(n))
+}
+
+func (r *outgoingRequest) drop() {
+	for i := range r.held {
+		r.held[i].free()
+	}
+	r.headers.drop()
+	if r.body != nil {
+		r.body.drop()
+	}
+}
+
+// outgoingBody is a request's body: the request and the guest's handle
+// share it, and dropping either discards what was written.
 type outgoingBody struct {
 	buf      bytes.Buffer
 	finished bool
+	dropped  bool
+	held     held
+}
+
+// Write is what the body's output stream writes, charged to the body.
+func (b *outgoingBody) Write(p []byte) (int, error) {
+	if b.dropped {
+		return 0, errors.New("the request's body was dropped")
+	}
+	b.held.grow("a request body", int64(len(p)))
+	return b.buf.Write(p)
+}
+
+func (b *outgoingBody) drop() {
+	b.dropped = true
+	b.buf = bytes.Buffer{}
+	b.held.free()
 }
 
 // requestOptions holds the guest's timeouts, each an option<duration>
@@ -107,13 +178,37 @@ type futureResponse struct {
 	taken bool
 }
 
+func (f *futureResponse) drop() {
+	if !f.taken {
+		f.req.drop()
+	}
+}
+
 type incomingResponse struct {
 	status  uint16
 	headers *fields
 	body    []byte
+	held    held // the body's bytes (the headers are charged to themselves)
 }
 
-type incomingBody struct{ r *bytes.Reader }
+func (r *incomingResponse) drop() {
+	r.headers.drop()
+	r.body = nil
+	r.held.free()
+}
+
+// incomingBody holds a response's body until its stream takes it (once).
+type incomingBody struct {
+	r        *bytes.Reader
+	held     held
+	streamed bool
+}
+
+func (b *incomingBody) drop() {
+	if !b.streamed {
+		b.held.free()
+	}
+}
 
 type futureTrailers struct{}
 
@@ -123,16 +218,17 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	hdrErr := func(hc *HostCall, name string) any {
 		return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, name)}}
 	}
-	m("[constructor]fields", func(*HostCall, []any) (any, error) { return &fields{}, nil })
+	m("[constructor]fields", func(hc *HostCall, _ []any) (any, error) { return newFields(hc), nil })
 	m("[static]fields.from-list", func(hc *HostCall, args []any) (any, error) {
-		f := &fields{}
+		f := newFields(hc)
 		for _, e := range args[0].([]any) {
 			kv := e.([]any)
 			name, value := kv[0].(string), kv[1].([]byte)
 			if bad := checkField(name, value); bad != "" {
+				f.drop()
 				return hdrErr(hc, bad), nil
 			}
-			f.list = append(f.list, [2]string{name, string(value)})
+			f.add(name, string(value))
 		}
 		return ok(f), nil
 	})
@@ -151,7 +247,13 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		return slices.ContainsFunc(f.list, func(kv [2]string) bool { return strings.EqualFold(kv[0], name) }), nil
 	})
 	del := func(f *fields, name string) {
-		f.list = slices.DeleteFunc(f.list, func(kv [2]string) bool { return strings.EqualFold(kv[0], name) })
+		f.list = slices.DeleteFunc(f.list, func(kv [2]string) bool {
+			if strings.EqualFold(kv[0], name) {
+				f.held.shrink(entryBytes(kv))
+				return true
+			}
+			return false
+		})
 	}
 	m("[method]fields.set", func(hc *HostCall, args []any) (any, error) {
 		f, name := args[0].(*fields), args[1].(string)
@@ -166,7 +268,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		}
 		del(f, name)
 		for _, v := range values {
-			f.list = append(f.list, [2]string{name, string(v.([]byte))})
+			f.add(name, string(v.([]byte)))
 		}
 		return ok(nil), nil
 	})
@@ -186,7 +288,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		if bad := checkField(name, v); bad != "" {
 			return hdrErr(hc, bad), nil
 		}
-		f.list = append(f.list, [2]string{name, string(v)})
+		f.add(name, string(v))
 		return ok(nil), nil
 	})
 	m("[method]fields.entries", func(_ *HostCall, args []any) (any, error) {
@@ -197,19 +299,19 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		}
 		return out, nil
 	})
-	m("[method]fields.clone", func(_ *HostCall, args []any) (any, error) { return args[0].(*fields).clone(), nil })
+	m("[method]fields.clone", func(hc *HostCall, args []any) (any, error) { return args[0].(*fields).clone(hc), nil })
 
 	m("[constructor]outgoing-request", func(hc *HostCall, args []any) (any, error) {
 		h := args[0].(*fields)
 		h.immutable = true
 		return &outgoingRequest{headers: h, path: "/", scheme: "https"}, nil
 	})
-	m("[method]outgoing-request.body", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.body", func(hc *HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		if r.body != nil {
 			return Case{Index: 1}, nil
 		}
-		r.body = &outgoingBody{}
+		r.body = &outgoingBody{held: held{mem: &hc.Inst.mem}}
 		return ok(r.body), nil
 	})
 	m("[method]outgoing-request.method", func(hc *HostCall, args []any) (any, error) {
@@ -222,6 +324,11 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	m("[method]outgoing-request.set-method", func(hc *HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		r.method, r.methodT = args[1].(Case), hc.Type.Params[1].Type
+		n := 0
+		if s, isStr := r.method.Val.(string); isStr {
+			n = len(s)
+		}
+		r.setString(hc, 0, n)
 		return ok(nil), nil
 	})
 	optString := func(s string) any {
@@ -233,23 +340,25 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	m("[method]outgoing-request.path-with-query", func(_ *HostCall, args []any) (any, error) {
 		return optString(args[0].(*outgoingRequest).path), nil
 	})
-	m("[method]outgoing-request.set-path-with-query", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.set-path-with-query", func(hc *HostCall, args []any) (any, error) {
 		r, c := args[0].(*outgoingRequest), args[1].(Case)
 		r.path = "/"
 		if c.Index == 1 {
 			r.path = c.Val.(string)
 		}
+		r.setString(hc, 3, len(r.path))
 		return ok(nil), nil
 	})
 	m("[method]outgoing-request.authority", func(_ *HostCall, args []any) (any, error) {
 		return optString(args[0].(*outgoingRequest).authority), nil
 	})
-	m("[method]outgoing-request.set-authority", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.set-authority", func(hc *HostCall, args []any) (any, error) {
 		r, c := args[0].(*outgoingRequest), args[1].(Case)
 		r.authority = ""
 		if c.Index == 1 {
 			r.authority = c.Val.(string)
 		}
+		r.setString(hc, 2, len(r.authority))
 		return ok(nil), nil
 	})
 	m("[method]outgoing-request.scheme", func(hc *HostCall, args []any) (any, error) {
@@ -274,10 +383,11 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 				r.scheme = s.Val.(string)
 			}
 		}
+		r.setString(hc, 1, len(r.scheme))
 		return ok(nil), nil
 	})
-	m("[method]outgoing-request.headers", func(_ *HostCall, args []any) (any, error) {
-		return args[0].(*outgoingRequest).headers, nil
+	m("[method]outgoing-request.headers", func(hc *HostCall, args []any) (any, error) {
+		return args[0].(*outgoingRequest).headers.cloneImmutable(hc), nil
 	})
 	m("[constructor]request-options", func(*HostCall, []any) (any, error) { return &requestOptions{}, nil })
 	for k, o := range timeoutNames {
@@ -292,11 +402,13 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		})
 	}
 	m("[method]outgoing-body.write", func(_ *HostCall, args []any) (any, error) {
-		b := args[0].(*outgoingBody)
-		return ok(&outputStream{w: &b.buf}), nil
+		return ok(&outputStream{w: args[0].(*outgoingBody)}), nil
 	})
 	m("[static]outgoing-body.finish", func(_ *HostCall, args []any) (any, error) {
 		args[0].(*outgoingBody).finished = true
+		if c := args[1].(Case); c.Index == 1 {
+			c.Val.(*fields).drop() // trailers are not sent
+		}
 		return ok(nil), nil
 	})
 	m("[method]future-incoming-response.subscribe", func(*HostCall, []any) (any, error) { return &pollable{}, nil })
@@ -308,6 +420,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		f.taken = true
 		errT := hc.Type.Result.Elem.Ok.Err
 		resp, code := send(hc, f.req, f.opts, errT)
+		f.req.drop() // sent: what it held is no longer needed
 		if code != nil {
 			return Case{Index: 1, Val: ok(Case{Index: 1, Val: code})}, nil
 		}
@@ -316,22 +429,33 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	m("[method]incoming-response.status", func(_ *HostCall, args []any) (any, error) {
 		return uint64(args[0].(*incomingResponse).status), nil
 	})
-	m("[method]incoming-response.headers", func(_ *HostCall, args []any) (any, error) {
-		return args[0].(*incomingResponse).headers.cloneImmutable(), nil
+	m("[method]incoming-response.headers", func(hc *HostCall, args []any) (any, error) {
+		return args[0].(*incomingResponse).headers.cloneImmutable(hc), nil
 	})
 	m("[method]incoming-response.consume", func(_ *HostCall, args []any) (any, error) {
 		r := args[0].(*incomingResponse)
 		if r.body == nil {
 			return Case{Index: 1}, nil
 		}
-		b := &incomingBody{r: bytes.NewReader(r.body)}
+		b := &incomingBody{r: bytes.NewReader(r.body), held: r.held.move(int64(len(r.body)))}
 		r.body = nil
 		return ok(b), nil
 	})
 	m("[method]incoming-body.stream", func(_ *HostCall, args []any) (any, error) {
-		return ok(&inputStream{r: args[0].(*incomingBody).r}), nil
+		// At most once (as wasi:http says): the stream takes the body's
+		// bytes, and what they hold, with it.
+		b := args[0].(*incomingBody)
+		if b.streamed {
+			return Case{Index: 1}, nil
+		}
+		b.streamed = true
+		h := b.held.move(b.held.n)
+		return ok(&inputStream{r: b.r, c: &h}), nil
 	})
-	m("[static]incoming-body.finish", func(*HostCall, []any) (any, error) { return &futureTrailers{}, nil })
+	m("[static]incoming-body.finish", func(_ *HostCall, args []any) (any, error) {
+		args[0].(*incomingBody).drop()
+		return &futureTrailers{}, nil
+	})
 	m("[method]future-trailers.subscribe", func(*HostCall, []any) (any, error) { return &pollable{}, nil })
 	m("[method]future-trailers.get", func(*HostCall, []any) (any, error) {
 		return Case{Index: 1, Val: ok(ok(Case{Index: 0}))}, nil
@@ -341,6 +465,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	add("wasi:http/outgoing-handler", "handle", func(hc *HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		if wasiOf(hc).HTTP == nil {
+			r.drop()
 			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
 		}
 		f := &futureResponse{req: r}
@@ -351,8 +476,8 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	})
 }
 
-func (f *fields) cloneImmutable() *fields {
-	c := f.clone()
+func (f *fields) cloneImmutable(hc *HostCall) *fields {
+	c := f.clone(hc)
 	c.immutable = true
 	return c
 }
@@ -372,9 +497,25 @@ func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) 
 	internal := func(msg string) any {
 		return Case{Index: enumCase(errT, "internal-error"), Val: Case{Index: 1, Val: msg}}
 	}
-	u, err := url.Parse(req.scheme + "://" + req.authority + req.path)
-	if err != nil || req.authority == "" {
+	// The authority alone names the destination: no user information
+	// (which Go's client would send as credentials) and a path that
+	// cannot move it.
+	if req.authority == "" || strings.ContainsAny(req.authority, "@/\\?#") || !strings.HasPrefix(req.path, "/") {
 		return nil, code("HTTP-request-URI-invalid")
+	}
+	u, err := url.Parse(req.scheme + "://" + req.authority + req.path)
+	if err != nil || u.Host != req.authority || u.User != nil {
+		return nil, code("HTTP-request-URI-invalid")
+	}
+	// Headers the guest set went through checkField; a response's
+	// headers, which the guest may pass on, did not.
+	for _, kv := range req.headers.list {
+		if slices.Contains(forbiddenHeaders, strings.ToLower(kv[0])) {
+			if w.Log != nil {
+				w.Log.Warn("http request refused: a header only the host may set", "url", u.Redacted(), "header", kv[0])
+			}
+			return nil, code("HTTP-request-denied")
+		}
 	}
 	method := "GET"
 	if req.methodT != nil {
@@ -402,10 +543,6 @@ func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) 
 		return nil, internal(err.Error())
 	}
 	for _, kv := range req.headers.list {
-		if strings.EqualFold(kv[0], "host") {
-			hr.Host = kv[1]
-			continue
-		}
 		hr.Header.Add(kv[0], kv[1])
 	}
 	timedOut := func() any {
@@ -456,13 +593,16 @@ func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) 
 	case int64(len(b)) > limit:
 		return nil, tooBig()
 	}
-	h := &fields{immutable: true}
+	h := newFields(hc)
+	h.immutable = true
 	for k, vs := range resp.Header {
 		for _, v := range vs {
-			h.list = append(h.list, [2]string{strings.ToLower(k), v})
+			h.add(strings.ToLower(k), v)
 		}
 	}
-	return &incomingResponse{status: uint16(resp.StatusCode), headers: h, body: b}, nil
+	r := &incomingResponse{status: uint16(resp.StatusCode), headers: h, body: b, held: held{mem: &hc.Inst.mem}}
+	r.held.grow("a response body", int64(len(b)))
+	return r, nil
 }
 
 // phases tracks which phase of a request is under way and cancels the

@@ -50,6 +50,8 @@ type Compiled struct {
 	host    api.Module
 	funcs   []*Func
 	Missing []string // imported functions no host implements: they trap when called
+	// Limits bound each instance; set them before the first Instantiate.
+	Limits Limits
 }
 
 // Key names a host function: the interface without its version, "#",
@@ -256,6 +258,7 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 		if err != nil {
 			panic(err)
 		}
+		c.newCrossing()
 		switch {
 		case ft.Result == nil:
 		case retMem:
@@ -284,6 +287,7 @@ type Instance struct {
 	cp      *Compiled
 	mods    []api.Module
 	handles handles
+	mem     hostMem // what the host holds for the guest (Limits.HostBytes)
 	fns     map[coreRef]api.Function
 	// State is the host's per-instance state (WASI), set by the caller
 	// before any guest code runs.
@@ -296,6 +300,8 @@ type Instance struct {
 // _initialize) run now, bounded by ctx. state becomes Instance.State.
 func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, error) {
 	inst := &Instance{cp: cp, mods: make([]api.Module, len(cp.c.instances)), fns: make(map[coreRef]api.Function), State: state}
+	inst.mem.limit = cp.Limits.hostBytes()
+	inst.handles.mem = &inst.mem
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
 	ctx = experimental.WithImportResolver(ctx, func(name string) api.Module {
 		// The host module is found by its name (wazero wants its own
@@ -383,7 +389,7 @@ func (inst *Instance) fn(ref coreRef) api.Function {
 }
 
 func (inst *Instance) cx(ctx context.Context, o *canonOpts) *cx {
-	c := &cx{ctx: ctx, inst: inst, utf16: o.utf16}
+	c := &cx{ctx: ctx, inst: inst, utf16: o.utf16, budget: budget{limit: inst.cp.Limits.valueBytes()}}
 	if o.memory != nil {
 		if m := inst.mods[o.memory.inst]; m != nil {
 			c.mem = m.ExportedMemory(o.memory.name)
@@ -402,14 +408,15 @@ func (inst *Instance) Call(ctx context.Context, f *Func, args []any) (res any, e
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
 	defer func() {
 		if r := recover(); r != nil {
-			// A *Trap is the guest's doing; anything else is a bug of
-			// this package, which must fail the call, not the server.
-			t, ok := r.(*Trap)
-			if !ok {
+			// A *Trap, a limit or the call's end is the guest's doing;
+			// anything else is a bug of this package, which must fail
+			// the call, not the server.
+			switch r := r.(type) {
+			case *Trap, *ValueBudgetError, *HostMemoryError, *stopped:
+				err = r.(error)
+			default:
 				err = fmt.Errorf("%s: canonical ABI failed: %v (recovered)", f.Name, r)
-				return
 			}
-			err = t
 		}
 	}()
 	if len(args) != len(f.Type.Params) {
@@ -433,6 +440,7 @@ func (inst *Instance) Call(ctx context.Context, f *Func, args []any) (res any, e
 	if err := core.CallWithStack(ctx, stack); err != nil {
 		return nil, err
 	}
+	c.newCrossing()
 	if f.Type.Result != nil {
 		if retMem {
 			res = c.load(f.Type.Result, uint32(stack[0]))
@@ -453,29 +461,35 @@ func (inst *Instance) Call(ctx context.Context, f *Func, args []any) (res any, e
 type handles struct {
 	slots []handle
 	free  []uint32
+	mem   *hostMem // charged handleBytes for each live handle
 }
 
 type handle struct {
-	res  *Resource
-	v    any
-	own  bool
-	live bool
+	res   *Resource
+	v     any
+	own   bool
+	live  bool
+	bytes int64 // charged to the instance while the handle lives
 }
 
 func (h *handles) add(res *Resource, v any, own bool) uint32 {
+	n := handleBytes + objectBytes(v)
+	if h.mem != nil {
+		h.mem.charge("a handle", n)
+	}
 	if len(h.slots) == 0 {
 		h.slots = append(h.slots, handle{})
 	}
-	if n := len(h.free); n > 0 {
-		i := h.free[n-1]
-		h.free = h.free[:n-1]
-		h.slots[i] = handle{res: res, v: v, own: own, live: true}
+	if k := len(h.free); k > 0 {
+		i := h.free[k-1]
+		h.free = h.free[:k-1]
+		h.slots[i] = handle{res: res, v: v, own: own, live: true, bytes: n}
 		return i
 	}
 	if len(h.slots) >= maxHandles {
 		trap("more than %d live handles", maxHandles)
 	}
-	h.slots = append(h.slots, handle{res: res, v: v, own: own, live: true})
+	h.slots = append(h.slots, handle{res: res, v: v, own: own, live: true, bytes: n})
 	return uint32(len(h.slots) - 1)
 }
 
@@ -497,9 +511,12 @@ func (h *handles) get(res *Resource, i uint32) any { return h.lookup(res, i).v }
 
 func (h *handles) remove(res *Resource, i uint32) any {
 	s := h.lookup(res, i)
-	v := s.v
+	v, n := s.v, s.bytes
 	*s = handle{}
 	h.free = append(h.free, i)
+	if h.mem != nil {
+		h.mem.release(n)
+	}
 	return v
 }
 
@@ -510,6 +527,9 @@ func (h *handles) closeAll() {
 		}
 	}
 	h.slots, h.free = nil, nil
+	if h.mem != nil {
+		h.mem.used = 0
+	}
 }
 
 func (c *cx) liftHandle(t *Type, h uint32) any {

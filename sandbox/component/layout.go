@@ -11,9 +11,16 @@ type layout struct {
 	// Schema is), saturating at maxNodes: types are a DAG, and a hostile
 	// one can double at every level.
 	nodes int
+	// schema bounds the bytes of the type's JSON Schema (Schema, as
+	// encoding/json writes it) from above, saturating at maxSchema: the
+	// tools' schemas are weighed before any is built.
+	schema int64
 	// res says a handle is somewhere inside.
 	res bool
 }
+
+// maxSchema is where schema estimates saturate (far above any budget).
+const maxSchema = 1 << 50
 
 // maxNodes bounds the schema of one type; a function with a larger one is
 // not a tool.
@@ -32,9 +39,11 @@ func computeLayout(t *Type) *layout {
 	l := computeLayout1(t)
 	l.nodes = 1
 	l.res = t.Kind == Own || t.Kind == Borrow
+	l.schema = schemaNodeBytes(t)
 	add := func(c *Type) {
 		if c != nil {
 			l.nodes = min(l.nodes+c.layout.nodes, maxNodes)
+			l.schema = min(l.schema+c.layout.schema, maxSchema)
 			l.res = l.res || c.layout.res
 		}
 	}
@@ -160,4 +169,41 @@ func join(a, b api.ValueType) api.ValueType {
 // payloadOffset is where a variant's payload starts.
 func (t *Type) payloadOffset() uint32 {
 	return alignTo(discSize(len(t.cases())), t.layout.align)
+}
+
+// schemaNode is more than the JSON of any one node of a schema without
+// its names and members: {"maximum":…,"minimum":…,"type":"integer"} is the
+// longest scalar; an object's, array's or case's wrapping is shorter.
+const schemaNode = 128
+
+// schemaNodeBytes bounds the bytes t's own node adds to its schema: the
+// node, and its names (a record's and a variant's twice: as properties
+// and as required).
+func schemaNodeBytes(t *Type) int64 {
+	n := int64(schemaNode)
+	for _, f := range t.Fields {
+		n = min(n+2*quotedLen(f.Name)+schemaNode, maxSchema)
+	}
+	for _, name := range t.Names {
+		n = min(n+quotedLen(name)+1, maxSchema)
+	}
+	if t.Kind == Option || t.Kind == Result {
+		n += 2 * schemaNode // the null, or the ok and error cases
+	}
+	return n
+}
+
+// quotedLen bounds the length of s as a JSON string (encoding/json
+// escapes HTML characters and invalid UTF-8 as \uXXXX).
+func quotedLen(s string) int64 {
+	n := int64(2)
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b < 0x20 || b >= 0x80 || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&':
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
 }

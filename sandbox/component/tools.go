@@ -28,7 +28,13 @@ type Skipped struct {
 // come from the WIT types; descriptions from the package-docs section.
 // Functions of resources (methods, constructors, statics) and functions
 // taking or returning handles cannot be called with JSON and are skipped.
-func (cp *Compiled) Tools() ([]Tool, []Skipped) {
+//
+// The tools' definitions together are weighed before any schema is
+// built: when they could pass Limits.ValueBytes (the plugin's output
+// limit, which its tools/list answer must keep within), Tools fails with
+// a *SchemaBudgetError and the component is not served. A large type
+// exported under many names cannot make a large list this way.
+func (cp *Compiled) Tools() ([]Tool, []Skipped, error) {
 	docs := parseDocs(cp.c.docs)
 	count := map[string]int{}
 	for _, f := range cp.funcs {
@@ -36,6 +42,8 @@ func (cp *Compiled) Tools() ([]Tool, []Skipped) {
 	}
 	var tools []Tool
 	var skipped []Skipped
+	budget := cp.Limits.valueBytes()
+	total := int64(len(`{"tools":[]}`))
 	for _, f := range cp.funcs {
 		full := f.Name
 		if f.Interface != "" {
@@ -64,14 +72,43 @@ func (cp *Compiled) Tools() ([]Tool, []Skipped) {
 		if count[f.Name] > 1 && f.Interface != "" {
 			name = shortName(f.Interface) + "_" + f.Name
 		}
+		desc := docs.lookup(f)
+		if total = min(total+toolBytes(f, name, desc), maxSchema); total > budget {
+			return nil, nil, &SchemaBudgetError{Limit: budget, Funcs: len(cp.funcs)}
+		}
 		in, _ := json.Marshal(objectSchema(f.Type.Params))
-		def := abi.Tool{Name: name, Description: docs.lookup(f), InputSchema: in}
+		def := abi.Tool{Name: name, Description: desc, InputSchema: in}
 		if t := okType(f.Type.Result); t != nil {
 			def.OutputSchema, _ = json.Marshal(wrapSchema(t))
 		}
 		tools = append(tools, Tool{Name: name, Func: f, Def: def})
 	}
-	return tools, skipped
+	return tools, skipped, nil
+}
+
+// toolBytes bounds the JSON of f's tool definition from above.
+func toolBytes(f *Func, name, desc string) int64 {
+	n := 3*int64(schemaNode) + quotedLen(name) + quotedLen(desc)
+	for _, p := range f.Type.Params {
+		n += 2*quotedLen(p.Name) + schemaNode + p.Type.layout.schema
+	}
+	if f.Type.Result != nil {
+		n += f.Type.Result.layout.schema
+	}
+	return min(n, maxSchema)
+}
+
+// SchemaBudgetError is a component whose tools' definitions could pass
+// the budget of Limits.ValueBytes.
+type SchemaBudgetError struct {
+	Limit int64
+	Funcs int
+}
+
+func (e *SchemaBudgetError) Error() string {
+	return fmt.Sprintf("the JSON Schemas of the component's %d exported functions could pass %d bytes, "+
+		"the plugin's output limit, which its tool list must keep within; "+
+		"export fewer functions or smaller types", e.Funcs, e.Limit)
 }
 
 func slicesAny[T any](s []T, f func(T) bool) bool {
@@ -116,7 +153,10 @@ func wrapSchema(t *Type) map[string]any {
 
 // ListTools returns the tools as abi.ListToolsResult JSON.
 func (cp *Compiled) ListTools() ([]byte, error) {
-	tools, _ := cp.Tools()
+	tools, _, err := cp.Tools()
+	if err != nil {
+		return nil, err
+	}
 	defs := make([]abi.Tool, len(tools))
 	for i, t := range tools {
 		defs[i] = t.Def
