@@ -19,7 +19,9 @@ import (
 // asks consent (the [sandbox.Consent] of every module a Loader with
 // Grants loads), which
 //
-//  1. allows what a standing grant (plugins.grants.toml) or an allow_once
+//  1. allows what a standing grant (plugins.grants.toml) given to this
+//     plugin's code (its sha256; a grant given to other code under the
+//     same name is asked again, and the log says so) or an allow_once
 //     answer earlier in the same call allows;
 //  2. otherwise asks the person behind the client, with one elicitation
 //     through the call's Peer (the host turns it into elicitation/create,
@@ -42,10 +44,18 @@ const (
 	DecisionDeny        = "deny"
 )
 
-// consent is the Loader's sandbox.Consent.
+// consent is the sandbox.Consent of one plugin's code.
 type consent struct {
 	grants *Grants
 	log    *slog.Logger
+	code   Code // what grants are given to
+}
+
+// forCode returns c for the plugin running code.
+func (c *consent) forCode(code Code) *consent {
+	cc := *c
+	cc.code = code
+	return &cc
 }
 
 // onceKey carries the targets allowed once during one module call.
@@ -140,8 +150,17 @@ func consentParams(plugin string, a asking) json.RawMessage {
 func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	a := askingFor(r)
 	once, _ := ctx.Value(onceKey{}).(*onceSet)
-	if c.grants != nil && c.grants.Has(r) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
+	if c.grants != nil && c.grants.Has(r, c.code) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
 		return nil
+	}
+	if c.grants != nil {
+		if gr, ok := c.grants.Other(r, c.code); ok {
+			why := "the grant was given to other code under this plugin's name; the person is asked again"
+			if gr.Code == "" {
+				why = "the grant was written before grants named the code they were given to; the person is asked again"
+			}
+			c.log.Warn("consent: "+why, append(a.log, "granted_code", gr.Code, "code", c.code.Digest, "file", c.grants.File())...)
+		}
 	}
 	what := "host " + a.target + " is not in allowed_hosts"
 	if r.Path != "" {
@@ -179,11 +198,11 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 			c.log.Warn("consent: allowed, but there is no grants file to keep it in; allowed once", a.log...)
 			return nil
 		}
-		if err := c.grants.Grant(r, time.Now()); err != nil {
+		if err := c.grants.Grant(r, c.code, time.Now()); err != nil {
 			c.log.Error("consent: allowed, but the grant was not saved; allowed once", append(a.log, "err", err)...)
 			return nil
 		}
-		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File())...)
+		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File(), "code", c.code.Digest)...)
 		return nil
 	}
 	c.log.Info("consent: denied", a.log...)
