@@ -330,3 +330,68 @@ func TestGrantFollowsCode(t *testing.T) {
 		t.Errorf("a bad code: %v; want an error naming it", err)
 	}
 }
+
+// TestConsentNotKept: an allow_always answer whose grant cannot be written
+// (a read-only config directory; here one that does not exist) allows the
+// call, and the call's result tells the person, after the plugin's own
+// content, that the answer was not kept, why, and what to change.
+func TestConsentNotKept(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gone", GrantsFileName)
+	g, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reach := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
+	c := &consent{grants: g, log: discard(), code: testCode}
+	p := &askPeer{answer: `{"action":"accept","content":{"decision":"allow_always"}}`}
+	ctx, notes := withNotes(context.Background())
+	if err := c.Allow(sandbox.WithPeer(withOnce(ctx), p), reach); err != nil {
+		t.Fatalf("Allow: %v; want allowed for this call", err)
+	}
+	if g.Has(reach, testCode) {
+		t.Fatalf("a grant stands; want none")
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"after the plugin's content", `{"content":[{"type":"text","text":"a note"}],"structuredContent":{"n":1}}`,
+			`{"content":[{"type":"text","text":"a note"},{"type":"text","text":"NOTE"}],"structuredContent":{"n":1}}`},
+		{"no content", `{"isError":false}`, `{"content":[{"type":"text","text":"NOTE"}],"isError":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := notes.appendTo(json.RawMessage(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Content []abi.Content `json:"content"`
+			}
+			if err := json.Unmarshal(out, &res); err != nil || len(res.Content) == 0 {
+				t.Fatalf("result %s: %v", out, err)
+			}
+			note := res.Content[len(res.Content)-1].Text
+			for _, want := range []string{"allow_always", `plugin "files"`, "read files in /srv/docs", "could not be kept", file,
+				"for this call only", "asked again", `add "/srv/docs" to allowed_paths in [[plugin]] files`} {
+				if !strings.Contains(note, want) {
+					t.Errorf("note %q; want it to contain %q", note, want)
+				}
+			}
+			if got := strings.Replace(string(out), strings.TrimSuffix(strings.TrimPrefix(string(mustJSON(t, note)), `"`), `"`), "NOTE", 1); got != tc.want {
+				t.Errorf("result %s; want %s", got, tc.want)
+			}
+		})
+	}
+	_, none := withNotes(context.Background())
+	if out, err := none.appendTo(json.RawMessage(`{"content":[]}`)); err != nil || string(out) != `{"content":[]}` {
+		t.Errorf("no notes: %s, %v; want the result as it was", out, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
