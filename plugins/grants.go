@@ -16,12 +16,14 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
 // GrantsFileName is the file, beside plugins.toml, that holds what a
-// person allowed for good (an allow_always answer, consent.go).
-const GrantsFileName = "plugins.grants.toml"
+// person allowed for good (an allow_always answer, consent.go). No plugin
+// may mount it writable (config's guard).
+const GrantsFileName = config.GrantsFileName
 
 // GrantsFile returns the grants file of the config file configFile.
 func GrantsFile(configFile string) string {
