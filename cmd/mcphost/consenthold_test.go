@@ -35,10 +35,7 @@ func holdGuest(t *testing.T) []byte {
 		}
 		defer os.RemoveAll(dir)
 		out := filepath.Join(dir, "hold.wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./testdata/holdguest")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			holdErr = &buildErr{err, b}
+		if holdErr = buildReactor(out, "./testdata/holdguest"); holdErr != nil {
 			return
 		}
 		holdWasm, holdErr = os.ReadFile(out)
@@ -47,6 +44,17 @@ func holdGuest(t *testing.T) []byte {
 		t.Fatalf("building the hold guest: %v", holdErr)
 	}
 	return holdWasm
+}
+
+// buildReactor builds the Go package pkg into out as a wasip1 reactor
+// (-buildmode=c-shared), as plugins are built.
+func buildReactor(out, pkg string) error {
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return &buildErr{err, b}
+	}
+	return nil
 }
 
 // holdSetup writes wasm, a directory holding note.txt and a plugins.toml
