@@ -115,7 +115,7 @@ func (inst *instance) begin(ctx context.Context) {
 }
 
 func (inst *instance) end() {
-	if n := inst.handles.Revoke(); n > 0 {
+	if n := inst.handles.Expire(); n > 0 {
 		inst.log.Debug("allowed paths: files the call left open under may_request_paths closed; later uses fail", "files", n,
 			"key", "may_request_paths")
 	}

@@ -475,11 +475,11 @@ func TestGated(t *testing.T) {
 	}
 }
 
-// TestGatedRevoke: a file a gated mount opened after asking refuses every
+// TestGatedExpire: a file a gated mount opened after asking refuses every
 // use once its Handles are revoked (the call that was allowed ended), for
 // reading and writing alike, and closes without error; the mount's top,
 // opened without asking, is not held.
-func TestGatedRevoke(t *testing.T) {
+func TestGatedExpire(t *testing.T) {
 	dir := filepath.Join(tree(t), "mnt")
 	f, _ := newFS(t, dir, false)
 	var h Handles
@@ -508,8 +508,8 @@ func TestGatedRevoke(t *testing.T) {
 	if n, e := r.Read(buf); e != 0 || n == 0 {
 		t.Fatalf("read before revoke: %d, %v", n, e)
 	}
-	if n := h.Revoke(); n != 2 {
-		t.Errorf("Revoke closed %d files; want 2 (the guest closed the third)", n)
+	if n := h.Expire(); n != 2 {
+		t.Errorf("Expire closed %d files; want 2 (the guest closed the third)", n)
 	}
 	uses := []struct {
 		name string
@@ -540,7 +540,7 @@ func TestGatedRevoke(t *testing.T) {
 	if _, e := top.Readdir(-1); e != 0 {
 		t.Errorf("the top after revoke: %v; want it still open (the gate allows)", e)
 	}
-	if n := h.Revoke(); n != 0 {
-		t.Errorf("a second Revoke closed %d files; want 0", n)
+	if n := h.Expire(); n != 0 {
+		t.Errorf("a second Expire closed %d files; want 0", n)
 	}
 }

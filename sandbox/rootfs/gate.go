@@ -42,13 +42,13 @@ type Gated struct {
 func (f *FS) WithGate(gate Gate, h *Handles) *Gated { return &Gated{FS: f, gate: gate, handles: h} }
 
 // Handles are the files gated mounts opened after asking their gate, until
-// Revoke. It is safe for concurrent use; the zero value holds nothing.
+// Expire. It is safe for concurrent use; the zero value holds nothing.
 type Handles struct {
 	mu    sync.Mutex
 	files []*heldFile
 }
 
-// hold wraps f so that Revoke can end it.
+// hold wraps f so that Expire can end it.
 func (h *Handles) hold(f experimentalsys.File) experimentalsys.File {
 	if h == nil {
 		return f
@@ -60,10 +60,10 @@ func (h *Handles) hold(f experimentalsys.File) experimentalsys.File {
 	return hf
 }
 
-// Revoke closes every file held, and returns how many the guest had not
+// Expire closes every file held, and returns how many the guest had not
 // closed itself. From then on each of them fails every use with EACCES;
 // closing one succeeds.
-func (h *Handles) Revoke() int {
+func (h *Handles) Expire() int {
 	h.mu.Lock()
 	files := h.files
 	h.files = nil
