@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcphost/mcphost/sandbox"
@@ -57,7 +58,36 @@ func guardedPaths(cfg *Config) []guarded {
 			}
 		}
 	}
-	return append(out, guarded{path: CacheRoot(), what: "mcphost's caches (compiled code, builds, downloads: a plugin could change code that runs)", inside: true})
+	out = append(out, guarded{path: CacheRoot(), what: "mcphost's caches (compiled code, builds, downloads: a plugin could change code that runs)", inside: true})
+	if slices.ContainsFunc(cfg.Plugins, func(s Spec) bool { return s.Source != "" }) {
+		for _, d := range goCaches() {
+			out = append(out, guarded{path: d, what: "the go command's caches (a plugin could change what Go-source plugins are built from)", inside: true})
+		}
+	}
+	return out
+}
+
+// goCaches are the go command's build and module caches as the
+// environment names them, or their defaults (`go env` would run the go
+// command at every load).
+func goCaches() []string {
+	var out []string
+	if d := os.Getenv("GOCACHE"); d != "" && d != "off" {
+		out = append(out, d)
+	} else if ucd, err := os.UserCacheDir(); err == nil {
+		out = append(out, filepath.Join(ucd, "go-build"))
+	}
+	switch gopath := os.Getenv("GOPATH"); {
+	case os.Getenv("GOMODCACHE") != "":
+		out = append(out, os.Getenv("GOMODCACHE"))
+	case gopath != "":
+		out = append(out, filepath.Join(filepath.SplitList(gopath)[0], "pkg", "mod"))
+	default:
+		if home, err := os.UserHomeDir(); err == nil {
+			out = append(out, filepath.Join(home, "go", "pkg", "mod"))
+		}
+	}
+	return out
 }
 
 // guardMounts refuses every writable mount (allowed_paths and

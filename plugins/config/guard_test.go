@@ -16,7 +16,8 @@ import (
 func TestGuardedMounts(t *testing.T) {
 	base := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(base, "cache"))
-	for _, d := range []string{"conf", "src", "wasm", "data", "drop", "cache/mcphost/wazero", "build"} {
+	t.Setenv("GOMODCACHE", filepath.Join(base, "gomod"))
+	for _, d := range []string{"conf", "src", "wasm", "data", "drop", "cache/mcphost/wazero", "build", "gomod/x"} {
 		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -44,6 +45,8 @@ func TestGuardedMounts(t *testing.T) {
 		{name: "above a source directory", mount: `["..:/up"]`, what: "holds"},
 		{name: "inside the caches", mount: `["../cache/mcphost/wazero"]`, what: "mcphost's caches"},
 		{name: "above the caches", mount: `["../cache"]`, what: "mcphost's caches"},
+		{name: "inside the Go module cache", mount: `["../gomod/x"]`, what: "the go command's caches"},
+		{name: "the Go build cache", mount: `["../cache/go-build"]`, what: "the go command's caches"},
 		{name: "inside the plugin_dir", key: "may_request_paths", mount: `["../drop"]`, what: "the plugin_dir"},
 		{name: "a data directory", mount: `["../data"]`},
 		{name: "a data directory asked for", key: "may_request_paths", mount: `["../data"]`},
