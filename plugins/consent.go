@@ -158,11 +158,12 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	}
 	if c.grants != nil {
 		if gr, ok := c.grants.Other(r, c.code); ok {
-			why := "the grant was given to other code under this plugin's name; the person is asked again"
+			attrs := append(a.log, "granted_code", gr.Code, "code", c.code.Digest, "file", c.grants.File())
 			if gr.Code == "" {
-				why = "the grant was written before grants named the code they were given to; the person is asked again"
+				c.log.Warn("consent: the grant was written before grants named the code they were given to; the person is asked again", attrs...)
+			} else {
+				c.log.Warn("consent: the grant was given to other code under this plugin's name; the person is asked again", attrs...)
 			}
-			c.log.Warn("consent: "+why, append(a.log, "granted_code", gr.Code, "code", c.code.Digest, "file", c.grants.File())...)
 		}
 	}
 	what := "host " + a.target + " is not in allowed_hosts"
