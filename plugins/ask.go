@@ -56,6 +56,7 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
+	ctx, notes := withNotes(ctx)
 	var out json.RawMessage
 	var err error
 	if t.Plugin.ABI == 1 || t.Plugin.tools[t.Original] == nil {
@@ -87,7 +88,9 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 			}
 		}
 	}
-	return out, nil
+	// What the person must hear from mcphost itself (an answer that
+	// could not be kept) follows the plugin's content.
+	return notes.appendTo(out)
 }
 
 // Read reads uri, which p serves, for the client behind peer. A guest that

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,7 +20,9 @@ import (
 // asks consent (the [sandbox.Consent] of every module a Loader with
 // Grants loads), which
 //
-//  1. allows what a standing grant (plugins.grants.toml) or an allow_once
+//  1. allows what a standing grant (plugins.grants.toml) given to this
+//     plugin's code (its sha256; a grant given to other code under the
+//     same name is asked again, and the log says so) or an allow_once
 //     answer earlier in the same call allows;
 //  2. otherwise asks the person behind the client, with one elicitation
 //     through the call's Peer (the host turns it into elicitation/create,
@@ -28,7 +31,9 @@ import (
 //     the requested schema has one property,
 //     decision, one of allow_once, allow_always and deny;
 //  3. allow_once allows the rest of this call; allow_always also stores a
-//     grant; anything else (deny, decline, cancel, an error, no answer
+//     grant (when the grants file cannot be written, it allows this call
+//     only, and the tool call's result says so to the person, after the
+//     plugin's content); anything else (deny, decline, cancel, an error, no answer
 //     before the call's deadline, a client that cannot be asked) refuses,
 //     with a reason that names the key to edit.
 //
@@ -42,10 +47,18 @@ const (
 	DecisionDeny        = "deny"
 )
 
-// consent is the Loader's sandbox.Consent.
+// consent is the sandbox.Consent of one plugin's code.
 type consent struct {
 	grants *Grants
 	log    *slog.Logger
+	code   Code // what grants are given to
+}
+
+// forCode returns c for the plugin running code.
+func (c *consent) forCode(code Code) *consent {
+	cc := *c
+	cc.code = code
+	return &cc
 }
 
 // onceKey carries the targets allowed once during one module call.
@@ -140,8 +153,18 @@ func consentParams(plugin string, a asking) json.RawMessage {
 func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	a := askingFor(r)
 	once, _ := ctx.Value(onceKey{}).(*onceSet)
-	if c.grants != nil && c.grants.Has(r) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
+	if c.grants != nil && c.grants.Has(r, c.code) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
 		return nil
+	}
+	if c.grants != nil {
+		if gr, ok := c.grants.Other(r, c.code); ok {
+			attrs := append(a.log, "granted_code", gr.Code, "code", c.code.Digest, "file", c.grants.File())
+			if gr.Code == "" {
+				c.log.Warn("consent: the grant was written before grants named the code they were given to; the person is asked again", attrs...)
+			} else {
+				c.log.Warn("consent: the grant was given to other code under this plugin's name; the person is asked again", attrs...)
+			}
+		}
 	}
 	what := "host " + a.target + " is not in allowed_hosts"
 	if r.Path != "" {
@@ -177,17 +200,89 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 		once.add(a.once)
 		if c.grants == nil {
 			c.log.Warn("consent: allowed, but there is no grants file to keep it in; allowed once", a.log...)
+			addNote(ctx, notKept(r.Plugin, a, "there is no grants file to keep it in", edit))
 			return nil
 		}
-		if err := c.grants.Grant(r, time.Now()); err != nil {
+		if err := c.grants.Grant(r, c.code, time.Now()); err != nil {
 			c.log.Error("consent: allowed, but the grant was not saved; allowed once", append(a.log, "err", err)...)
+			addNote(ctx, notKept(r.Plugin, a, fmt.Sprintf("%s could not be written: %v", c.grants.File(), err),
+				"make its directory writable, or "+edit))
 			return nil
 		}
-		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File())...)
+		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File(), "code", c.code.Digest)...)
 		return nil
 	}
 	c.log.Info("consent: denied", a.log...)
 	return fmt.Errorf("%s and a person denied it; %s", what, edit)
+}
+
+// notKept tells the person that their allow_always answer was not kept.
+func notKept(plugin string, a asking, why, fix string) string {
+	return fmt.Sprintf("mcphost: your answer %s (plugin %q may %s) could not be kept: %s. "+
+		"It was allowed for this call only, and you will be asked again. To keep it, %s.",
+		DecisionAllowAlways, plugin, a.want, why, fix)
+}
+
+// notesKey carries what a call's result must tell the person beyond what
+// the plugin returned.
+type notesKey struct{}
+
+type notes struct {
+	mu   sync.Mutex
+	list []string
+}
+
+// withNotes gives a call a place for notes to the person (addNote), which
+// the caller adds to its result.
+func withNotes(ctx context.Context) (context.Context, *notes) {
+	n := &notes{}
+	return context.WithValue(ctx, notesKey{}, n), n
+}
+
+// addNote adds a note to the result of the call of ctx, if it has a place
+// for them (tool calls do); the caller logs it either way.
+func addNote(ctx context.Context, note string) {
+	n, _ := ctx.Value(notesKey{}).(*notes)
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	n.list = append(n.list, note)
+	n.mu.Unlock()
+}
+
+// appendTo returns the tool result out with one text content more per
+// note, after the plugin's own.
+func (n *notes) appendTo(out json.RawMessage) (json.RawMessage, error) {
+	n.mu.Lock()
+	list := slices.Clone(n.list)
+	n.mu.Unlock()
+	if len(list) == 0 {
+		return out, nil
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("add a note to the result: %w", err)
+	}
+	var content []json.RawMessage
+	if c, ok := res["content"]; ok && string(c) != "null" {
+		if err := json.Unmarshal(c, &content); err != nil {
+			return nil, fmt.Errorf("add a note to the result: content: %w", err)
+		}
+	}
+	for _, note := range list {
+		b, err := json.Marshal(abi.TextContent(note))
+		if err != nil {
+			return nil, fmt.Errorf("add a note to the result: %w", err)
+		}
+		content = append(content, b)
+	}
+	c, err := json.Marshal(content)
+	if err != nil {
+		return nil, fmt.Errorf("add a note to the result: %w", err)
+	}
+	res["content"] = c
+	return json.Marshal(res)
 }
 
 // parseDecision reads the client's answer to ConsentParams: the decision

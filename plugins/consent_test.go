@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,9 @@ func (p *askPeer) Request(_ context.Context, method string, params json.RawMessa
 }
 
 func (p *askPeer) Notify(context.Context, string, json.RawMessage) error { return nil }
+
+// testCode is the code the tests' grants are given to.
+var testCode = Code{Digest: "sha256:" + strings.Repeat("ab", 32)}
 
 func TestConsentAllow(t *testing.T) {
 	reach := sandbox.Reach{Plugin: "fetch", Host: "example.com", Port: 443}
@@ -61,7 +65,7 @@ func TestConsentAllow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &consent{grants: g, log: discard()}
+			c := &consent{grants: g, log: discard(), code: testCode}
 			p := &askPeer{answer: tc.answer, err: tc.err}
 			ctx := withOnce(context.Background())
 			if !tc.noPeer {
@@ -78,7 +82,7 @@ func TestConsentAllow(t *testing.T) {
 					}
 				}
 			}
-			if got := g.Has(reach); got != tc.stored {
+			if got := g.Has(reach, testCode); got != tc.stored {
 				t.Errorf("grant stored = %v; want %v", got, tc.stored)
 			}
 			if tc.noPeer {
@@ -147,7 +151,7 @@ func TestGrantsFile(t *testing.T) {
 		{Plugin: "fetch", Host: "b.example", Port: 443}, {Plugin: "fetch", Host: "a.example", Port: 443},
 		{Plugin: "other", Host: "::1", Port: 8080}, {Plugin: "fetch", Host: "a.example", Port: 443},
 	} {
-		if err := g.Grant(r, now); err != nil {
+		if err := g.Grant(r, testCode, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,7 +170,7 @@ func TestGrantsFile(t *testing.T) {
 	if err != nil || grantsString(gone) != "fetch b.example:443" {
 		t.Fatalf("Revoke: %v, %v", gone, err)
 	}
-	if err := g.Reload(); err != nil || g.Has(sandbox.Reach{Plugin: "fetch", Host: "b.example", Port: 443}) || !g.Has(sandbox.Reach{Plugin: "fetch", Host: "a.example", Port: 443}) {
+	if err := g.Reload(); err != nil || g.Has(sandbox.Reach{Plugin: "fetch", Host: "b.example", Port: 443}, testCode) || !g.Has(sandbox.Reach{Plugin: "fetch", Host: "a.example", Port: 443}, testCode) {
 		t.Errorf("after a revoke elsewhere and Reload: %v, %v", g.List(), err)
 	}
 	if gone, err := g.Revoke("fetch", ""); err != nil || grantsString(gone) != "fetch a.example:443" {
@@ -178,7 +182,7 @@ func TestGrantsFile(t *testing.T) {
 	if err := g.Reload(); err == nil || len(g.List()) != 0 || !strings.Contains(err.Error(), file) {
 		t.Errorf("a bad file: %v, %v; want an error naming it and no grants", g.List(), err)
 	}
-	if err := g.Grant(sandbox.Reach{Plugin: "fetch", Host: "c.example", Port: 443}, now); err == nil {
+	if err := g.Grant(sandbox.Reach{Plugin: "fetch", Host: "c.example", Port: 443}, testCode, now); err == nil {
 		t.Errorf("Grant over a bad file succeeded; want it refused")
 	}
 	if b, _ := os.ReadFile(file); string(b) != "[[grant]\nplugin = " {
@@ -208,7 +212,7 @@ func TestConsentPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &consent{grants: g, log: discard()}
+	c := &consent{grants: g, log: discard(), code: testCode}
 	read := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
 	write := sandbox.Reach{Plugin: "files", Path: "/srv/docs", Write: true}
 	accept := func(d string) *askPeer {
@@ -235,7 +239,7 @@ func TestConsentPath(t *testing.T) {
 	if l := reloaded.List(); len(l) != 1 || l[0].Path != "/srv/docs" || l[0].Access != AccessRead || l[0].Host != "" {
 		t.Fatalf("grants after allow_always %+v; want one read grant for /srv/docs", l)
 	}
-	c2 := &consent{grants: reloaded, log: discard()}
+	c2 := &consent{grants: reloaded, log: discard(), code: testCode}
 	p2 := accept(DecisionDeny)
 	ctx := sandbox.WithPeer(withOnce(context.Background()), p2)
 	if err := c2.Allow(ctx, read); err != nil || len(p2.asked) != 0 {
@@ -255,10 +259,139 @@ func TestConsentPath(t *testing.T) {
 	if err := c2.Allow(ctx, other); err != nil || len(p3.asked) != 1 {
 		t.Errorf("a read after a write allowed once: %v, asked %d; want allowed unasked", err, len(p3.asked))
 	}
-	if reloaded.Has(other) {
+	if reloaded.Has(other, testCode) {
 		t.Errorf("allow_once stored a grant")
 	}
 	if gone, err := reloaded.Revoke("files", "/srv/docs"); err != nil || len(gone) != 1 {
 		t.Errorf("Revoke by directory: %v, %v", gone, err)
 	}
+}
+
+// TestGrantFollowsCode: a grant stands for the code a person approved.
+// Other code under the same plugin name is asked again (and the log says
+// why), its allow_always replaces the old grant, and a grant written before
+// grants named code (an old file, which still reads) is asked again too.
+func TestGrantFollowsCode(t *testing.T) {
+	file := filepath.Join(t.TempDir(), GrantsFileName)
+	old := "[[grant]]\nplugin = \"fetch\"\nhost = \"example.com:443\"\ngranted = 2026-01-02T03:04:05Z\n"
+	if err := os.WriteFile(file, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := OpenGrants(file)
+	if err != nil || len(g.List()) != 1 {
+		t.Fatalf("an old grants file: %v, %v; want it read", g.List(), err)
+	}
+	reach := sandbox.Reach{Plugin: "fetch", Host: "example.com", Port: 443}
+	a := Code{Digest: "sha256:" + strings.Repeat("a", 64), Signer: "key sha256:1234"}
+	b := Code{Digest: "sha256:" + strings.Repeat("b", 64)}
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	ask := func(code Code, answer string) (error, int) {
+		p := &askPeer{answer: `{"action":"accept","content":{"decision":"` + answer + `"}}`}
+		c := &consent{grants: g, log: log, code: code}
+		err := c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), reach)
+		return err, len(p.asked)
+	}
+	steps := []struct {
+		name   string
+		code   Code
+		answer string
+		asked  int
+		err    bool
+		logged string // in the log of this step
+	}{
+		{"an old grant is asked again", a, DecisionAllowAlways, 1, false, "written before grants named the code"},
+		{"the same code is not asked", a, DecisionDeny, 0, false, ""},
+		{"other code is asked again", b, DecisionDeny, 1, true, "given to other code"},
+		{"other code granted", b, DecisionAllowAlways, 1, false, "given to other code"},
+		{"the first code is asked again", a, DecisionDeny, 1, true, "given to other code"},
+	}
+	for _, st := range steps {
+		logs.Reset()
+		err, asked := ask(st.code, st.answer)
+		if (err != nil) != st.err || asked != st.asked {
+			t.Errorf("%s: %v, asked %d; want error %v, asked %d", st.name, err, asked, st.err, st.asked)
+		}
+		if !strings.Contains(logs.String(), st.logged) || st.logged == "" && strings.Contains(logs.String(), "asked again") {
+			t.Errorf("%s: logged %q; want %q", st.name, logs.String(), st.logged)
+		}
+	}
+	reread, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := reread.List(); len(l) != 1 || l[0].Code != b.Digest || l[0].Signer != "" || !reread.Has(reach, b) || reread.Has(reach, a) {
+		t.Errorf("grants %+v; want one, given to %s", l, b.Digest)
+	}
+	if err := os.WriteFile(file, []byte("[[grant]]\nplugin = \"fetch\"\nhost = \"example.com:443\"\ncode = \"sha256:xyz\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := reread.Reload(); err == nil || !strings.Contains(err.Error(), `code "sha256:xyz"`) {
+		t.Errorf("a bad code: %v; want an error naming it", err)
+	}
+}
+
+// TestConsentNotKept: an allow_always answer whose grant cannot be written
+// (a read-only config directory; here one that does not exist) allows the
+// call, and the call's result tells the person, after the plugin's own
+// content, that the answer was not kept, why, and what to change.
+func TestConsentNotKept(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gone", GrantsFileName)
+	g, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reach := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
+	c := &consent{grants: g, log: discard(), code: testCode}
+	p := &askPeer{answer: `{"action":"accept","content":{"decision":"allow_always"}}`}
+	ctx, notes := withNotes(context.Background())
+	if err := c.Allow(sandbox.WithPeer(withOnce(ctx), p), reach); err != nil {
+		t.Fatalf("Allow: %v; want allowed for this call", err)
+	}
+	if g.Has(reach, testCode) {
+		t.Fatalf("a grant stands; want none")
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"after the plugin's content", `{"content":[{"type":"text","text":"a note"}],"structuredContent":{"n":1}}`,
+			`{"content":[{"type":"text","text":"a note"},{"type":"text","text":"NOTE"}],"structuredContent":{"n":1}}`},
+		{"no content", `{"isError":false}`, `{"content":[{"type":"text","text":"NOTE"}],"isError":false}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := notes.appendTo(json.RawMessage(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Content []abi.Content `json:"content"`
+			}
+			if err := json.Unmarshal(out, &res); err != nil || len(res.Content) == 0 {
+				t.Fatalf("result %s: %v", out, err)
+			}
+			note := res.Content[len(res.Content)-1].Text
+			for _, want := range []string{"allow_always", `plugin "files"`, "read files in /srv/docs", "could not be kept", file,
+				"for this call only", "asked again", `add "/srv/docs" to allowed_paths in [[plugin]] files`} {
+				if !strings.Contains(note, want) {
+					t.Errorf("note %q; want it to contain %q", note, want)
+				}
+			}
+			if got := strings.Replace(string(out), strings.TrimSuffix(strings.TrimPrefix(string(mustJSON(t, note)), `"`), `"`), "NOTE", 1); got != tc.want {
+				t.Errorf("result %s; want %s", got, tc.want)
+			}
+		})
+	}
+	_, none := withNotes(context.Background())
+	if out, err := none.appendTo(json.RawMessage(`{"content":[]}`)); err != nil || string(out) != `{"content":[]}` {
+		t.Errorf("no notes: %s, %v; want the result as it was", out, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

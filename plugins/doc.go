@@ -35,7 +35,9 @@
 // plugin's may_request_hosts names and its allowed_hosts does not allow,
 // or about reading or writing a directory its may_request_paths mounts,
 // and keeps allow_always answers in plugins.grants.toml ([Grants]), read
-// again on every Build and watched beside plugins.toml.
+// again on every Build and watched beside plugins.toml. Each grant stands
+// for the code (sha256, signer) the person approved; an answer that
+// cannot be kept is said in the tool call's result.
 //
 // It knows nothing about JSON-RPC: it reports changes; it does not send
 // notifications. The consent question is MCP elicitation params (abi

@@ -3,33 +3,45 @@ package plugins
 import (
 	"bytes"
 	"cmp"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
 // GrantsFileName is the file, beside plugins.toml, that holds what a
-// person allowed for good (an allow_always answer, consent.go).
-const GrantsFileName = "plugins.grants.toml"
+// person allowed for good (an allow_always answer, consent.go). No plugin
+// may mount it writable (config's guard).
+const GrantsFileName = config.GrantsFileName
 
 // GrantsFile returns the grants file of the config file configFile.
 func GrantsFile(configFile string) string {
 	return filepath.Join(filepath.Dir(configFile), GrantsFileName)
 }
 
-// Grant is one standing approval: Plugin may connect to Host, or use the
-// may_request_paths directory Path for Access.
+// Grant is one standing approval: Plugin, running Code, may connect to
+// Host, or use the may_request_paths directory Path for Access.
 type Grant struct {
 	Plugin string `toml:"plugin"`
+	// Code is the sha256 of the Wasm the person approved
+	// ("sha256:<hex>"), and Signer who signed it, when its spec has a
+	// signature table. A grant stands for that code only: other code
+	// under the same name is asked again. A grant without Code (written
+	// before grants named code) stands for nothing and is replaced by the
+	// next answer.
+	Code   string `toml:"code,omitempty"`
+	Signer string `toml:"signer,omitempty"`
 	// Host is "host:port" ("[::1]:443" for IPv6), exactly as the person
 	// was asked about it.
 	Host string `toml:"host,omitempty"`
@@ -50,7 +62,21 @@ const (
 // Target is what the grant allows: its host:port or its directory.
 func (gr Grant) Target() string { return cmp.Or(gr.Host, gr.Path) }
 
-// allows reports whether gr stands for r.
+// Code is what a plugin runs, as a grant records it.
+type Code struct {
+	Digest string // "sha256:<hex>" of the Wasm
+	Signer string // who signed it (source.Signer's String), or ""
+}
+
+// ShortDigest is digest cut to "sha256:" and 12 hex digits, for lists.
+func ShortDigest(digest string) string {
+	if len(digest) > len("sha256:")+12 {
+		return digest[:len("sha256:")+12]
+	}
+	return digest
+}
+
+// allows reports whether gr stands for r, for any code.
 func (gr Grant) allows(r sandbox.Reach) bool {
 	if gr.Plugin != r.Plugin {
 		return false
@@ -61,6 +87,11 @@ func (gr Grant) allows(r sandbox.Reach) bool {
 	return gr.Host == r.Target()
 }
 
+// allowsCode reports whether gr stands for r made by code.
+func (gr Grant) allowsCode(r sandbox.Reach, code Code) bool {
+	return gr.Code != "" && gr.Code == code.Digest && gr.allows(r)
+}
+
 // grantsFile is the file's shape.
 type grantsFile struct {
 	Grant []Grant `toml:"grant"`
@@ -68,7 +99,9 @@ type grantsFile struct {
 
 const grantsHeader = `# Written by mcphost when a person answers allow_always to a plugin's request
 # for a host outside its allowed_hosts or a directory outside its
-# allowed_paths. List with 'mcphost grants list'; remove with
+# allowed_paths. Each grant stands for the code it was given to (code: the
+# sha256 of the Wasm; signer: who signed it); other code under the same
+# plugin name is asked again. List with 'mcphost grants list'; remove with
 # 'mcphost grants revoke PLUGIN [HOST:PORT|PATH]'. No tool, resource or
 # prompt can write it.
 
@@ -121,9 +154,21 @@ func readGrants(file string) ([]Grant, error) {
 			return nil, fmt.Errorf("grants: %s: grant %d: want a plugin and either a host or a path", file, i+1)
 		case gr.Path != "" && gr.Access != AccessRead && gr.Access != AccessWrite:
 			return nil, fmt.Errorf("grants: %s: grant %d: access %q: want %q or %q", file, i+1, gr.Access, AccessRead, AccessWrite)
+		case gr.Code != "" && !validDigest(gr.Code):
+			return nil, fmt.Errorf("grants: %s: grant %d: code %q: want \"sha256:\" and 64 hex digits", file, i+1, gr.Code)
 		}
 	}
 	return f.Grant, nil
+}
+
+// validDigest reports whether d is "sha256:" and 64 lower-case hex digits.
+func validDigest(d string) bool {
+	hexPart, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hexPart) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(hexPart)
+	return err == nil && strings.ToLower(hexPart) == hexPart
 }
 
 // List returns the grants, by plugin and target.
@@ -135,33 +180,48 @@ func (g *Grants) List() []Grant {
 	return out
 }
 
-// Has reports whether a grant stands for r.
-func (g *Grants) Has(r sandbox.Reach) bool {
+// Has reports whether a grant stands for r made by code.
+func (g *Grants) Has(r sandbox.Reach, code Code) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return slices.ContainsFunc(g.list, func(gr Grant) bool { return gr.allows(r) })
+	return slices.ContainsFunc(g.list, func(gr Grant) bool { return gr.allowsCode(r, code) })
 }
 
-// Grant records that r is allowed from now on (a write grant for a path
-// replaces its read grant). It reads the file first (another process,
-// such as `mcphost grants revoke`, may have changed it), so it never
-// writes over what it could not read.
-func (g *Grants) Grant(r sandbox.Reach, now time.Time) error {
+// Other returns a grant that would stand for r were it given to other
+// code (or written before grants named code), and whether there is one:
+// the reason a person is asked again.
+func (g *Grants) Other(r sandbox.Reach, code Code) (Grant, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, gr := range g.list {
+		if gr.allows(r) && gr.Code != code.Digest {
+			return gr, true
+		}
+	}
+	return Grant{}, false
+}
+
+// Grant records that r, made by code, is allowed from now on. It replaces
+// the plugin's grants for the same target given to other code, and a
+// path's read grant when it grants write. It reads the file first
+// (another process, such as `mcphost grants revoke`, may have changed
+// it), so it never writes over what it could not read.
+func (g *Grants) Grant(r sandbox.Reach, code Code, now time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	list, err := readGrants(g.file)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(list, func(gr Grant) bool { return gr.allows(r) }) {
-		gr := Grant{Plugin: r.Plugin, Host: r.Target(), Granted: now.UTC().Truncate(time.Second)}
+	if !slices.ContainsFunc(list, func(gr Grant) bool { return gr.allowsCode(r, code) }) {
+		gr := Grant{Plugin: r.Plugin, Code: code.Digest, Signer: code.Signer, Host: r.Target(), Granted: now.UTC().Truncate(time.Second)}
 		if r.Path != "" {
 			gr.Host, gr.Path, gr.Access = "", r.Path, AccessRead
 			if r.Write {
 				gr.Access = AccessWrite
 			}
-			list = slices.DeleteFunc(list, func(o Grant) bool { return o.Plugin == r.Plugin && o.Path == r.Path })
 		}
+		list = slices.DeleteFunc(list, func(o Grant) bool { return o.Plugin == r.Plugin && o.Target() == gr.Target() })
 		list = append(list, gr)
 	}
 	if err := writeGrants(g.file, list); err != nil {

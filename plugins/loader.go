@@ -79,7 +79,7 @@ type Loader struct {
 	signals    *listSignals // plugins that signalled a list change (dynamic.go)
 	obs        Observer
 	grants     *Grants
-	consent    sandbox.Consent // nil without Grants
+	consent    *consent // nil without Grants; each plugin's is forCode its code
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -302,11 +302,14 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		return c, false, nil
 	}
 	lim := config.EffectiveLimits(spec, server)
-	lim.Consent = l.consent
 	defer l.busy.Delete(spec.Name)
 	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
+	}
+	if l.consent != nil {
+		// A grant stands for the code a person approved.
+		lim.Consent = l.consent.forCode(Code{Digest: "sha256:" + sum, Signer: signer.String()})
 	}
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances

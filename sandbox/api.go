@@ -89,7 +89,9 @@ type Limits struct {
 	// Each is mounted like an AllowedPaths entry, behind a gate: in each
 	// call, the first operation under it (an open, stat, readlink or a
 	// change) asks Consent for read or write, and fails with EACCES
-	// unless it is allowed; the answer stands for the rest of the call. A
+	// unless it is allowed; the answer stands for the rest of the call,
+	// and so do the files opened under it (a later call's use of one
+	// fails with EACCES). A
 	// ReadOnly entry is never asked for write: writes fail with EROFS.
 	MayRequestPaths []Mount
 	// Env is the guest's whole environment.

@@ -16,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/component"
 	"github.com/mcphost/mcphost/sandbox/looppoll"
+	"github.com/mcphost/mcphost/sandbox/rootfs"
 )
 
 // IsComponent reports whether wasm is a WebAssembly component (WASI 0.2)
@@ -113,11 +114,11 @@ func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfi
 func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.Writer, pool *instance) (guest, error) {
 	pre := make([]component.Preopen, len(b.mounts))
 	for i, m := range b.mounts {
-		gate := closedGate
+		gate, held := rootfs.Gate(closedGate), (*rootfs.Handles)(nil)
 		if pool != nil {
-			gate = pool.gate(m.host)
+			gate, held = pool.gate(m.host), &pool.handles
 		}
-		pre[i] = component.Preopen{Guest: m.guest, FS: m.with(gate), ReadOnly: m.readOnly}
+		pre[i] = component.Preopen{Guest: m.guest, FS: m.with(gate, held), ReadOnly: m.readOnly}
 	}
 	w := &component.WASI{
 		Env: b.lim.Env, Config: b.lim.Config, Stdout: stdout, Stderr: stderr,

@@ -99,7 +99,9 @@
 // paths, each behind a rootfs.Gated gate (instance.gate): in each call the
 // first read and the first write under the mount ask Consent, and the
 // guest sees EACCES (and the log a line naming allowed_paths) unless it
-// allows. A guest's own request to the client that uses the
+// allows; the files it opened under the mount are closed when the call
+// ends (rootfs.Handles), so a descriptor kept for a later call fails with
+// EACCES there. A guest's own request to the client that uses the
 // input key reserved for those questions (abi.ConsentInputKeyPrefix) is
 // refused, so no guest can word one.
 //

@@ -30,7 +30,7 @@ func mountFS(allowed, may []Mount, log *slog.Logger, plugin string) (wazero.FSCo
 		return nil, nil, err
 	}
 	for _, m := range ms {
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(m.with(closedGate), m.guest)
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(m.with(closedGate, nil), m.guest)
 	}
 	return cfg, ms, nil
 }
@@ -69,10 +69,10 @@ type mounted struct {
 }
 
 // with returns the mount as the guest sees it: behind gate when it is
-// gated.
-func (m mounted) with(gate rootfs.Gate) experimentalsys.FS {
+// gated, with the files it opens held in h (revoked when the call ends).
+func (m mounted) with(gate rootfs.Gate, h *rootfs.Handles) experimentalsys.FS {
 	if m.gated {
-		return m.root.WithGate(gate)
+		return m.root.WithGate(gate, h)
 	}
 	return m.root
 }
@@ -86,7 +86,7 @@ func closedGate(bool) experimentalsys.Errno { return experimentalsys.EACCES }
 func instanceFSConfig(ms []mounted, inst *instance) wazero.FSConfig {
 	cfg := wazero.NewFSConfig()
 	for _, m := range ms {
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(tracedFS{FS: m.with(inst.gate(m.host)), inst: inst, guest: m.guest}, m.guest)
+		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(tracedFS{FS: m.with(inst.gate(m.host), &inst.handles), inst: inst, guest: m.guest}, m.guest)
 	}
 	return cfg
 }

@@ -133,6 +133,55 @@ func TestGatedMountAnswerPerCall(t *testing.T) {
 	}
 }
 
+// TestGatedMountKeptFile: a file a guest opened under a gated mount in
+// one call, and keeps open, is closed when the call ends: in the next
+// call reading it and writing it fail as a refused path does (EACCES),
+// whatever Consent would now answer, and nothing is asked; the file is
+// unchanged.
+func TestGatedMountKeptFile(t *testing.T) {
+	t.Parallel()
+	needGuest(t)
+	for _, tc := range []struct {
+		name   string
+		answer error // Consent's answer in the second call
+	}{
+		{"then denied", errors.New("a person said no")},
+		{"then allowed", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			file := filepath.Join(dir, "a.txt")
+			if err := os.WriteFile(file, []byte("inside"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := &pathConsent{}
+			m := load(t, Limits{Instances: 1, MayRequestPaths: []Mount{{Host: dir, Guest: "/g"}}, Consent: c})
+			if out, err := m.Call(context.Background(), "keep", []byte("/g/a.txt")); err != nil || string(out) != "inside" {
+				t.Fatalf("call 1 (keep): got %q, %v; want the file", out, err)
+			}
+			c.mu.Lock()
+			c.err = tc.answer
+			c.mu.Unlock()
+			for _, export := range []string{"readkept", "writekept"} {
+				out, err := m.Call(context.Background(), export, []byte("overwritten"))
+				if err == nil || !strings.Contains(strings.ToLower(err.Error()), "permission denied") {
+					t.Errorf("%s in a later call: got %q, %v; want permission denied", export, out, err)
+				}
+			}
+			c.mu.Lock()
+			asked := len(c.asked)
+			c.mu.Unlock()
+			if asked != 1 {
+				t.Errorf("Consent was asked %d times; want once (the open in call 1)", asked)
+			}
+			if b, err := os.ReadFile(file); err != nil || string(b) != "inside" {
+				t.Errorf("the file holds %q, %v; want it unchanged", b, err)
+			}
+		})
+	}
+}
+
 // TestComponentGatedMount: a component's wasi:filesystem preopen from
 // may_request_paths goes through the same gate as a core module's.
 func TestComponentGatedMount(t *testing.T) {

@@ -35,6 +35,9 @@ type instance struct {
 	ask     func(Reach) error
 	answers map[Reach]bool
 	inCall  bool
+	// handles are the files the call opened under gated mounts: an
+	// answer stands for its call only, so end revokes them.
+	handles rootfs.Handles
 
 	plugin  string
 	consent Consent
@@ -112,6 +115,10 @@ func (inst *instance) begin(ctx context.Context) {
 }
 
 func (inst *instance) end() {
+	if n := inst.handles.Expire(); n > 0 {
+		inst.log.Debug("allowed paths: files the call left open under may_request_paths closed; later uses fail", "files", n,
+			"key", "may_request_paths")
+	}
 	inst.mu.Lock()
 	inst.done = nil
 	inst.span = nil
@@ -124,7 +131,8 @@ func (inst *instance) end() {
 // gate is the instance's gate for the may_request_paths mount of host
 // directory dir. Within a call, the first read and the first write ask
 // Consent and the answer stands for the rest of the call (a write
-// allowed also allows reading); outside a call, or without Consent,
+// allowed also allows reading), and so do the files opened under it: end
+// revokes them (rootfs.Handles); outside a call, or without Consent,
 // everything is refused. A refusal is EACCES for the guest and a
 // warning, naming the key that would allow it, in the log.
 func (inst *instance) gate(dir string) rootfs.Gate {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -14,14 +13,9 @@ import (
 	"github.com/mcphost/mcphost/plugins/source"
 )
 
-// cacheRoot is the directory of every mcphost cache.
-func cacheRoot() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "mcphost")
-}
+// cacheRoot is the directory of every mcphost cache; no plugin may mount
+// it writable (config's guard).
+func cacheRoot() string { return config.CacheRoot() }
 
 // cacheDirs are the caches `mcphost cache` reports and prunes: the
 // sandbox's compiled code, Go builds, downloads (url and oci sources) and

@@ -41,10 +41,7 @@ func compatGuests(t *testing.T) string {
 			return
 		}
 		for _, g := range []string{"hyperv2", "servlet"} {
-			cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", filepath.Join(compatDir, g+".wasm"), "./testdata/compat/"+g)
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				compatErr = &buildErr{err, out}
+			if compatErr = buildReactor(filepath.Join(compatDir, g+".wasm"), "./testdata/compat/"+g); compatErr != nil {
 				return
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,9 @@ live in plugins.grants.toml beside plugins.toml; a running server reads
 the file again when it changes.
 
 list    prints every grant: plugin, host:port or directory, what it allows
-        (connect, read or write) and when it was given
+        (connect, read or write), when it was given, and the code it was
+        given to (its sha256, cut short, and its signer when signed): a
+        grant stands for that code only, and other code is asked again
 revoke  removes PLUGIN's grant for HOST:PORT or PATH, or all of PLUGIN's grants
 `
 
@@ -54,9 +57,10 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 			return nil
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PLUGIN\tTARGET\tALLOWS\tGRANTED")
+		fmt.Fprintln(tw, "PLUGIN\tTARGET\tALLOWS\tGRANTED\tCODE\tSIGNER")
 		for _, gr := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", gr.Plugin, gr.Target(), allows(gr), gr.Granted.Format(time.RFC3339))
+			code := cmp.Or(plugins.ShortDigest(gr.Code), "(none: asked again)")
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", gr.Plugin, gr.Target(), allows(gr), gr.Granted.Format(time.RFC3339), code, cmp.Or(gr.Signer, "-"))
 		}
 		return tw.Flush()
 	case "revoke":

@@ -188,6 +188,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 			cfg.Plugins = append(cfg.Plugins, spec)
 		}
 	}
+	p.guardMounts(cfg)
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *ConfigError) int { return cmp.Compare(a.Line, b.Line) })
 		errs := make([]error, len(p.errs))

@@ -4,7 +4,9 @@
 //
 // It owns parsing ([ParseConfig], [LoadConfig]), every check on what a
 // user wrote (names, numbers before they reach an API that panics, paths,
-// mounts, url and oci pins, [plugin.signature] tables, build commands and
+// mounts (guard.go: no writable mount over the config, the grants file,
+// plugins' code or mcphost's caches, whatever table or policy file it came
+// from), url and oci pins, [plugin.signature] tables, build commands and
 // their watch globs), the errors that name the file, line, plugin
 // and key ([ConfigError], with a "did you mean" for misspelt keys), what a
 // watcher should watch for a config ([Config.WatchPaths]), the sandbox

@@ -9,7 +9,9 @@
 // read-only mount refuse every WASI call that writes (EROFS, or EBADF on a
 // descriptor opened for reading), logging each escape attempt as a
 // rate-limited warning ([Warner]), and gating a mount ([Gated]: each
-// operation on a path asks a [Gate] first, then runs confined as above).
+// operation on a path asks a [Gate] first, then runs confined as above; the
+// files it opens are held in [Handles] until whoever ends the call
+// revokes them).
 //
 // It ignores: which guest path a mount appears at and how mounts are
 // chosen (package sandbox and plugins decide), Windows-specific link

@@ -464,7 +464,7 @@ func TestGated(t *testing.T) {
 					return experimentalsys.EACCES
 				}
 				return 0
-			})
+			}, nil)
 			if got := tc.op(g); got != tc.want {
 				t.Errorf("got errno %v; want %v", got, tc.want)
 			}
@@ -472,5 +472,75 @@ func TestGated(t *testing.T) {
 				t.Errorf("the gate was asked %v; want %v", asked, tc.asked)
 			}
 		})
+	}
+}
+
+// TestGatedExpire: a file a gated mount opened after asking refuses every
+// use once its Handles are revoked (the call that was allowed ended), for
+// reading and writing alike, and closes without error; the mount's top,
+// opened without asking, is not held.
+func TestGatedExpire(t *testing.T) {
+	dir := filepath.Join(tree(t), "mnt")
+	f, _ := newFS(t, dir, false)
+	var h Handles
+	g := f.WithGate(func(bool) experimentalsys.Errno { return 0 }, &h)
+	r, e := g.OpenFile("a.txt", experimentalsys.O_RDONLY, 0)
+	if e != 0 {
+		t.Fatalf("open a.txt: %v", e)
+	}
+	w, e := g.OpenFile("new.txt", experimentalsys.O_RDWR|experimentalsys.O_CREAT, 0o644)
+	if e != 0 {
+		t.Fatalf("open new.txt: %v", e)
+	}
+	closed, e := g.OpenFile("a.txt", experimentalsys.O_RDONLY, 0)
+	if e != 0 {
+		t.Fatalf("open a.txt: %v", e)
+	}
+	if e := closed.Close(); e != 0 {
+		t.Fatalf("close: %v", e)
+	}
+	top, e := g.OpenFile(".", experimentalsys.O_RDONLY, 0)
+	if e != 0 {
+		t.Fatalf("open .: %v", e)
+	}
+	defer top.Close()
+	buf := make([]byte, 16)
+	if n, e := r.Read(buf); e != 0 || n == 0 {
+		t.Fatalf("read before revoke: %d, %v", n, e)
+	}
+	if n := h.Expire(); n != 2 {
+		t.Errorf("Expire closed %d files; want 2 (the guest closed the third)", n)
+	}
+	uses := []struct {
+		name string
+		use  func() experimentalsys.Errno
+	}{
+		{"read", func() experimentalsys.Errno { _, e := r.Read(buf); return e }},
+		{"pread", func() experimentalsys.Errno { _, e := r.Pread(buf, 0); return e }},
+		{"seek", func() experimentalsys.Errno { _, e := r.Seek(0, 0); return e }},
+		{"stat", func() experimentalsys.Errno { _, e := r.Stat(); return e }},
+		{"write", func() experimentalsys.Errno { _, e := w.Write([]byte("x")); return e }},
+		{"pwrite", func() experimentalsys.Errno { _, e := w.Pwrite([]byte("x"), 0); return e }},
+		{"truncate", func() experimentalsys.Errno { return w.Truncate(0) }},
+		{"sync", func() experimentalsys.Errno { return w.Sync() }},
+	}
+	for _, u := range uses {
+		if e := u.use(); e != experimentalsys.EACCES {
+			t.Errorf("%s after revoke: errno %v; want EACCES", u.name, e)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "new.txt")); err != nil || len(b) != 0 {
+		t.Errorf("new.txt holds %q, %v; want it empty", b, err)
+	}
+	for _, c := range []experimentalsys.File{r, w} {
+		if e := c.Close(); e != 0 {
+			t.Errorf("close after revoke: %v; want success", e)
+		}
+	}
+	if _, e := top.Readdir(-1); e != 0 {
+		t.Errorf("the top after revoke: %v; want it still open (the gate allows)", e)
+	}
+	if n := h.Expire(); n != 0 {
+		t.Errorf("a second Expire closed %d files; want 0", n)
 	}
 }

@@ -161,6 +161,42 @@ func write() int32 {
 	return 0
 }
 
+// kept is the file keep opened, which stays open across calls.
+var kept *os.File
+
+//go:wasmexport keep
+func keep() int32 {
+	f, err := os.OpenFile(string(input()), os.O_RDWR, 0)
+	if err != nil {
+		setError(err.Error())
+		return 1
+	}
+	kept = f
+	return readKept()
+}
+
+//go:wasmexport readkept
+func readKept() int32 {
+	b := make([]byte, 64)
+	n, err := kept.ReadAt(b, 0)
+	if n == 0 && err != nil {
+		setError(err.Error())
+		return 1
+	}
+	output(b[:n])
+	return 0
+}
+
+//go:wasmexport writekept
+func writeKept() int32 {
+	if _, err := kept.WriteAt(input(), 0); err != nil {
+		setError(err.Error())
+		return 1
+	}
+	output([]byte("ok"))
+	return 0
+}
+
 //go:wasmexport http
 func httpGet() int32 {
 	req, _ := json.Marshal(map[string]string{"url": string(input()), "method": "GET"})
