@@ -31,7 +31,11 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 	for c in "$src"/c/*.c; do
 		name=$(basename "$c" .c)
 		case $name in *-extism) continue ;; esac
-		sum=$(cat "$c" "$src/c/$name.wit" | sha256sum | cut -c1-16)
+		# The WIT we write for interfaces jco has none of (wasi:config)
+		# counts for the worlds that import them.
+		deps=()
+		grep -q 'import wasi:config' "$src/c/$name.wit" && deps=("$src"/wit/wasi-config/*.wit)
+		sum=$(cat "$c" "$src/c/$name.wit" "${deps[@]}" | sha256sum | cut -c1-16)
 		out="$dir/out/$name-$sum.wasm"
 		if [ ! -f "$out" ]; then
 			tmp=$(mktemp -d)
@@ -42,6 +46,10 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 			cp "$src/c/$name.wit" "$tmp/wit/"
 			grep -q 'import wasi:' "$src/c/$name.wit" &&
 				cp -r "$dir/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12" "$tmp/wit/deps"
+			if [ "${#deps[@]}" -gt 0 ]; then
+				mkdir -p "$tmp/wit/deps/wasi-config"
+				cp "${deps[@]}" "$tmp/wit/deps/wasi-config/"
+			fi
 			jco embed "$tmp/core.wasm" --wit "$tmp/wit" -n "$name" -o "$tmp/embed.wasm"
 			jco new "$tmp/embed.wasm" --wasi-reactor -o "$out.tmp"
 			mv "$out.tmp" "$out"
