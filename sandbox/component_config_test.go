@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +15,8 @@ type configCall struct {
 // TestComponentConfigStore runs the C component config, which reads
 // wasi:config/store@0.2.0-draft as wassette's components do: get and
 // get-all serve the plugin's config table and its granted environment
-// (the config table's value when a key is in both), and nothing else.
+// (the config table's value when a key is in both), and nothing else. It
+// logs each key it reads through wasi:logging.
 func TestComponentConfigStore(t *testing.T) {
 	wasm := componentWasm(t, "config")
 	for _, tt := range []struct {
@@ -50,6 +52,12 @@ func TestComponentConfigStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close(context.Background())
+			// The key is logged through wasi:logging, with the plugin's name.
+			key := "MCPHOST_LOGGED_" + strings.ToUpper(strings.ReplaceAll(tt.name, " ", "_"))
+			componentCall(t, m, "config-get", `{"key":"`+key+`"}`)
+			if !testLogs.LineContains("level=INFO", `msg="guest log"`, "text="+key, "context=config", "plugin=config") {
+				t.Errorf("no log line for %s through wasi:logging", key)
+			}
 			for _, c := range tt.calls {
 				res, err := componentCall(t, m, c.tool, c.args)
 				if err != nil {

@@ -31,11 +31,16 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 	for c in "$src"/c/*.c; do
 		name=$(basename "$c" .c)
 		case $name in *-extism) continue ;; esac
-		# The WIT we write for interfaces jco has none of (wasi:config)
-		# counts for the worlds that import them.
+		# The WIT we write for interfaces jco has none of (testdata/wit:
+		# wasi:config, wasi:logging) counts for the worlds that import them.
 		deps=()
-		grep -q 'import wasi:config' "$src/c/$name.wit" && deps=("$src"/wit/wasi-config/*.wit)
-		sum=$(cat "$c" "$src/c/$name.wit" "${deps[@]}" | sha256sum | cut -c1-16)
+		for d in "$src"/wit/*/; do
+			iface=$(basename "$d")
+			grep -q "import ${iface/-/:}/" "$src/c/$name.wit" && deps+=("$d")
+		done
+		witdeps=()
+		[ "${#deps[@]}" -gt 0 ] && mapfile -t witdeps < <(find "${deps[@]}" -name '*.wit' | sort)
+		sum=$(cat "$c" "$src/c/$name.wit" "${witdeps[@]}" | sha256sum | cut -c1-16)
 		out="$dir/out/$name-$sum.wasm"
 		if [ ! -f "$out" ]; then
 			tmp=$(mktemp -d)
@@ -46,10 +51,10 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 			cp "$src/c/$name.wit" "$tmp/wit/"
 			grep -q 'import wasi:' "$src/c/$name.wit" &&
 				cp -r "$dir/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12" "$tmp/wit/deps"
-			if [ "${#deps[@]}" -gt 0 ]; then
-				mkdir -p "$tmp/wit/deps/wasi-config"
-				cp "${deps[@]}" "$tmp/wit/deps/wasi-config/"
-			fi
+			for d in "${deps[@]}"; do
+				mkdir -p "$tmp/wit/deps"
+				cp -r "$d" "$tmp/wit/deps/"
+			done
 			jco embed "$tmp/core.wasm" --wit "$tmp/wit" -n "$name" -o "$tmp/embed.wasm"
 			jco new "$tmp/embed.wasm" --wasi-reactor -o "$out.tmp"
 			mv "$out.tmp" "$out"

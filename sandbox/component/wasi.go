@@ -201,6 +201,7 @@ func WASIHost() map[string]HostFunc {
 
 	addFilesystem(add)
 	addConfig(add)
+	addLogging(add)
 	addHTTP(add)
 	return h
 }

@@ -1,5 +1,6 @@
 // A component reading wasi:config/store (get and get-all), as wassette's
-// components read the keys a policy's environment.allow grants. The
+// components read the keys a policy's environment.allow grants, and
+// logging through wasi:logging. The
 // canonical ABI of the imports is written by hand (no wit-bindgen is
 // available offline); config.wit is its world.
 #include <stdint.h>
@@ -24,6 +25,9 @@ typedef struct { uint8_t tag; union { struct { str *pairs; size_t n; } ok; struc
 
 IMPORT(STORE, "get") void store_get(const char *p, size_t n, get_ret *ret);
 IMPORT(STORE, "get-all") void store_get_all(all_ret *ret);
+/* level is the enum's case: trace 0 … info 2 … critical 5. */
+IMPORT("wasi:logging/logging", "log")
+void logging_log(int32_t level, const char *cp, size_t cn, const char *mp, size_t mn);
 
 EXPORT("cabi_realloc")
 void *cabi_realloc(void *old, size_t old_size, size_t align, size_t new_size) {
@@ -55,6 +59,7 @@ static void *config_error(uint8_t inner, str s) {
 
 EXPORT("config-get") void *config_get(char *p, size_t n) {
 	get_ret r;
+	logging_log(2, "config", 6, p, n);
 	store_get(p, n, &r);
 	release(p, n);
 	if (r.tag) return config_error(r.inner, r.s);
