@@ -1,16 +1,18 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // componentWasm returns a component built by scripts/components.sh
@@ -27,22 +29,36 @@ func componentWasm(t *testing.T, name string) []byte {
 	return wasm
 }
 
+// lockedBuffer is a log's destination that tests read while it is written.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // TestComponentPolicy loads the component config (built by
 // scripts/components.sh; it reads wasi:config/store as wassette's
 // get-weather-js does) under a wassette policy.yaml: the key its
 // environment.allow grants reaches the component through
 // wasi:config/store, as the same key granted by plugins.toml's env does.
 // A storage grant of a directory that does not exist fails the plugin
-// with the policy's file and line.
+// with the policy's file and line, and a granted key mcphost's
+// environment does not set is logged.
 func TestComponentPolicy(t *testing.T) {
 	wasm := componentWasm(t, "config")
 	ctx := context.Background()
 	dir := t.TempDir()
-	engine, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "wazero"), Logger: discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close(ctx)
 	write(t, filepath.Join(dir, "config.wasm"), string(wasm))
 	write(t, filepath.Join(dir, "policy.yaml"), `version: "1.0"
 description: "Permission policy for wassette weather demo"
@@ -53,10 +69,12 @@ permissions:
   environment:
     allow:
       - key: "OPENWEATHER_API_KEY"
+      - key: "MCPHOST_POLICY_UNSET"
 `)
 	missing := filepath.Join(dir, "missing")
 	write(t, filepath.Join(dir, "missing.yaml"), "permissions:\n  storage:\n    allow:\n      - uri: fs://"+missing+"\n")
 	t.Setenv("OPENWEATHER_API_KEY", "key-from-mcphost-env")
+	os.Unsetenv("MCPHOST_POLICY_UNSET")
 	file := filepath.Join(dir, "plugins.toml")
 	write(t, file, `
 [[plugin]]
@@ -83,11 +101,16 @@ policy = "missing.yaml"
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewLoader(LoaderOptions{Engine: engine, Logger: discard()}).Build(ctx, cfg, nil)
+	logs := &lockedBuffer{}
+	g, err := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: slog.New(slog.NewTextHandler(logs, nil))}).Build(ctx, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close(ctx)
+	// A granted key mcphost's environment does not set is said, not skipped silently.
+	if want := `msg="environment variable a policy grants is not set; the plugin does not get it" plugin=weather key=MCPHOST_POLICY_UNSET`; !strings.Contains(logs.String(), want) {
+		t.Errorf("log:\n%s\nwant a line with %s", logs.String(), want)
+	}
 	want := filepath.Join(dir, "missing.yaml") + ":4"
 	if len(g.Failures) != 1 || g.Failures[0].Plugin != "missing" || !strings.Contains(g.Failures[0].Err.Error(), want) ||
 		!strings.Contains(g.Failures[0].Err.Error(), "no such file") {

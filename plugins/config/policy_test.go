@@ -169,6 +169,9 @@ permissions:
 		!reflect.DeepEqual(spec.Env, map[string]string{"MCPHOST_POLICY_TEST": "from the environment"}) || spec.MemoryPages != 8192 {
 		t.Errorf("spec with policy: hosts %q, paths %+v, env %v, pages %d", spec.AllowedHosts, spec.AllowedPaths, spec.Env, spec.MemoryPages)
 	}
+	if !reflect.DeepEqual(spec.UnsetEnv, []string{"MCPHOST_POLICY_UNSET"}) {
+		t.Errorf("UnsetEnv: got %q; want the granted key that is not set", spec.UnsetEnv)
+	}
 
 	cfg, err = LoadConfig(write("plugins.toml", "[[plugin]]\nname = \"c\"\npath = \"c.wasm\"\npolicy = \"policy.yaml\"\nallowed_hosts = [\"only.example.org\"]\nenv = {A = \"b\"}\n"))
 	if err != nil {

@@ -285,6 +285,8 @@ func (p *configParser) policy(s section, m map[string]any, spec *Spec, file stri
 		for _, k := range pol.EnvKeys {
 			if v, ok := os.LookupEnv(k); ok {
 				spec.Env[k] = v
+			} else {
+				spec.UnsetEnv = append(spec.UnsetEnv, k)
 			}
 		}
 	}
