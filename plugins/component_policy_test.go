@@ -1,17 +1,15 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
 )
 
@@ -27,24 +25,6 @@ func componentWasm(t *testing.T, name string) []byte {
 		t.Skipf("skipping: %v; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", err)
 	}
 	return wasm
-}
-
-// lockedBuffer is a log's destination that tests read while it is written.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestComponentPolicy loads the component config (built by
@@ -101,15 +81,15 @@ policy = "missing.yaml"
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
-	g, err := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: slog.New(slog.NewTextHandler(logs, nil))}).Build(ctx, cfg, nil)
+	log, logs := logtest.New()
+	g, err := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: log}).Build(ctx, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Close(ctx)
 	// A granted key mcphost's environment does not set is said, not skipped silently.
-	if want := `msg="environment variable a policy grants is not set; the plugin does not get it" plugin=weather key=MCPHOST_POLICY_UNSET`; !strings.Contains(logs.String(), want) {
-		t.Errorf("log:\n%s\nwant a line with %s", logs.String(), want)
+	if got, want := logs.Matching("WARN environment variable a policy grants is not set"), "WARN environment variable a policy grants is not set; the plugin does not get it plugin=weather key=MCPHOST_POLICY_UNSET"; len(got) != 1 || got[0] != want {
+		t.Errorf("log: got %q; want one line %q", got, want)
 	}
 	want := filepath.Join(dir, "missing.yaml") + ":4"
 	if len(g.Failures) != 1 || g.Failures[0].Plugin != "missing" || !strings.Contains(g.Failures[0].Err.Error(), want) ||
