@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,14 +19,7 @@ import (
 // <plugin>_<function>, arguments checked against the WIT schema before the
 // guest runs, and a wrong pin refused.
 func TestComponentPlugin(t *testing.T) {
-	src := os.Getenv("MCPHOST_COMPONENTS")
-	wasm, err := os.ReadFile(filepath.Join(src, "kinds.wasm"))
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: scripts/components.sh should have built it)", err)
-		}
-		t.Skipf("skipping: %v; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", err)
-	}
+	wasm := componentWasm(t, "kinds")
 	if !sandbox.IsComponent(wasm) {
 		t.Fatal("kinds.wasm is not told as a component")
 	}
@@ -111,15 +103,7 @@ sha256 = "%s"
 // changed: the plugin is replaced by the new component (its tools change),
 // and the diff says so, as for a core module.
 func TestComponentReload(t *testing.T) {
-	src := os.Getenv("MCPHOST_COMPONENTS")
-	kinds, err1 := os.ReadFile(filepath.Join(src, "kinds.wasm"))
-	counter, err2 := os.ReadFile(filepath.Join(src, "counter.wasm"))
-	if err1 != nil || err2 != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v %v (CI=true: scripts/components.sh should have built them)", err1, err2)
-		}
-		t.Skipf("skipping: %v %v; run scripts/components.sh", err1, err2)
-	}
+	kinds, counter := componentWasm(t, "kinds"), componentWasm(t, "counter")
 	ctx := context.Background()
 	dir := t.TempDir()
 	engine, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "wazero"), Logger: discard()})

@@ -320,6 +320,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if lim.Secrets, err = config.ResolveSecrets(spec, server, l.log); err != nil {
 		return nil, false, err
 	}
+	for _, k := range spec.UnsetEnv {
+		l.log.Warn("environment variable a policy grants is not set; the plugin does not get it", "plugin", spec.Name, "key", k)
+	}
 	strict := strictSchemas(spec, server)
 	runtime := sandbox.RuntimeNative
 	if sandbox.IsComponent(wasm) {

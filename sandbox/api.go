@@ -39,6 +39,9 @@ type Mount struct {
 	Host     string // directory on the host
 	Guest    string // path the guest sees; "" means the same as Host
 	ReadOnly bool
+	// From says where the mount was granted ("policy.yaml:7") when that is
+	// not the plugin's allowed_paths; errors about the mount name it.
+	From string
 }
 
 // Limits bound one module. Zero values mean the documented defaults.

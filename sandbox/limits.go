@@ -123,15 +123,19 @@ func normMounts(in []Mount, seen map[string]bool, key string) ([]Mount, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %q: %w", key, m.Host, err)
 		}
+		where := key
+		if m.From != "" {
+			where += " (" + m.From + ")"
+		}
 		fi, err := os.Stat(host)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("%s: %q is not a directory", key, host)
+			return nil, fmt.Errorf("%s: %q is not a directory", where, host)
 		}
 		if seen[host] {
-			return nil, fmt.Errorf("%s: %q is mounted twice", key, host)
+			return nil, fmt.Errorf("%s: %q is mounted twice", where, host)
 		}
 		seen[host] = true
 		if m.Guest == "" {

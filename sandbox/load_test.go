@@ -34,6 +34,7 @@ func TestLoadErrors(t *testing.T) {
 		{"input over memory", guestWasm, Limits{MemoryPages: 64, MaxInputBytes: 3 << 20}, "limits", "over half the memory limit"},
 		{"bad host pattern", guestWasm, Limits{AllowedHosts: []string{"[a-"}}, "limits", "allowed hosts"},
 		{"missing mount", guestWasm, Limits{AllowedPaths: []Mount{{Host: missing}}}, "limits", "no such file"},
+		{"missing mount granted by a policy", guestWasm, Limits{AllowedPaths: []Mount{{Host: missing, From: "/p/policy.yaml:7"}}}, "limits", "allowed paths (/p/policy.yaml:7): stat " + missing + ": no such file"},
 		{"mount of a file", guestWasm, Limits{AllowedPaths: []Mount{{Host: file}}}, "limits", "not a directory"},
 		{"bad env", guestWasm, Limits{Env: map[string]string{"A=B": "x"}}, "limits", "env"},
 		{"not wasm", []byte("hello"), Limits{}, "compile", ""},

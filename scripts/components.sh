@@ -31,7 +31,16 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 	for c in "$src"/c/*.c; do
 		name=$(basename "$c" .c)
 		case $name in *-extism) continue ;; esac
-		sum=$(cat "$c" "$src/c/$name.wit" | sha256sum | cut -c1-16)
+		# The WIT we write for interfaces jco has none of (testdata/wit:
+		# wasi:config, wasi:logging) counts for the worlds that import them.
+		deps=()
+		for d in "$src"/wit/*/; do
+			iface=$(basename "$d")
+			grep -q "import ${iface/-/:}/" "$src/c/$name.wit" && deps+=("$d")
+		done
+		witdeps=()
+		[ "${#deps[@]}" -gt 0 ] && mapfile -t witdeps < <(find "${deps[@]}" -name '*.wit' | sort)
+		sum=$(cat "$c" "$src/c/$name.wit" "${witdeps[@]}" | sha256sum | cut -c1-16)
 		out="$dir/out/$name-$sum.wasm"
 		if [ ! -f "$out" ]; then
 			tmp=$(mktemp -d)
@@ -42,6 +51,10 @@ PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @byt
 			cp "$src/c/$name.wit" "$tmp/wit/"
 			grep -q 'import wasi:' "$src/c/$name.wit" &&
 				cp -r "$dir/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12" "$tmp/wit/deps"
+			for d in "${deps[@]}"; do
+				mkdir -p "$tmp/wit/deps"
+				cp -r "$d" "$tmp/wit/deps/"
+			done
 			jco embed "$tmp/core.wasm" --wit "$tmp/wit" -n "$name" -o "$tmp/embed.wasm"
 			jco new "$tmp/embed.wasm" --wasi-reactor -o "$out.tmp"
 			mv "$out.tmp" "$out"

@@ -67,16 +67,7 @@ func TestKitTemplates(t *testing.T) {
 			}
 		}},
 		{lang: "ts", write: tskit.Write, build: tskit.BuildCommand(), test: tskit.TestCommand(), tool: "text-stats",
-			desc: "Counts the UTF-8 bytes, the words and the lines of a text.", setup: func(t *testing.T, dir string) {
-				_, err := exec.LookPath("npm")
-				requireTool(t, "npm is not installed", err == nil)
-				tc := os.Getenv("MCPHOST_TS_TOOLCHAIN")
-				_, err = os.Stat(filepath.Join(tc, "@bytecodealliance", "componentize-js"))
-				requireTool(t, "MCPHOST_TS_TOOLCHAIN does not name a node_modules with @bytecodealliance/componentize-js", tc != "" && err == nil)
-				if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
-					t.Fatal(err)
-				}
-			}},
+			desc: "Counts the UTF-8 bytes, the words and the lines of a text.", setup: tsToolchain},
 	} {
 		t.Run(kit.lang, func(t *testing.T) {
 			dir := t.TempDir()

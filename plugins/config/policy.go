@@ -1,11 +1,18 @@
 package config
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -14,6 +21,9 @@ import (
 // [[plugin]] table.
 type Policy struct {
 	AllowedHosts []string
+	// AllowedPaths are the storage grants, each with From set to the
+	// policy's file and line; they still pass the checks of every mount
+	// (configParser.mountRules) when a [[plugin]] table applies them.
 	AllowedPaths []sandbox.Mount
 	EnvKeys      []string // environment variables passed through from mcphost's own
 	Memory       int64    // bytes; 0 when not set
@@ -22,105 +32,338 @@ type Policy struct {
 // PolicyError is a policy line mcphost cannot read or map.
 type PolicyError struct {
 	File string
-	Line int
+	Line int // 0 when the problem has no line (an empty document)
 	Msg  string
 }
 
-func (e *PolicyError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
-
-// policyLeaf is one scalar of the policy: its path (list items numbered,
-// "permissions.storage.allow[0].uri"), value and line.
-type policyLeaf struct {
-	path string
-	vals []string // a flow list's items, or the one scalar
-	line int
+func (e *PolicyError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 }
 
-// ReadPolicy reads a wassette policy file. It understands the YAML that
-// policies are written in (block mappings and lists, flow lists, quoted
-// and plain scalars, comments); anything else, and any key mcphost cannot
-// map (CIDR and deny lists, CPU limits), is an error naming its line.
+// policyMaps lists what mcphost maps, for the message of a key it cannot.
+const policyMaps = "mcphost maps network.allow[].host, storage.allow[].uri and access, environment.allow[].key and resources.limits.memory"
+
+// ReadPolicy reads a wassette policy file. Any YAML goes (block or flow,
+// quoted or plain, anchors); every key must be one mcphost maps, and
+// anything else (a CIDR or deny list, a CPU limit, a typo) is an error
+// naming the file and line.
 func ReadPolicy(file string) (*Policy, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	leaves, err := parsePolicyYAML(file, string(b))
+	return parsePolicy(file, b)
+}
+
+// parsePolicy reads policy text: yaml.v3 parses it into nodes, which keep
+// their lines, and a walk over the nodes maps each key it knows.
+func parsePolicy(file string, b []byte) (*Policy, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var doc yaml.Node
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF):
+		return &Policy{}, nil // an empty file grants nothing
+	case err != nil:
+		return nil, yamlError(file, err)
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(file, err)
+		}
+		return nil, &PolicyError{file, more.Line, "a second YAML document: a policy is one document"}
+	}
+	r := &policyReader{file: file, p: &Policy{}}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	err := r.mapping(root, "", map[string]func(*yaml.Node, string) error{
+		"version":     r.ignore,
+		"description": r.ignore,
+		"permissions": func(n *yaml.Node, path string) error {
+			return r.mapping(n, path, map[string]func(*yaml.Node, string) error{
+				"network":     func(n *yaml.Node, path string) error { return r.allow(n, path, "host", r.host) },
+				"storage":     func(n *yaml.Node, path string) error { return r.allow(n, path, "uri", r.storage) },
+				"environment": func(n *yaml.Node, path string) error { return r.allow(n, path, "key", r.env) },
+				"resources": func(n *yaml.Node, path string) error {
+					return r.mapping(n, path, map[string]func(*yaml.Node, string) error{
+						"limits": func(n *yaml.Node, path string) error {
+							return r.mapping(n, path, map[string]func(*yaml.Node, string) error{"memory": r.memory})
+						},
+					})
+				},
+			})
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	p := &Policy{}
-	items := map[string]map[string]policyLeaf{} // item path → key → leaf
-	var order []string
-	fail := func(l policyLeaf, format string, args ...any) error {
-		return &PolicyError{File: file, Line: l.line, Msg: fmt.Sprintf(format, args...)}
-	}
-	for _, l := range leaves {
-		generic := listIndex.ReplaceAllString(l.path, "[]")
-		switch generic {
-		case "version", "description":
-			continue
-		case "permissions.network.allow[].host", "permissions.storage.allow[].uri", "permissions.storage.allow[].access",
-			"permissions.environment.allow[].key":
-			ip := l.path[:strings.LastIndexByte(l.path, ']')+1]
-			key := strings.TrimPrefix(l.path[len(ip):], ".")
-			if items[ip] == nil {
-				items[ip] = map[string]policyLeaf{}
-				order = append(order, ip)
-			}
-			items[ip][key] = l
-		case "permissions.resources.limits.memory":
-			n, err := k8sBytes(l.vals[0])
-			if err != nil {
-				return nil, fail(l, "memory: %v", err)
-			}
-			p.Memory = n
-		default:
-			return nil, fail(l, "%s cannot be mapped onto plugins.toml (mcphost maps network.allow[].host, storage.allow[].uri and access, environment.allow[].key and resources.limits.memory)", l.path)
-		}
-	}
-	for _, ip := range order {
-		it := items[ip]
-		switch {
-		case strings.HasPrefix(ip, "permissions.network."):
-			h := it["host"]
-			if err := sandbox.CheckAllowedHost(h.vals[0]); err != nil {
-				return nil, fail(h, "host %q: %v", h.vals[0], err)
-			}
-			p.AllowedHosts = append(p.AllowedHosts, h.vals[0])
-		case strings.HasPrefix(ip, "permissions.environment."):
-			p.EnvKeys = append(p.EnvKeys, it["key"].vals[0])
-		default:
-			u, ok := it["uri"]
-			if !ok {
-				return nil, fail(it["access"], "storage permission without a uri")
-			}
-			dir, found := strings.CutPrefix(u.vals[0], "fs://")
-			if !found || !strings.HasPrefix(dir, "/") {
-				return nil, fail(u, "uri %q: want fs:///absolute/path", u.vals[0])
-			}
-			if strings.ContainsAny(dir, "*?[") {
-				return nil, fail(u, "uri %q: glob patterns cannot be mounted; name the directory", u.vals[0])
-			}
-			ro := true
-			if a, ok := it["access"]; ok {
-				for _, v := range a.vals {
-					switch v {
-					case "read":
-					case "write":
-						ro = false
-					default:
-						return nil, fail(a, "access %q: want read or write", v)
-					}
-				}
-			}
-			p.AllowedPaths = append(p.AllowedPaths, sandbox.Mount{Host: dir, Guest: dir, ReadOnly: ro})
-		}
-	}
-	return p, nil
+	return r.p, nil
 }
 
-var listIndex = regexp.MustCompile(`\[\d+\]`)
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError turns a yaml.v3 syntax error into a PolicyError with its line.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &PolicyError{file, line, msg[len(m[0]):]}
+	}
+	return &PolicyError{file, 0, strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// policyReader walks a policy's nodes into p; each method reports the
+// first problem as a *PolicyError.
+type policyReader struct {
+	file string
+	p    *Policy
+}
+
+func (r *policyReader) fail(n *yaml.Node, format string, args ...any) error {
+	return &PolicyError{r.file, n.Line, fmt.Sprintf(format, args...)}
+}
+
+// deref follows an alias to its anchor.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func kindOf(n *yaml.Node) string {
+	switch {
+	case isNull(n):
+		return "null"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	default:
+		return fmt.Sprintf("%q", n.Value)
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// mapping calls each[key] for every key of n, a mapping; null is a
+// mapping without keys. A key each does not know is an error.
+func (r *policyReader) mapping(n *yaml.Node, path string, each map[string]func(*yaml.Node, string) error) error {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return r.fail(n, "%s: want a mapping, got %s", orTop(path), kindOf(n))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return r.fail(k, "%s: want a key, got %s", orTop(path), kindOf(k))
+		}
+		full := join(path, k.Value)
+		if seen[k.Value] {
+			return r.fail(k, "%s is set twice", full)
+		}
+		seen[k.Value] = true
+		f, ok := each[k.Value]
+		if !ok {
+			known := make([]string, 0, len(each))
+			for key := range each {
+				known = append(known, key)
+			}
+			if hint := Suggest(k.Value, known); hint != "" {
+				return r.fail(k, "%s: unknown key (did you mean %q?)", full, hint)
+			}
+			return r.fail(k, "%s cannot be mapped onto plugins.toml (%s)", full, policyMaps)
+		}
+		if err := f(v, full); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "the policy"
+	}
+	return path
+}
+
+func (r *policyReader) ignore(n *yaml.Node, path string) error {
+	_, err := r.scalar(n, path, true)
+	return err
+}
+
+// scalar returns n's text; null is an error unless nullOK.
+func (r *policyReader) scalar(n *yaml.Node, path string, nullOK bool) (string, error) {
+	n = deref(n)
+	switch {
+	case isNull(n) && nullOK:
+		return "", nil
+	case n.Kind != yaml.ScalarNode || isNull(n):
+		return "", r.fail(n, "%s: want a string, got %s", path, kindOf(n))
+	}
+	return n.Value, nil
+}
+
+// allow reads {allow: [item, …]}: each item a mapping with the required
+// key need, handed to each. An empty or null list grants nothing.
+func (r *policyReader) allow(n *yaml.Node, path, need string, each func(item *yaml.Node, path string, fields map[string]*yaml.Node) error) error {
+	return r.mapping(n, path, map[string]func(*yaml.Node, string) error{
+		"allow": func(n *yaml.Node, path string) error {
+			n = deref(n)
+			if isNull(n) {
+				return nil
+			}
+			if n.Kind != yaml.SequenceNode {
+				return r.fail(n, "%s: want a list, got %s", path, kindOf(n))
+			}
+			for i, item := range n.Content {
+				ip := fmt.Sprintf("%s[%d]", path, i)
+				fields := map[string]*yaml.Node{}
+				keys := map[string]func(*yaml.Node, string) error{need: nil}
+				if need == "uri" {
+					keys["access"] = nil
+				}
+				for k := range keys {
+					keys[k] = func(v *yaml.Node, _ string) error { fields[k] = v; return nil }
+				}
+				if err := r.mapping(item, ip, keys); err != nil {
+					return err
+				}
+				if deref(item).Kind != yaml.MappingNode || fields[need] == nil {
+					return r.fail(item, "%s: missing %s", ip, need)
+				}
+				if err := each(item, ip, fields); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+}
+
+func (r *policyReader) host(_ *yaml.Node, path string, f map[string]*yaml.Node) error {
+	n := f["host"]
+	s, err := r.scalar(n, path+".host", false)
+	if err != nil {
+		return err
+	}
+	h, err := policyHost(s)
+	if err != nil {
+		return r.fail(n, "host %q: %v", s, err)
+	}
+	r.p.AllowedHosts = append(r.p.AllowedHosts, h)
+	return nil
+}
+
+// policyHost maps a policy's host onto an allowed_hosts rule. wassette
+// takes a host or a URL, and of a URL matches the host and the scheme,
+// whatever the port; mcphost's rules match the host and a port, so a URL
+// keeps its host, and its port when it names one.
+func policyHost(s string) (string, error) {
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		switch {
+		case err != nil:
+			return "", err
+		case u.Scheme != "http" && u.Scheme != "https":
+			return "", fmt.Errorf("scheme %q: want an http or https URL, or a host name", u.Scheme)
+		case u.User != nil:
+			return "", errors.New("want a URL without credentials")
+		case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
+			return "", errors.New("a URL's path cannot be enforced (rules match hosts and ports); write the host")
+		case u.Host == "":
+			return "", errors.New("URL without a host")
+		}
+		s = u.Host
+	}
+	return s, sandbox.CheckAllowedHost(s)
+}
+
+func (r *policyReader) storage(_ *yaml.Node, path string, f map[string]*yaml.Node) error {
+	un := f["uri"]
+	uri, err := r.scalar(un, path+".uri", false)
+	if err != nil {
+		return err
+	}
+	dir, found := strings.CutPrefix(uri, "fs://")
+	switch {
+	case !found || !strings.HasPrefix(dir, "/"):
+		return r.fail(un, "uri %q: want fs:///absolute/path (wassette resolves a relative one in its own component directory; mcphost has none)", uri)
+	case strings.ContainsAny(dir, "*?["):
+		return r.fail(un, "uri %q: glob patterns cannot be mounted; name the directory", uri)
+	}
+	ro := true
+	if an := f["access"]; an != nil {
+		an = deref(an)
+		if an.Kind != yaml.SequenceNode {
+			return r.fail(an, "%s.access: want a list such as [read] or [read, write], got %s", path, kindOf(an))
+		}
+		if len(an.Content) == 0 {
+			return r.fail(an, "%s.access: an empty list grants nothing; want [read] or [read, write], or drop the entry", path)
+		}
+		for _, a := range an.Content {
+			v, err := r.scalar(a, path+".access", false)
+			if err != nil {
+				return err
+			}
+			switch v {
+			case "read":
+			case "write":
+				ro = false
+			default:
+				return r.fail(a, "access %q: want read or write", v)
+			}
+		}
+	}
+	r.p.AllowedPaths = append(r.p.AllowedPaths, sandbox.Mount{Host: dir, Guest: dir, ReadOnly: ro,
+		From: fmt.Sprintf("%s:%d", r.file, un.Line)})
+	return nil
+}
+
+func (r *policyReader) env(_ *yaml.Node, path string, f map[string]*yaml.Node) error {
+	n := f["key"]
+	k, err := r.scalar(n, path+".key", false)
+	if err != nil {
+		return err
+	}
+	if badEnvName(k) {
+		return r.fail(n, "key %q: invalid environment variable name", k)
+	}
+	if !slices.Contains(r.p.EnvKeys, k) {
+		r.p.EnvKeys = append(r.p.EnvKeys, k)
+	}
+	return nil
+}
+
+func (r *policyReader) memory(n *yaml.Node, path string) error {
+	v, err := r.scalar(n, path, false)
+	if err != nil {
+		return err
+	}
+	b, err := k8sBytes(v)
+	if err != nil {
+		return r.fail(n, "memory: %v", err)
+	}
+	r.p.Memory = b
+	return nil
+}
 
 // k8sBytes reads a memory quantity as wassette writes it ("512Mi",
 // "1Gi", "1048576").
@@ -131,113 +374,4 @@ func k8sBytes(s string) (int64, error) {
 		}
 	}
 	return ParseBytes(s)
-}
-
-// parsePolicyYAML reads the YAML subset policies use into leaves.
-func parsePolicyYAML(file, text string) ([]policyLeaf, error) {
-	type frame struct {
-		min   int    // lines of this mapping are indented at least this much
-		path  string // of the mapping (or list) they belong to
-		items int    // list items seen, when the frame's value is a list
-	}
-	stack := []*frame{{min: 0}}
-	var leaves []policyLeaf
-	for i, raw := range strings.Split(text, "\n") {
-		line := i + 1
-		s := stripComment(strings.TrimRight(raw, " \t\r"))
-		if strings.TrimSpace(s) == "" || strings.TrimSpace(s) == "---" {
-			continue
-		}
-		if strings.Contains(s, "\t") {
-			return nil, &PolicyError{file, line, "tabs are not allowed in YAML indentation"}
-		}
-		indent := len(s) - len(strings.TrimLeft(s, " "))
-		s = s[indent:]
-		for len(stack) > 1 && stack[len(stack)-1].min > indent {
-			stack = stack[:len(stack)-1]
-		}
-		top := stack[len(stack)-1]
-		path := top.path
-		if rest, ok := strings.CutPrefix(s, "- "); ok || s == "-" {
-			path = fmt.Sprintf("%s[%d]", top.path, top.items)
-			top.items++
-			item := &frame{min: indent + 1, path: path}
-			stack = append(stack, item)
-			s = strings.TrimSpace(rest)
-			if s == "" {
-				continue
-			}
-			indent += 2
-		}
-		key, val, ok := strings.Cut(s, ":")
-		if !ok || (val != "" && val[0] != ' ') {
-			return nil, &PolicyError{file, line, fmt.Sprintf("cannot read %q: want key: value", s)}
-		}
-		key = unquote(strings.TrimSpace(key))
-		full := key
-		if path != "" {
-			full = path + "." + key
-		}
-		val = strings.TrimSpace(val)
-		if val == "" {
-			stack = append(stack, &frame{min: indent + 1, path: full})
-			continue
-		}
-		vals, err := policyValue(val)
-		if err != nil {
-			return nil, &PolicyError{file, line, err.Error()}
-		}
-		leaves = append(leaves, policyLeaf{path: full, vals: vals, line: line})
-	}
-	return leaves, nil
-}
-
-// policyValue reads a scalar or a flow list of scalars.
-func policyValue(v string) ([]string, error) {
-	if strings.HasPrefix(v, "[") {
-		if !strings.HasSuffix(v, "]") {
-			return nil, fmt.Errorf("unterminated list %s", v)
-		}
-		var out []string
-		for _, p := range strings.Split(v[1:len(v)-1], ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, unquote(p))
-			}
-		}
-		return out, nil
-	}
-	if strings.HasPrefix(v, "{") || strings.HasPrefix(v, "&") || strings.HasPrefix(v, "*") || strings.HasPrefix(v, "|") || strings.HasPrefix(v, ">") {
-		return nil, fmt.Errorf("%s: flow mappings, anchors and block scalars are not supported; write one key per line", v)
-	}
-	return []string{unquote(v)}, nil
-}
-
-func unquote(s string) string {
-	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"') {
-		if u, err := strconv.Unquote(s); err == nil {
-			return u
-		}
-	}
-	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
-		return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
-	}
-	return s
-}
-
-// stripComment drops a # comment that is not inside quotes.
-func stripComment(s string) string {
-	var q byte
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case q != 0:
-			if c == q {
-				q = 0
-			}
-		case c == '"' || c == '\'':
-			q = c
-		case c == '#' && (i == 0 || s[i-1] == ' '):
-			return s[:i]
-		}
-	}
-	return s
 }

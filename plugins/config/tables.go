@@ -213,7 +213,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	spec.MayRequestPaths = p.mounts(s, m, "may_request_paths")
 	if env, ok := s.stringMap(m, "env"); ok {
 		for k := range env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
+			if badEnvName(k) {
 				s.errf("env."+k, "invalid environment variable name %q", k)
 			}
 		}
@@ -270,13 +270,23 @@ func (p *configParser) policy(s section, m map[string]any, spec *Spec, file stri
 		spec.AllowedHosts = pol.AllowedHosts
 	}
 	if _, set := m["allowed_paths"]; !set {
-		spec.AllowedPaths = pol.AllowedPaths
+		spec.AllowedPaths = nil
+		for _, mt := range pol.AllowedPaths {
+			// The checks of every mount, as for allowed_paths.
+			if msg := p.mountRules(&mt, false); msg != "" {
+				s.errf("policy", "%s: %s in plugins.toml (a policy cannot set allow_root)", mt.From, msg)
+				continue
+			}
+			spec.AllowedPaths = append(spec.AllowedPaths, mt)
+		}
 	}
 	if _, set := m["env"]; !set && len(pol.EnvKeys) > 0 {
 		spec.Env = map[string]string{}
 		for _, k := range pol.EnvKeys {
 			if v, ok := os.LookupEnv(k); ok {
 				spec.Env[k] = v
+			} else {
+				spec.UnsetEnv = append(spec.UnsetEnv, k)
 			}
 		}
 	}
@@ -322,10 +332,7 @@ func (p *configParser) mounts(s section, m map[string]any, key string) []sandbox
 			msg = "want a string or a table, got " + tomlType(e)
 		}
 		if msg == "" {
-			mt.Host = p.abs(mt.Host)
-			if isRoot(mt.Host) && !allowRoot {
-				msg = fmt.Sprintf("%q mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true", mt.Host)
-			}
+			msg = p.mountRules(&mt, allowRoot)
 		}
 		if msg != "" {
 			s.errf(key, "element %d: %s", i, msg)
@@ -335,6 +342,25 @@ func (p *configParser) mounts(s section, m map[string]any, key string) []sandbox
 	}
 	return out
 }
+
+// mountRules is the check every mount passes, whether plugins.toml or a
+// policy grants it: it validates mt, makes its host path absolute and
+// cleans its guest path, and returns why mt is refused, or "". The
+// directory's existence is checked when the plugin loads
+// (sandbox.normMounts, whose error names mt.From).
+func (p *configParser) mountRules(mt *sandbox.Mount, allowRoot bool) string {
+	if msg := checkMount(mt); msg != "" {
+		return msg
+	}
+	mt.Host = p.abs(mt.Host)
+	if isRoot(mt.Host) && !allowRoot {
+		return fmt.Sprintf("%q mounts the whole host filesystem; if that is really meant, use the table form with allow_root = true", mt.Host)
+	}
+	return ""
+}
+
+// badEnvName reports whether k cannot name an environment variable.
+func badEnvName(k string) bool { return k == "" || strings.ContainsAny(k, "=\x00") }
 
 // parseMount reads "host[:guest][:ro|:rw]".
 func parseMount(v string) (sandbox.Mount, string) {
@@ -352,7 +378,7 @@ func parseMount(v string) (sandbox.Mount, string) {
 	default:
 		return mt, fmt.Sprintf("%q: want \"host[:guest][:ro]\" (use the table form {host = …, guest = …} for paths containing ':')", v)
 	}
-	return mt, checkMount(&mt)
+	return mt, ""
 }
 
 // mountTable reads {host, guest, read_only, allow_root}.
@@ -386,8 +412,7 @@ func mountTable(t map[string]any) (mt sandbox.Mount, allowRoot bool, msg string)
 			return mt, false, fmt.Sprintf("unknown key %q (want host, guest, read_only, allow_root)", k)
 		}
 	}
-	msg = checkMount(&mt)
-	return mt, allowRoot, msg
+	return mt, allowRoot, ""
 }
 
 // checkMount validates mt and cleans its guest path.

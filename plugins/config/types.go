@@ -127,6 +127,10 @@ type Spec struct {
 	ToolPrefix *string
 	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
 	StrictSchemas *bool
+	// UnsetEnv are the keys a policy's environment.allow grants that
+	// mcphost's own environment does not set: the plugin does not get
+	// them, and its load says so.
+	UnsetEnv []string
 	// AllowedSecrets name the secrets the guest may read through the
 	// get_keyring_secret host function; each is looked up in the
 	// environment, then in SecretsFile (or ServerConfig.SecretsFile).

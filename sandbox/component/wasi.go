@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ type WASI struct {
 	Stderr io.Writer
 	// Preopens are the mounts, each confined by its FS (sandbox/rootfs).
 	Preopens []Preopen
-	// Config is what wasi:config/store reads.
+	// Config is what wasi:config/store reads, over Env (addConfig).
 	Config map[string]string
 	// HTTP sends wasi:http requests; nil refuses them all.
 	HTTP HTTPDoer
@@ -200,6 +201,7 @@ func WASIHost() map[string]HostFunc {
 
 	addFilesystem(add)
 	addConfig(add)
+	addLogging(add)
 	addHTTP(add)
 	return h
 }
@@ -669,27 +671,40 @@ func (w *fileWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
+// addConfig serves wasi:config/store (and wasi:config/runtime, its
+// earlier name) from the plugin's config table and its granted
+// environment: wassette hands a policy's environment.allow keys to a
+// component through this interface (its get-weather-js reads
+// OPENWEATHER_API_KEY so), and mcphost grants them as env, so both are
+// read here. A key in both is the config table's.
 func addConfig(add func(iface, name string, f HostFunc)) {
 	for _, iface := range []string{"wasi:config/store", "wasi:config/runtime"} {
 		add(iface, "get", func(hc *HostCall, args []any) (any, error) {
-			v, found := wasiOf(hc).Config[args[0].(string)]
+			w := wasiOf(hc)
+			v, found := w.Config[args[0].(string)]
+			if !found {
+				v, found = w.Env[args[0].(string)]
+			}
 			if !found {
 				return ok(Case{Index: 0}), nil
 			}
 			return ok(Case{Index: 1, Val: v}), nil
 		})
 		add(iface, "get-all", func(hc *HostCall, _ []any) (any, error) {
-			cfg := wasiOf(hc).Config
-			keys := make([]string, 0, len(cfg))
-			for k := range cfg {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			out := make([]any, len(keys))
-			for i, k := range keys {
-				out[i] = []any{k, cfg[k]}
-			}
-			return ok(out), nil
+			return ok(configPairs(wasiOf(hc))), nil
 		})
 	}
+}
+
+// configPairs is what wasi:config/store holds: the environment, then the
+// config table over it, sorted by key.
+func configPairs(w *WASI) []any {
+	all := make(map[string]string, len(w.Env)+len(w.Config))
+	maps.Copy(all, w.Env)
+	maps.Copy(all, w.Config)
+	out := make([]any, 0, len(all))
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		out = append(out, []any{k, all[k]})
+	}
+	return out
 }

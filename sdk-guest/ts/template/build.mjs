@@ -1,5 +1,6 @@
 // Builds the plugin into the component OUT (npm run build):
-//   1. wit/ → types/, the world as TypeScript declarations (jco);
+//   1. wit/ → types/, the world as TypeScript declarations (jco), with
+//      types/interfaces/ for each interface it imports (WIT in wit/deps/);
 //   2. src/ → build/, type-checked against them (tsc);
 //   3. build/index.js → a component (componentize-js: StarlingMonkey, the
 //      JavaScript engine, with the bindings and a snapshot of the module);
@@ -10,7 +11,7 @@
 import { _setPreopens } from '@bytecodealliance/preview2-shim/filesystem';
 import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 // jco and componentize-js read the WIT through preview2-shim's filesystem,
 // which starts with no preopened directory (they fail with "os error 44"
@@ -31,8 +32,9 @@ const step = (what) => {
 
 try {
   const files = await types(wit, { guest: true, outDir: 'types' });
-  await mkdir('types', { recursive: true });
   for (const [name, data] of Object.entries(files)) {
+    // An imported interface's declarations go to types/interfaces/.
+    await mkdir(dirname(name), { recursive: true });
     const old = await readFile(name).catch(() => null);
     if (!old?.equals(Buffer.from(data))) await writeFile(name, data);
   }
