@@ -84,3 +84,36 @@ func TestGuardedMounts(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardedPolicyMounts: a wassette policy.yaml's storage grant passes the
+// same rule as plugins.toml's mounts: read-write over the config directory
+// is refused, naming the policy; read-only it loads.
+func TestGuardedPolicyMounts(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	conf := filepath.Join(dir, "plugins.toml")
+	for _, tc := range []struct {
+		name, access, what string
+	}{
+		{name: "read-write", access: "[read, write]", what: "is writable and holds"},
+		{name: "read-only", access: "[read]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			policy := "version: \"1.0\"\npermissions:\n  storage:\n    allow:\n      - uri: fs://" + dir + "\n        access: " + tc.access + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			body := "[[plugin]]\nname = \"w\"\npath = \"w.wasm\"\npolicy = \"policy.yaml\"\n"
+			_, err := ParseConfig(conf, []byte(body))
+			if tc.what == "" {
+				if err != nil {
+					t.Fatalf("ParseConfig: %v; want it to load", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.what) || !strings.Contains(err.Error(), "the config file") {
+				t.Fatalf("ParseConfig: %v; want a refusal that says the mount %s the config file", err, tc.what)
+			}
+		})
+	}
+}
