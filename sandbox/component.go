@@ -53,7 +53,7 @@ var componentExports = map[string]signature{
 func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, log, mountLog *slog.Logger, name string) (*componentBackend, map[string]signature, error) {
 	c, err := component.Decode(wasm)
 	if err != nil {
-		return nil, nil, fmt.Errorf("component: %w", err)
+		return nil, nil, componentFormatError(wasm, err)
 	}
 	ms, err := openMounts(lim.AllowedPaths, lim.MayRequestPaths, mountLog, name)
 	if err != nil {
@@ -93,6 +93,18 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 		return nil, nil, err
 	}
 	return b, maps.Clone(componentExports), nil
+}
+
+// componentFormatError is a FormatError for a component the decoder
+// refused, so that the loader names the file: malformed bytes, or a part
+// of the Component Model mcphost does not implement (an
+// *component.UnsupportedError, still reachable with errors.As).
+func componentFormatError(wasm []byte, err error) error {
+	reason := reasonMalformedComponent
+	if u := (*component.UnsupportedError)(nil); errors.As(err, &u) {
+		reason = reasonUnsupportedComponent
+	}
+	return &FormatError{Reason: reason, Detail: fmt.Sprintf("%d bytes; %v", len(wasm), err), Err: err}
 }
 
 func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfig) (guest, error) {

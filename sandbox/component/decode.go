@@ -192,17 +192,38 @@ func (s *space) decode(r *reader, depth int) error {
 		start := r.off + r.pos
 		body, err := r.bytes(size)
 		if err != nil {
-			return fmt.Errorf("section %d: %w", id, err)
+			return fmt.Errorf("%s at byte %d: its size, %d bytes, runs past the end of the %s (the file is cut short)",
+				sectionName(id), start, size, s.what())
 		}
 		sr := &reader{b: body, off: start}
 		if err := s.section(id, sr, depth); err != nil {
-			return fmt.Errorf("section %d at byte %d: %w", id, start, err)
+			return fmt.Errorf("%s at byte %d: %w", sectionName(id), start, err)
 		}
 		if id != 0 && !sr.done() {
-			return fmt.Errorf("section %d at byte %d: %d bytes left over", id, start, len(sr.b)-sr.pos)
+			return fmt.Errorf("%s at byte %d: %d bytes left over after its last item", sectionName(id), start, len(sr.b)-sr.pos)
 		}
 	}
 	return nil
+}
+
+// sectionNames name the sections of the component binary format.
+var sectionNames = [...]string{"custom", "core module", "core instance", "core type", "component", "instance",
+	"alias", "type", "canonical function", "start", "import", "export", "value"}
+
+// sectionName names section id in words, with its number.
+func sectionName(id byte) string {
+	if int(id) < len(sectionNames) {
+		return fmt.Sprintf("the %s section (id %d)", sectionNames[id], id)
+	}
+	return fmt.Sprintf("section id %d", id)
+}
+
+// what is "component", or "nested component" inside another.
+func (s *space) what() string {
+	if s.nested() {
+		return "nested component"
+	}
+	return "component"
 }
 
 // nested reports whether s is a component nested inside another.
@@ -229,7 +250,7 @@ func (s *space) section(id byte, r *reader, depth int) error {
 		if s.nested() {
 			return unsupported("a nested component holding core instances")
 		}
-		return s.vec(r, s.coreInstance)
+		return s.vec(r, "core instance", s.coreInstance)
 	case 3:
 		return unsupported("core type sections (module types)")
 	case 4:
@@ -239,11 +260,11 @@ func (s *space) section(id byte, r *reader, depth int) error {
 		r.pos = len(r.b)
 		return nil
 	case 5:
-		return s.vec(r, func(r *reader) error { return s.instance(r, depth) })
+		return s.vec(r, "instance", func(r *reader) error { return s.instance(r, depth) })
 	case 6:
-		return s.vec(r, s.alias)
+		return s.vec(r, "alias", s.alias)
 	case 7:
-		return s.vec(r, func(r *reader) error {
+		return s.vec(r, "type", func(r *reader) error {
 			t, err := s.defType(r, s, 0)
 			if err != nil {
 				return err
@@ -255,27 +276,29 @@ func (s *space) section(id byte, r *reader, depth int) error {
 		if s.nested() {
 			return unsupported("a nested component holding canonical functions")
 		}
-		return s.vec(r, s.canon)
+		return s.vec(r, "canonical function", s.canon)
 	case 9:
 		return unsupported("component start functions")
 	case 10:
-		return s.vec(r, s.importDecl)
+		return s.vec(r, "import", s.importDecl)
 	case 11:
-		return s.vec(r, s.export)
+		return s.vec(r, "export", s.export)
 	case 12:
 		return unsupported("component value sections")
 	}
 	return fmt.Errorf("unknown section id %d", id)
 }
 
-func (s *space) vec(r *reader, f func(*reader) error) error {
+// vec reads a vector of items of kind, each with f; an error names the
+// item by its place.
+func (s *space) vec(r *reader, kind string, f func(*reader) error) error {
 	n, err := r.count()
 	if err != nil {
-		return err
+		return fmt.Errorf("the count of items: %w", err)
 	}
-	for range n {
+	for i := range n {
 		if err := f(r); err != nil {
-			return err
+			return fmt.Errorf("%s %d of %d: %w", kind, i, n, err)
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"async lift", "\x00asm\x0d\x00\x01\x00\x08\x02\x01\x08", "unsupported: canonical built-in 0x08"},
 		{"nested component with code", "\x00asm\x0d\x00\x01\x00\x04\x0a\x00asm\x0d\x00\x01\x00\x01\x00" +
 			"\x05\x04\x01\x00\x00\x00", "unsupported: a nested component holding core modules"},
-		{"truncated", "\x00asm\x0d\x00\x01\x00\x07\x05\x01", "unexpected end"},
+		{"truncated", "\x00asm\x0d\x00\x01\x00\x07\x05\x01", "cut short"},
 	} {
 		_, err := Decode([]byte(tt.wasm))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

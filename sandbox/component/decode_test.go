@@ -1,0 +1,115 @@
+package component
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// asm assembles a component binary by hand: the header, then each
+// section as (id, body); tests build odd and hostile components with it
+// where the text format cannot say what they need.
+func asm(sections ...[]byte) []byte {
+	out := []byte("\x00asm\x0d\x00\x01\x00")
+	for _, s := range sections {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// sec is one section: its id, its size and body.
+func sec(id byte, body ...[]byte) []byte {
+	b := slices.Concat(body...)
+	return slices.Concat([]byte{id}, leb(uint32(len(b))), b)
+}
+
+// vec is a vector: its count, then its items.
+func vec(items ...[]byte) []byte {
+	return slices.Concat(append([][]byte{leb(uint32(len(items)))}, items...)...)
+}
+
+func leb(v uint32) []byte { return appendU32(nil, v) }
+
+// str is a name: its length, then its bytes.
+func str(s string) []byte { return appendName(nil, s) }
+
+// funcTypeU32 is the type section item `(func (param "a" u32) (result u32))`.
+var funcTypeU32 = []byte{0x40, 0x01, 0x01, 'a', 0x79, 0x00, 0x79}
+
+// TestExternNames reads import and export names in each form wasmparser
+// reads (ComponentExternName): 0x00 and 0x01 are a tag and the name
+// alone — cargo-component 0.16 (wit-component 0.215) wrote 0x01, as in
+// wassette's examples/filesystem — and 0x02 adds options, of which a
+// version suffix becomes part of the name.
+func TestExternNames(t *testing.T) {
+	types := sec(7, vec(funcTypeU32))
+	for _, tt := range []struct {
+		name string
+		ext  []byte // the name as written
+		want string
+	}{
+		{"0x00", slices.Concat([]byte{0x00}, str("wasi:logging/logging")), "wasi:logging/logging"},
+		{"0x01 (wit-component 0.215)", slices.Concat([]byte{0x01}, str("wasi:logging/logging")), "wasi:logging/logging"},
+		{"0x01 one letter", slices.Concat([]byte{0x01}, str("f")), "f"},
+		{"0x02 with a version suffix", slices.Concat([]byte{0x02}, str("wasi:http/types@0.2"), vec(slices.Concat([]byte{0x01}, str(".3")))),
+			"wasi:http/types@0.2.3"},
+		{"0x02 with implements and an id", slices.Concat([]byte{0x02}, str("f"), vec(slices.Concat([]byte{0x00}, str("a:b/c")),
+			slices.Concat([]byte{0x02}, str("id")))), "f"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			imp := sec(10, vec(slices.Concat(tt.ext, []byte{0x01, 0x00})))       // (func (type 0))
+			exp := sec(11, vec(slices.Concat(tt.ext, []byte{0x01, 0x00, 0x00}))) // (func 0), no ascribed type
+			c, err := Decode(asm(types, imp, exp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.imports) != 1 || c.imports[0] != tt.want {
+				t.Errorf("imports %q, want [%q]", c.imports, tt.want)
+			}
+			if _, ok := c.exports[tt.want]; !ok || len(c.exports) != 1 {
+				t.Errorf("exports %v, want one named %q", c.exports, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeErrorsPlain: a malformed component's error says which
+// section, where, which item and what went wrong in words.
+func TestDecodeErrorsPlain(t *testing.T) {
+	types := sec(7, vec(funcTypeU32))
+	for _, tt := range []struct {
+		name string
+		wasm []byte
+		want []string
+	}{
+		{"a name cut short", asm(types, sec(10, vec(slices.Concat([]byte{0x00, 0x09}, []byte("abc"))))),
+			[]string{"the import section (id 10) at byte 20", "import 0 of 1", "ends in the middle of an item", "cut short"}},
+		{"an unknown name form", asm(types, sec(10, vec(slices.Concat([]byte{0x07}, str("f"), []byte{0x01, 0x00})))),
+			[]string{"the import section (id 10)", "unknown name form 0x07"}},
+		{"a name option twice", asm(types, sec(10, vec(slices.Concat([]byte{0x02}, str("f"),
+			vec(slices.Concat([]byte{0x01}, str(".1")), slices.Concat([]byte{0x01}, str(".2"))), []byte{0x01, 0x00})))),
+			[]string{"import 0 of 1", `name "f": option 0x01 given twice`}},
+		{"a section past the end", asm([]byte{0x07, 0x20, 0x01}),
+			[]string{"the type section (id 7) at byte 10", "32 bytes, runs past the end of the component", "cut short"}},
+		{"bytes left over", asm(sec(7, vec(funcTypeU32), []byte{0x00})),
+			[]string{"the type section (id 7) at byte 10: 1 bytes left over after its last item"}},
+		{"an unknown section", asm(sec(13)), []string{"section id 13", "unknown section id 13"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(tt.wasm)
+			if err == nil {
+				t.Fatal("decoded; want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			var u *UnsupportedError
+			if errors.As(err, &u) {
+				t.Errorf("error %q is an UnsupportedError; malformed bytes are not a missing feature", err)
+			}
+		})
+	}
+}
