@@ -398,3 +398,29 @@ func TestComponentResources(t *testing.T) {
 		t.Errorf("use-after-drop: %v; want a trap: handle is not live", err)
 	}
 }
+
+// TestComponentNested runs components inside a component
+// (testdata/wat/nested.wat): a child instantiated twice keeps two
+// states, a child calls into another through a lifted function lowered
+// again, and a string crosses from one child's memory into another's.
+func TestComponentNested(t *testing.T) {
+	wasm := componentWasm(t, "nested")
+	m, err := testEngine.Load(context.Background(), "nested", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct{ tool, args, want string }{
+		{"bump-a", `{}`, "1"},
+		{"bump-a", `{}`, "2"},
+		{"bump-b", `{}`, "1"},
+		{"twice", `{}`, "7"}, // $a's bump, twice: 3 + 4
+		{"bump-a", `{}`, "5"},
+		{"relay", `{"s":"grüß dich"}`, "grüß dich"},
+	} {
+		res, err := componentCall(t, m, tt.tool, tt.args)
+		if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.want {
+			t.Errorf("%s(%s): %+v, %v; want %q", tt.tool, tt.args, res, err, tt.want)
+		}
+	}
+}

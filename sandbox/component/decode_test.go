@@ -113,3 +113,57 @@ func TestDecodeErrorsPlain(t *testing.T) {
 		})
 	}
 }
+
+// instantiate0 is an instance section item: instantiate component 0
+// with no arguments.
+var instantiate0 = []byte{0x00, 0x00, 0x00}
+
+// TestNestedDecodedOnce: a nested component's core module is read once
+// however often the component is instantiated, and each instantiation
+// gets its own core instance of it.
+func TestNestedDecodedOnce(t *testing.T) {
+	child := asm(sec(1, []byte("\x00asm\x01\x00\x00\x00")), sec(2, vec([]byte{0x00, 0x00, 0x00})))
+	c, err := Decode(asm(sec(4, child), sec(5, vec(instantiate0, instantiate0, instantiate0))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.modules) != 1 {
+		t.Errorf("%d core modules, want 1: the nested component's module read once", len(c.modules))
+	}
+	if len(c.instances) != 3 || c.instances[0].module != 0 || c.instances[2].module != 0 {
+		t.Errorf("core instances %d, want 3 of module 0: one per instantiation", len(c.instances))
+	}
+}
+
+// TestNestedBounds: components nested without end, or instantiating
+// their child twice at every level (2⁴⁰ instantiations asked for), are
+// refused with an UnsupportedError saying which bound they passed.
+func TestNestedBounds(t *testing.T) {
+	doubling := asm()
+	for range 40 {
+		doubling = asm(sec(4, doubling), sec(5, vec(instantiate0, instantiate0)))
+	}
+	deep := asm()
+	for range maxDepth + 2 {
+		deep = asm(sec(4, deep), sec(5, vec(instantiate0)))
+	}
+	for _, tt := range []struct {
+		name string
+		wasm []byte
+		want string
+	}{
+		{"doubling at each of 40 levels", doubling, "more than 1000 instantiations of nested components"},
+		{"66 levels deep", deep, "components nested more than 64 deep"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Decode(tt.wasm)
+			var u *UnsupportedError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Decode: %v; want an UnsupportedError saying %q", err, tt.want)
+			}
+			if c != nil {
+				t.Error("a refused component came back")
+			}
+		})
+	}
+}

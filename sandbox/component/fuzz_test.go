@@ -54,8 +54,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"core type section", "\x00asm\x0d\x00\x01\x00\x03\x00", "unsupported: core type sections"},
 		{"stream type", "\x00asm\x0d\x00\x01\x00\x07\x03\x01\x66\x00", "unsupported: stream types"},
 		{"async lift", "\x00asm\x0d\x00\x01\x00\x08\x02\x01\x08", "unsupported: canonical built-in 0x08"},
-		{"nested component with code", "\x00asm\x0d\x00\x01\x00\x04\x0a\x00asm\x0d\x00\x01\x00\x01\x00" +
-			"\x05\x04\x01\x00\x00\x00", "unsupported: a nested component holding core modules"},
+		{"nested component's start section", "\x00asm\x0d\x00\x01\x00\x04\x0a\x00asm\x0d\x00\x01\x00\x09\x00",
+			"unsupported: component start functions"},
 		{"truncated", "\x00asm\x0d\x00\x01\x00\x07\x05\x01", "cut short"},
 	} {
 		_, err := Decode([]byte(tt.wasm))

@@ -228,7 +228,13 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	}
 	key := Key(h.fn.iface, h.fn.name)
 	impl := impls[key]
-	if impl == nil {
+	if h.fn.lift != nil {
+		// A function one component lifts and another lowers (composed
+		// components): lifted from the caller, lowered into the callee
+		// and back, within the one instance.
+		callee := &Func{Name: h.fn.name, Type: ft, item: h.fn, tuple: paramTuple(ft)}
+		impl = func(hc *HostCall, args []any) (any, error) { return hc.Inst.Call(hc.Ctx, callee, args) }
+	} else if impl == nil {
 		missing[key] = true
 		impl = func(*HostCall, []any) (any, error) {
 			return nil, fmt.Errorf("%s is not provided by this host", key)
