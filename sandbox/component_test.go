@@ -424,3 +424,30 @@ func TestComponentNested(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentWrongImportTypes calls WASI imports a component declares
+// with types other than WASI's (testdata/wat/wrongtypes.wat): each call
+// is a trap that says so in words, with nothing of Go's in it.
+func TestComponentWrongImportTypes(t *testing.T) {
+	wasm := componentWasm(t, "wrongtypes")
+	m, err := testEngine.Load(context.Background(), "wrongtypes", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct{ tool, detail string }{
+		{"exit-u32", "wasi:cli/exit#exit: the component declares this import with a type other than the one this host implements"},
+		{"env-u32", "wasi:cli/environment#get-environment: the component declares this import with a type other than"},
+	} {
+		_, err := componentCall(t, m, tt.tool, `{}`)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, tt.detail) {
+			t.Errorf("%s: %v; want a trap saying %q", tt.tool, err, tt.detail)
+		}
+		for _, internal := range []string{"interface conversion", "component.", "goroutine", ".go:"} {
+			if err != nil && strings.Contains(err.Error(), internal) {
+				t.Errorf("%s: the error shows Go's internals (%q): %v", tt.tool, internal, err)
+			}
+		}
+	}
+}

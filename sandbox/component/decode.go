@@ -796,6 +796,9 @@ func (s *space) canon(r *reader) error {
 		if !ok {
 			return r.errorf("type %d is not a resource", ti)
 		}
+		if op != canonResourceDrop && !res.local {
+			return r.errorf("resource.new or resource.rep of type %d, a resource the component imports (only its own resources have a representation)", ti)
+		}
 		s.addHost(&hostFunc{op: op, res: res})
 	default:
 		return unsupported("canonical built-in 0x%02x (async, threads or error-context)", op)

@@ -95,6 +95,15 @@ func TestDecodeErrorsPlain(t *testing.T) {
 		{"bytes left over", asm(sec(7, vec(funcTypeU32), []byte{0x00})),
 			[]string{"the type section (id 7) at byte 10: 1 bytes left over after its last item"}},
 		{"an unknown section", asm(sec(13)), []string{"section id 13", "unknown section id 13"}},
+		// (import "i" (instance (export "r" (type (sub resource)))))
+		// (alias export 0 "r" (type)) (core func (canon resource.rep (type 1)))
+		{"resource.rep of an imported resource", asm(
+			sec(7, vec([]byte{0x42, 0x01, 0x04, 0x00, 0x01, 'r', 0x03, 0x01})),
+			sec(10, vec(slices.Concat([]byte{0x00}, str("i"), []byte{0x05, 0x00}))),
+			sec(6, vec(slices.Concat([]byte{0x03, 0x00, 0x00}, str("r")))),
+			sec(8, vec([]byte{0x04, 0x01}))),
+			[]string{"the canonical function section (id 8)", "canonical function 0 of 1",
+				"resource.new or resource.rep of type 1, a resource the component imports"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Decode(tt.wasm)

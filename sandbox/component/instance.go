@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,7 +201,11 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	case canonResourceRep:
 		return []api.ValueType{i32}, []api.ValueType{i32}, func(ctx context.Context, _ api.Module, stack []uint64) {
 			inst := instanceOf(ctx)
-			stack[0] = uint64(inst.handles.get(h.res, uint32(stack[0])).(uint32))
+			rep, ok := inst.handles.get(h.res, uint32(stack[0])).(uint32)
+			if !ok {
+				trap("resource.rep of handle %d, which is not one of the component's own resources", uint32(stack[0]))
+			}
+			stack[0] = uint64(rep)
 		}, nil
 	case canonResourceDrop:
 		return []api.ValueType{i32}, nil, func(ctx context.Context, _ api.Module, stack []uint64) {
@@ -232,7 +237,8 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 		// A function one component lifts and another lowers (composed
 		// components): lifted from the caller, lowered into the callee
 		// and back, within the one instance.
-		callee := &Func{Name: h.fn.name, Type: ft, item: h.fn, tuple: paramTuple(ft)}
+		key = "a function of another component"
+		callee := &Func{Name: key, Type: ft, item: h.fn, tuple: paramTuple(ft)}
 		impl = func(hc *HostCall, args []any) (any, error) { return hc.Inst.Call(hc.Ctx, callee, args) }
 	} else if impl == nil {
 		missing[key] = true
@@ -246,6 +252,7 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	}
 	opts := h.opts
 	return params, results, func(ctx context.Context, _ api.Module, stack []uint64) {
+		defer hostPanic(key)
 		inst := instanceOf(ctx)
 		c := inst.cx(ctx, &opts)
 		var args []any
@@ -270,6 +277,25 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 			c.lowerFlat(ft.Result, res, stack[:0])
 		}
 	}, nil
+}
+
+// hostPanic, deferred in a host function, turns a Go runtime error —
+// a value of another type than the host expects, which a component
+// causes by declaring an import with a type other than the interface's —
+// into a trap that says so in words, not in Go's (wazero would add the
+// Go stack).
+func hostPanic(name string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(*runtime.TypeAssertionError); ok {
+		panic(&Trap{Msg: name + ": the component declares this import with a type other than the one this host implements"})
+	}
+	if _, ok := r.(runtime.Error); ok {
+		panic(&Trap{Msg: name + ": the host function failed (an internal error of mcphost; please report it)"})
+	}
+	panic(r)
 }
 
 // instanceKey finds the component instance of a call in a host
@@ -410,12 +436,19 @@ func (inst *Instance) Call(ctx context.Context, f *Func, args []any) (res any, e
 		if r := recover(); r != nil {
 			// A *Trap is the guest's doing; anything else is a bug of
 			// this package, which must fail the call, not the server.
-			t, ok := r.(*Trap)
-			if !ok {
-				err = fmt.Errorf("%s: canonical ABI failed: %v (recovered)", f.Name, r)
-				return
+			switch x := r.(type) {
+			case *Trap:
+				err = x
+			case error:
+				if _, ok := x.(runtime.Error); ok {
+					// Go's text names this package's types: not for users.
+					err = fmt.Errorf("%s: the canonical ABI failed on this call (an internal error of mcphost; please report it)", f.Name)
+				} else {
+					err = fmt.Errorf("%s: %w", f.Name, x)
+				}
+			default:
+				err = fmt.Errorf("%s: the canonical ABI failed on this call (an internal error of mcphost; please report it)", f.Name)
 			}
-			err = t
 		}
 	}()
 	if len(args) != len(f.Type.Params) {

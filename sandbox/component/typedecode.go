@@ -26,7 +26,7 @@ func (s *space) defType(r *reader, sc *space, depth int) (any, error) {
 		if b, err := r.byte(); err != nil || b != 0x7f {
 			return nil, r.errorf("resource representation must be i32")
 		}
-		res := &Resource{}
+		res := &Resource{local: true}
 		has, err := r.byte()
 		if err != nil {
 			return nil, err

@@ -80,6 +80,9 @@ type Resource struct {
 	// dtor is the core function a component-defined resource's handles
 	// are destroyed with; nil when it has none.
 	dtor *coreRef
+	// local says the component defines it: only then do resource.new
+	// and resource.rep apply.
+	local bool
 }
 
 // FuncType is a component function's type.
