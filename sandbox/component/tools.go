@@ -65,13 +65,38 @@ func (cp *Compiled) Tools() ([]Tool, []Skipped) {
 			name = shortName(f.Interface) + "_" + f.Name
 		}
 		in, _ := json.Marshal(objectSchema(f.Type.Params))
-		def := abi.Tool{Name: name, Description: docs.lookup(f), InputSchema: in}
+		desc := docs.lookup(f)
+		if desc == "" {
+			// No doc comment (or no package-docs section): the WIT
+			// signature says at least what the tool takes and gives.
+			desc = f.Type.signature(f.Name)
+		}
+		def := abi.Tool{Name: name, Description: desc, InputSchema: in}
 		if t := okType(f.Type.Result); t != nil {
 			def.OutputSchema, _ = json.Marshal(wrapSchema(t))
 		}
 		tools = append(tools, Tool{Name: name, Func: f, Def: def})
 	}
 	return tools, skipped
+}
+
+// signature writes a function of this type as WIT does, without the
+// func keyword: "add(a: u32, b: u32) -> u32". Types are written out
+// (WIT's names for them are not in the binary).
+func (ft *FuncType) signature(name string) string {
+	var b strings.Builder
+	b.WriteString(name + "(")
+	for i, p := range ft.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name + ": " + p.Type.String())
+	}
+	b.WriteString(")")
+	if ft.Result != nil {
+		b.WriteString(" -> " + ft.Result.String())
+	}
+	return b.String()
 }
 
 func slicesAny[T any](s []T, f func(T) bool) bool {
