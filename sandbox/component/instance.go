@@ -51,6 +51,12 @@ type Compiled struct {
 	host    api.Module
 	funcs   []*Func
 	Missing []string // imported functions no host implements: they trap when called
+	// Unprovided are those of Missing whose interface the host implements
+	// nothing of (wasi:logging/logging, a vendor's own): the component
+	// was built for another host. The rest are functions the host leaves
+	// out of an interface it serves, such as the incoming half of
+	// wasi:http that componentize-js always imports.
+	Unprovided []string
 }
 
 // Key names a host function: the interface without its version, "#",
@@ -100,10 +106,18 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[str
 		}
 		hb.NewFunctionBuilder().WithGoModuleFunction(fn, params, results).Export("h" + strconv.Itoa(k))
 	}
+	served := map[string]bool{}
+	for k := range impls {
+		served[k[:strings.IndexByte(k, '#')+1]] = true
+	}
 	for k := range missing {
 		cp.Missing = append(cp.Missing, k)
+		if !served[k[:strings.IndexByte(k, '#')+1]] {
+			cp.Unprovided = append(cp.Unprovided, k)
+		}
 	}
 	slices.Sort(cp.Missing)
+	slices.Sort(cp.Unprovided)
 	host, err := hb.Instantiate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("host functions: %w", err)
