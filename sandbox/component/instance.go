@@ -133,9 +133,7 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[str
 		}
 		cp.mods[i] = cm
 	}
-	if err := cp.collectExports(); err != nil {
-		return nil, err
-	}
+	cp.funcs = c.exportedFuncs()
 	return cp, nil
 }
 
@@ -156,17 +154,18 @@ func refName(ref coreRef) [2]string {
 	return [2]string{"ci" + strconv.Itoa(ref.inst), ref.name}
 }
 
-// collectExports lists the lifted functions the component exports, at
-// the top level and in exported instances, sorted by interface and name.
-func (cp *Compiled) collectExports() error {
+// exportedFuncs lists the lifted functions c exports, at the top level
+// and in exported instances, sorted by interface and name.
+func (c *Component) exportedFuncs() []*Func {
+	var funcs []*Func
 	add := func(iface, name string, it externItem) {
 		f, ok := it.v.(*funcItem)
 		if !ok || f.lift == nil {
 			return
 		}
-		cp.funcs = append(cp.funcs, &Func{Name: name, Interface: iface, Type: f.typ, item: f, tuple: paramTuple(f.typ)})
+		funcs = append(funcs, &Func{Name: name, Interface: iface, Type: f.typ, item: f, tuple: paramTuple(f.typ)})
 	}
-	for name, it := range cp.c.exports {
+	for name, it := range c.exports {
 		switch it.sort {
 		case sortFunc:
 			add("", name, it)
@@ -178,13 +177,13 @@ func (cp *Compiled) collectExports() error {
 			}
 		}
 	}
-	slices.SortFunc(cp.funcs, func(a, b *Func) int {
+	slices.SortFunc(funcs, func(a, b *Func) int {
 		if c := strings.Compare(a.Interface, b.Interface); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return nil
+	return funcs
 }
 
 // Funcs returns the exported functions.
