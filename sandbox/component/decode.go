@@ -203,6 +203,13 @@ func Decode(wasm []byte) (*Component, error) {
 	}
 	s := &space{c: c}
 	if err := s.apply(t, 0); err != nil {
+		if u := (*UnsupportedError)(nil); errors.As(err, &u) && u.Feature == featureComponentTypes &&
+			len(c.modules) == 0 && len(s.components) == 0 {
+			// Types and nothing else: what `wasm-tools component wit
+			// --wasm` and wit-component write for a WIT package.
+			return nil, unsupported("a WIT package in binary form (types, no code): it describes components and is not one; " +
+				"build a component from it (cargo component, componentize-js, jco new)")
+		}
 		return nil, err
 	}
 	c.exports = s.exports
