@@ -174,7 +174,6 @@ const (
 // index spaces of each instantiation ([space.apply]). Nothing is
 // decoded twice however often a nested component is instantiated.
 type template struct {
-	nested   bool
 	sections []tsection
 }
 
@@ -221,9 +220,9 @@ func (c *Component) template(r *reader, depth int) (*template, error) {
 	if depth > maxDepth {
 		return nil, unsupported("components nested more than %d deep", maxDepth)
 	}
-	t := &template{nested: depth > 0}
+	t := &template{}
 	what := "component"
-	if t.nested {
+	if depth > 0 {
 		what = "nested component"
 	}
 	for !r.done() {
@@ -245,7 +244,7 @@ func (c *Component) template(r *reader, depth int) (*template, error) {
 		sr := &reader{b: body, off: start}
 		switch id {
 		case 0:
-			err = c.custom(sr, t.nested)
+			err = c.custom(sr, depth > 0)
 		case 1:
 			ts.module, err = c.coreModule(sr)
 		case 3:
