@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -449,5 +450,31 @@ func TestComponentWrongImportTypes(t *testing.T) {
 				t.Errorf("%s: the error shows Go's internals (%q): %v", tt.tool, internal, err)
 			}
 		}
+	}
+}
+
+// TestComponentUnprovidedImports: a component importing an interface
+// this host does not implement at all (testdata/wat/logging.wat) loads,
+// its tools work, and the import is reported for validate; one whose
+// imports are all served reports none.
+func TestComponentUnprovidedImports(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{"logging", []string{"wasi:logging/logging#log"}},
+		{"kinds", nil},
+	} {
+		m, err := testEngine.Load(context.Background(), tt.name, componentWasm(t, tt.name), Limits{Instances: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.UnprovidedImports(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: unprovided imports %q, want %q", tt.name, got, tt.want)
+		}
+		m.Close(context.Background())
+	}
+	if !testLogs.Contains("component imports interfaces this host does not provide; a call that reaches one traps") {
+		t.Error("no warning names the unprovided import when logging loads")
 	}
 }
