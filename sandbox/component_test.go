@@ -478,3 +478,23 @@ func TestComponentUnprovidedImports(t *testing.T) {
 		t.Error("no warning names the unprovided import when logging loads")
 	}
 }
+
+// TestComponentReenter calls a component that reaches its own export
+// again through the host (testdata/wat/reenter.wat): the recursion ends
+// in a trap at the nesting bound, not in the host's stack, and the next
+// call gets a fresh instance that traps the same way.
+func TestComponentReenter(t *testing.T) {
+	wasm := componentWasm(t, "reenter")
+	m, err := testEngine.Load(context.Background(), "reenter", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for i := range 2 {
+		_, err := componentCall(t, m, "f", `{}`)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, "nest more than 100 deep") {
+			t.Errorf("call %d: %v; want a trap at the nesting bound", i, err)
+		}
+	}
+}

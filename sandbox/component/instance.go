@@ -252,7 +252,17 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 		// and back, within the one instance.
 		key = "a function of another component"
 		callee := &Func{Name: key, Type: ft, item: h.fn, tuple: paramTuple(ft)}
-		impl = func(hc *HostCall, args []any) (any, error) { return hc.Inst.Call(hc.Ctx, callee, args) }
+		impl = func(hc *HostCall, args []any) (any, error) {
+			// A component can reach its own export again this way (a
+			// table filled with it), which would recurse without end on
+			// the host's stack; composition itself nests far less.
+			if hc.Inst.nesting >= maxNesting {
+				return nil, &Trap{Msg: fmt.Sprintf("calls from one component into another nest more than %d deep (a component calling itself back?)", maxNesting)}
+			}
+			hc.Inst.nesting++
+			defer func() { hc.Inst.nesting-- }()
+			return hc.Inst.Call(hc.Ctx, callee, args)
+		}
 	} else if impl == nil {
 		missing[key] = true
 		impl = func(*HostCall, []any) (any, error) {
@@ -311,6 +321,10 @@ func hostPanic(name string) {
 	panic(r)
 }
 
+// maxNesting bounds calls from one component into another running at
+// once in an instance.
+const maxNesting = 100
+
 // instanceKey finds the component instance of a call in a host
 // function's ctx.
 type instanceKey struct{}
@@ -330,6 +344,7 @@ type Instance struct {
 	mods    []api.Module
 	handles handles
 	fns     map[coreRef]api.Function
+	nesting int // calls from one component into another now running
 	// State is the host's per-instance state (WASI), set by the caller
 	// before any guest code runs.
 	State any
