@@ -152,6 +152,8 @@ type Component struct {
 
 	instantiations int // nested components instantiated so far
 	applied        int // bytes of sections resolved so far
+	compiled       int // bytes of core modules instantiated so far
+	maxCompiled    int // the bound on compiled
 }
 
 // maxDepth bounds nested components and types, which hostile input could
@@ -195,7 +197,7 @@ func Decode(wasm []byte) (*Component, error) {
 	if !bytes.Equal(wasm[4:8], componentLayer) {
 		return nil, fmt.Errorf("not a component: version and layer are % x, want % x", wasm[4:8], componentLayer)
 	}
-	c := &Component{}
+	c := &Component{maxCompiled: 2*len(wasm) + 64<<20}
 	t, err := c.template(&reader{b: wasm[8:], off: 8}, 0)
 	if err != nil {
 		return nil, err
@@ -402,6 +404,11 @@ func (s *space) coreInstance(r *reader) error {
 			return r.errorf("core module %d out of range", mi)
 		}
 		m := s.c.modules[s.coreMods[mi]]
+		// Compile compiles each instantiation of a module on its own.
+		if s.c.compiled += len(m.wasm); s.c.compiled > s.c.maxCompiled {
+			return unsupported("core modules instantiated over and over: %d MiB of code to compile, more than twice the component's size and 64 MiB",
+				s.c.compiled>>20)
+		}
 		n, err := r.count()
 		if err != nil {
 			return err

@@ -156,12 +156,21 @@ func TestNestedBounds(t *testing.T) {
 	for range maxDepth + 2 {
 		deep = asm(sec(4, deep), sec(5, vec(instantiate0)))
 	}
+	// A 256 KiB core module (a custom section of padding), instantiated
+	// 900 times by a nested component: 225 MiB to compile.
+	big := slices.Concat([]byte("\x00asm\x01\x00\x00\x00"), []byte{0x00}, leb(256<<10), str("pad"), make([]byte, 256<<10-4))
+	insts := make([][]byte, 900)
+	for i := range insts {
+		insts[i] = []byte{0x00, 0x00, 0x00}
+	}
+	repeated := asm(sec(4, asm(sec(1, big), sec(2, vec(insts...)))), sec(5, vec(instantiate0)))
 	for _, tt := range []struct {
 		name string
 		wasm []byte
 		want string
 	}{
 		{"doubling at each of 40 levels", doubling, "more than 1000 instantiations of nested components"},
+		{"a 256 KiB module instantiated 900 times", repeated, "core modules instantiated over and over"},
 		{"66 levels deep", deep, "components nested more than 64 deep"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
