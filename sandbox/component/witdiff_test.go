@@ -164,3 +164,87 @@ func TestDecodeAgainstJco(t *testing.T) {
 		}
 	}
 }
+
+// TestInterfacesAgainstJco compares what `jco wit` cannot show: the
+// functions inside exported interfaces. scripts/components.sh transpiles
+// kinds and net with jco (the reference host of the call differential);
+// each exported interface's TypeScript declaration lists its functions
+// and their parameters, camelCased. mcphost's reading must list the same.
+func TestInterfacesAgainstJco(t *testing.T) {
+	jcoWit(t) // the same requirement: jco, or skip (CI=true: fail)
+	dir := os.Getenv("MCPHOST_COMPONENTS")
+	compared := 0
+	for _, name := range []string{"kinds", "net"} {
+		b, err := os.ReadFile(filepath.Join(dir, name+".wasm"))
+		if err != nil {
+			t.Fatalf("%v (built by scripts/components.sh?)", err)
+		}
+		c, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byIface := map[string][]string{}
+		for _, f := range c.exportedFuncs() {
+			if f.Interface == "" {
+				continue
+			}
+			params := make([]string, len(f.Type.Params))
+			for i, p := range f.Type.Params {
+				params[i] = camel(p.Name)
+			}
+			byIface[f.Interface] = append(byIface[f.Interface], camel(f.Name)+"("+strings.Join(params, ", ")+")")
+		}
+		for iface, got := range byIface {
+			base, _, _ := strings.Cut(iface, "@")
+			file := filepath.Join(dir, name+"-js", "interfaces", strings.NewReplacer(":", "-", "/", "-").Replace(base)+".d.ts")
+			ts, err := os.ReadFile(file)
+			if err != nil {
+				t.Errorf("%s exports %s, but jco wrote no %s: %v", name, iface, file, err)
+				continue
+			}
+			want := tsFunctions(string(ts))
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s:\nmcphost %q\n    jco %q", name, iface, got, want)
+			}
+			compared++
+		}
+	}
+	if compared == 0 {
+		t.Error("no exported interface was compared (kinds exports mcphost:kinds/shapes)")
+	}
+}
+
+// tsFunctions lists the functions a jco declaration file declares, as
+// "name(param, …)", sorted.
+func tsFunctions(ts string) []string {
+	var out []string
+	for _, line := range strings.Split(ts, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "export function ")
+		if !ok {
+			continue
+		}
+		name, args, _ := strings.Cut(rest, "(")
+		args, _, _ = strings.Cut(args, ")")
+		var params []string
+		for _, a := range strings.Split(args, ",") {
+			if p, _, ok := strings.Cut(strings.TrimSpace(a), ":"); ok {
+				params = append(params, p)
+			}
+		}
+		out = append(out, name+"("+strings.Join(params, ", ")+")")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// camel is jco's name for a WIT name: "echo-point" → "echoPoint".
+func camel(s string) string {
+	parts := strings.Split(s, "-")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
