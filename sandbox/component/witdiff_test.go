@@ -112,9 +112,9 @@ func (v *worldView) sort() {
 // scripts/components.sh built (C, JavaScript, the text format), what
 // mcphost reads — the imports, the exported interfaces, and each
 // top-level function's WIT signature, types written out — is what jco
-// prints. jco writes out only the component's own world, so the
-// functions inside exported interfaces are compared as a set of
-// interfaces, not one by one. A component jco itself cannot describe
+// prints. jco writes out only the component's own world, so here
+// exported interfaces are compared by name (their functions in
+// TestInterfacesAgainstJco). A component jco itself cannot describe
 // (the hostile ones) is logged, not compared.
 func TestDecodeAgainstJco(t *testing.T) {
 	wit := jcoWit(t)
