@@ -27,6 +27,7 @@ type core struct {
 	guestVersion int
 	strict       bool           // strict_schemas: refuse tools with invalid schemas
 	warnings     []string       // faults found while reading the lists, for validate
+	unprovided   []string       // imports the host does not provide (components), for validate
 	model        Model          // how many instances serve calls, and why
 	sum          string         // the code's SHA-256, hex ("" for a Native module)
 	signer       *source.Signer // who signed the code, when the spec has a signature table

@@ -135,7 +135,8 @@ func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
 		return nil, fmt.Errorf("plugin %q is closed", c.name)
 	}
 	nc := &core{name: c.name, module: c.module, native: c.native, hash: c.hash, abi: c.abi, runtime: c.runtime, sum: c.sum, signer: c.signer,
-		guestVersion: c.guestVersion, strict: c.strict, model: c.model, log: c.log, signal: c.signal, obs: c.obs, base: root}
+		guestVersion: c.guestVersion, strict: c.strict, model: c.model, log: c.log, signal: c.signal, obs: c.obs, base: root,
+		unprovided: c.unprovided}
 	nc.discarded.Store(c.discarded.Load())
 	if _, err := l.readLists(ctx, nc); err != nil {
 		_ = root.release(context.WithoutCancel(ctx))

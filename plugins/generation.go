@@ -308,6 +308,13 @@ func (p *Plugin) Tool(original string) *Tool { return p.tools[original] }
 // declared without validation (see ServerConfig.StrictSchemas).
 func (p *Plugin) Warnings() []string { return slices.Clone(p.core.warnings) }
 
+// UnprovidedImports returns what a component imports that this host does
+// not provide ("interface#function"): the plugin loads, but a call that
+// reaches one of them traps, so `mcphost validate` fails on it. Empty for
+// a core module, and for a plugin listed from the list cache before its
+// module loads.
+func (p *Plugin) UnprovidedImports() []string { return slices.Clone(p.core.unprovided) }
+
 // Signer returns who signed the plugin's code, verified against its
 // [plugin.signature] table when it was fetched, or nil without one.
 func (p *Plugin) Signer() *source.Signer { return p.core.signer }

@@ -372,6 +372,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	c := &core{name: spec.Name, module: m, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 		signal: l.signals.signaller(spec.Name), obs: l.obs, sum: sum, signer: signer}
+	if u, ok := m.(interface{ UnprovidedImports() []string }); ok {
+		c.unprovided = u.UnprovidedImports()
+	}
 	e, err := l.inspect(ctx, c)
 	if err != nil {
 		_ = m.Close(context.WithoutCancel(ctx))

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -54,7 +55,7 @@ var componentExports = map[string]signature{
 func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, lim Limits, log, mountLog *slog.Logger, name string) (*componentBackend, map[string]signature, error) {
 	c, err := component.Decode(wasm)
 	if err != nil {
-		return nil, nil, fmt.Errorf("component: %w", err)
+		return nil, nil, componentFormatError(wasm, err)
 	}
 	ms, err := openMounts(lim.AllowedPaths, lim.MayRequestPaths, mountLog, name)
 	if err != nil {
@@ -80,7 +81,11 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 		b.close(ctx, true)
 		return nil, nil, fmt.Errorf("component: %w", err)
 	}
-	if len(b.cp.Missing) > 0 {
+	if len(b.cp.Unprovided) > 0 {
+		log.Warn("component imports interfaces this host does not provide; a call that reaches one traps",
+			"imports", b.cp.Unprovided)
+	}
+	if len(b.cp.Missing) > len(b.cp.Unprovided) {
 		log.Info("component imports functions this host does not provide; they trap if called",
 			"imports", b.cp.Missing)
 	}
@@ -101,6 +106,31 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 		return nil, nil, err
 	}
 	return b, maps.Clone(componentExports), nil
+}
+
+// componentFormatError is a FormatError for a component the decoder
+// refused, so that the loader names the file: malformed bytes, or a part
+// of the Component Model mcphost does not implement (an
+// *component.UnsupportedError, still reachable with errors.As).
+func componentFormatError(wasm []byte, err error) error {
+	reason := reasonMalformedComponent
+	if u := (*component.UnsupportedError)(nil); errors.As(err, &u) {
+		reason = reasonUnsupportedComponent
+	}
+	return &FormatError{Reason: reason, Detail: fmt.Sprintf("%d bytes; %v", len(wasm), err), Err: err}
+}
+
+// UnprovidedImports lists the functions a component imports from
+// interfaces this host does not implement at all, named as
+// "interface#function" (component.Key): a call that reaches one traps,
+// so `mcphost validate` fails on them. nil for a core module.
+func (m *Module) UnprovidedImports() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.be.(*componentBackend); ok {
+		return slices.Clone(b.cp.Unprovided)
+	}
+	return nil
 }
 
 func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfig) (guest, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -396,5 +397,104 @@ func TestComponentResources(t *testing.T) {
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, "not live") {
 		t.Errorf("use-after-drop: %v; want a trap: handle is not live", err)
+	}
+}
+
+// TestComponentNested runs components inside a component
+// (testdata/wat/nested.wat): a child instantiated twice keeps two
+// states, a child calls into another through a lifted function lowered
+// again, and a string crosses from one child's memory into another's.
+func TestComponentNested(t *testing.T) {
+	wasm := componentWasm(t, "nested")
+	m, err := testEngine.Load(context.Background(), "nested", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct{ tool, args, want string }{
+		{"bump-a", `{}`, "1"},
+		{"bump-a", `{}`, "2"},
+		{"bump-b", `{}`, "1"},
+		{"twice", `{}`, "7"}, // $a's bump, twice: 3 + 4
+		{"bump-a", `{}`, "5"},
+		{"relay", `{"s":"grüß dich"}`, "grüß dich"},
+	} {
+		res, err := componentCall(t, m, tt.tool, tt.args)
+		if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.want {
+			t.Errorf("%s(%s): %+v, %v; want %q", tt.tool, tt.args, res, err, tt.want)
+		}
+	}
+}
+
+// TestComponentWrongImportTypes calls WASI imports a component declares
+// with types other than WASI's (testdata/wat/wrongtypes.wat): each call
+// is a trap that says so in words, with nothing of Go's in it.
+func TestComponentWrongImportTypes(t *testing.T) {
+	wasm := componentWasm(t, "wrongtypes")
+	m, err := testEngine.Load(context.Background(), "wrongtypes", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for _, tt := range []struct{ tool, detail string }{
+		{"exit-u32", "wasi:cli/exit#exit: the component declares this import with a type other than the one this host implements"},
+		{"env-u32", "wasi:cli/environment#get-environment: the component declares this import with a type other than"},
+	} {
+		_, err := componentCall(t, m, tt.tool, `{}`)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, tt.detail) {
+			t.Errorf("%s: %v; want a trap saying %q", tt.tool, err, tt.detail)
+		}
+		for _, internal := range []string{"interface conversion", "component.", "goroutine", ".go:"} {
+			if err != nil && strings.Contains(err.Error(), internal) {
+				t.Errorf("%s: the error shows Go's internals (%q): %v", tt.tool, internal, err)
+			}
+		}
+	}
+}
+
+// TestComponentUnprovidedImports: a component importing an interface
+// this host does not implement at all (testdata/wat/logging.wat) loads,
+// its tools work, and the import is reported for validate; one whose
+// imports are all served reports none.
+func TestComponentUnprovidedImports(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{"logging", []string{"wasi:logging/logging#log"}},
+		{"kinds", nil},
+	} {
+		m, err := testEngine.Load(context.Background(), tt.name, componentWasm(t, tt.name), Limits{Instances: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.UnprovidedImports(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: unprovided imports %q, want %q", tt.name, got, tt.want)
+		}
+		m.Close(context.Background())
+	}
+	if !testLogs.Contains("component imports interfaces this host does not provide; a call that reaches one traps") {
+		t.Error("no warning names the unprovided import when logging loads")
+	}
+}
+
+// TestComponentReenter calls a component that reaches its own export
+// again through the host (testdata/wat/reenter.wat): the recursion ends
+// in a trap at the nesting bound, not in the host's stack, and the next
+// call gets a fresh instance that traps the same way.
+func TestComponentReenter(t *testing.T) {
+	wasm := componentWasm(t, "reenter")
+	m, err := testEngine.Load(context.Background(), "reenter", wasm, Limits{Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	for i := range 2 {
+		_, err := componentCall(t, m, "f", `{}`)
+		var ce *CallError
+		if !errors.As(err, &ce) || ce.Kind != KindTrap || !strings.Contains(ce.Detail, "nest more than 100 deep") {
+			t.Errorf("call %d: %v; want a trap at the nesting bound", i, err)
+		}
 	}
 }

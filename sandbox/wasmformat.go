@@ -37,6 +37,9 @@ const (
 	reasonTruncated = "truncated or incomplete WebAssembly module"
 	reasonComponent = "a WebAssembly component of an unsupported binary version"
 	reasonVersion   = "a WebAssembly binary of an unknown version"
+
+	reasonMalformedComponent   = "a malformed WebAssembly component"
+	reasonUnsupportedComponent = "a WebAssembly component using a part of the Component Model mcphost does not implement"
 )
 
 // wasmMagic starts every WebAssembly binary. The next four bytes are a

@@ -28,6 +28,11 @@ func TestFormatErrors(t *testing.T) {
 		{"module cut after its header", module[:9], reasonTruncated, "ran out"},
 		{"component of another version", []byte("\x00asm\x0e\x00\x01\x00\x00"), reasonComponent, "0xe"},
 		{"version 2", []byte("\x00asm\x02\x00\x00\x00"), reasonVersion, "version 2"},
+		// An import whose name claims 9 bytes where 3 are left.
+		{"component cut short", []byte("\x00asm\x0d\x00\x01\x00\x0a\x06\x01\x00\x09abc"), reasonMalformedComponent,
+			"the import section (id 10) at byte 10: import 0 of 1: the section ends in the middle of an item"},
+		{"component with a start function", []byte("\x00asm\x0d\x00\x01\x00\x09\x00"), reasonUnsupportedComponent,
+			"component start functions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,6 +44,74 @@ func TestComponentClients(t *testing.T) {
 				checkComponent(t, cs)
 			})
 		}
+	}
+}
+
+// componentFile returns the path of a component built by
+// scripts/components.sh, or skips; under CI=true its absence fails.
+func componentFile(t *testing.T, name string) string {
+	t.Helper()
+	wasm := filepath.Join(os.Getenv("MCPHOST_COMPONENTS"), name+".wasm")
+	if _, err := os.Stat(wasm); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: scripts/components.sh should have built it)", err)
+		}
+		t.Skipf("skipping: %v; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", err)
+	}
+	return wasm
+}
+
+// TestValidateComponents: `mcphost validate` fails on a component that
+// imports an interface this host does not provide (wasi:logging), naming
+// the import, though the component loads; a malformed component's
+// failure names its file and says what is wrong in words; a component
+// that needs nothing missing (nested) passes.
+func TestValidateComponents(t *testing.T) {
+	logging := componentFile(t, "logging")
+	nested := componentFile(t, "nested")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "cut.wasm")
+	// An import whose name claims 9 bytes where 3 are left.
+	if err := os.WriteFile(bad, []byte("\x00asm\x0d\x00\x01\x00\x0a\x06\x01\x00\x09abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "plugins.toml")
+	toml := ""
+	for _, p := range [][2]string{{"logging", logging}, {"nested", nested}, {"cut", bad}} {
+		toml += "[[plugin]]\nname = \"" + p[0] + "\"\npath = " + quote(p[1]) + "\n"
+	}
+	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(mcphostBinary(t), "validate", "--config", conf).Output()
+	if err == nil {
+		t.Fatalf("validate passed; want a failure\n%s", out)
+	}
+	for _, want := range []string{
+		"FAILED plugin logging: imports what this host does not provide, so a call that reaches it traps: wasi:logging/logging#log",
+		"FAILED plugin cut: load: cut: compile: " + bad + ": a malformed WebAssembly component",
+		"the import section (id 10) at byte 10: import 0 of 1: the section ends in the middle of an item",
+		"plugin nested (ABI v2, runtime component)",
+		"tool      nested_relay                     relay(s: string) -> string",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("validate's output does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "FAILED plugin nested") {
+		t.Errorf("nested failed validate:\n%s", out)
+	}
+	out, _ = exec.Command(mcphostBinary(t), "validate", "--json", "--config", conf).Output()
+	var rep loadReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("validate --json: %v\n%s", err, out)
+	}
+	failed := map[string]string{}
+	for _, f := range rep.Failures {
+		failed[f.Plugin] = f.Error
+	}
+	if rep.OK || !strings.Contains(failed["logging"], "wasi:logging/logging#log") || failed["cut"] == "" || failed["nested"] != "" {
+		t.Errorf("validate --json: ok %v, failures %v; want logging (naming its import) and cut", rep.OK, failed)
 	}
 }
 

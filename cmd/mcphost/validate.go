@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -59,12 +60,51 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, f := range g.Failures {
 		fmt.Fprintf(stdout, "FAILED plugin %s: %v\n", f.Plugin, f.Err)
 	}
-	if n := len(g.Failures); n > 0 {
-		return fmt.Errorf("%d of %d plugins failed to load", n, n+len(g.Plugins))
+	unprovided := unprovidedImports(g)
+	for _, u := range unprovided {
+		fmt.Fprintf(stdout, "FAILED plugin %s: %s\n", u.Plugin, u.Error)
+	}
+	if err := validateResult(g, unprovided); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "ok: %s, %s, %s, %s, %s\n", count(len(g.Plugins), "plugin"), count(len(g.Tools), "tool"),
 		count(len(g.Resources), "resource"), count(len(g.Templates), "template"), count(len(g.Prompts), "prompt"))
 	return nil
+}
+
+// unprovidedImports reports each plugin that loaded but imports what this
+// host does not provide: it would fail only when a call reaches such an
+// import, so validate says so now.
+func unprovidedImports(g *plugins.Generation) []failureReport {
+	var out []failureReport
+	for _, p := range g.Plugins {
+		if u := p.UnprovidedImports(); len(u) > 0 {
+			out = append(out, failureReport{Plugin: p.Name, Error: fmt.Sprintf(
+				"imports what this host does not provide, so a call that reaches it traps: %s "+
+					"(rebuild the component without it, or use a host that provides it)", strings.Join(u, ", "))})
+		}
+	}
+	return out
+}
+
+// validateResult is validate's error: plugins that failed to load and
+// plugins with imports the host does not provide.
+func validateResult(g *plugins.Generation, unprovided []failureReport) error {
+	var errs []string
+	if n := len(g.Failures); n > 0 {
+		errs = append(errs, fmt.Sprintf("%d of %d plugins failed to load", n, n+len(g.Plugins)))
+	}
+	if n := len(unprovided); n > 0 {
+		verb := "import"
+		if n == 1 {
+			verb = "imports"
+		}
+		errs = append(errs, fmt.Sprintf("%s %s what this host does not provide", count(n, "plugin"), verb))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
 }
 
 // count is "1 tool", "2 tools", "0 tools".
@@ -134,13 +174,13 @@ func printJSON(w io.Writer, g *plugins.Generation) error {
 	for _, f := range g.Failures {
 		rep.Failures = append(rep.Failures, failureReport{Plugin: f.Plugin, Error: f.Err.Error()})
 	}
+	unprovided := unprovidedImports(g)
+	rep.Failures = append(rep.Failures, unprovided...)
+	rep.OK = len(rep.Failures) == 0
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rep); err != nil {
 		return err
 	}
-	if n := len(g.Failures); n > 0 {
-		return fmt.Errorf("%d of %d plugins failed to load", n, n+len(g.Plugins))
-	}
-	return nil
+	return validateResult(g, unprovided)
 }

@@ -131,7 +131,7 @@ type space struct {
 	types      []any
 	funcs      []*funcItem
 	instances  []*instanceItem
-	components [][]byte
+	components []*template
 	coreFuncs  []coreRef
 	coreTables []coreRef
 	coreMems   []coreRef
@@ -149,11 +149,43 @@ type Component struct {
 	exports   map[string]externItem
 	imports   []string // instance and function imports, by name
 	docs      []byte   // the package-docs custom section
+
+	instantiations int // nested components instantiated so far
+	applied        int // bytes of sections resolved so far
+	compiled       int // bytes of core modules instantiated so far
+	maxCompiled    int // the bound on compiled
 }
 
 // maxDepth bounds nested components and types, which hostile input could
 // nest without end.
 const maxDepth = 64
+
+// Bounds on what instantiating nested components may cost. Each
+// instantiation of a nested component makes its own core instances, as
+// the Component Model says, so a component that instantiates a child
+// twice at each of n levels asks for 2ⁿ of them; these refuse it long
+// before that costs anything.
+const (
+	maxInstantiations = 1000     // nested component instantiations in one component
+	maxApplied        = 16 << 20 // bytes of sections resolved over all of them
+)
+
+// template is one component's sections, read once: its core modules
+// parsed and added to the Component, its nested components' templates
+// built, and every other section kept as bytes, resolved against the
+// index spaces of each instantiation ([space.apply]). Nothing is
+// decoded twice however often a nested component is instantiated.
+type template struct {
+	sections []tsection
+}
+
+type tsection struct {
+	id     byte
+	off    int    // of body in the whole binary
+	body   []byte // custom, core module and component sections: nil
+	module int    // core module: its index in Component.modules
+	comp   *template
+}
 
 // Decode walks a component's sections and resolves its index spaces. A
 // feature the loader does not implement is refused with an
@@ -165,44 +197,136 @@ func Decode(wasm []byte) (*Component, error) {
 	if !bytes.Equal(wasm[4:8], componentLayer) {
 		return nil, fmt.Errorf("not a component: version and layer are % x, want % x", wasm[4:8], componentLayer)
 	}
-	c := &Component{}
+	c := &Component{maxCompiled: 2*len(wasm) + 64<<20}
+	t, err := c.template(&reader{b: wasm[8:], off: 8}, 0)
+	if err != nil {
+		return nil, err
+	}
 	s := &space{c: c}
-	if err := s.decode(&reader{b: wasm[8:], off: 8}, 0); err != nil {
+	if err := s.apply(t, 0); err != nil {
+		if u := (*UnsupportedError)(nil); errors.As(err, &u) && u.Feature == featureComponentTypes &&
+			len(c.modules) == 0 && len(s.components) == 0 {
+			// Types and nothing else: what `wasm-tools component wit
+			// --wasm` and wit-component write for a WIT package.
+			return nil, unsupported("a WIT package in binary form (types, no code): it describes components and is not one; " +
+				"build a component from it (cargo component, componentize-js, jco new)")
+		}
 		return nil, err
 	}
 	c.exports = s.exports
 	return c, nil
 }
 
-// decode reads the sections of one component. depth counts nesting.
-func (s *space) decode(r *reader, depth int) error {
+// template reads the sections of one component (nested when depth > 0).
+func (c *Component) template(r *reader, depth int) (*template, error) {
 	if depth > maxDepth {
-		return unsupported("components nested more than %d deep", maxDepth)
+		return nil, unsupported("components nested more than %d deep", maxDepth)
 	}
-	s.exports = make(map[string]externItem)
+	t := &template{}
+	what := "component"
+	if depth > 0 {
+		what = "nested component"
+	}
 	for !r.done() {
 		id, err := r.byte()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		size, err := r.u32()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		start := r.off + r.pos
 		body, err := r.bytes(size)
 		if err != nil {
-			return fmt.Errorf("section %d: %w", id, err)
+			return nil, fmt.Errorf("%s at byte %d: its size, %d bytes, runs past the end of the %s (the file is cut short)",
+				sectionName(id), start, size, what)
 		}
+		ts := tsection{id: id, off: start}
 		sr := &reader{b: body, off: start}
-		if err := s.section(id, sr, depth); err != nil {
-			return fmt.Errorf("section %d at byte %d: %w", id, start, err)
+		switch id {
+		case 0:
+			err = c.custom(sr, depth > 0)
+		case 1:
+			ts.module, err = c.coreModule(sr)
+		case 3:
+			err = unsupported("core type sections (module types)")
+		case 4:
+			if !IsComponent(body) {
+				err = errors.New("a nested component without a component's header")
+				break
+			}
+			ts.comp, err = c.template(&reader{b: body[8:], off: start + 8}, depth+1)
+		case 9:
+			err = unsupported("component start functions")
+		case 12:
+			err = unsupported("component value sections")
+		case 2, 5, 6, 7, 8, 10, 11:
+			ts.body = body
+		default:
+			err = fmt.Errorf("unknown section id %d", id)
 		}
-		if id != 0 && !sr.done() {
-			return fmt.Errorf("section %d at byte %d: %d bytes left over", id, start, len(sr.b)-sr.pos)
+		if err != nil {
+			return nil, fmt.Errorf("%s at byte %d: %w", sectionName(id), start, err)
+		}
+		if id != 0 {
+			t.sections = append(t.sections, ts)
+		}
+	}
+	return t, nil
+}
+
+// custom reads a custom section: package-docs, at the top level, holds
+// the doc comments.
+func (c *Component) custom(r *reader, nested bool) error {
+	name, err := r.name()
+	if err != nil {
+		return err
+	}
+	if name == "package-docs" && !nested {
+		c.docs = r.b[r.pos:]
+	}
+	r.pos = len(r.b)
+	return nil
+}
+
+// apply resolves the sections of t in s: one instantiation of t (the
+// top-level component, or a nested one bound to s.args).
+func (s *space) apply(t *template, depth int) error {
+	s.exports = make(map[string]externItem)
+	for _, ts := range t.sections {
+		switch ts.id {
+		case 1:
+			s.coreMods = append(s.coreMods, ts.module)
+			continue
+		case 4:
+			s.components = append(s.components, ts.comp)
+			continue
+		}
+		if s.c.applied += len(ts.body); s.c.applied > maxApplied {
+			return unsupported("nested components whose instantiations resolve more than %d MiB of sections", maxApplied>>20)
+		}
+		sr := &reader{b: ts.body, off: ts.off}
+		if err := s.section(ts.id, sr, depth); err != nil {
+			return fmt.Errorf("%s at byte %d: %w", sectionName(ts.id), ts.off, err)
+		}
+		if !sr.done() {
+			return fmt.Errorf("%s at byte %d: %d bytes left over after its last item", sectionName(ts.id), ts.off, len(sr.b)-sr.pos)
 		}
 	}
 	return nil
+}
+
+// sectionNames name the sections of the component binary format.
+var sectionNames = [...]string{"custom", "core module", "core instance", "core type", "component", "instance",
+	"alias", "type", "canonical function", "start", "import", "export", "value"}
+
+// sectionName names section id in words, with its number.
+func sectionName(id byte) string {
+	if int(id) < len(sectionNames) {
+		return fmt.Sprintf("the %s section (id %d)", sectionNames[id], id)
+	}
+	return fmt.Sprintf("section id %d", id)
 }
 
 // nested reports whether s is a component nested inside another.
@@ -210,40 +334,14 @@ func (s *space) nested() bool { return s.parent != nil }
 
 func (s *space) section(id byte, r *reader, depth int) error {
 	switch id {
-	case 0: // custom
-		name, err := r.name()
-		if err != nil {
-			return err
-		}
-		if name == "package-docs" && !s.nested() {
-			s.c.docs = r.b[r.pos:]
-		}
-		r.pos = len(r.b)
-		return nil
-	case 1:
-		if s.nested() {
-			return unsupported("a nested component holding core modules")
-		}
-		return s.coreModule(r)
 	case 2:
-		if s.nested() {
-			return unsupported("a nested component holding core instances")
-		}
-		return s.vec(r, s.coreInstance)
-	case 3:
-		return unsupported("core type sections (module types)")
-	case 4:
-		// Kept as bytes and decoded when instantiated, with its imports
-		// bound to the instantiation's arguments.
-		s.components = append(s.components, r.b)
-		r.pos = len(r.b)
-		return nil
+		return s.vec(r, "core instance", s.coreInstance)
 	case 5:
-		return s.vec(r, func(r *reader) error { return s.instance(r, depth) })
+		return s.vec(r, "instance", func(r *reader) error { return s.instance(r, depth) })
 	case 6:
-		return s.vec(r, s.alias)
+		return s.vec(r, "alias", s.alias)
 	case 7:
-		return s.vec(r, func(r *reader) error {
+		return s.vec(r, "type", func(r *reader) error {
 			t, err := s.defType(r, s, 0)
 			if err != nil {
 				return err
@@ -252,46 +350,42 @@ func (s *space) section(id byte, r *reader, depth int) error {
 			return nil
 		})
 	case 8:
-		if s.nested() {
-			return unsupported("a nested component holding canonical functions")
-		}
-		return s.vec(r, s.canon)
-	case 9:
-		return unsupported("component start functions")
+		return s.vec(r, "canonical function", s.canon)
 	case 10:
-		return s.vec(r, s.importDecl)
+		return s.vec(r, "import", s.importDecl)
 	case 11:
-		return s.vec(r, s.export)
-	case 12:
-		return unsupported("component value sections")
+		return s.vec(r, "export", s.export)
 	}
 	return fmt.Errorf("unknown section id %d", id)
 }
 
-func (s *space) vec(r *reader, f func(*reader) error) error {
+// vec reads a vector of items of kind, each with f; an error names the
+// item by its place.
+func (s *space) vec(r *reader, kind string, f func(*reader) error) error {
 	n, err := r.count()
 	if err != nil {
-		return err
+		return fmt.Errorf("the count of items: %w", err)
 	}
-	for range n {
+	for i := range n {
 		if err := f(r); err != nil {
-			return err
+			return fmt.Errorf("%s %d of %d: %w", kind, i, n, err)
 		}
 	}
 	return nil
 }
 
-func (s *space) coreModule(r *reader) error {
+// coreModule reads a core module section once: its imports, and its
+// bytes for Compile.
+func (c *Component) coreModule(r *reader) (int, error) {
 	m := &coreModule{wasm: r.b}
 	imports, err := moduleImports(r.b)
 	if err != nil {
-		return fmt.Errorf("core module %d: %w", len(s.c.modules), err)
+		return 0, fmt.Errorf("core module %d: %w", len(c.modules), err)
 	}
 	m.imports = imports
 	r.pos = len(r.b)
-	s.coreMods = append(s.coreMods, len(s.c.modules))
-	s.c.modules = append(s.c.modules, m)
-	return nil
+	c.modules = append(c.modules, m)
+	return len(c.modules) - 1, nil
 }
 
 func (s *space) coreInstance(r *reader) error {
@@ -310,6 +404,11 @@ func (s *space) coreInstance(r *reader) error {
 			return r.errorf("core module %d out of range", mi)
 		}
 		m := s.c.modules[s.coreMods[mi]]
+		// Compile compiles each instantiation of a module on its own.
+		if s.c.compiled += len(m.wasm); s.c.compiled > s.c.maxCompiled {
+			return unsupported("core modules instantiated over and over: %d MiB of code to compile, more than twice the component's size and 64 MiB",
+				s.c.compiled>>20)
+		}
 		n, err := r.count()
 		if err != nil {
 			return err
@@ -504,13 +603,25 @@ func (s *space) alias(r *reader) error {
 				return r.errorf("outer alias %d levels out", ct)
 			}
 		}
-		if sort != sortType {
+		switch sort {
+		case sortType:
+			if int(idx) >= len(o.types) {
+				return r.errorf("outer type %d out of range", idx)
+			}
+			s.types = append(s.types, o.types[idx])
+		case sortComponent:
+			if int(idx) >= len(o.components) {
+				return r.errorf("outer component %d out of range", idx)
+			}
+			s.components = append(s.components, o.components[idx])
+		case 0x100 | coreSortModule:
+			if int(idx) >= len(o.coreMods) {
+				return r.errorf("outer core module %d out of range", idx)
+			}
+			s.coreMods = append(s.coreMods, o.coreMods[idx])
+		default:
 			return unsupported("outer aliases of sort %d", sort)
 		}
-		if int(idx) >= len(o.types) {
-			return r.errorf("outer type %d out of range", idx)
-		}
-		s.types = append(s.types, o.types[idx])
 		return nil
 	}
 	return r.errorf("unknown alias target 0x%02x", tag)
@@ -626,16 +737,13 @@ func (s *space) instance(r *reader, depth int) error {
 	if int(ci) >= len(s.components) {
 		return r.errorf("component %d out of range", ci)
 	}
-	// Instantiate a nested component: decode it with its imports bound
-	// to the arguments. It may hold only types, imports, exports and
-	// aliases (the shims wit-component writes for exported interfaces);
-	// one with code is refused while it is decoded.
-	b := s.components[ci]
-	if !IsComponent(b) {
-		return fmt.Errorf("nested component %d: bad header", ci)
+	// Instantiate a nested component: resolve its sections, read once
+	// into its template, with its imports bound to the arguments.
+	if s.c.instantiations++; s.c.instantiations > maxInstantiations {
+		return unsupported("more than %d instantiations of nested components", maxInstantiations)
 	}
 	ns := &space{parent: s, c: s.c, args: items}
-	if err := ns.decode(&reader{b: b[8:], off: 8}, depth+1); err != nil {
+	if err := ns.apply(s.components[ci], depth+1); err != nil {
 		return fmt.Errorf("nested component %d: %w", ci, err)
 	}
 	s.instances = append(s.instances, &instanceItem{exports: ns.exports})
@@ -688,9 +796,6 @@ func (s *space) canon(r *reader) error {
 			return r.errorf("canon lower: function %d out of range", fi)
 		}
 		f := s.funcs[fi]
-		if f.lift != nil {
-			return unsupported("canon lower of a lifted function (a call from one component to another)")
-		}
 		s.addHost(&hostFunc{op: op, fn: f, opts: opts})
 	case canonResourceNew, canonResourceDrop, canonResourceRep:
 		ti, err := r.u32()
@@ -703,6 +808,9 @@ func (s *space) canon(r *reader) error {
 		res, ok := s.types[ti].(*Resource)
 		if !ok {
 			return r.errorf("type %d is not a resource", ti)
+		}
+		if op != canonResourceDrop && !res.local {
+			return r.errorf("resource.new or resource.rep of type %d, a resource the component imports (only its own resources have a representation)", ti)
 		}
 		s.addHost(&hostFunc{op: op, res: res})
 	default:

@@ -16,13 +16,17 @@
 // functions to MCP tools and of WIT values to and from JSON (tools.go,
 // json.go); and the WASI 0.2 host functions (wasi.go, http.go).
 //
-// Refused, each with an [UnsupportedError] naming it: nested components
-// holding code (the type-only shims wit-component writes for exported
-// interfaces are instantiated), component start and value sections, core
-// type sections, component and core-module imports, async functions and
-// built-ins, streams, futures, error-context, fixed-size lists, 64-bit
-// memories, latin1+utf16 strings, and calls from one component to
-// another (canon lower of a lifted function).
+// Nested components are read once into templates (decode.go) and
+// resolved for each instantiation, bounded in depth and in total work;
+// each instantiation gets its own core instances, and a function one
+// component lifts and another lowers is called through the host within
+// the one instance.
+//
+// Refused, each with an [UnsupportedError] naming it: component start and
+// value sections, core type sections, component and core-module imports,
+// async functions and built-ins, streams, futures, error-context,
+// fixed-size lists, 64-bit memories, latin1+utf16 strings. A malformed
+// binary's error names the section, the item and the cause.
 //
 // It ignores: limits, pools, timeouts, how a guest is stopped (Compile
 // takes the sandbox's rewrite of each core module, the loop poll) and the

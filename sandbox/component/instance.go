@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,12 @@ type Compiled struct {
 	Missing []string // imported functions no host implements: they trap when called
 	// Limits bound each instance; set them before the first Instantiate.
 	Limits Limits
+	// Unprovided are those of Missing whose interface the host implements
+	// nothing of (wasi:logging/logging, a vendor's own): the component
+	// was built for another host. The rest are functions the host leaves
+	// out of an interface it serves, such as the incoming half of
+	// wasi:http that componentize-js always imports.
+	Unprovided []string
 }
 
 // Key names a host function: the interface without its version, "#",
@@ -101,10 +108,18 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[str
 		}
 		hb.NewFunctionBuilder().WithGoModuleFunction(fn, params, results).Export("h" + strconv.Itoa(k))
 	}
+	served := map[string]bool{}
+	for k := range impls {
+		served[k[:strings.IndexByte(k, '#')+1]] = true
+	}
 	for k := range missing {
 		cp.Missing = append(cp.Missing, k)
+		if !served[k[:strings.IndexByte(k, '#')+1]] {
+			cp.Unprovided = append(cp.Unprovided, k)
+		}
 	}
 	slices.Sort(cp.Missing)
+	slices.Sort(cp.Unprovided)
 	host, err := hb.Instantiate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("host functions: %w", err)
@@ -120,9 +135,7 @@ func Compile(ctx context.Context, rt wazero.Runtime, c *Component, impls map[str
 		}
 		cp.mods[i] = cm
 	}
-	if err := cp.collectExports(); err != nil {
-		return nil, err
-	}
+	cp.funcs = c.exportedFuncs()
 	return cp, nil
 }
 
@@ -143,17 +156,18 @@ func refName(ref coreRef) [2]string {
 	return [2]string{"ci" + strconv.Itoa(ref.inst), ref.name}
 }
 
-// collectExports lists the lifted functions the component exports, at
-// the top level and in exported instances, sorted by interface and name.
-func (cp *Compiled) collectExports() error {
+// exportedFuncs lists the lifted functions c exports, at the top level
+// and in exported instances, sorted by interface and name.
+func (c *Component) exportedFuncs() []*Func {
+	var funcs []*Func
 	add := func(iface, name string, it externItem) {
 		f, ok := it.v.(*funcItem)
 		if !ok || f.lift == nil {
 			return
 		}
-		cp.funcs = append(cp.funcs, &Func{Name: name, Interface: iface, Type: f.typ, item: f, tuple: paramTuple(f.typ)})
+		funcs = append(funcs, &Func{Name: name, Interface: iface, Type: f.typ, item: f, tuple: paramTuple(f.typ)})
 	}
-	for name, it := range cp.c.exports {
+	for name, it := range c.exports {
 		switch it.sort {
 		case sortFunc:
 			add("", name, it)
@@ -165,13 +179,13 @@ func (cp *Compiled) collectExports() error {
 			}
 		}
 	}
-	slices.SortFunc(cp.funcs, func(a, b *Func) int {
+	slices.SortFunc(funcs, func(a, b *Func) int {
 		if c := strings.Compare(a.Interface, b.Interface); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return nil
+	return funcs
 }
 
 // Funcs returns the exported functions.
@@ -202,7 +216,11 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	case canonResourceRep:
 		return []api.ValueType{i32}, []api.ValueType{i32}, func(ctx context.Context, _ api.Module, stack []uint64) {
 			inst := instanceOf(ctx)
-			stack[0] = uint64(inst.handles.get(h.res, uint32(stack[0])).(uint32))
+			rep, ok := inst.handles.get(h.res, uint32(stack[0])).(uint32)
+			if !ok {
+				trap("resource.rep of handle %d, which is not one of the component's own resources", uint32(stack[0]))
+			}
+			stack[0] = uint64(rep)
 		}, nil
 	case canonResourceDrop:
 		return []api.ValueType{i32}, nil, func(ctx context.Context, _ api.Module, stack []uint64) {
@@ -230,7 +248,24 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	}
 	key := Key(h.fn.iface, h.fn.name)
 	impl := impls[key]
-	if impl == nil {
+	if h.fn.lift != nil {
+		// A function one component lifts and another lowers (composed
+		// components): lifted from the caller, lowered into the callee
+		// and back, within the one instance.
+		key = "a function of another component"
+		callee := &Func{Name: key, Type: ft, item: h.fn, tuple: paramTuple(ft)}
+		impl = func(hc *HostCall, args []any) (any, error) {
+			// A component can reach its own export again this way (a
+			// table filled with it), which would recurse without end on
+			// the host's stack; composition itself nests far less.
+			if hc.Inst.nesting >= maxNesting {
+				return nil, &Trap{Msg: fmt.Sprintf("calls from one component into another nest more than %d deep (a component calling itself back?)", maxNesting)}
+			}
+			hc.Inst.nesting++
+			defer func() { hc.Inst.nesting-- }()
+			return hc.Inst.Call(hc.Ctx, callee, args)
+		}
+	} else if impl == nil {
 		missing[key] = true
 		impl = func(*HostCall, []any) (any, error) {
 			return nil, fmt.Errorf("%s is not provided by this host", key)
@@ -242,6 +277,7 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	}
 	opts := h.opts
 	return params, results, func(ctx context.Context, _ api.Module, stack []uint64) {
+		defer hostPanic(key)
 		inst := instanceOf(ctx)
 		c := inst.cx(ctx, &opts)
 		var args []any
@@ -269,6 +305,29 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 	}, nil
 }
 
+// hostPanic, deferred in a host function, turns a Go runtime error —
+// a value of another type than the host expects, which a component
+// causes by declaring an import with a type other than the interface's —
+// into a trap that says so in words, not in Go's (wazero would add the
+// Go stack).
+func hostPanic(name string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(*runtime.TypeAssertionError); ok {
+		panic(&Trap{Msg: name + ": the component declares this import with a type other than the one this host implements"})
+	}
+	if _, ok := r.(runtime.Error); ok {
+		panic(&Trap{Msg: name + ": the host function failed (an internal error of mcphost; please report it)"})
+	}
+	panic(r)
+}
+
+// maxNesting bounds calls from one component into another running at
+// once in an instance.
+const maxNesting = 100
+
 // instanceKey finds the component instance of a call in a host
 // function's ctx.
 type instanceKey struct{}
@@ -289,6 +348,7 @@ type Instance struct {
 	handles handles
 	mem     hostMem // what the host holds for the guest (Limits.HostBytes)
 	fns     map[coreRef]api.Function
+	nesting int // calls from one component into another now running
 	// State is the host's per-instance state (WASI), set by the caller
 	// before any guest code runs.
 	State any
@@ -411,11 +471,18 @@ func (inst *Instance) Call(ctx context.Context, f *Func, args []any) (res any, e
 			// A *Trap, a limit or the call's end is the guest's doing;
 			// anything else is a bug of this package, which must fail
 			// the call, not the server.
-			switch r := r.(type) {
+			switch x := r.(type) {
 			case *Trap, *ValueBudgetError, *HostMemoryError, *stopped:
 				err = r.(error)
+			case error:
+				if _, ok := x.(runtime.Error); ok {
+					// Go's text names this package's types: not for users.
+					err = fmt.Errorf("%s: the canonical ABI failed on this call (an internal error of mcphost; please report it)", f.Name)
+				} else {
+					err = fmt.Errorf("%s: %w", f.Name, x)
+				}
 			default:
-				err = fmt.Errorf("%s: canonical ABI failed: %v (recovered)", f.Name, r)
+				err = fmt.Errorf("%s: the canonical ABI failed on this call (an internal error of mcphost; please report it)", f.Name)
 			}
 		}
 	}()

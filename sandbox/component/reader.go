@@ -16,7 +16,8 @@ type reader struct {
 	pos int
 }
 
-var errEOF = errors.New("unexpected end of section")
+// errEOF is an item that runs past the end of its section.
+var errEOF = errors.New("the section ends in the middle of an item (the file is cut short, or the item is written in a form this reader does not know)")
 
 func (r *reader) errorf(format string, args ...any) error {
 	return fmt.Errorf("at byte %d: %s", r.off+r.pos, fmt.Sprintf(format, args...))
@@ -120,23 +121,53 @@ func (r *reader) count() (int, error) {
 	return int(n), nil
 }
 
-// externName reads an importname' or exportname': a 0x00 or 0x01 tag,
-// then the name (0x01 adds a version suffix, which is read and dropped).
+// externName reads an importname' or exportname' as wasmparser
+// (crates/wasmparser/src/readers/component/imports.rs,
+// ComponentExternName) does:
+//   - 0x00, then the name: what toolchains write today;
+//   - 0x01, then the name: the older form (wit-component before
+//     September 2024, e.g. cargo-component 0.16), whose tag said "an
+//     interface name" before that came from the name's own syntax;
+//   - 0x02, then the name and a vector of options, each a tag and a
+//     string: 0x00 implements, 0x01 a version suffix (appended to the
+//     name), 0x02 an external id.
 func (r *reader) externName() (string, error) {
 	tag, err := r.byte()
 	if err != nil {
 		return "", err
 	}
-	switch tag {
-	case 0x00:
-		return r.name()
-	case 0x01:
-		n, err := r.name()
+	if tag > 0x02 {
+		return "", r.errorf("unknown name form 0x%02x (0x00, 0x01 and 0x02 are known)", tag)
+	}
+	name, err := r.name()
+	if err != nil || tag != 0x02 {
+		return name, err
+	}
+	n, err := r.count()
+	if err != nil {
+		return "", err
+	}
+	var seen [3]bool
+	suffix := ""
+	for range n {
+		opt, err := r.byte()
 		if err != nil {
 			return "", err
 		}
-		_, err = r.name()
-		return n, err
+		if opt > 0x02 {
+			return "", r.errorf("name %q: unknown name option 0x%02x", name, opt)
+		}
+		if seen[opt] {
+			return "", r.errorf("name %q: option 0x%02x given twice", name, opt)
+		}
+		seen[opt] = true
+		v, err := r.name()
+		if err != nil {
+			return "", err
+		}
+		if opt == 0x01 {
+			suffix = v
+		}
 	}
-	return "", r.errorf("unknown name tag 0x%02x", tag)
+	return name + suffix, nil
 }

@@ -73,6 +73,11 @@ func (cp *Compiled) Tools() ([]Tool, []Skipped, error) {
 			name = shortName(f.Interface) + "_" + f.Name
 		}
 		desc := docs.lookup(f)
+		if desc == "" {
+			// No doc comment (or no package-docs section): the WIT
+			// signature says at least what the tool takes and gives.
+			desc = f.Type.signature(f.Name)
+		}
 		if total = min(total+toolBytes(f, name, desc), maxSchema); total > budget {
 			return nil, nil, &SchemaBudgetError{Limit: budget, Funcs: len(cp.funcs)}
 		}
@@ -109,6 +114,25 @@ func (e *SchemaBudgetError) Error() string {
 	return fmt.Sprintf("the JSON Schemas of the component's %d exported functions could pass %d bytes, "+
 		"the plugin's output limit, which its tool list must keep within; "+
 		"export fewer functions or smaller types", e.Funcs, e.Limit)
+}
+
+// signature writes a function of this type as WIT does, without the
+// func keyword: "add(a: u32, b: u32) -> u32". Types are written out
+// (WIT's names for them are not in the binary).
+func (ft *FuncType) signature(name string) string {
+	var b strings.Builder
+	b.WriteString(name + "(")
+	for i, p := range ft.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name + ": " + p.Type.String())
+	}
+	b.WriteString(")")
+	if ft.Result != nil {
+		b.WriteString(" -> " + ft.Result.String())
+	}
+	return b.String()
 }
 
 func slicesAny[T any](s []T, f func(T) bool) bool {

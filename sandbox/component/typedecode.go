@@ -2,6 +2,9 @@ package component
 
 import "fmt"
 
+// featureComponentTypes is what a component type is refused as.
+const featureComponentTypes = "component types (importing or exporting components)"
+
 // defType reads a type definition in scope sc (the component's space or
 // an instance type's local one). depth bounds nesting.
 func (s *space) defType(r *reader, sc *space, depth int) (any, error) {
@@ -17,7 +20,7 @@ func (s *space) defType(r *reader, sc *space, depth int) (any, error) {
 		r.pos++
 		return s.funcType(r, sc)
 	case 0x41:
-		return nil, unsupported("component types (importing or exporting components)")
+		return nil, &UnsupportedError{Feature: featureComponentTypes}
 	case 0x42:
 		r.pos++
 		return s.instanceType(r, sc, depth)
@@ -26,7 +29,7 @@ func (s *space) defType(r *reader, sc *space, depth int) (any, error) {
 		if b, err := r.byte(); err != nil || b != 0x7f {
 			return nil, r.errorf("resource representation must be i32")
 		}
-		res := &Resource{}
+		res := &Resource{local: true}
 		has, err := r.byte()
 		if err != nil {
 			return nil, err

@@ -80,6 +80,9 @@ type Resource struct {
 	// dtor is the core function a component-defined resource's handles
 	// are destroyed with; nil when it has none.
 	dtor *coreRef
+	// local says the component defines it: only then do resource.new
+	// and resource.rep apply.
+	local bool
 }
 
 // FuncType is a component function's type.
@@ -124,23 +127,27 @@ func (t *Type) write(b *strings.Builder) {
 		}
 		return
 	}
-	opt := func(x *Type) {
-		if x == nil {
-			b.WriteString("_")
-		} else {
-			x.write(b)
-		}
-	}
 	switch t.Kind {
 	case List, Option:
 		b.WriteString(t.Kind.String() + "<")
 		t.Elem.write(b)
 		b.WriteString(">")
 	case Result:
-		b.WriteString("result<")
-		opt(t.Ok)
-		b.WriteString(", ")
-		opt(t.Err)
+		// As WIT writes it: result, result<T>, result<_, E>, result<T, E>.
+		b.WriteString("result")
+		if t.Ok == nil && t.Err == nil {
+			break
+		}
+		b.WriteString("<")
+		if t.Ok == nil {
+			b.WriteString("_")
+		} else {
+			t.Ok.write(b)
+		}
+		if t.Err != nil {
+			b.WriteString(", ")
+			t.Err.write(b)
+		}
 		b.WriteString(">")
 	case Tuple:
 		b.WriteString("tuple<")
@@ -164,7 +171,13 @@ func (t *Type) write(b *strings.Builder) {
 				b.WriteString(", ")
 			}
 			b.WriteString(f.Name)
-			if f.Type != nil {
+			switch {
+			case f.Type == nil:
+			case t.Kind == Variant: // a case's payload, as WIT writes it
+				b.WriteString("(")
+				f.Type.write(b)
+				b.WriteString(")")
+			default:
 				b.WriteString(": ")
 				f.Type.write(b)
 			}
