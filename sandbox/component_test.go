@@ -454,7 +454,7 @@ func TestComponentWrongImportTypes(t *testing.T) {
 }
 
 // TestComponentUnprovidedImports: a component importing an interface
-// this host does not implement at all (testdata/wat/logging.wat) loads,
+// this host does not implement at all (testdata/wat/vendor.wat) loads,
 // its tools work, and the import is reported for validate; one whose
 // imports are all served reports none.
 func TestComponentUnprovidedImports(t *testing.T) {
@@ -462,7 +462,7 @@ func TestComponentUnprovidedImports(t *testing.T) {
 		name string
 		want []string
 	}{
-		{"logging", []string{"wasi:logging/logging#log"}},
+		{"vendor", []string{"acme:telemetry/log#log"}},
 		{"kinds", nil},
 	} {
 		m, err := testEngine.Load(context.Background(), tt.name, componentWasm(t, tt.name), Limits{Instances: 1})
@@ -475,7 +475,7 @@ func TestComponentUnprovidedImports(t *testing.T) {
 		m.Close(context.Background())
 	}
 	if !testLogs.Contains("component imports interfaces this host does not provide; a call that reaches one traps") {
-		t.Error("no warning names the unprovided import when logging loads")
+		t.Error("no warning names the unprovided import when vendor loads")
 	}
 }
 

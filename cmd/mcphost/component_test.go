@@ -62,12 +62,12 @@ func componentFile(t *testing.T, name string) string {
 }
 
 // TestValidateComponents: `mcphost validate` fails on a component that
-// imports an interface this host does not provide (wasi:logging), naming
+// imports an interface this host does not provide (acme:telemetry/log, a vendor's own), naming
 // the import, though the component loads; a malformed component's
 // failure names its file and says what is wrong in words; a component
 // that needs nothing missing (nested) passes.
 func TestValidateComponents(t *testing.T) {
-	logging := componentFile(t, "logging")
+	vendor := componentFile(t, "vendor")
 	nested := componentFile(t, "nested")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "cut.wasm")
@@ -77,7 +77,7 @@ func TestValidateComponents(t *testing.T) {
 	}
 	conf := filepath.Join(dir, "plugins.toml")
 	toml := ""
-	for _, p := range [][2]string{{"logging", logging}, {"nested", nested}, {"cut", bad}} {
+	for _, p := range [][2]string{{"vendor", vendor}, {"nested", nested}, {"cut", bad}} {
 		toml += "[[plugin]]\nname = \"" + p[0] + "\"\npath = " + quote(p[1]) + "\n"
 	}
 	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
@@ -88,7 +88,7 @@ func TestValidateComponents(t *testing.T) {
 		t.Fatalf("validate passed; want a failure\n%s", out)
 	}
 	for _, want := range []string{
-		"FAILED plugin logging: imports what this host does not provide, so a call that reaches it traps: wasi:logging/logging#log",
+		"FAILED plugin vendor: imports what this host does not provide, so a call that reaches it traps: acme:telemetry/log#log",
 		"FAILED plugin cut: load: cut: compile: " + bad + ": a malformed WebAssembly component",
 		"the import section (id 10) at byte 10: import 0 of 1: the section ends in the middle of an item",
 		"plugin nested (ABI v2, runtime component)",
@@ -110,8 +110,8 @@ func TestValidateComponents(t *testing.T) {
 	for _, f := range rep.Failures {
 		failed[f.Plugin] = f.Error
 	}
-	if rep.OK || !strings.Contains(failed["logging"], "wasi:logging/logging#log") || failed["cut"] == "" || failed["nested"] != "" {
-		t.Errorf("validate --json: ok %v, failures %v; want logging (naming its import) and cut", rep.OK, failed)
+	if rep.OK || !strings.Contains(failed["vendor"], "acme:telemetry/log#log") || failed["cut"] == "" || failed["nested"] != "" {
+		t.Errorf("validate --json: ok %v, failures %v; want vendor (naming its import) and cut", rep.OK, failed)
 	}
 }
 

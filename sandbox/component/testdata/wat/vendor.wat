@@ -1,8 +1,8 @@
-;; A component built for a host with wasi:logging, which mcphost does not
-;; provide: it loads, but `mcphost validate` must fail and name the
+;; A component built for a host with a vendor's interface
+;; (acme:telemetry/log), which mcphost does not provide: it loads, but `mcphost validate` must fail and name the
 ;; import (its tool never calls it, so only validate can tell early).
 (component
-  (import "wasi:logging/logging@0.1.0-draft" (instance $logging
+  (import "acme:telemetry/log@0.1.0" (instance $logging
     (type $level (enum "trace" "debug" "info" "warn" "error" "critical"))
     (export "level" (type $l (eq $level)))
     (export "log" (func (param "level" $l) (param "context" string) (param "message" string)))))
