@@ -92,8 +92,7 @@ func (s *summary) add(e event) {
 	switch e.Action {
 	case "build-output":
 		s.output[e.ImportPath+" build"] = append(s.output[e.ImportPath+" build"], e.Output)
-	case "build-fail":
-		s.failed++
+	case "build-fail": // counted with its package's fail, which follows
 		fmt.Fprintf(s.w, "FAIL  %s (build)\n%s", e.ImportPath, strings.Join(s.output[e.ImportPath+" build"], ""))
 	case "output":
 		if e.Test != "" && (strings.HasPrefix(e.Output, "=== ") || strings.HasPrefix(e.Output, "--- ")) {
@@ -116,7 +115,11 @@ func (s *summary) add(e event) {
 	case "fail":
 		s.failed++
 		if e.Test == "" {
-			fmt.Fprintf(s.w, "%s", strings.Join(s.output[key], "")) // the package's own lines (a panic, a timeout)
+			for _, l := range s.output[key] { // the package's own lines (a panic, a timeout), not go's verdict
+				if l != "FAIL\n" && !strings.HasPrefix(l, "FAIL\t") {
+					fmt.Fprint(s.w, l)
+				}
+			}
 			s.end(e, "FAIL")
 			return
 		}

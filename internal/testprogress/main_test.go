@@ -11,7 +11,7 @@ import (
 )
 
 // TestRun runs `go test -json` on a module with a passing, a skipping and
-// a failing test and a package without tests, and checks what a person
+// a failing test, a package without tests and one that does not build, and checks what a person
 // sees: a line per package, the failure's output, each skip with its
 // reason, the progress line and the verdict.
 func TestRun(t *testing.T) {
@@ -25,6 +25,7 @@ func TestRun(t *testing.T) {
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestPass(t *testing.T) {}\n\nfunc TestNeedsTool(t *testing.T) { t.Log(\"looking\"); t.Skip(\"skipping: frob is not installed; run scripts/frob.sh\") }\n",
 		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestBroken(t *testing.T) { t.Error(\"got 1; want 2\") }\n",
 		"c/c.go":      "package c\n",
+		"d/d_test.go": "package d\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { undefinedFunc() }\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -47,7 +48,7 @@ func TestRun(t *testing.T) {
 	ticks <- time.Time{} // one progress line, before the events are read or after
 	var out bytes.Buffer
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	code := run(bytes.NewReader(stream), &out, []string{"example.com/m/a", "example.com/m/b", "example.com/m/c"}, ticks, func() time.Time { return clock })
+	code := run(bytes.NewReader(stream), &out, []string{"example.com/m/a", "example.com/m/b", "example.com/m/c", "example.com/m/d"}, ticks, func() time.Time { return clock })
 	got := out.String()
 	if code != 1 {
 		t.Errorf("exit status %d; want 1 (a test failed)\n%s", code, got)
@@ -60,13 +61,15 @@ func TestRun(t *testing.T) {
 		"1 tests skipped",
 		"example.com/m/a TestNeedsTool: skipping: frob is not installed; run scripts/frob.sh",
 		"packages done",
-		"FAIL: 2 failures",
+		"FAIL  example.com/m/d",
+		"undefinedFunc",
+		"\nFAIL: ",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "example.com/m/c ") {
+	if strings.Contains(got, "ok    example.com/m/c") {
 		t.Errorf("a package without tests got a line:\n%s", got)
 	}
 }
