@@ -54,7 +54,7 @@ if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 		eval "$(cat "$log.out")" || :
 	setup "the TypeScript SDK clients" "TestTSClient and TestOAuthTypeScriptSDK" bash scripts/ts-sdk.sh || :
 	if [ -z "${MCPHOST_JAEGER:-}" ]; then
-		echo "setup: building Jaeger (about 12 minutes the first time, then cached)"
+		echo "setup: Jaeger is a go build of about 12 minutes the first time (cached after)"
 		setup Jaeger TestJaegerTrace bash scripts/jaeger.sh && MCPHOST_JAEGER=$(cat "$log.out") || :
 		export MCPHOST_JAEGER
 	fi
@@ -66,12 +66,13 @@ if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 fi
 
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(./...)
+took=""
+[ ${#args[@]} -gt 0 ] || { args=(./...); took="   (about 20 minutes on 2 busy cores; sandbox and cmd/mcphost take longest)"; }
 pkgs=()
 for a in "${args[@]}"; do case $a in ./*) pkgs+=("$a") ;; esac; done
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(.)
 go build -o "$log.progress" ./internal/testprogress
 trap 'rm -f "$log" "$log.progress"' EXIT
-echo "go test -race -count=1 -timeout 30m ${args[*]}   (about 20 minutes on 2 busy cores; sandbox and cmd/mcphost take longest)"
+echo "go test -race -count=1 -timeout 30m ${args[*]}$took"
 # shellcheck disable=SC2046 # one argument per package
 go test -json -race -count=1 -timeout 30m "${args[@]}" 2>&1 | "$log.progress" $(go list "${pkgs[@]}")
