@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
@@ -129,6 +131,20 @@ func (sc scope) didYouMean(kind, name string) string {
 				known = append(known, r.Def.URI)
 			}
 		}
+	}
+	// A name without its plugin's prefix (greet for ct_greet) first: it
+	// is further than two edits from the name meant, and nearer names may
+	// be other tools.
+	var prefixed []string
+	for _, k := range known {
+		if kind != "resource" && name != "" && len(k) > len(name)+1 && strings.HasSuffix(k, name) &&
+			strings.ContainsRune("_-", rune(k[len(k)-len(name)-1])) && !slices.Contains(prefixed, strconv.Quote(k)) {
+			prefixed = append(prefixed, strconv.Quote(k))
+		}
+	}
+	if len(prefixed) > 0 {
+		slices.Sort(prefixed)
+		return fmt.Sprintf(" (did you mean %s? %ss are named with their plugin's prefix)", strings.Join(prefixed, " or "), kind)
 	}
 	if hint := config.Suggest(name, known); hint != "" {
 		return fmt.Sprintf(" (did you mean %q?)", hint)

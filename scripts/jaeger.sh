@@ -6,9 +6,9 @@
 #
 #	MCPHOST_JAEGER=$(bash scripts/jaeger.sh) go test -run TestJaegerTrace ./cmd/mcphost
 #
-# A cold build takes about 12 minutes on 2 cores (a 121 MB binary), so it
-# stays out of the README's test command; a second run prints the cached
-# path at once.
+# A cold build takes about 12 minutes on 2 cores (a 121 MB binary);
+# scripts/test.sh (the README's test command) runs it once, and a second
+# run prints the cached path at once.
 set -euo pipefail
 cd "$(dirname "$0")/../internal/tools"
 version=$(go list -m -f '{{.Version}}' github.com/jaegertracing/jaeger)

@@ -163,3 +163,99 @@ func readLines(t *testing.T, file string) []string {
 	}
 	return lines
 }
+
+// section returns the lines of file's section under the heading
+// (a whole "## …" line), up to the next heading of that level or above.
+func section(t *testing.T, file, heading string) []string {
+	t.Helper()
+	lines := readLines(t, file)
+	i := slices.Index(lines, heading)
+	if i < 0 {
+		t.Fatalf("%s has no heading %q", file, heading)
+	}
+	level := strings.Index(heading, " ")
+	for j := i + 1; j < len(lines); j++ {
+		if h := strings.Index(lines[j], " "); h > 0 && h <= level && strings.Trim(lines[j][:h], "#") == "" {
+			return lines[i+1 : j]
+		}
+	}
+	return lines[i+1:]
+}
+
+// codeSpans returns the inline code of lines, without the backquotes.
+func codeSpans(lines []string) []string {
+	var spans []string
+	for _, l := range lines {
+		parts := strings.Split(l, "`")
+		for i := 1; i < len(parts); i += 2 {
+			spans = append(spans, parts[i])
+		}
+	}
+	return spans
+}
+
+// TestOperationsCommands: the command table of docs/operations.md has a
+// row for every command of the binary, with the synopsis --help prints.
+func TestOperationsCommands(t *testing.T) {
+	rows := section(t, filepath.Join("..", "..", "docs", "operations.md"), "## Commands")
+	spans := codeSpans(rows)
+	for _, c := range commands {
+		found := slices.ContainsFunc(spans, func(s string) bool {
+			return s == "mcphost "+c.name || strings.HasPrefix(s, "mcphost "+c.name+" ")
+		})
+		if !found {
+			t.Errorf("docs/operations.md, Commands: no row for `mcphost %s %s`", c.name, c.args)
+		}
+	}
+}
+
+// TestDevelopmentLayout: the layout table of docs/development.md names
+// every package of the module (examples/ aside: examples/README.md lists
+// them), so a newcomer finds each folder's job there.
+func TestDevelopmentLayout(t *testing.T) {
+	root := filepath.Join("..", "..")
+	spans := codeSpans(section(t, filepath.Join(root, "docs", "development.md"), "## Layout"))
+	named := map[string]bool{}
+	for _, s := range spans {
+		for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+			named[strings.TrimSuffix(f, "/")] = true
+		}
+	}
+	var pkgs []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); p != root && err == nil {
+				return filepath.SkipDir // another module (internal/tools)
+			}
+			switch {
+			case d.Name() == "testdata" || d.Name() == "node_modules" || p != root && strings.HasPrefix(d.Name(), "."),
+				rel == "examples":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if dir := filepath.ToSlash(filepath.Dir(rel)); strings.HasSuffix(p, ".go") && !slices.Contains(pkgs, dir) {
+			pkgs = append(pkgs, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 30 {
+		t.Fatalf("found %d packages under %s; want the whole module", len(pkgs), root)
+	}
+	for _, p := range pkgs {
+		if p == "." {
+			p = "sdk.go" // the root package is one file
+		}
+		if !named[p] {
+			t.Errorf("docs/development.md, Layout: package %s is not named (as `%s/`)", p, p)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func init() {
 			func(ctx context.Context, a []string, s streams) error { return cmdNew(ctx, a, s.out, s.stderr) }},
 		{"validate", "[--json]", "load every plugin and print what it provides (--json: machine-readable)",
 			func(ctx context.Context, a []string, s streams) error { return cmdValidate(ctx, a, s.out, s.stderr) }},
-		{"verify", "SOURCE (--identity SAN --issuer URL | --key FILE)", "check a url or oci plugin's Sigstore signature without serving it",
+		{"verify", "SOURCE (--identity SAN --issuer URL | --key FILE)", "check the Sigstore signature of a plugin (an oci reference, an https url or a local .wasm with its bundle) without serving it",
 			func(ctx context.Context, a []string, s streams) error { return cmdVerify(ctx, a, s.out, s.stderr) }},
 		{"call", "TOOL ['{json args}']", "run one tool through the whole stack and print its result",
 			func(ctx context.Context, a []string, s streams) error { return cmdCall(ctx, a, s.out, s.stderr) }},
@@ -58,10 +58,10 @@ func init() {
 			func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
 		{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
 			func(ctx context.Context, a []string, s streams) error { return cmdCache(ctx, a, s.out, s.stderr) }},
-		{"grants", "list|revoke PLUGIN [HOST:PORT]", "show or remove what a person allowed plugins beyond allowed_hosts (plugins.grants.toml)",
+		{"grants", "list|revoke PLUGIN [HOST:PORT|PATH]", "show or remove what a person allowed plugins beyond allowed_hosts (plugins.grants.toml)",
 			func(ctx context.Context, a []string, s streams) error { return cmdGrants(ctx, a, s.out, s.stderr) }},
 		{"version", "", "print the version (also --version)",
-			func(_ context.Context, _ []string, s streams) error { fmt.Fprintln(s.out, versionString()); return nil }},
+			func(_ context.Context, a []string, s streams) error { return cmdVersion(a, s.out, s.stderr) }},
 	}
 }
 
@@ -87,6 +87,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if args[0] != "" && args[0][0] != '-' {
 			name, args = args[0], args[1:]
+		} else if i := slices.IndexFunc(args, isCommand); i > 0 {
+			// Flags before the command (mcphost --config x validate):
+			// they are the command's.
+			name, args = args[i], slices.Delete(slices.Clone(args), i, i+1)
 		}
 	}
 	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
@@ -123,6 +127,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcphost %s: %v\n", name, err)
 		return 1
 	}
+}
+
+// isCommand reports whether arg names a command other than the default.
+func isCommand(arg string) bool {
+	return arg != "serve" && slices.ContainsFunc(commands, func(c command) bool { return c.name == arg })
+}
+
+// cmdVersion prints the version; -h prints its usage.
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", stdout, stderr)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcphost version: unexpected arguments %q\n\n", fs.Args())
+		fs.Usage()
+		return errUsage
+	}
+	fmt.Fprintln(stdout, versionString())
+	return nil
 }
 
 // shutdownContext returns a context that the first SIGINT or SIGTERM
@@ -265,17 +289,30 @@ func (f *flags) help(w io.Writer) {
 }
 
 // parse parses args. -h and --help print the help to stdout and return
-// flag.ErrHelp; a bad flag prints flag's message and the help to stderr
-// and returns errUsage.
+// flag.ErrHelp; a bad flag prints what is wrong (an unknown flag with the
+// closest one the command has) and the help to stderr, and returns
+// errUsage.
 func (f *flags) parse(args []string) error {
 	f.Usage = func() {}
+	f.SetOutput(io.Discard) // the message is ours, below
 	err := f.FlagSet.Parse(args)
+	f.SetOutput(f.stderr)
 	f.Usage = func() { f.help(f.stderr) }
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		f.help(f.stdout)
 		return err
 	case err != nil:
+		msg := err.Error()
+		if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			var names []string
+			f.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+			msg = fmt.Sprintf("unknown flag --%s", bad)
+			if hint := config.Suggest(bad, names); hint != "" {
+				msg += fmt.Sprintf(" (did you mean --%s?)", hint)
+			}
+		}
+		fmt.Fprintf(f.stderr, "mcphost %s: %s\n\n", f.name, msg)
 		f.help(f.stderr)
 		return errUsage
 	}

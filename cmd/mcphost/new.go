@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/plugins/source"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
 	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
@@ -42,7 +43,7 @@ var kits = []kit{
 	{lang: "go", dir: "kits/go", next: []string{
 		"mcphost validate",
 		`mcphost call {{.Name}}_count_words '{"text":"hello plugin world"}'`,
-		"mcphost go test ./...",
+		"go test ./...   # and go vet, gopls: go.mod points at " + source.SDKCopyDir + ", the SDK mcphost carries",
 	}},
 	{lang: "c", write: ckit.Write, next: []string{
 		"mcphost serve   # builds with build.sh now and on every save (clang, lld, wasi-libc; Debian: clang lld wasi-libc libclang-rt-14-dev-wasm32)",
@@ -64,6 +65,7 @@ type scaffold struct {
 	Module string // the Go module path
 	Scheme string // the URI scheme of its resources
 	Dir    string // the absolute directory it is written to
+	SDKDir string // the SDK copy go.mod replaces the SDK's module with, relative to Dir
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
@@ -103,7 +105,7 @@ func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if k.write != nil {
 		return writeKit(k, name, *dir, abs, stdout)
 	}
-	data := scaffold{Name: name, Module: "example.com/" + strings.ToLower(name), Scheme: uriScheme(name), Dir: abs}
+	data := scaffold{Name: name, Module: "example.com/" + strings.ToLower(name), Scheme: uriScheme(name), Dir: abs, SDKDir: source.SDKCopyDir}
 	files, err := render(k, data)
 	if err != nil {
 		return err
@@ -116,10 +118,14 @@ func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
+	if err := source.WriteSDKCopy(filepath.Join(abs, filepath.FromSlash(source.SDKCopyDir))); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "created %s plugin %q in %s:\n", k.lang, name, abs)
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s\n", f.name)
 	}
+	fmt.Fprintf(stdout, "  %s/ (the SDK this mcphost carries; mcphost rewrites it when that changes)\n", source.SDKCopyDir)
 	fmt.Fprintf(stdout, "next:\n  cd %s\n", *dir)
 	for _, n := range k.next {
 		fmt.Fprintf(stdout, "  %s\n", strings.ReplaceAll(n, "{{.Name}}", name))

@@ -11,9 +11,10 @@ import (
 	"github.com/mcphost/mcphost/plugins/source"
 )
 
-const verifyMore = `SOURCE is an OCI reference (registry/repository:tag, or …@sha256:<hex>) or
-an https URL of a .wasm. verify finds its Sigstore signature (OCI referrers,
-the referrers tag, a legacy sha256-<hex>.sig tag, or <url>.sigstore.json)
+const verifyMore = `SOURCE is an OCI reference (registry/repository:tag, or …@sha256:<hex>),
+an https URL of a .wasm, or a local .wasm file. verify finds its Sigstore
+signature (OCI referrers, the referrers tag, a legacy sha256-<hex>.sig tag,
+<url>.sigstore.json, or for a file FILE.sigstore.json beside it or --bundle)
 and checks it as a [plugin.signature] table would, without serving it.
 `
 
@@ -26,6 +27,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&sig.Key, "key", "", "a PEM public key file (ECDSA P-256 or Ed25519) instead of --identity and --issuer")
 	fs.StringVar(&sig.TrustedRoot, "trusted-root", "", "a trusted_root.json of a private Sigstore (default: the public-good root, through TUF)")
 	fs.StringVar(&sig.URL, "signature-url", "", "where a URL's bundle is (default: SOURCE.sigstore.json)")
+	fs.StringVar(&sig.URL, "bundle", "", "a local SOURCE's bundle file (default: SOURCE.sigstore.json)")
 	asJSON := fs.Bool("json", false, "print the verified signer as JSON")
 	operands, err := fs.parseOperands(args)
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package jsonrpc is mcphost's JSON-RPC 2.0 wire codec: bytes to messages
-// and messages to bytes, the error object and the codes JSON-RPC reserves,
-// and the small validating JSON scanner they are built on.
+// and messages to bytes, the error object and the codes JSON-RPC reserves.
+// It is built on abi/jsonscan, mcphost's one validating JSON scanner.
 //
 // It decodes without reflection in one pass (Decode, SplitBatch), keeps
 // every id exactly as sent, encodes by appending to a caller's buffer

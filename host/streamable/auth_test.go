@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,7 +102,7 @@ func startOP(t *testing.T, clients ...opClient) *testOP {
 	t.Helper()
 	bin := buildTestOP(t)
 	js, _ := json.Marshal(clients)
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-clients", string(js))
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-clients", string(js), "-exit-with-stdin")
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -118,6 +119,61 @@ func startOP(t *testing.T, clients ...opClient) *testOP {
 		t.Fatalf("testop said %q (%v); want \"issuer URL\"", line, err)
 	}
 	return &testOP{issuer: iss, stdin: stdin}
+}
+
+// TestTestOPServesWithoutStdin: testop started the way a shell starts a
+// background job (stdin at end of file) keeps serving until SIGTERM, and
+// then exits 0; only -exit-with-stdin ties it to stdin.
+func TestTestOPServesWithoutStdin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an OpenID Provider")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to build internal/tools/testop")
+	}
+	cmd := exec.Command(buildTestOP(t), "-addr", "127.0.0.1:0") // stdin: /dev/null
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { // after the read: Wait closes stdout
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	iss, ok := strings.CutPrefix(strings.TrimSpace(line), "issuer ")
+	if err != nil || !ok {
+		t.Fatalf("testop said %q (%v); want \"issuer URL\"", line, err)
+	}
+	for i := range 3 { // stdin reached its end long before the last one
+		resp, err := http.Get(iss + "/.well-known/openid-configuration")
+		if err != nil {
+			t.Fatalf("request %d after stdin closed: %v", i+1, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d; want 200", i+1, resp.StatusCode)
+		}
+	}
+	select {
+	case <-exited:
+		t.Fatalf("testop exited on its own (%v); want it to serve until signalled", waitErr)
+	default:
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if waitErr != nil {
+		t.Errorf("testop after SIGTERM: %v; want exit status 0", waitErr)
+	}
 }
 
 // token gets an access token with the client-credentials grant, asking for

@@ -114,9 +114,28 @@ func (c Command) run(ctx context.Context, log *slog.Logger) error {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return &BuildError{Dir: o.Dir, Output: out.Kept(), Err: fmt.Errorf("%s: %w", strings.Join(o.Argv, " "), err)}
+		err = fmt.Errorf("%s: %w", strings.Join(o.Argv, " "), err)
+		if hint := npmHint(o.Dir); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
+		return &BuildError{Dir: o.Dir, Output: out.Kept(), Err: err}
 	}
 	return nil
+}
+
+// npmHint explains the likeliest cause of a failed build in a Node
+// project (the AssemblyScript and TypeScript kits): its packages were
+// never installed, so the build's tools (asc, tsc, componentize-js) are
+// "not found". It returns "" when dir has no package.json or has
+// node_modules.
+func npmHint(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s has a package.json but no node_modules: run npm install in %s", dir, dir)
 }
 
 // maxKeptOutput bounds the output a BuildError keeps: the compiler's

@@ -73,3 +73,44 @@ func TestLogBuildOutput(t *testing.T) {
 		t.Errorf("kept %d bytes ending %q; want 16 KiB and a note", len(got), got[len(got)-30:])
 	}
 }
+
+// TestCommandNPMHint: a failed build in a Node project whose packages were
+// never installed says to run npm install there; once node_modules exists
+// (or without a package.json) the error is the build's alone.
+func TestCommandNPMHint(t *testing.T) {
+	dir := t.TempDir()
+	fail := NewCommand(CommandOptions{
+		Argv: []string{"sh", "-c", "echo 'sh: 1: asc: not found' >&2; exit 127"},
+		Dir:  dir, Artefact: filepath.Join(dir, "p.wasm"),
+	})
+	hint := "run npm install in " + dir
+	for _, step := range []struct {
+		write string // a file or directory to create first
+		want  bool
+	}{
+		{"", false},
+		{"package.json", true},
+		{"node_modules/", false},
+	} {
+		switch {
+		case strings.HasSuffix(step.write, "/"):
+			if err := os.Mkdir(filepath.Join(dir, step.write), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case step.write != "":
+			if err := os.WriteFile(filepath.Join(dir, step.write), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := fail.Fetch(context.Background())
+		if err == nil {
+			t.Fatalf("after %q: the build succeeded; want its failure", step.write)
+		}
+		if got := strings.Contains(err.Error(), hint); got != step.want {
+			t.Errorf("after %q: error %q; want the hint %q: %v", step.write, err, hint, step.want)
+		}
+		if !strings.Contains(err.Error(), "asc: not found") {
+			t.Errorf("after %q: error %q lacks the build's output", step.write, err)
+		}
+	}
+}

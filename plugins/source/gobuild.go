@@ -117,11 +117,16 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 	if err != nil {
 		return "", &BuildError{Dir: dir, Err: err}
 	}
-	idxFile := filepath.Join(cacheDir, "index-"+indexKey(dir, mod)+".json")
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if refreshed, err := refreshSDKCopy(mod); err != nil {
+		return "", &BuildError{Dir: dir, Err: err}
+	} else if refreshed {
+		log.Info("go build: wrote this mcphost's SDK into the plugin's copy", "plugin", opts.Plugin, "dir", mod.sdkCopy)
+	}
+	idxFile := filepath.Join(cacheDir, "index-"+indexKey(dir, mod)+".json")
 	cached, found := cachedBuild(idxFile, cacheDir, opts.Go)
 	if found == indexHit {
 		log.Debug("go build cached; go not run", "plugin", opts.Plugin, "wasm", cached)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost"
 )
 
 func needGo(t *testing.T) {
@@ -197,14 +199,18 @@ func TestScanGoMod(t *testing.T) {
 	for _, tc := range []struct {
 		name, src string
 		embed     bool
+		copy      string // the SDK copy found, relative to the module
 	}{
-		{"require line", "module m\nrequire github.com/mcphost/mcphost v0.0.0\n", true},
-		{"require block", "module m\nrequire (\n\tgithub.com/x/y v1.0.0\n\tgithub.com/mcphost/mcphost v1.2.3 // indirect\n)\n", true},
-		{"own replace", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace github.com/mcphost/mcphost => ../mcphost\n", false},
-		{"replace block", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace (\n\tgithub.com/mcphost/mcphost v0.0.0 => github.com/mcphost/mcphost v1.0.0\n)\n", false},
-		{"no require", "module m\n\ngo 1.26\n", false},
-		{"the module itself", "module github.com/mcphost/mcphost\n", false},
-		{"commented out", "module m\n// require github.com/mcphost/mcphost v0.0.0\n", false},
+		{"require line", "module m\nrequire github.com/mcphost/mcphost v0.0.0\n", true, ""},
+		{"require block", "module m\nrequire (\n\tgithub.com/x/y v1.0.0\n\tgithub.com/mcphost/mcphost v1.2.3 // indirect\n)\n", true, ""},
+		{"own replace", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace github.com/mcphost/mcphost => ../mcphost\n", false, ""},
+		{"replace block", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace (\n\tgithub.com/mcphost/mcphost v0.0.0 => github.com/mcphost/mcphost v1.0.0\n)\n", false, ""},
+		{"sdk copy", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace github.com/mcphost/mcphost => ./.mcphost/sdk\n", false, ".mcphost/sdk"},
+		{"sdk copy, quoted, in a block", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace (\n\tgithub.com/mcphost/mcphost => \"./.mcphost/sdk\"\n)\n", false, ".mcphost/sdk"},
+		{"a local dir of the user's", "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace github.com/mcphost/mcphost => ./vendor-sdk\n", false, ""},
+		{"no require", "module m\n\ngo 1.26\n", false, ""},
+		{"the module itself", "module github.com/mcphost/mcphost\n", false, ""},
+		{"commented out", "module m\n// require github.com/mcphost/mcphost v0.0.0\n", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -216,7 +222,42 @@ func TestScanGoMod(t *testing.T) {
 			if m.embedSDK != tc.embed {
 				t.Errorf("embedSDK = %v; want %v", m.embedSDK, tc.embed)
 			}
+			want := ""
+			if tc.copy != "" {
+				want = filepath.Join(dir, filepath.FromSlash(tc.copy))
+			}
+			if m.sdkCopy != want {
+				t.Errorf("sdkCopy = %q; want %q", m.sdkCopy, want)
+			}
 		})
+	}
+}
+
+// TestRefreshSDKCopy: a plugin's SDK copy is written when missing or
+// stamped by another SDK, and left alone when it is this binary's.
+func TestRefreshSDKCopy(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module m\nrequire github.com/mcphost/mcphost v0.0.0\nreplace github.com/mcphost/mcphost => ./"+SDKCopyDir+"\n")
+	m, err := readModule(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		if got, err := refreshSDKCopy(m); err != nil || got != want {
+			t.Fatalf("refresh %d = %v, %v; want %v, nil", i+1, got, err, want)
+		}
+	}
+	guest := filepath.Join(m.sdkCopy, "sdk-guest", "guest.go")
+	write(t, guest, "package guest // edited\n")
+	write(t, filepath.Join(m.sdkCopy, sdkCopyStamp), "another SDK\n0000\n")
+	if got, err := refreshSDKCopy(m); err != nil || !got {
+		t.Fatalf("refresh of a stale copy = %v, %v; want true, nil", got, err)
+	}
+	if data, err := os.ReadFile(guest); err != nil || !bytes.Equal(data, mcphost.SDKFiles()["sdk-guest/guest.go"]) {
+		t.Errorf("guest.go after refresh: %v; want the embedded file", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(m.sdkCopy)); len(ents) != 1 {
+		t.Errorf("%s holds %d entries; want 1 (no temporary left behind)", filepath.Dir(m.sdkCopy), len(ents))
 	}
 }
 

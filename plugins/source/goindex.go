@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -214,6 +215,9 @@ type moduleInfo struct {
 	root     string // the directory holding go.mod ("" when there is none)
 	goMod    []byte
 	embedSDK bool // requires the SDK's module and does not replace it
+	// sdkCopy is the directory of the SDK copy that go.mod replaces the
+	// SDK's module with, when mcphost owns it ([SDKCopyDir]); "" otherwise.
+	sdkCopy string
 }
 
 // readModule finds the go.mod that governs dir and decides whether the
@@ -224,7 +228,9 @@ func readModule(dir string) (*moduleInfo, error) {
 		if err == nil {
 			m := &moduleInfo{root: d, goMod: data}
 			path, requires, replaces := scanGoMod(data)
-			m.embedSDK = path != mcphost.ModulePath && requires[mcphost.ModulePath] && !replaces[mcphost.ModulePath]
+			target, replaced := replaces[mcphost.ModulePath]
+			m.embedSDK = path != mcphost.ModulePath && requires[mcphost.ModulePath] && !replaced
+			m.sdkCopy = sdkCopyOf(d, target)
 			return m, nil
 		}
 		if !os.IsNotExist(err) {
@@ -238,13 +244,31 @@ func readModule(dir string) (*moduleInfo, error) {
 	}
 }
 
-// scanGoMod reads the module path and the required and replaced module
-// paths of a go.mod. It is not a full parser: it understands the
+// sdkCopyOf returns the directory a replace target names, when mcphost owns
+// it: it holds the stamp, or it is the conventional [SDKCopyDir] and
+// missing (a clone of a plugin that ignores it).
+func sdkCopyOf(root, target string) string {
+	if target == "" || !filepath.IsLocal(filepath.FromSlash(target)) && !filepath.IsAbs(target) {
+		return ""
+	}
+	dir := filepath.Join(root, filepath.FromSlash(target))
+	if _, err := os.Stat(filepath.Join(dir, sdkCopyStamp)); err == nil {
+		return dir
+	}
+	if _, err := os.Stat(dir); os.IsNotExist(err) && path.Clean(target) == SDKCopyDir {
+		return dir
+	}
+	return ""
+}
+
+// scanGoMod reads the module path, the required module paths and the
+// replaced ones (with their replacement: a directory, or "" for a module
+// version) of a go.mod. It is not a full parser: it understands the
 // directives, blocks and comments that go mod tidy writes, which is all
 // BuildGo needs to decide about the SDK; the go command reports anything
 // malformed.
-func scanGoMod(data []byte) (module string, requires, replaces map[string]bool) {
-	requires, replaces = map[string]bool{}, map[string]bool{}
+func scanGoMod(data []byte) (module string, requires map[string]bool, replaces map[string]string) {
+	requires, replaces = map[string]bool{}, map[string]string{}
 	block := ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -273,7 +297,12 @@ func scanGoMod(data []byte) (module string, requires, replaces map[string]bool) 
 		case "require":
 			requires[p] = true
 		case "replace":
-			replaces[p] = true
+			// replace OLD [V] => DIR, or => NEW V (a module: no directory).
+			dir := ""
+			if i := slices.Index(f, "=>"); i >= 0 && i == len(f)-2 {
+				dir = strings.Trim(f[i+1], `"`)
+			}
+			replaces[p] = dir
 		}
 	}
 	return module, requires, replaces
@@ -320,11 +349,16 @@ func quoteModPath(p string) string {
 // it returns a go.mod (beside a go.sum) to pass with -modfile (or
 // GOFLAGS=-modfile=…), written to a temporary directory that cleanup
 // removes. Otherwise it returns "". cacheDir is where the SDK is
-// extracted, as in [BuildOptions]. The plugin's own files are not touched.
+// extracted, as in [BuildOptions]. The plugin's own files are not touched,
+// but for the SDK copy its go.mod replaces the module with ([SDKCopyDir]),
+// which is rewritten when it is not this binary's SDK.
 func SDKModfile(dir, cacheDir string) (modfile string, cleanup func(), err error) {
 	cleanup = func() {}
 	mod, err := readModule(dir)
-	if err != nil || !mod.embedSDK {
+	if err != nil {
+		return "", cleanup, err
+	}
+	if _, err := refreshSDKCopy(mod); err != nil || !mod.embedSDK {
 		return "", cleanup, err
 	}
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {

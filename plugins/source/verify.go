@@ -636,8 +636,15 @@ func layerBytes(l v1.Layer) ([]byte, error) {
 // Verify fetches the plugin at from (an https URL of a .wasm, or an OCI
 // reference, a tag being enough) into the download cache dir, verifies it
 // against sig, and returns the cached file and its signer: what a
-// [[plugin]] with that source and signature table would load.
+// [[plugin]] with that source and signature table would load. from may
+// also be a local file (an existing one, or a path ending in .wasm or
+// starting with ./, ../ or /): its bundle is the file sig.URL names, by
+// default the file's name plus ".sigstore.json"; nothing is fetched but
+// the public-good root.
 func Verify(ctx context.Context, from string, sig *Signature, dir string, client *http.Client) (string, *Signer, error) {
+	if isLocalFile(from) {
+		return verifyFile(ctx, from, sig)
+	}
 	if strings.Contains(from, "://") {
 		u := NewURL(from, "", dir, client, sig)
 		file, err := u.Fetch(ctx)
@@ -646,4 +653,48 @@ func Verify(ctx context.Context, from string, sig *Signature, dir string, client
 	o := NewOCI(from, dir, client, sig)
 	file, err := o.Fetch(ctx)
 	return file, o.Signer(), err
+}
+
+// isLocalFile tells a file name from an OCI reference or a URL.
+func isLocalFile(from string) bool {
+	if strings.Contains(from, "://") {
+		return false
+	}
+	if fi, err := os.Stat(from); err == nil && fi.Mode().IsRegular() {
+		return true
+	}
+	return strings.HasSuffix(from, ".wasm") || filepath.IsAbs(from) ||
+		strings.HasPrefix(from, "./") || strings.HasPrefix(from, "../")
+}
+
+// verifyFile verifies a local file against the bundle beside it (or the
+// one sig.URL names).
+func verifyFile(ctx context.Context, file string, sig *Signature) (string, *Signer, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return "", nil, err
+	}
+	bundleFile := sig.URL
+	if bundleFile == "" {
+		bundleFile = file + ".sigstore.json"
+	}
+	b, err := readSmallFile(bundleFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil, &SignatureError{From: file, Err: fmt.Errorf("%w: %s is not there (put the Sigstore bundle there, or name it with --bundle)", ErrNoSignature, bundleFile)}
+	} else if err != nil {
+		return "", nil, &SignatureError{From: file, Err: err}
+	}
+	vf, err := newVerifier(ctx, sig)
+	if err != nil {
+		return "", nil, &SignatureError{From: file, Err: err}
+	}
+	signer, err := vf.check([]candidate{bundleCandidate(b, "bundle "+bundleFile)}, data)
+	if err != nil {
+		return "", nil, &SignatureError{From: file, Err: err}
+	}
+	return abs, signer, nil
 }

@@ -31,9 +31,9 @@
 // It ignores: limits, pools, timeouts, how a guest is stopped (Compile
 // takes the sandbox's rewrite of each core module, the loop poll) and the
 // sorting of failures (the sandbox package runs a component's instances
-// like a core module's), except the phases of a wasi:http request, which
-// request-options bound inside the call's context,
-// TOML and JSON-RPC. Confinement comes from what the host puts in [WASI]:
+// like a core module's); TOML; and JSON-RPC. The one timing it owns is the
+// phases of a wasi:http request, which its request-options bound, always
+// inside the call's context. Confinement comes from what the host puts in [WASI]:
 // preopens are sandbox/rootfs mounts, HTTP goes through the sandbox's
 // client, and wasi:sockets is absent, so its functions trap.
 package component

@@ -11,7 +11,9 @@
 //	testop -addr 127.0.0.1:0 -clients '[{"id":"a","secret":"s","audience":"http://127.0.0.1:9/mcp"}]'
 //
 // prints "issuer http://127.0.0.1:PORT" on stdout once it serves, then
-// serves until stdin closes or it is killed. Extra endpoints:
+// serves until SIGINT or SIGTERM (so `testop … &` in a shell keeps
+// serving), or with -exit-with-stdin until its stdin closes (for tests:
+// the test's end, even a crash, ends it). Extra endpoints:
 //
 //	POST /admin/rotate   a new signing key (the old one stays in the key set)
 //	                     answers {"kid":"…"}
@@ -34,9 +36,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -56,6 +60,7 @@ type client struct {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen on `host:port` (loopback)")
 	clientsJSON := flag.String("clients", "[]", "the clients, a JSON array of {id, secret, audience, opaque, ttl}")
+	exitWithStdin := flag.Bool("exit-with-stdin", false, "exit when stdin closes (tests: the parent's end ends testop)")
 	flag.Parse()
 	var clients []client
 	if err := json.Unmarshal([]byte(*clientsJSON), &clients); err != nil {
@@ -99,12 +104,26 @@ func main() {
 		fmt.Fprint(w, tok)
 	})
 	mux.Handle("/", withResource(provider))
-	fmt.Printf("issuer %s\n", issuer)
-	go func() { // the test closes stdin to stop us
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *exitWithStdin {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() { // ends with stdin, or the process
+			io.Copy(io.Discard, os.Stdin)
+			cancel()
+		}()
+	}
+	srv := &http.Server{Handler: mux}
+	go func() { // ends when ctx does: Shutdown makes Serve return
+		<-ctx.Done()
+		srv.Shutdown(context.Background())
 	}()
-	log.Fatal(http.Serve(ln, mux))
+	fmt.Printf("issuer %s\n", issuer)
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		log.Fatalf("testop: %v", err)
+	}
 }
 
 // resourceKey carries the token request's RFC 8707 resource parameter:

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need, then runs every
+# test of the module under the race detector, with a line per package as it
+# ends, a line each minute naming the packages still running, and at the
+# end every skipped test with its reason.
+#
+# What it installs (each step is cached, so a second run starts at once):
+#   haproxy                  scripts/install-haproxy.sh   (apt; TestReplicas)
+#   C, AssemblyScript, TS    scripts/kits.sh --env        (apt, npm; TestKitTemplates)
+#   components               scripts/components.sh --env  (npm jco; the component tests)
+#   TypeScript SDK clients   scripts/ts-sdk.sh            (npm; TestTSClient, TestOAuthTypeScriptSDK)
+#   Jaeger                   scripts/jaeger.sh            (go build, ~12 min cold; TestJaegerTrace)
+# A step that fails is named with the tests that will skip; with CI=true
+# it fails the run instead, and so do the tests that would skip.
+#
+#   scripts/test.sh                          # everything: ./...
+#   scripts/test.sh -run TestReplicas ./cmd/mcphost   # go test flags and packages
+#   MCPHOST_TEST_SETUP=off scripts/test.sh   # skip the installs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+missing=()
+
+# setup DESC TESTS CMD...: runs CMD (its output to the log), says what it
+# did, and remembers a failure.
+setup() {
+	local desc=$1 tests=$2
+	shift 2
+	local t0=$SECONDS
+	if "$@" >"$log.out" 2>"$log"; then
+		echo "setup: $desc ready ($((SECONDS - t0))s)"
+	else
+		echo "setup: $desc FAILED; $tests will skip. Its last lines:"
+		tail -n 5 "$log" | sed 's/^/    /'
+		missing+=("$desc")
+		return 1
+	fi
+}
+
+# sudo without a password prompt, or nothing when root.
+can_install() { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }
+
+if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
+	if command -v haproxy >/dev/null || can_install; then
+		setup haproxy TestReplicas bash scripts/install-haproxy.sh || :
+	else
+		echo "setup: haproxy is not installed and sudo asks for a password; TestReplicas will skip (run scripts/install-haproxy.sh once)"
+		missing+=(haproxy)
+	fi
+	setup "the C, AssemblyScript and TypeScript kits' toolchains" TestKitTemplates bash scripts/kits.sh --env &&
+		eval "$(cat "$log.out")" || :
+	setup "the components (C and JavaScript, built with jco)" "the component tests" bash scripts/components.sh --env &&
+		eval "$(cat "$log.out")" || :
+	setup "the TypeScript SDK clients" "TestTSClient and TestOAuthTypeScriptSDK" bash scripts/ts-sdk.sh || :
+	if [ -z "${MCPHOST_JAEGER:-}" ]; then
+		echo "setup: Jaeger is a go build of about 12 minutes the first time (cached after)"
+		setup Jaeger TestJaegerTrace bash scripts/jaeger.sh && MCPHOST_JAEGER=$(cat "$log.out") || :
+		export MCPHOST_JAEGER
+	fi
+	rm -f "$log.out"
+	if [ ${#missing[@]} -gt 0 ] && [ "${CI:-}" = true ]; then
+		echo "setup failed with CI=true: ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+
+args=("$@")
+took=""
+[ ${#args[@]} -gt 0 ] || { args=(./...); took="   (about 20 minutes on 2 busy cores; sandbox and cmd/mcphost take longest)"; }
+pkgs=()
+for a in "${args[@]}"; do case $a in ./*) pkgs+=("$a") ;; esac; done
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(.)
+go build -o "$log.progress" ./internal/testprogress
+trap 'rm -f "$log" "$log.progress"' EXIT
+echo "go test -race -count=1 -timeout 30m ${args[*]}$took"
+# shellcheck disable=SC2046 # one argument per package
+go test -json -race -count=1 -timeout 30m "${args[@]}" 2>&1 | "$log.progress" $(go list "${pkgs[@]}")
