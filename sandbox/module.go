@@ -40,12 +40,15 @@ type Module struct {
 	// The tiers (tier.go): while interpreted, be is the interpreter's and
 	// the compiler runs in the background until stopCompile; after the
 	// swap, old is the interpreter's backend while oldBusy of its
-	// instances still serve calls.
+	// instances still serve calls, or, with keepOld (Limits.KeepsState),
+	// still live: they hold the plugin's state and stay pooled.
 	interpreted bool
 	stopCompile context.CancelFunc
 	compileDone chan struct{} // closed when the background compile ends
 	old         backend
 	oldBusy     int
+	keepOld     bool
+	warmCalls   uint64 // calls Load made (the warm-up), not the plugin's
 
 	closed      bool
 	shrinkTimer *time.Timer // pending shrink, while more than one instance idles
@@ -107,7 +110,7 @@ func (m *Module) Limits() Limits {
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats {
 	m.mu.Lock()
-	live, idle, interpreted := m.live, len(m.idle), m.interpreted
+	live, idle, interpreted := m.live, len(m.idle), m.interpreted || m.keepOld
 	m.mu.Unlock()
 	return Stats{
 		Instances: live, Idle: idle, Interpreted: interpreted,
@@ -259,8 +262,8 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 func (m *Module) put(inst *instance, keep bool) {
 	m.mu.Lock()
 	// An instance of a retired backend (the interpreter's, after the
-	// swap) is not pooled.
-	pooled := keep && !m.closed && inst.be == m.be
+	// swap) is not pooled, unless it holds the plugin's state.
+	pooled := keep && !m.closed && (inst.be == m.be || m.keepOld && inst.be == m.old)
 	var retired backend
 	if pooled {
 		inst.lastUse = time.Now()
@@ -297,10 +300,13 @@ func (m *Module) shrink(now time.Time) {
 	m.mu.Lock()
 	m.shrinkTimer = nil
 	var old []*instance
+	var retired backend
 	for len(m.idle) > 1 && now.Sub(m.idle[0].lastUse) >= idleTTL {
 		old = append(old, m.idle[0])
+		if r := m.release(m.idle[0].be); r != nil {
+			retired = r
+		}
 		m.idle = m.idle[1:]
-		m.live--
 	}
 	if len(m.idle) > 1 && !m.closed {
 		m.shrinkTimer = time.AfterFunc(idleTTL-now.Sub(m.idle[0].lastUse), func() { m.shrink(time.Now()) })
@@ -308,6 +314,9 @@ func (m *Module) shrink(now time.Time) {
 	m.mu.Unlock()
 	for _, inst := range old {
 		inst.close()
+	}
+	if retired != nil {
+		retired.close(context.Background(), true)
 	}
 }
 

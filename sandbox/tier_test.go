@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -296,6 +297,10 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Engine.Close: %v", err)
 	}
+	if !testLogs.LineContains("finishing compiles for the cache", "plugins=[shutdown]") ||
+		!testLogs.LineContains("compiles finished and stored in the cache", "plugins=[shutdown]") {
+		t.Error("Engine.Close did not say which compile it finished for the cache")
+	}
 
 	next, err := NewEngine(ctx, EngineOptions{CacheDir: e.CacheDir(), Logger: testEngine.log, InterpretUntilCompiled: true})
 	if err != nil {
@@ -328,5 +333,88 @@ func TestTierKeepsStatefulModulesCompiled(t *testing.T) {
 	}
 	if n := e.running.Load(); n != 0 {
 		t.Errorf("%d background compiles; want none for a module without InterpretFirst", n)
+	}
+}
+
+// TestTierKeepsState: when the compile is ready, a module that keeps
+// state and has served calls keeps its interpreter instance (the count
+// goes on, and the log says so) until a fault replaces it with one of
+// the compiled code; a module that has served no call, or is stateless,
+// moves to the compiled code. The compile is held, then let go, so the
+// swap comes between known calls.
+func TestTierKeepsState(t *testing.T) {
+	t.Parallel()
+	counter := wasmgen.Module(wasmgen.Func{Name: "count", Counter: true}, wasmgen.Func{Name: "trap", Trap: true})
+	for _, tc := range []struct {
+		name       string
+		keepsState bool
+		before     uint32 // calls before the compile is ready
+		after      uint32 // what the next call counts
+		stays      bool   // the instance stays on the interpreter
+		log        string
+	}{
+		{name: "stateful", keepsState: true, before: 3, after: 4, stays: true,
+			log: "compiled code ready: the plugin keeps state in its instance, which stays on the interpreter"},
+		{name: "stateful-unused", keepsState: true, before: 0, after: 1,
+			log: "compiled code ready: calls move from the interpreter"},
+		{name: "stateless", before: 3, after: 1,
+			log: "compiled code ready: calls move from the interpreter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, started, release := heldEngine(t)
+			ctx := context.Background()
+			name := "keep-" + tc.name
+			m, err := e.load(ctx, name, counter, Limits{InterpretFirst: true, KeepsState: tc.keepsState, Instances: 1}, nativeWith(interruptPoll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close(ctx)
+			<-started
+			count := func(when string) uint32 {
+				t.Helper()
+				out, err := m.Call(ctx, "count", nil)
+				if err != nil || len(out) != 4 {
+					t.Fatalf("count %s: got %x, %v; want 4 bytes", when, out, err)
+				}
+				return binary.LittleEndian.Uint32(out)
+			}
+			for i := range tc.before {
+				if got := count("on the interpreter"); got != i+1 {
+					t.Fatalf("count on the interpreter: got %d; want %d", got, i+1)
+				}
+			}
+			close(release)
+			if err := e.waitCompiles(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !testLogs.LineContains(tc.log, "plugin="+name) {
+				t.Errorf("no log line %q for plugin=%s", tc.log, name)
+			}
+			if got := count("after the compile"); got != tc.after {
+				t.Errorf("count after the compile: got %d; want %d", got, tc.after)
+			}
+			if got := m.Stats().Interpreted; got != tc.stays {
+				t.Errorf("Stats.Interpreted after the compile: got %v; want %v", got, tc.stays)
+			}
+			if !tc.stays {
+				return
+			}
+			// A fault replaces the instance: its replacement is compiled
+			// code, and the interpreter retires.
+			if _, err := m.Call(ctx, "trap", nil); callErr(t, err).Kind != KindTrap {
+				t.Fatalf("trap: got %v; want a trap", err)
+			}
+			if got := count("after the fault"); got != 1 {
+				t.Errorf("count after the fault: got %d; want 1 (a fresh instance)", got)
+			}
+			m.mu.Lock()
+			compiled, old := m.idle[0].be == m.be, m.old
+			m.mu.Unlock()
+			if !compiled || old != nil || m.Stats().Interpreted {
+				t.Errorf("after the fault: instance compiled %v, interpreter retired %v, interpreted %v; want true, true, false",
+					compiled, old == nil, m.Stats().Interpreted)
+			}
+		})
 	}
 }
