@@ -307,10 +307,11 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
-	// State kept in an instance is lost when calls move from the
-	// interpreter to the compiled code: only pools and plugins built from
+	// An instance that keeps state stays on the interpreter for good
+	// (sandbox.Limits.KeepsState): only pools and plugins built from
 	// their sources (restarted by every save) start on the interpreter.
 	lim.InterpretFirst = model.Instances > 1 || spec.Source != "" || spec.Build != nil
+	lim.KeepsState = model.KeepsState
 	if lim.Secrets, err = config.ResolveSecrets(spec, server, l.log); err != nil {
 		return nil, false, err
 	}
