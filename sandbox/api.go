@@ -29,8 +29,9 @@ type EngineOptions struct {
 	// code is not in the cache on wazero's interpreter while the compiler
 	// runs in the background; later calls move to the compiled code
 	// (tier.go). A 4 MB Go guest then serves ~0.2 s after Load starts
-	// instead of ~1.5 s, at ~13× the cost per call until the swap. A
-	// module whose compiled code is cached loads it as without the option.
+	// instead of ~1.5 s, at ~13× the cost per call until the swap (or,
+	// for an instance that keeps state, until it is replaced). A module
+	// whose compiled code is cached loads it as without the option.
 	InterpretUntilCompiled bool
 }
 
