@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,14 +37,15 @@ func counterConfig(t *testing.T) string {
 
 // logWatch keeps a process's stderr lines and lets a test wait for one.
 type logWatch struct {
-	mu    sync.Mutex
-	lines []string
-	added chan struct{} // closed (and replaced) when a line arrives
-	eof   bool
+	mu     sync.Mutex
+	lines  []string
+	added  chan struct{} // closed (and replaced) when a line arrives
+	eof    bool
+	closed chan struct{} // closed at EOF
 }
 
 func watchLog(r io.Reader) *logWatch {
-	w := &logWatch{added: make(chan struct{})}
+	w := &logWatch{added: make(chan struct{}), closed: make(chan struct{})}
 	go func() { // ends at the process's EOF on stderr
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -59,6 +60,7 @@ func watchLog(r io.Reader) *logWatch {
 		w.eof = true
 		close(w.added)
 		w.mu.Unlock()
+		close(w.closed)
 	}()
 	return w
 }
@@ -186,6 +188,7 @@ func TestStatefulPluginKeepsCount(t *testing.T) {
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
+	<-log.closed
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("mcphost exited with %v\nstderr:\n%s", err, log)
 	}
@@ -203,11 +206,14 @@ func textOfOrNil(t *testing.T, res *mcp.CallToolResult) string {
 	return textOf(t, res)
 }
 
-// TestShortRunsFillCompileCache: two short sessions of serve (a client
-// calls one tool and closes stdin) on a cold cache. The first starts the
-// plugin on the interpreter and, at exit, finishes its compile for the
-// cache (up to --compile-wait); the second loads the compiled code from
-// the cache on first use and compiles nothing.
+// TestShortRunsFillCompileCache: short sessions of serve (a client
+// lists, calls one tool and closes stdin) on a cold cache. The first
+// starts the plugin on the interpreter and, at exit, finishes its compile
+// for the cache (up to --compile-wait), unless a signal ends that wait:
+// the first run gets SIGTERM as soon as it says it is finishing, and
+// exits at once saying what it left. The second run is not interrupted;
+// the third loads the compiled code from the cache on first use and
+// compiles nothing.
 func TestShortRunsFillCompileCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a Go plugin")
@@ -224,12 +230,14 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		{2, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
 		{3, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count"}}`},
 	}
-	run := func(which string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	// run runs one session, then atExit once stdin is closed, and
+	// returns stderr.
+	run := func(which string, atExit func(*exec.Cmd, *logWatch)) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		// A long bound, so that the first run's compile ends in the cache
-		// however loaded the machine is; the default is 10 s.
+		// A long bound, so that a compile ends in the cache however
+		// loaded the machine is; the default is 10 s.
 		cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "4m")
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 		stdin, err := cmd.StdinPipe()
@@ -240,11 +248,14 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		log := watchLog(stderr)
 		lines := bufio.NewScanner(stdout)
 		var last string
 		for _, m := range session {
@@ -256,41 +267,65 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 			for last = ""; !strings.Contains(last, id); last = lines.Text() { // past notifications
 				if !lines.Scan() {
 					stdin.Close()
+					<-log.closed
 					cmd.Wait()
-					t.Fatalf("%s run: no answer to %s\nstderr:\n%s", which, m.req, &stderr)
+					t.Fatalf("%s run: no answer to %s\nstderr:\n%s", which, m.req, log)
 				}
 			}
 		}
 		stdin.Close() // the session is over
+		if atExit != nil {
+			atExit(cmd, log)
+		}
 		io.Copy(io.Discard, stdout)
+		<-log.closed
 		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%s run: %v\nstderr:\n%s", which, err, &stderr)
+			t.Fatalf("%s run: %v\nstderr:\n%s", which, err, log)
 		}
 		if !strings.Contains(last, `"id":3`) || !strings.Contains(last, `"text":"1"`) {
-			t.Fatalf("%s run: the call did not count 1: %s\nstderr:\n%s", which, last, &stderr)
+			t.Fatalf("%s run: the call did not count 1: %s\nstderr:\n%s", which, last, log)
 		}
-		return stderr.String()
+		return log.String()
 	}
-	first := run("first")
-	switch {
-	case strings.Contains(first, "finishing compiles for the cache"):
-		if !strings.Contains(first, "compiles finished and stored in the cache") {
-			t.Fatalf("first run: a compile was under way at exit and did not finish:\n%s", first)
+
+	first := run("first", func(cmd *exec.Cmd, log *logWatch) {
+		if _, err := log.wait(ctx, "finishing compiles for the cache"); err == nil {
+			cmd.Process.Signal(syscall.SIGTERM)
 		}
-		t.Log("first run: the compile was under way at exit and finished for the cache")
+	})
+	switch {
+	case strings.Contains(first, "compiles not finished at exit") && strings.Contains(first, "interrupted by a signal"):
+		t.Log("first run: SIGTERM ended the wait for the compile")
+	case strings.Contains(first, "compiles finished and stored in the cache"):
+		t.Log("first run: the compile finished before SIGTERM came")
 	case strings.Contains(first, "compiled code ready"):
 		t.Log("first run: the compile finished before the session ended")
 	default:
-		t.Fatalf("first run: no compile in the background (was the cache cold?):\n%s", first)
+		t.Fatalf("first run: no compile in the background (was the cache cold?), or SIGTERM did not end the wait:\n%s", first)
 	}
 
-	second := run("second")
-	if !strings.Contains(second, `plugin module loaded on first use" plugin=counter`) || !strings.Contains(second, "code=compiled") {
-		t.Errorf("second run: the plugin did not load compiled code on first use:\n%s", second)
+	second := run("second", nil)
+	switch {
+	case strings.Contains(second, "finishing compiles for the cache"):
+		if !strings.Contains(second, "compiles finished and stored in the cache") {
+			t.Fatalf("second run: a compile was under way at exit and did not finish:\n%s", second)
+		}
+		t.Log("second run: the compile was under way at exit and finished for the cache")
+	case strings.Contains(second, "compiled code ready"):
+		t.Log("second run: the compile finished before the session ended")
+	case strings.Contains(second, "code=compiled"):
+		t.Log("second run: loaded from the cache")
+	default:
+		t.Fatalf("second run: neither compiled nor loaded from the cache:\n%s", second)
+	}
+
+	third := run("third", nil)
+	if !strings.Contains(third, `plugin module loaded on first use" plugin=counter`) || !strings.Contains(third, "code=compiled") {
+		t.Errorf("third run: the plugin did not load compiled code on first use:\n%s", third)
 	}
 	for _, compiled := range []string{"compiled code ready", "finishing compiles", "interpreter"} {
-		if strings.Contains(second, compiled) {
-			t.Errorf("second run: stderr says %q: it compiled again:\n%s", compiled, second)
+		if strings.Contains(third, compiled) {
+			t.Errorf("third run: stderr says %q: it compiled again:\n%s", compiled, third)
 		}
 	}
 }
