@@ -288,36 +288,31 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		return log.String()
 	}
 
-	first := run("first", func(cmd *exec.Cmd, log *logWatch) {
+	// reached says how a run's compile reached the cache, or fails.
+	reached := func(which, stderr string) {
+		t.Helper()
+		switch {
+		case strings.Contains(stderr, "compiles not finished at exit") && strings.Contains(stderr, "interrupted by a signal"):
+			t.Logf("%s run: SIGTERM ended the wait for the compile", which)
+		case strings.Contains(stderr, "finishing compiles for the cache"):
+			if !strings.Contains(stderr, "compiles finished and stored in the cache") {
+				t.Fatalf("%s run: a compile was under way at exit and did not finish:\n%s", which, stderr)
+			}
+			t.Logf("%s run: the compile was under way at exit and finished for the cache", which)
+		case strings.Contains(stderr, "compiled code ready"):
+			t.Logf("%s run: the compile finished before the session ended", which)
+		case strings.Contains(stderr, "code=compiled"):
+			t.Logf("%s run: loaded from the cache", which)
+		default:
+			t.Fatalf("%s run: neither compiled nor loaded from the cache:\n%s", which, stderr)
+		}
+	}
+	reached("first", run("first", func(cmd *exec.Cmd, log *logWatch) {
 		if _, err := log.wait(ctx, "finishing compiles for the cache"); err == nil {
 			cmd.Process.Signal(syscall.SIGTERM)
 		}
-	})
-	switch {
-	case strings.Contains(first, "compiles not finished at exit") && strings.Contains(first, "interrupted by a signal"):
-		t.Log("first run: SIGTERM ended the wait for the compile")
-	case strings.Contains(first, "compiles finished and stored in the cache"):
-		t.Log("first run: the compile finished before SIGTERM came")
-	case strings.Contains(first, "compiled code ready"):
-		t.Log("first run: the compile finished before the session ended")
-	default:
-		t.Fatalf("first run: no compile in the background (was the cache cold?), or SIGTERM did not end the wait:\n%s", first)
-	}
-
-	second := run("second", nil)
-	switch {
-	case strings.Contains(second, "finishing compiles for the cache"):
-		if !strings.Contains(second, "compiles finished and stored in the cache") {
-			t.Fatalf("second run: a compile was under way at exit and did not finish:\n%s", second)
-		}
-		t.Log("second run: the compile was under way at exit and finished for the cache")
-	case strings.Contains(second, "compiled code ready"):
-		t.Log("second run: the compile finished before the session ended")
-	case strings.Contains(second, "code=compiled"):
-		t.Log("second run: loaded from the cache")
-	default:
-		t.Fatalf("second run: neither compiled nor loaded from the cache:\n%s", second)
-	}
+	}))
+	reached("second", run("second", nil))
 
 	third := run("third", nil)
 	if !strings.Contains(third, `plugin module loaded on first use" plugin=counter`) || !strings.Contains(third, "code=compiled") {
