@@ -317,9 +317,9 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 }
 
 // TestTierKeepsStatefulModulesCompiled: a module loaded without
-// InterpretFirst (one that keeps state, whose state could not move to the
-// compiled code) loads compiled on an Engine that tiers, with no
-// background compile.
+// InterpretFirst (a stateful plugin from a path, compiled before its
+// first call as under its own host) loads compiled on an Engine that
+// tiers, with no background compile.
 func TestTierKeepsStatefulModulesCompiled(t *testing.T) {
 	t.Parallel()
 	e, _, _ := heldEngine(t)
