@@ -418,3 +418,77 @@ func TestTierKeepsState(t *testing.T) {
 		})
 	}
 }
+
+// TestTierKeepsStateUnderCalls: callers keep a stateful module's one
+// instance busy while its compile ends; every count comes once, 1 to n
+// with none missing, so no call ran on a fresh instance, and the
+// instance is still the interpreter's.
+func TestTierKeepsStateUnderCalls(t *testing.T) {
+	t.Parallel()
+	e, started, release := heldEngine(t)
+	ctx := context.Background()
+	m, err := e.load(ctx, "keep-hammer", wasmgen.Module(wasmgen.Func{Name: "count", Counter: true}),
+		Limits{InterpretFirst: true, KeepsState: true, Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	<-started
+	var mu sync.Mutex
+	seen := map[uint32]bool{}
+	count := func() {
+		out, err := m.Call(ctx, "count", nil)
+		if err != nil || len(out) != 4 {
+			t.Errorf("count: got %x, %v", out, err)
+			return
+		}
+		n := binary.LittleEndian.Uint32(out)
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[n] {
+			t.Errorf("count %d came twice: the instance started over", n)
+		}
+		seen[n] = true
+	}
+	const callers = 4
+	stop := make(chan struct{})
+	running := make(chan struct{}, callers)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				count()
+				if i == 0 {
+					running <- struct{}{}
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for range callers {
+		<-running
+	}
+	close(release) // the compile ends while calls run
+	if err := e.waitCompiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		count()
+	}
+	close(stop)
+	wg.Wait()
+	for n := uint32(1); n <= uint32(len(seen)); n++ {
+		if !seen[n] {
+			t.Fatalf("count %d never came among %d calls", n, len(seen))
+		}
+	}
+	if s := m.Stats(); !s.Interpreted || s.Discarded != 0 || s.Instances != 1 {
+		t.Errorf("stats %+v; want the one interpreter instance, none discarded", s)
+	}
+}
