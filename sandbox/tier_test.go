@@ -172,35 +172,16 @@ func TestTierSwapLosesNoCall(t *testing.T) {
 	<-started
 	interp := m.be
 
-	stop := make(chan struct{})
 	var calls, failed atomic.Int64
-	var wg sync.WaitGroup
-	running := make(chan struct{}, 2*instances)
-	for range 2 * instances { // more callers than instances: some wait for a slot
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				out, err := m.Call(ctx, "hello", nil)
-				calls.Add(1)
-				if err != nil || string(out) != "hello" {
-					failed.Add(1)
-					t.Errorf("call: got %q, %v", out, err)
-				}
-				if i == 0 {
-					running <- struct{}{}
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-	}
-	for range 2 * instances {
-		<-running
-	}
+	// more callers than instances: some wait for a slot
+	stop := callAll(2*instances, func() {
+		out, err := m.Call(ctx, "hello", nil)
+		calls.Add(1)
+		if err != nil || string(out) != "hello" {
+			failed.Add(1)
+			t.Errorf("call: got %q, %v", out, err)
+		}
+	})
 	close(release) // the swap happens while calls run
 	if err := e.waitCompiles(ctx); err != nil {
 		t.Fatal(err)
@@ -212,8 +193,7 @@ func TestTierSwapLosesNoCall(t *testing.T) {
 		}
 		calls.Add(1)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 
 	s := m.Stats()
 	if s.Interpreted || failed.Load() != 0 || s.Calls < uint64(calls.Load()) || s.Failures != 0 {
@@ -450,30 +430,7 @@ func TestTierKeepsStateUnderCalls(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	const callers = 4
-	stop := make(chan struct{})
-	running := make(chan struct{}, callers)
-	var wg sync.WaitGroup
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				count()
-				if i == 0 {
-					running <- struct{}{}
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-	}
-	for range callers {
-		<-running
-	}
+	stop := callAll(4, count)
 	close(release) // the compile ends while calls run
 	if err := e.waitCompiles(ctx); err != nil {
 		t.Fatal(err)
@@ -481,8 +438,7 @@ func TestTierKeepsStateUnderCalls(t *testing.T) {
 	for range 20 {
 		count()
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	for n := uint32(1); n <= uint32(len(seen)); n++ {
 		if !seen[n] {
 			t.Fatalf("count %d never came among %d calls", n, len(seen))
@@ -490,5 +446,37 @@ func TestTierKeepsStateUnderCalls(t *testing.T) {
 	}
 	if s := m.Stats(); !s.Interpreted || s.Discarded != 0 || s.Instances != 1 {
 		t.Errorf("stats %+v; want the one interpreter instance, none discarded", s)
+	}
+}
+
+// callAll runs call in a loop on n goroutines and returns once each has
+// made one call; stop ends the loops and waits for them.
+func callAll(n int, call func()) (stop func()) {
+	done := make(chan struct{})
+	running := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() { // ends at stop
+			defer wg.Done()
+			for i := 0; ; i++ {
+				call()
+				if i == 0 {
+					running <- struct{}{}
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for range n {
+		<-running
+	}
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
