@@ -119,14 +119,25 @@ func (w *logWatch) String() string {
 // its sources (so on the interpreter until its compile is ready), counts
 // on across input_required rounds (2026-07-28: the client answers and
 // retries) and across the moment its compiled code is ready, which the
-// test waits for on stderr: its instance is never thrown away.
+// test waits for on stderr: its instance is never thrown away. Over stdio
+// and Streamable HTTP.
 func TestStatefulPluginKeepsCount(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a Go plugin")
 	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) { checkKeepsCount(t, transport) })
+	}
+}
+
+func checkKeepsCount(t *testing.T, transport string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", counterConfig(t), "--no-watch")
+	args := []string{"serve", "--config", counterConfig(t), "--no-watch"}
+	if transport == "http" {
+		args = append(args, "--http", "127.0.0.1:0")
+	}
+	cmd := exec.CommandContext(ctx, mcphostBinary(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()) // a cold cache: the compile happens while it serves
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -144,6 +155,15 @@ func TestStatefulPluginKeepsCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := watchLog(stderr)
+	var conn mcp.Transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
+	if transport == "http" {
+		line, err := log.wait(ctx, "msg=listening addr=http://")
+		if err != nil {
+			t.Fatal(err)
+		}
+		url, _, _ := strings.Cut(line[strings.Index(line, "addr=")+len("addr="):], " ")
+		conn = &mcp.StreamableClientTransport{Endpoint: url}
+	}
 	var asked atomic.Int32
 	client := mcp.NewClient(&mcp.Implementation{Name: "state", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -151,7 +171,7 @@ func TestStatefulPluginKeepsCount(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	cs, err := client.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -187,6 +207,10 @@ func TestStatefulPluginKeepsCount(t *testing.T) {
 	}
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+	if transport == "http" {
+		cmd.Process.Signal(syscall.SIGTERM)
+		stdin.Close()
 	}
 	<-log.closed
 	if err := cmd.Wait(); err != nil {
