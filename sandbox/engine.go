@@ -200,7 +200,6 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "instantiate", Err: err}
 	}
-	m.warmCalls = m.total.Load()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

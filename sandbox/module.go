@@ -48,13 +48,13 @@ type Module struct {
 	old         backend
 	oldBusy     int
 	keepOld     bool
-	warmCalls   uint64 // calls Load made (the warm-up), not the plugin's
 
 	closed      bool
 	shrinkTimer *time.Timer // pending shrink, while more than one instance idles
 	killed      atomic.Bool // Close stopped calls still running
 
 	created, discarded, total, failed atomic.Uint64
+	served                            atomic.Uint64 // calls other than reads of its lists (tier.go)
 }
 
 // Stats are counters of a Module.
@@ -191,6 +191,9 @@ func (m *Module) runOnce(ctx context.Context, export string, input []byte, plain
 			continue
 		}
 		m.total.Add(1)
+		if !listExports[export] {
+			m.served.Add(1)
+		}
 		ce := m.classify(ctx, callCtx, inst, export, rc, out, err, plain)
 		cancel()
 		keep := ce == nil || ce.Kind == KindGuestError || ce.Kind == KindBadOutput

@@ -36,9 +36,10 @@ import (
 // served a call keeps them: they stay on the interpreter, pooled, until
 // one fails (its replacement is compiled code, as a fault's replacement
 // starts over anyway) or the module closes (a reload, whose next load
-// finds the code in the cache). Only where no call has run yet, or the
-// module is declared stateless, is the swap invisible, and it happens.
-// The log line says which, with the calls the interpreter served.
+// finds the code in the cache). Only where the module is declared
+// stateless, or nothing but its lists was read (listExports), is the
+// swap invisible, and it happens. The log line says which, with the
+// calls the interpreter served.
 //
 // When the compile or the warm-up fails, the module stays on the
 // interpreter, slower but correct, and the failure is logged.
@@ -180,7 +181,7 @@ func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total
 	m.be = be
 	// A call has run (or runs) on an interpreter instance of a module
 	// that keeps state: its instances keep serving.
-	stay := m.lim.KeepsState && m.live > 0 && (m.total.Load() > m.warmCalls || m.live > len(m.idle))
+	stay := m.lim.KeepsState && m.live > 0 && (m.served.Load() > 0 || m.live > len(m.idle))
 	var idle []*instance
 	var retired backend
 	switch {
@@ -224,7 +225,17 @@ func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total
 			"(calls ~10x slower) until a reload or a fault replaces it; new instances and the next start use the compiled code", args...)
 		return
 	}
-	m.log.Info("compiled code ready: calls move from the interpreter (no state to keep: no call has run yet, or the plugin is stateless)", args...)
+	m.log.Info("compiled code ready: calls move from the interpreter (no state to keep: the plugin is stateless, or nothing but its lists was read)", args...)
+}
+
+// listExports are what the host calls to learn what a plugin offers
+// (Load's warm-up, the lists), not to serve a client's request. An
+// instance that ran nothing else holds no state a client has seen but
+// its lists, which a new instance lists alike: it may move to the
+// compiled code.
+var listExports = map[string]bool{
+	abi.ExportABIVersion: true, abi.ExportListTools: true, abi.ExportListResources: true,
+	abi.ExportListResourceTemplates: true, abi.ExportListPrompts: true, abi.ExportDescribe: true,
 }
 
 // release accounts for an instance of be that leaves the pool (closed or

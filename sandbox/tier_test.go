@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
 )
 
@@ -324,10 +325,12 @@ func TestTierKeepsStatefulModulesCompiled(t *testing.T) {
 // swap comes between known calls.
 func TestTierKeepsState(t *testing.T) {
 	t.Parallel()
-	counter := wasmgen.Module(wasmgen.Func{Name: "count", Counter: true}, wasmgen.Func{Name: "trap", Trap: true})
+	counter := wasmgen.Module(wasmgen.Func{Name: "count", Counter: true}, wasmgen.Func{Name: "trap", Trap: true},
+		wasmgen.Func{Name: abi.ExportListTools, Output: `{"tools":[]}`})
 	for _, tc := range []struct {
 		name       string
 		keepsState bool
+		lists      int    // list reads before the compile is ready
 		before     uint32 // calls before the compile is ready
 		after      uint32 // what the next call counts
 		stays      bool   // the instance stays on the interpreter
@@ -337,6 +340,10 @@ func TestTierKeepsState(t *testing.T) {
 			log: "compiled code ready: the plugin keeps state in its instance, which stays on the interpreter"},
 		{name: "stateful-unused", keepsState: true, before: 0, after: 1,
 			log: "compiled code ready: calls move from the interpreter"},
+		{name: "stateful-listed", keepsState: true, lists: 2, before: 0, after: 1,
+			log: "compiled code ready: calls move from the interpreter"},
+		{name: "stateful-listed-and-called", keepsState: true, lists: 2, before: 1, after: 2, stays: true,
+			log: "compiled code ready: the plugin keeps state in its instance, which stays on the interpreter"},
 		{name: "stateless", before: 3, after: 1,
 			log: "compiled code ready: calls move from the interpreter"},
 	} {
@@ -358,6 +365,11 @@ func TestTierKeepsState(t *testing.T) {
 					t.Fatalf("count %s: got %x, %v; want 4 bytes", when, out, err)
 				}
 				return binary.LittleEndian.Uint32(out)
+			}
+			for range tc.lists {
+				if out, err := m.Call(ctx, abi.ExportListTools, nil); err != nil || string(out) != `{"tools":[]}` {
+					t.Fatalf("list_tools: got %q, %v", out, err)
+				}
 			}
 			for i := range tc.before {
 				if got := count("on the interpreter"); got != i+1 {
