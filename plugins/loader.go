@@ -307,9 +307,11 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
-	// An instance that keeps state stays on the interpreter for good
+	// A stateful instance that served a call stays on the interpreter
+	// (~13x the cost per call) until a fault or a reload replaces it
 	// (sandbox.Limits.KeepsState): only pools and plugins built from
-	// their sources (restarted by every save) start on the interpreter.
+	// their sources (restarted by every save) start there; a plugin from
+	// a path compiles before its first call, as under its own host.
 	lim.InterpretFirst = model.Instances > 1 || spec.Source != "" || spec.Build != nil
 	lim.KeepsState = model.KeepsState
 	if lim.Secrets, err = config.ResolveSecrets(spec, server, l.log); err != nil {
