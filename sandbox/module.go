@@ -66,7 +66,8 @@ type Stats struct {
 	Calls     uint64 // calls that reached an instance
 	Failures  uint64 // calls that returned an error
 	// Interpreted says calls run on wazero's interpreter: the module's
-	// compiled code is not ready (EngineOptions.InterpretUntilCompiled).
+	// compiled code is not ready (EngineOptions.InterpretUntilCompiled),
+	// or its instances keep state and stay there (Limits.KeepsState).
 	Interpreted bool
 }
 
