@@ -20,6 +20,11 @@ type Model struct {
 	Instances int
 	// Reason says why, for `mcphost validate`.
 	Reason string
+	// KeepsState: the plugin is not declared stateless, so its instances
+	// may hold state it relies on. When its compiled code becomes ready
+	// while it runs on wazero's interpreter, an instance that served
+	// calls keeps serving there (sandbox.Limits.KeepsState).
+	KeepsState bool
 }
 
 // String is "single instance (reason)" or "pool of N instances (reason)".
@@ -42,15 +47,17 @@ func (m Model) String() string {
 // Bytes that do not parse get the single instance; loading them then
 // fails with the sandbox's own, better, message.
 func instanceModel(spec *config.Spec, server *config.ServerConfig, wasm []byte) Model {
+	exports, err := wasmFuncExports(wasm)
+	stateless := err == nil && slices.Contains(exports, abi.ExportStateless)
 	if spec.MaxInstances > 0 {
-		return Model{Instances: spec.MaxInstances,
+		return Model{Instances: spec.MaxInstances, KeepsState: !stateless,
 			Reason: fmt.Sprintf("max_instances = %d in its [[plugin]] table", spec.MaxInstances)}
 	}
-	if exports, err := wasmFuncExports(wasm); err == nil && slices.Contains(exports, abi.ExportStateless) {
+	if stateless {
 		n := max(server.MaxInstances, 1)
 		return Model{Instances: n, Reason: "it exports " + abi.ExportStateless + ": declared stateless"}
 	}
-	return Model{Instances: 1, Reason: "it may keep state between calls, as hyper-mcp plugins do; no " +
+	return Model{Instances: 1, KeepsState: true, Reason: "it may keep state between calls, as hyper-mcp plugins do; no " +
 		abi.ExportStateless + " export"}
 }
 

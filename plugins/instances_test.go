@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 func TestWasmFuncExports(t *testing.T) {
@@ -76,12 +77,13 @@ func TestInstanceModel(t *testing.T) {
 		maxInst    int
 		want       int
 		wantReason string
+		keeps      bool // KeepsState: what its instances hold is not thrown away at the tier-up
 	}{
-		{"foreign plugin", plain, 0, 1, "may keep state"},
-		{"declared stateless", declared, 0, 3, "declared stateless"},
-		{"override to a pool", plain, 4, 4, "max_instances = 4"},
-		{"override to one", declared, 1, 1, "max_instances = 1"},
-		{"traps", trapping, 0, 1, "may keep state"},
+		{"foreign plugin", plain, 0, 1, "may keep state", true},
+		{"declared stateless", declared, 0, 3, "declared stateless", false},
+		{"override to a pool", plain, 4, 4, "max_instances = 4", true},
+		{"override to one", declared, 1, 1, "max_instances = 1", false},
+		{"traps", trapping, 0, 1, "may keep state", true},
 	}
 	cfg := config.DefaultConfig()
 	cfg.Server.MaxInstances = 3
@@ -104,8 +106,11 @@ func TestInstanceModel(t *testing.T) {
 				t.Fatalf("not loaded: %v", g.Failed("p"+string(rune('a'+i))))
 			}
 			m := p.Instances()
-			if m.Instances != tt.want || !strings.Contains(m.Reason, tt.wantReason) {
-				t.Errorf("model: got %v; want %d instances because %q", m, tt.want, tt.wantReason)
+			if m.Instances != tt.want || !strings.Contains(m.Reason, tt.wantReason) || m.KeepsState != tt.keeps {
+				t.Errorf("model: got %v (keeps state %v); want %d instances because %q (keeps state %v)", m, m.KeepsState, tt.want, tt.wantReason, tt.keeps)
+			}
+			if got := p.core.module.(interface{ Limits() sandbox.Limits }).Limits().KeepsState; got != tt.keeps {
+				t.Errorf("Limits.KeepsState: got %v; want %v", got, tt.keeps)
 			}
 			if got := p.core.module.(statser).Stats().Instances; got > tt.want {
 				t.Errorf("live instances: got %d; want at most %d", got, tt.want)

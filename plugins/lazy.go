@@ -116,7 +116,12 @@ func (lm *lazyModule) run(done chan struct{}) {
 		_ = m.Close(ctx)
 	default:
 		lm.m, lm.err, lm.wasm = m, nil, nil
-		lm.log.Info("plugin module loaded on first use", "plugin", lm.name, "elapsed", time.Since(start).Round(time.Millisecond))
+		code := "compiled"
+		if st, ok := m.(statser); ok && st.Stats().Interpreted {
+			// Its compiled code was not in the cache (sandbox/tier.go).
+			code = "interpreter, compiling in the background"
+		}
+		lm.log.Info("plugin module loaded on first use", "plugin", lm.name, "elapsed", time.Since(start).Round(time.Millisecond), "code", code)
 	}
 }
 

@@ -313,10 +313,13 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
-	// State kept in an instance is lost when calls move from the
-	// interpreter to the compiled code: only pools and plugins built from
-	// their sources (restarted by every save) start on the interpreter.
+	// A stateful instance that served a call stays on the interpreter
+	// (~13x the cost per call) until a fault or a reload replaces it
+	// (sandbox.Limits.KeepsState): only pools and plugins built from
+	// their sources (restarted by every save) start there; a plugin from
+	// a path compiles before its first call, as under its own host.
 	lim.InterpretFirst = model.Instances > 1 || spec.Source != "" || spec.Build != nil
+	lim.KeepsState = model.KeepsState
 	if lim.Secrets, err = config.ResolveSecrets(spec, server, l.log); err != nil {
 		return nil, false, err
 	}

@@ -29,8 +29,9 @@ type EngineOptions struct {
 	// code is not in the cache on wazero's interpreter while the compiler
 	// runs in the background; later calls move to the compiled code
 	// (tier.go). A 4 MB Go guest then serves ~0.2 s after Load starts
-	// instead of ~1.5 s, at ~13× the cost per call until the swap. A
-	// module whose compiled code is cached loads it as without the option.
+	// instead of ~1.5 s, at ~13× the cost per call until the swap (or,
+	// for an instance that keeps state, until it is replaced). A module
+	// whose compiled code is cached loads it as without the option.
 	InterpretUntilCompiled bool
 }
 
@@ -75,12 +76,16 @@ type Limits struct {
 	// InterpretFirst lets a module whose compiled code is not cached
 	// serve on wazero's interpreter until its compile is ready, when the
 	// Engine was opened with EngineOptions.InterpretUntilCompiled
-	// (tier.go). A guest's state cannot move between engines, so the
-	// caller sets it only where starting over is already expected: a
-	// pool of stateless instances, or a plugin built from its sources,
-	// whose every save restarts it. A module that keeps state loads
-	// compiled, as under its own host.
+	// (tier.go). With KeepsState, an instance that has served a call
+	// stays on the interpreter: only the instances made after the
+	// compile (a fault's replacement) and later loads run compiled code.
 	InterpretFirst bool `json:"-"`
+	// KeepsState says the module's instances keep state between calls
+	// (a plugin not declared stateless), which cannot move from the
+	// interpreter to compiled code: when the compile is ready (tier.go)
+	// an instance that has served a call keeps serving until it fails or
+	// the module closes.
+	KeepsState bool `json:"-"`
 	// AllowPrivateNetworks lets a host name allowed by AllowedHosts
 	// resolve to a loopback, private, link-local, CGNAT or unspecified
 	// address. Without it only rules that are IP literals or "localhost"

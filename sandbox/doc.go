@@ -42,7 +42,9 @@
 // background; when the compiled code is ready and warmed, new calls move
 // to it, calls running on the interpreter finish there, and the
 // interpreter is closed after its last one (tier.go). A guest's state in
-// its instance does not move: it starts over at the swap.
+// its instance cannot move, so an instance of a module that keeps state
+// (Limits.KeepsState) and has served a call stays on the interpreter
+// until it fails or the module closes.
 //
 // Timeouts stop guests in endless loops and guests asleep in WASI
 // poll_oneoff (our own nanosleep wakes up when the call ends). On the

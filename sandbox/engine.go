@@ -32,6 +32,7 @@ type Engine struct {
 	// for them. running is their number.
 	compiling sync.WaitGroup
 	running   atomic.Int32
+	inCompile map[*Module]string // guarded by mu: the modules compiling, by name
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
@@ -63,7 +64,7 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
 	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
-		modules: make(map[*Module]*cacheUse)}, nil
+		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string)}, nil
 }
 
 func (e *Engine) isClosed() bool {

@@ -40,18 +40,21 @@ type Module struct {
 	// The tiers (tier.go): while interpreted, be is the interpreter's and
 	// the compiler runs in the background until stopCompile; after the
 	// swap, old is the interpreter's backend while oldBusy of its
-	// instances still serve calls.
+	// instances still serve calls, or, with keepOld (Limits.KeepsState),
+	// still live: they hold the plugin's state and stay pooled.
 	interpreted bool
 	stopCompile context.CancelFunc
 	compileDone chan struct{} // closed when the background compile ends
 	old         backend
 	oldBusy     int
+	keepOld     bool
 
 	closed      bool
 	shrinkTimer *time.Timer // pending shrink, while more than one instance idles
 	killed      atomic.Bool // Close stopped calls still running
 
 	created, discarded, total, failed atomic.Uint64
+	served                            atomic.Uint64 // calls other than reads of its lists (tier.go)
 }
 
 // Stats are counters of a Module.
@@ -63,7 +66,8 @@ type Stats struct {
 	Calls     uint64 // calls that reached an instance
 	Failures  uint64 // calls that returned an error
 	// Interpreted says calls run on wazero's interpreter: the module's
-	// compiled code is not ready (EngineOptions.InterpretUntilCompiled).
+	// compiled code is not ready (EngineOptions.InterpretUntilCompiled),
+	// or its instances keep state and stay there (Limits.KeepsState).
 	Interpreted bool
 }
 
@@ -107,7 +111,7 @@ func (m *Module) Limits() Limits {
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats {
 	m.mu.Lock()
-	live, idle, interpreted := m.live, len(m.idle), m.interpreted
+	live, idle, interpreted := m.live, len(m.idle), m.interpreted || m.keepOld
 	m.mu.Unlock()
 	return Stats{
 		Instances: live, Idle: idle, Interpreted: interpreted,
@@ -188,6 +192,9 @@ func (m *Module) runOnce(ctx context.Context, export string, input []byte, plain
 			continue
 		}
 		m.total.Add(1)
+		if !listExports[export] {
+			m.served.Add(1)
+		}
 		ce := m.classify(ctx, callCtx, inst, export, rc, out, err, plain)
 		cancel()
 		keep := ce == nil || ce.Kind == KindGuestError || ce.Kind == KindBadOutput
@@ -259,8 +266,8 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 func (m *Module) put(inst *instance, keep bool) {
 	m.mu.Lock()
 	// An instance of a retired backend (the interpreter's, after the
-	// swap) is not pooled.
-	pooled := keep && !m.closed && inst.be == m.be
+	// swap) is not pooled, unless it holds the plugin's state.
+	pooled := keep && !m.closed && (inst.be == m.be || m.keepOld && inst.be == m.old)
 	var retired backend
 	if pooled {
 		inst.lastUse = time.Now()
@@ -297,10 +304,13 @@ func (m *Module) shrink(now time.Time) {
 	m.mu.Lock()
 	m.shrinkTimer = nil
 	var old []*instance
+	var retired backend
 	for len(m.idle) > 1 && now.Sub(m.idle[0].lastUse) >= idleTTL {
 		old = append(old, m.idle[0])
+		if r := m.release(m.idle[0].be); r != nil {
+			retired = r
+		}
 		m.idle = m.idle[1:]
-		m.live--
 	}
 	if len(m.idle) > 1 && !m.closed {
 		m.shrinkTimer = time.AfterFunc(idleTTL-now.Sub(m.idle[0].lastUse), func() { m.shrink(time.Now()) })
@@ -308,6 +318,9 @@ func (m *Module) shrink(now time.Time) {
 	m.mu.Unlock()
 	for _, inst := range old {
 		inst.close()
+	}
+	if retired != nil {
+		retired.close(context.Background(), true)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -30,11 +31,15 @@ import (
 //     instances close when they come back, and the interpreter's runtime
 //     closes with the last of them. No call is refused or run twice.
 //
-// A guest's state lives in its instance and cannot move between engines:
-// a plugin that keeps state between calls starts over at the swap, as at
-// a reload (the log line counts the calls the interpreter served). The
-// swap comes within a compile's time of the load, which a reload has just
-// reset anyway.
+// A guest's state lives in its instance and cannot move between engines.
+// So a module that keeps state (Limits.KeepsState) whose instances have
+// served a call keeps them: they stay on the interpreter, pooled, until
+// one fails (its replacement is compiled code, as a fault's replacement
+// starts over anyway) or the module closes (a reload, whose next load
+// finds the code in the cache). Only where the module is declared
+// stateless, or nothing but its lists was read (listExports), is the
+// swap invisible, and it happens. The log line says which, with the
+// calls the interpreter served.
 //
 // When the compile or the warm-up fails, the module stays on the
 // interpreter, slower but correct, and the failure is logged.
@@ -61,6 +66,7 @@ func (m *Module) startCompile(use *cacheUse, rc wazero.RuntimeConfig, wasm []byt
 	m.compileDone = make(chan struct{})
 	m.e.compiling.Add(1)
 	m.e.running.Add(1)
+	m.e.inCompile[m] = m.name
 	go m.compileInBackground(ctx, cancel, use, rc, wasm, newBE) // exits when the compile ends, or a newer load stops it
 }
 
@@ -93,6 +99,11 @@ func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelF
 	rc wazero.RuntimeConfig, wasm []byte, newBE newBackend) {
 	defer m.e.compiling.Done()
 	defer m.e.running.Add(-1)
+	defer func() {
+		m.e.mu.Lock()
+		delete(m.e.inCompile, m)
+		m.e.mu.Unlock()
+	}()
 	defer close(m.compileDone)
 	defer cancel()
 	if hold := m.e.holdCompile; hold != nil {
@@ -109,6 +120,15 @@ func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelF
 	var inst *instance
 	if err == nil {
 		use.record()
+		m.mu.Lock()
+		closed := m.closed
+		m.mu.Unlock()
+		if closed { // the code is in the cache: nothing else to do
+			be.close(context.Background(), true)
+			use.close(context.Background())
+			m.log.Info("compile finished and stored in the cache after the module closed", "compile", compiled.Round(time.Millisecond))
+			return
+		}
 		if inst, err = m.warmOn(ctx, be); err != nil {
 			be.close(context.Background(), true)
 		}
@@ -159,16 +179,25 @@ func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total
 	}
 	old := m.be
 	m.be = be
-	idle := m.idle
-	m.idle = nil
-	m.live -= len(idle)
+	// A call has run (or runs) on an interpreter instance of a module
+	// that keeps state: its instances keep serving.
+	stay := m.lim.KeepsState && m.live > 0 && (m.served.Load() > 0 || m.live > len(m.idle))
+	var idle []*instance
 	var retired backend
-	if m.live == 0 {
-		retired = old
-	} else {
-		m.old, m.oldBusy = old, m.live
+	switch {
+	case stay:
+		m.old, m.oldBusy, m.keepOld = old, m.live, true
+	default:
+		idle = m.idle
+		m.idle = nil
+		m.live -= len(idle)
+		if m.live == 0 {
+			retired = old
+		} else {
+			m.old, m.oldBusy = old, m.live
+		}
 	}
-	if m.live < m.lim.Instances {
+	if !stay && m.live < m.lim.Instances {
 		inst.lastUse = time.Now()
 		m.idle = append(m.idle, inst)
 		m.live++
@@ -184,14 +213,29 @@ func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total
 	for _, i := range idle {
 		i.close()
 	}
-	if inst != nil { // every slot is busy on the interpreter
+	if inst != nil { // every slot is busy on the interpreter, or its instances stay
 		inst.close()
 	}
 	if retired != nil {
 		retired.close(context.Background(), true)
 	}
-	m.log.Info("compiled code ready: calls move from the interpreter (a plugin's state in its instance starts over)",
-		"compile", compiled.Round(time.Millisecond), "dur", total.Round(time.Millisecond), "interpreted_calls", calls)
+	args := []any{"compile", compiled.Round(time.Millisecond), "dur", total.Round(time.Millisecond), "interpreted_calls", calls}
+	if stay {
+		m.log.Info("compiled code ready: the plugin keeps state in its instance, which stays on the interpreter "+
+			"(calls ~10x slower) until a reload or a fault replaces it; new instances and the next start use the compiled code", args...)
+		return
+	}
+	m.log.Info("compiled code ready: calls move from the interpreter (no state to keep: the plugin is stateless, or nothing but its lists was read)", args...)
+}
+
+// listExports are what the host calls to learn what a plugin offers
+// (Load's warm-up, the lists), not to serve a client's request. An
+// instance that ran nothing else holds no state a client has seen but
+// its lists, which a new instance lists alike: it may move to the
+// compiled code.
+var listExports = map[string]bool{
+	abi.ExportABIVersion: true, abi.ExportListTools: true, abi.ExportListResources: true,
+	abi.ExportListResourceTemplates: true, abi.ExportListPrompts: true, abi.ExportDescribe: true,
 }
 
 // release accounts for an instance of be that leaves the pool (closed or
@@ -206,19 +250,25 @@ func (m *Module) release(be backend) backend {
 	if m.oldBusy > 0 {
 		return nil
 	}
-	m.old = nil
+	m.old, m.keepOld = nil, false
 	return be
 }
 
 // waitCompiles waits for the background compiles to end, bounded by ctx.
+// When the Engine is closing it says which, and how long it waits: each
+// compile it waits for is stored in the cache, so that the next start
+// loads compiled code instead of interpreting and compiling again.
 func (e *Engine) waitCompiles(ctx context.Context) error {
-	if n := e.running.Load(); n > 0 && e.isClosed() {
-		args := []any{"modules", n}
+	names := e.compilingNames()
+	say := len(names) > 0 && e.isClosed()
+	if say {
+		args := []any{"plugins", names}
 		if d, ok := ctx.Deadline(); ok {
-			args = append(args, "at most", time.Until(d).Round(time.Millisecond))
+			args = append(args, "up_to", time.Until(d).Round(100*time.Millisecond))
 		}
-		e.log.Info("waiting for background compiles, so that the next start loads compiled code (a second interrupt stops at once)", args...)
+		e.log.Info("finishing compiles for the cache, so that the next start loads compiled code (interrupt to stop now)", args...)
 	}
+	start := time.Now()
 	done := make(chan struct{})
 	go func() { // exits when the last compile ends
 		e.compiling.Wait()
@@ -226,8 +276,28 @@ func (e *Engine) waitCompiles(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		if say {
+			e.log.Info("compiles finished and stored in the cache", "plugins", names, "dur", time.Since(start).Round(time.Millisecond))
+		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("sandbox: compiles still running: %w", ctx.Err())
+		left := e.compilingNames()
+		if say {
+			e.log.Warn("compiles not finished at exit: the next start serves these plugins on the interpreter and compiles them again",
+				"plugins", left, "err", context.Cause(ctx))
+		}
+		return fmt.Errorf("sandbox: compiles of %v still running: %w", left, ctx.Err())
 	}
+}
+
+// compilingNames lists the modules compiling in the background, sorted.
+func (e *Engine) compilingNames() []string {
+	e.mu.Lock()
+	names := make([]string, 0, len(e.inCompile))
+	for _, n := range e.inCompile {
+		names = append(names, n)
+	}
+	e.mu.Unlock()
+	slices.Sort(names)
+	return slices.Compact(names)
 }

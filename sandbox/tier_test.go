@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
 )
 
@@ -171,35 +173,16 @@ func TestTierSwapLosesNoCall(t *testing.T) {
 	<-started
 	interp := m.be
 
-	stop := make(chan struct{})
 	var calls, failed atomic.Int64
-	var wg sync.WaitGroup
-	running := make(chan struct{}, 2*instances)
-	for range 2 * instances { // more callers than instances: some wait for a slot
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				out, err := m.Call(ctx, "hello", nil)
-				calls.Add(1)
-				if err != nil || string(out) != "hello" {
-					failed.Add(1)
-					t.Errorf("call: got %q, %v", out, err)
-				}
-				if i == 0 {
-					running <- struct{}{}
-				}
-				select {
-				case <-stop:
-					return
-				default:
-				}
-			}
-		}()
-	}
-	for range 2 * instances {
-		<-running
-	}
+	// more callers than instances: some wait for a slot
+	stop := callAll(2*instances, func() {
+		out, err := m.Call(ctx, "hello", nil)
+		calls.Add(1)
+		if err != nil || string(out) != "hello" {
+			failed.Add(1)
+			t.Errorf("call: got %q, %v", out, err)
+		}
+	})
 	close(release) // the swap happens while calls run
 	if err := e.waitCompiles(ctx); err != nil {
 		t.Fatal(err)
@@ -211,8 +194,7 @@ func TestTierSwapLosesNoCall(t *testing.T) {
 		}
 		calls.Add(1)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 
 	s := m.Stats()
 	if s.Interpreted || failed.Load() != 0 || s.Calls < uint64(calls.Load()) || s.Failures != 0 {
@@ -296,6 +278,10 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Engine.Close: %v", err)
 	}
+	if !testLogs.LineContains("finishing compiles for the cache", "plugins=[shutdown]") ||
+		!testLogs.LineContains("compiles finished and stored in the cache", "plugins=[shutdown]") {
+		t.Error("Engine.Close did not say which compile it finished for the cache")
+	}
 
 	next, err := NewEngine(ctx, EngineOptions{CacheDir: e.CacheDir(), Logger: testEngine.log, InterpretUntilCompiled: true})
 	if err != nil {
@@ -312,9 +298,9 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 }
 
 // TestTierKeepsStatefulModulesCompiled: a module loaded without
-// InterpretFirst (one that keeps state, whose state could not move to the
-// compiled code) loads compiled on an Engine that tiers, with no
-// background compile.
+// InterpretFirst (a stateful plugin from a path, compiled before its
+// first call as under its own host) loads compiled on an Engine that
+// tiers, with no background compile.
 func TestTierKeepsStatefulModulesCompiled(t *testing.T) {
 	t.Parallel()
 	e, _, _ := heldEngine(t)
@@ -328,5 +314,181 @@ func TestTierKeepsStatefulModulesCompiled(t *testing.T) {
 	}
 	if n := e.running.Load(); n != 0 {
 		t.Errorf("%d background compiles; want none for a module without InterpretFirst", n)
+	}
+}
+
+// TestTierKeepsState: when the compile is ready, a module that keeps
+// state and has served calls keeps its interpreter instance (the count
+// goes on, and the log says so) until a fault replaces it with one of
+// the compiled code; a module that has served no call, or is stateless,
+// moves to the compiled code. The compile is held, then let go, so the
+// swap comes between known calls.
+func TestTierKeepsState(t *testing.T) {
+	t.Parallel()
+	counter := wasmgen.Module(wasmgen.Func{Name: "count", Counter: true}, wasmgen.Func{Name: "trap", Trap: true},
+		wasmgen.Func{Name: abi.ExportListTools, Output: `{"tools":[]}`})
+	for _, tc := range []struct {
+		name       string
+		keepsState bool
+		lists      int    // list reads before the compile is ready
+		before     uint32 // calls before the compile is ready
+		after      uint32 // what the next call counts
+		stays      bool   // the instance stays on the interpreter
+		log        string
+	}{
+		{name: "stateful", keepsState: true, before: 3, after: 4, stays: true,
+			log: "compiled code ready: the plugin keeps state in its instance, which stays on the interpreter"},
+		{name: "stateful-unused", keepsState: true, before: 0, after: 1,
+			log: "compiled code ready: calls move from the interpreter"},
+		{name: "stateful-listed", keepsState: true, lists: 2, before: 0, after: 1,
+			log: "compiled code ready: calls move from the interpreter"},
+		{name: "stateful-listed-and-called", keepsState: true, lists: 2, before: 1, after: 2, stays: true,
+			log: "compiled code ready: the plugin keeps state in its instance, which stays on the interpreter"},
+		{name: "stateless", before: 3, after: 1,
+			log: "compiled code ready: calls move from the interpreter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, started, release := heldEngine(t)
+			ctx := context.Background()
+			name := "keep-" + tc.name
+			m, err := e.load(ctx, name, counter, Limits{InterpretFirst: true, KeepsState: tc.keepsState, Instances: 1}, nativeWith(interruptPoll))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close(ctx)
+			<-started
+			count := func(when string) uint32 {
+				t.Helper()
+				out, err := m.Call(ctx, "count", nil)
+				if err != nil || len(out) != 4 {
+					t.Fatalf("count %s: got %x, %v; want 4 bytes", when, out, err)
+				}
+				return binary.LittleEndian.Uint32(out)
+			}
+			for range tc.lists {
+				if out, err := m.Call(ctx, abi.ExportListTools, nil); err != nil || string(out) != `{"tools":[]}` {
+					t.Fatalf("list_tools: got %q, %v", out, err)
+				}
+			}
+			for i := range tc.before {
+				if got := count("on the interpreter"); got != i+1 {
+					t.Fatalf("count on the interpreter: got %d; want %d", got, i+1)
+				}
+			}
+			close(release)
+			if err := e.waitCompiles(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !testLogs.LineContains(tc.log, "plugin="+name) {
+				t.Errorf("no log line %q for plugin=%s", tc.log, name)
+			}
+			if got := count("after the compile"); got != tc.after {
+				t.Errorf("count after the compile: got %d; want %d", got, tc.after)
+			}
+			if got := m.Stats().Interpreted; got != tc.stays {
+				t.Errorf("Stats.Interpreted after the compile: got %v; want %v", got, tc.stays)
+			}
+			if !tc.stays {
+				return
+			}
+			// A fault replaces the instance: its replacement is compiled
+			// code, and the interpreter retires.
+			if _, err := m.Call(ctx, "trap", nil); callErr(t, err).Kind != KindTrap {
+				t.Fatalf("trap: got %v; want a trap", err)
+			}
+			if got := count("after the fault"); got != 1 {
+				t.Errorf("count after the fault: got %d; want 1 (a fresh instance)", got)
+			}
+			m.mu.Lock()
+			compiled, old := m.idle[0].be == m.be, m.old
+			m.mu.Unlock()
+			if !compiled || old != nil || m.Stats().Interpreted {
+				t.Errorf("after the fault: instance compiled %v, interpreter retired %v, interpreted %v; want true, true, false",
+					compiled, old == nil, m.Stats().Interpreted)
+			}
+		})
+	}
+}
+
+// TestTierKeepsStateUnderCalls: callers keep a stateful module's one
+// instance busy while its compile ends; every count comes once, 1 to n
+// with none missing, so no call ran on a fresh instance, and the
+// instance is still the interpreter's.
+func TestTierKeepsStateUnderCalls(t *testing.T) {
+	t.Parallel()
+	e, started, release := heldEngine(t)
+	ctx := context.Background()
+	m, err := e.load(ctx, "keep-hammer", wasmgen.Module(wasmgen.Func{Name: "count", Counter: true}),
+		Limits{InterpretFirst: true, KeepsState: true, Instances: 1}, nativeWith(interruptPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	<-started
+	var mu sync.Mutex
+	seen := map[uint32]bool{}
+	count := func() {
+		out, err := m.Call(ctx, "count", nil)
+		if err != nil || len(out) != 4 {
+			t.Errorf("count: got %x, %v", out, err)
+			return
+		}
+		n := binary.LittleEndian.Uint32(out)
+		mu.Lock()
+		defer mu.Unlock()
+		if seen[n] {
+			t.Errorf("count %d came twice: the instance started over", n)
+		}
+		seen[n] = true
+	}
+	stop := callAll(4, count)
+	close(release) // the compile ends while calls run
+	if err := e.waitCompiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		count()
+	}
+	stop()
+	for n := uint32(1); n <= uint32(len(seen)); n++ {
+		if !seen[n] {
+			t.Fatalf("count %d never came among %d calls", n, len(seen))
+		}
+	}
+	if s := m.Stats(); !s.Interpreted || s.Discarded != 0 || s.Instances != 1 {
+		t.Errorf("stats %+v; want the one interpreter instance, none discarded", s)
+	}
+}
+
+// callAll runs call in a loop on n goroutines and returns once each has
+// made one call; stop ends the loops and waits for them.
+func callAll(n int, call func()) (stop func()) {
+	done := make(chan struct{})
+	running := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() { // ends at stop
+			defer wg.Done()
+			for i := 0; ; i++ {
+				call()
+				if i == 0 {
+					running <- struct{}{}
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for range n {
+		<-running
+	}
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }

@@ -22,9 +22,12 @@ import (
 	"github.com/mcphost/mcphost/plugins/watch"
 )
 
-// compileGrace bounds how long serve waits at exit for background
-// compiles, so that the next start finds their code in the cache.
-const compileGrace = 2 * time.Second
+// defaultCompileWait bounds how long serve waits at exit for a compile
+// still running in the background (--compile-wait), so that the next
+// start loads its code from the cache instead of interpreting and
+// compiling again: a 4 MB Go guest takes ~1.5 s on an idle machine, 5 s
+// and more under load. A signal ends the wait at once.
+const defaultCompileWait = 10 * time.Second
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stdout, stderr)
@@ -36,6 +39,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://`host:port`/metrics, apart from MCP (off by default; a bare port binds 127.0.0.1, port 0 picks a free one)")
 	eager := fs.Bool("eager", false, "compile every plugin at start; by default a plugin whose lists are in the list cache (same code, limits and config as when it last loaded) is listed from it and compiled on first use")
 	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
+	compileWait := fs.Duration("compile-wait", defaultCompileWait, "at exit, how long to wait for compiles still running in the background, so that the next start loads their code from the cache (a signal stops the wait; 0: do not wait)")
 	var hf httpFlags
 	hf.register(fs.FlagSet)
 	if err := fs.parse(args); err != nil {
@@ -66,11 +70,19 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var toClients atomic.Pointer[host.Server]
 	log = slog.New(clientLog{log.Handler(), &toClients})
 	defer func() {
-		// A compile still running at exit gets compileGrace to reach the
-		// cache; past that the process exits anyway (an AI host closing
-		// stdin expects it gone), and the next start interprets again.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compileGrace)
+		// A compile still running at exit gets --compile-wait to reach
+		// the cache (the engine says which, and for how long); past that
+		// the process exits anyway (an AI host closing stdin expects it
+		// gone), and the next start interprets again. After stdin closed,
+		// a signal ends the wait; after a signal, a second one does.
+		wctx, interrupt := context.WithCancelCause(context.WithoutCancel(ctx))
+		defer interrupt(nil)
+		cctx, cancel := context.WithTimeoutCause(wctx, *compileWait, errCompileWait)
 		defer cancel()
+		if ctx.Err() == nil {
+			stop := context.AfterFunc(ctx, func() { interrupt(errInterrupted) })
+			defer stop()
+		}
 		rt.close(cctx)
 	}()
 	if *debugAddr != "" {
@@ -179,6 +191,11 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	reg.Close(closeCtx)
 	return err
 }
+
+var (
+	errCompileWait = errors.New("--compile-wait passed")
+	errInterrupted = errors.New("interrupted by a signal")
+)
 
 func hostOptions(cfg *config.Config, log *slog.Logger, audit io.Writer) host.Options {
 	return host.Options{

@@ -16,6 +16,10 @@ type Func struct {
 	Trap   bool   // the export executes unreachable
 	Spin   bool   // the export loops forever without calling the host
 	I32    *int32 // the export returns this (a plain i32 export)
+	// Counter: the export adds one to a count kept in the instance's
+	// memory and outputs it (4 bytes, little-endian), so a test can tell
+	// an instance that kept its state from a fresh one.
+	Counter bool
 }
 
 func uleb(v uint64) []byte { return binary.AppendUvarint(nil, v) }
@@ -59,6 +63,24 @@ const (
 	wI64 = 0x7e
 )
 
+// outputBytes is the body (after its locals, p i64 and i i32) that sets
+// the n bytes of memory at offset as the output and returns 0.
+func outputBytes(length, offset int) []byte {
+	n := int64(length)
+	return cat(
+		[]byte{0x42}, sleb(n), []byte{0x10, 0, 0x21, 0}, // p = alloc(n)
+		[]byte{0x02, 0x40, 0x03, 0x40},                        // block loop
+		[]byte{0x20, 1, 0x41}, sleb(n), []byte{0x4f, 0x0d, 1}, // if i >= n: break
+		[]byte{0x20, 0, 0x20, 1, 0xad, 0x7c},           // p + i
+		[]byte{0x20, 1, 0x2d, 0}, uleb(uint64(offset)), // load8_u(offset + i)
+		[]byte{0x10, 1}, // store_u8
+		[]byte{0x20, 1, 0x41, 1, 0x6a, 0x21, 1, 0x0c, 0}, // i++; continue
+		[]byte{0x0b, 0x0b},                              // end loop, end block
+		[]byte{0x20, 0, 0x42}, sleb(n), []byte{0x10, 2}, // output_set(p, n)
+		[]byte{0x41, 0, 0x0b}, // return 0
+	)
+}
+
 // Module assembles a module importing alloc, store_u8 and output_set from
 // extism:host/env and exporting fns.
 func Module(fns ...Func) []byte {
@@ -86,20 +108,20 @@ func Module(fns ...Func) []byte {
 			code = cat(vec(), []byte{0x03, 0x40, 0x0c, 0, 0x0b, 0x41, 0, 0x0b}) // loop br 0 end; i32.const 0
 		case f.I32 != nil:
 			code = cat(vec(), []byte{0x41}, sleb(int64(*f.I32)), []byte{0x0b})
-		default:
-			n := int64(len(f.Output))
+		case f.Counter:
+			at := sleb(int64(offset))
 			code = cat(
-				vec([]byte{1, wI64}, []byte{1, wI32}),           // local 0: p, local 1: i
-				[]byte{0x42}, sleb(n), []byte{0x10, 0, 0x21, 0}, // p = alloc(n)
-				[]byte{0x02, 0x40, 0x03, 0x40},                        // block loop
-				[]byte{0x20, 1, 0x41}, sleb(n), []byte{0x4f, 0x0d, 1}, // if i >= n: break
-				[]byte{0x20, 0, 0x20, 1, 0xad, 0x7c},           // p + i
-				[]byte{0x20, 1, 0x2d, 0}, uleb(uint64(offset)), // load8_u(offset + i)
-				[]byte{0x10, 1}, // store_u8
-				[]byte{0x20, 1, 0x41, 1, 0x6a, 0x21, 1, 0x0c, 0}, // i++; continue
-				[]byte{0x0b, 0x0b},                              // end loop, end block
-				[]byte{0x20, 0, 0x42}, sleb(n), []byte{0x10, 2}, // output_set(p, n)
-				[]byte{0x41, 0, 0x0b}, // return 0
+				vec([]byte{1, wI64}, []byte{1, wI32}), // local 0: p, local 1: i
+				[]byte{0x41}, at, []byte{0x41}, at,    // two copies of the count's address
+				[]byte{0x28, 2, 0, 0x41, 1, 0x6a}, // i32.load + 1
+				[]byte{0x36, 2, 0},                // i32.store
+				outputBytes(4, offset),
+			)
+			offset += 4
+		default:
+			code = cat(
+				vec([]byte{1, wI64}, []byte{1, wI32}), // local 0: p, local 1: i
+				outputBytes(len(f.Output), offset),
 			)
 			data = append(data, cat([]byte{0, 0x41}, sleb(int64(offset)), []byte{0x0b}, wname(f.Output)))
 			offset += len(f.Output)

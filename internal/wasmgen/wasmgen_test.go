@@ -20,6 +20,7 @@ func TestModuleCompiles(t *testing.T) {
 		Func{Name: "trap", Trap: true},
 		Func{Name: "num", I32: &seven},
 		Func{Name: "spin", Spin: true},
+		Func{Name: "count", Counter: true},
 	)
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
@@ -35,7 +36,7 @@ func TestModuleCompiles(t *testing.T) {
 		}
 	}
 	slices.Sort(exports)
-	if want := []string{"empty", "num", "out", "spin", "trap"}; !slices.Equal(exports, want) {
+	if want := []string{"count", "empty", "num", "out", "spin", "trap"}; !slices.Equal(exports, want) {
 		t.Errorf("exports: got %q; want %q", exports, want)
 	}
 	var imports []string
