@@ -142,6 +142,7 @@ func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prom
 			p.Templates = append(p.Templates, &Template{Plugin: p, Def: lt.def, Raw: lt.raw, tpl: lt.tpl})
 		}
 	}
+	addApps(p, spec) // apps.go
 	return p
 }
 
@@ -149,6 +150,11 @@ func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prom
 // v, keeping every other member, and the order, as they are.
 func setMember(raw json.RawMessage, key, v string) json.RawMessage {
 	val, _ := json.Marshal(v)
+	return setRawMember(raw, key, val)
+}
+
+// setRawMember is setMember with the JSON value val.
+func setRawMember(raw json.RawMessage, key string, val json.RawMessage) json.RawMessage {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
 		return raw
