@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/url"
 	"os"
@@ -136,6 +138,8 @@ func (s section) unknownSub(table string, t map[string]any, known []string, want
 func readPage(file string) ([]byte, error) {
 	st, err := os.Stat(file)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("page %s does not exist", file)
 	case err != nil:
 		return nil, fmt.Errorf("page: %w", err)
 	case !st.Mode().IsRegular():
