@@ -144,7 +144,9 @@ func (p *Plugin) readApp(uri string) (json.RawMessage, bool) {
 // (a resources/read result) to its [plugin.ui] table's, and says so when
 // the guest asked for more.
 func (p *Plugin) appCSP(out json.RawMessage) json.RawMessage {
-	if !bytes.Contains(out, []byte("mcp-app")) {
+	// Most reads are not apps: look closer only at output that names the
+	// profile (in any case) or could spell it with escapes.
+	if !bytes.Contains(bytes.ToLower(out), []byte("mcp-app")) && !bytes.Contains(out, []byte(`\u`)) {
 		return out
 	}
 	var res map[string]json.RawMessage

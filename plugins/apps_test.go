@@ -1,0 +1,62 @@
+package plugins
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/plugins/config"
+)
+
+// FuzzAppCSP: a guest's resources/read output is untrusted. appCSP never
+// panics, leaves output that is not an MCP App as it is, and gives every
+// MCP App content item the config's CSP, the output staying valid JSON.
+func FuzzAppCSP(f *testing.F) {
+	f.Add([]byte(`{"contents":[{"uri":"ui://a/b","mimeType":"text/html;profile=mcp-app","text":"<p>","_meta":{"ui":{"csp":{"connectDomains":["https://x.example"]}}}}]}`))
+	f.Add([]byte(`{"contents":[{"uri":"ui://a/b","mimeType":"text/html; profile=mcp-app","_meta":null}],"_meta":{"k":1}}`))
+	f.Add([]byte(`{"contents":[{"uri":"a","mimeType":"text/plain","text":"mcp-app"}]}`))
+	f.Add([]byte(`{"contents":[{"mimeType":"TEXT/HTML;PROFILE=MCP-APP","_meta":{"ui":[]}}]}`))
+	f.Add([]byte(`{"contents":"mcp-app"}`))
+	f.Add([]byte(`{"contents":[{"mimeType":"TEXT/HTML;PROFILE=MCP-APP","_meta":{"ui":{"csp":{"frameDomains":["https://x.example"]}}}}]}`))
+	f.Add([]byte(`{"contents":[{"mimeType":"text/html;profile=mcp\u002dapp","_meta":{"ui":{"csp":{"frameDomains":["https://x.example"]}}}}]}`))
+	p := &Plugin{Name: "p", Spec: config.Spec{UI: &config.UI{CSP: config.UICSP{Connect: []string{"https://api.example.com"}}}}}
+	const want = `{"connectDomains":["https://api.example.com"]}`
+	f.Fuzz(func(t *testing.T, out []byte) {
+		got := p.appCSP(bytes.Clone(out))
+		var res struct {
+			Contents []struct {
+				MimeType string
+				Meta     struct {
+					UI struct {
+						CSP json.RawMessage
+					}
+				} `json:"_meta"`
+			}
+		}
+		if json.Unmarshal(got, &res) != nil {
+			if !bytes.Equal(got, out) {
+				t.Fatalf("appCSP(%q) = %q; want output it cannot read left as it is", out, got)
+			}
+			return
+		}
+		for _, c := range res.Contents {
+			if strings.EqualFold(strings.ReplaceAll(c.MimeType, " ", ""), AppMIME) && string(c.Meta.UI.CSP) != want {
+				t.Fatalf("appCSP(%q) = %q; want every app's csp %s", out, got, want)
+			}
+		}
+	})
+}
+
+func TestAppURI(t *testing.T) {
+	for page, want := range map[string]string{
+		"view.html":       "ui://w/view.html",
+		"ui/a b.html":     "ui://w/ui/a%20b.html",
+		"ui/100%.html":    "ui://w/ui/100%25.html",
+		"deep/er/x?.html": "ui://w/deep/er/x%3F.html",
+	} {
+		if got := AppURI("w", page); got != want {
+			t.Errorf("AppURI(w, %q) = %q; want %q", page, got, want)
+		}
+	}
+}
