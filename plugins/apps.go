@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -107,6 +108,27 @@ func addApps(p *Plugin, spec *config.Spec) {
 		}
 		t.Def.Meta = withResourceURI(t.Def.Meta, AppURI(p.Name, page))
 		t.Raw = setRawMember(t.Raw, "_meta", t.Def.Meta)
+	}
+}
+
+// appsShadow drops, with a warning, every resource a guest lists (keys,
+// kept by keep) at the URI of a [plugin.ui] page of a loaded plugin
+// (specs[i] with cores[i] set): the page is served instead.
+func appsShadow(log *slog.Logger, specs []*config.Spec, cores []*core, keys []nameReq, keep []bool) {
+	owner := map[string]string{}
+	for i, s := range specs {
+		if cores[i] == nil || s.UI == nil {
+			continue
+		}
+		for page := range s.UI.Pages {
+			owner[AppURI(s.Name, page)] = s.Name
+		}
+	}
+	for i, k := range keys {
+		if p, ok := owner[k.want]; ok && keep[i] {
+			keep[i] = false
+			log.Warn("resource not listed: its URI is a [plugin.ui] page, served in its place", "uri", k.want, "plugin", k.plugin, "page of", p)
+		}
 	}
 }
 

@@ -2,10 +2,12 @@ package plugins
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
 )
 
@@ -58,5 +60,43 @@ func TestAppURI(t *testing.T) {
 		if got := AppURI("w", page); got != want {
 			t.Errorf("AppURI(w, %q) = %q; want %q", page, got, want)
 		}
+	}
+}
+
+// TestAppsShadow: a resource a guest lists at the URI of a [plugin.ui]
+// page is not listed; the page is, and reads serve it.
+func TestAppsShadow(t *testing.T) {
+	ctx := context.Background()
+	mod := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) {
+			return []byte(`{"tools":[{"name":"show","inputSchema":{"type":"object"}}]}`), nil
+		},
+		abi.ExportListResources: func(context.Context, []byte) ([]byte, error) {
+			return []byte(`{"resources":[{"uri":"ui://w/app.html","name":"guest's"},{"uri":"ui://w/other.html","name":"other"}]}`), nil
+		},
+		abi.ExportReadResource: func(context.Context, []byte) ([]byte, error) {
+			return []byte(`{"contents":[{"uri":"ui://w/app.html","text":"guest's"}]}`), nil
+		},
+	})
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "w", Native: mod, UI: &config.UI{
+		Tools: map[string]string{"show": "app.html"},
+		Pages: map[string]config.UIPage{"app.html": {HTML: []byte("<p>page</p>")}},
+	}}}
+	g, err := NewLoader(LoaderOptions{Logger: discard()}).Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("build: %v %v", err, g.Failures)
+	}
+	defer g.Close(ctx)
+	var listed []string
+	for _, r := range g.Resources {
+		listed = append(listed, r.Def.URI+" "+r.Def.Name)
+	}
+	if want := "ui://w/app.html app.html,ui://w/other.html other"; strings.Join(listed, ",") != want {
+		t.Errorf("resources %q; want %s", listed, want)
+	}
+	out, err := g.Resource("ui://w/app.html").Plugin.Read(ctx, nil, "ui://w/app.html", abi.Context{})
+	if err != nil || !strings.Contains(string(out), `"text":"\u003cp\u003epage\u003c/p\u003e"`) {
+		t.Errorf("read = %s, %v; want the page", out, err)
 	}
 }

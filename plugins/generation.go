@@ -57,6 +57,7 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 	toolNames := assignNames(l.log, "tool", toolReqs, MaxToolName)
 	promptNames := assignNames(l.log, "prompt", promptReqs, 0)
 	keepRes := firstWins(l.log, "resource", resKeys)
+	appsShadow(l.log, specs, cores, resKeys, keepRes) // apps.go
 	keepTpl := firstWins(l.log, "template", tplKeys)
 
 	g := &Generation{ID: id, Config: cfg}
