@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +100,58 @@ func TestAppsShadow(t *testing.T) {
 	out, err := g.Resource("ui://w/app.html").Plugin.Read(ctx, nil, "ui://w/app.html", abi.Context{})
 	if err != nil || !strings.Contains(string(out), `"text":"\u003cp\u003epage\u003c/p\u003e"`) {
 		t.Errorf("read = %s, %v; want the page", out, err)
+	}
+}
+
+// TestManagerAppPage: a [plugin.ui] page is watched with plugins.toml. An
+// edit of it reloads the config and names the page updated, the module
+// reused; a mapping to a tool the plugin does not list keeps the plugin
+// as it was.
+func TestManagerAppPage(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "plugins.toml")
+	page := filepath.Join(root, "view.html")
+	base := "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[plugin.ui]\n"
+	write(t, conf, base+"tools = { x = \"view.html\" }\n")
+	write(t, page, "<p>one</p>")
+	write(t, filepath.Join(root, "a.wasm"), string(toolModule("x", "y")))
+	r := startManager(t, NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()}), conf)
+	if rep := r.next(t); !rep.Initial || len(rep.Failures) > 0 {
+		t.Fatalf("initial load: %+v", rep)
+	}
+	read := func() string {
+		g, release := r.reg.Acquire()
+		defer release()
+		res := g.Resource("ui://a/view.html")
+		if res == nil {
+			return ""
+		}
+		var out struct{ Contents []struct{ Text string } }
+		b, err := res.Plugin.Read(context.Background(), nil, res.Def.URI, abi.Context{})
+		if err != nil || json.Unmarshal(b, &out) != nil || len(out.Contents) != 1 {
+			t.Fatalf("read: %s, %v", b, err)
+		}
+		return out.Contents[0].Text
+	}
+	if got := read(); got != "<p>one</p>" {
+		t.Fatalf("page = %q; want the file", got)
+	}
+
+	write(t, page, "<p>two</p>")
+	rep := r.next(t)
+	if !slices.Contains(rep.Trigger, page) || len(rep.Changes.Reloaded) != 0 || !slices.Equal(rep.Changes.Updated, []string{"ui://a/view.html"}) {
+		t.Errorf("page edited: trigger %q, changes %+v; want the page updated, no plugin reloaded", rep.Trigger, rep.Changes)
+	}
+	if got := read(); got != "<p>two</p>" {
+		t.Errorf("page = %q after the edit; want the new file", got)
+	}
+
+	write(t, conf, base+"tools = { z = \"view.html\" }\n")
+	rep = r.next(t)
+	if len(rep.Failures) != 1 || !rep.Failures[0].Kept || !strings.Contains(rep.Failures[0].Err.Error(), `no tool "z"`) {
+		t.Errorf("unknown tool: failures %+v; want a kept with the reason", rep.Failures)
+	}
+	if got := read(); got != "<p>two</p>" {
+		t.Errorf("page = %q after a bad config; want the last good one served", got)
 	}
 }
