@@ -127,7 +127,7 @@ func appsShadow(log *slog.Logger, specs []*config.Spec, cores []*core, keys []na
 	for i, k := range keys {
 		if p, ok := owner[k.want]; ok && keep[i] {
 			keep[i] = false
-			log.Warn("resource not listed: its URI is a [plugin.ui] page, served in its place", "uri", k.want, "plugin", k.plugin, "page of", p)
+			log.Warn("resource not listed: its uri is a [plugin.ui] page, served in its place", "uri", k.want, "plugin", k.plugin, "owner", p)
 		}
 	}
 }
@@ -197,7 +197,7 @@ func (p *Plugin) appCSP(out json.RawMessage) json.RawMessage {
 			ui = map[string]json.RawMessage{}
 		}
 		if asked := ui["csp"]; asked != nil && !jsonEqual(asked, wantUI["csp"]) && p.core != nil && p.core.log != nil {
-			p.core.log.Warn("MCP App served with the CSP of [plugin.ui], not the one the plugin asked for; list the origins it needs in csp_connect, csp_resources, csp_frames or csp_base_uri",
+			p.core.log.Warn("app served with the csp of [plugin.ui], not the one the plugin asked for: list the origins it needs in csp_connect, csp_resources, csp_frames or csp_base_uri",
 				"plugin", p.Name, "asked", string(asked), "served", string(wantUI["csp"]))
 		}
 		ui["csp"] = wantUI["csp"]
