@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -153,5 +154,45 @@ func TestManagerAppPage(t *testing.T) {
 	}
 	if got := read(); got != "<p>two</p>" {
 		t.Errorf("page = %q after a bad config; want the last good one served", got)
+	}
+}
+
+// TestAppsComponent: [plugin.ui] gives a WebAssembly component's tool a
+// page, as for any plugin (the component is built by
+// scripts/components.sh).
+func TestAppsComponent(t *testing.T) {
+	wasm, err := os.ReadFile(filepath.Join(os.Getenv("MCPHOST_COMPONENTS"), "kinds.wasm"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: scripts/components.sh should have built it)", err)
+		}
+		t.Skipf("skipping: %v; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", err)
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "kinds.wasm"), string(wasm))
+	write(t, filepath.Join(dir, "greet.html"), "<p>greet</p>")
+	write(t, filepath.Join(dir, "plugins.toml"), "[[plugin]]\nname = \"kinds\"\npath = \"kinds.wasm\"\n[plugin.ui]\ntools = { greet = \"greet.html\" }\n")
+	cfg, err := config.LoadConfig(filepath.Join(dir, "plugins.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()}).Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("build: %v %v", err, g.Failures)
+	}
+	defer g.Close(ctx)
+	tl := g.Tool("kinds_greet")
+	if tl == nil || !strings.Contains(string(tl.Raw), `"_meta":{"ui":{"resourceUri":"ui://kinds/greet.html"}}`) {
+		t.Fatalf("kinds_greet = %+v; want _meta.ui.resourceUri naming the page", tl)
+	}
+	res := g.Resource("ui://kinds/greet.html")
+	if res == nil || res.Def.MimeType != AppMIME {
+		t.Fatalf("resource = %+v; want the page as %s", res, AppMIME)
+	}
+	out, err := res.Plugin.Read(ctx, nil, res.Def.URI, abi.Context{})
+	var got struct{ Contents []struct{ Text string } }
+	if err != nil || json.Unmarshal(out, &got) != nil || len(got.Contents) != 1 || got.Contents[0].Text != "<p>greet</p>" {
+		t.Errorf("read = %s, %v; want the page", out, err)
 	}
 }
