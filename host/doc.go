@@ -75,6 +75,9 @@
 //     subscriptions/listen; tasks.go: the tasks extension (tasks/get,
 //     tasks/update, tasks/cancel, tool calls answered with resultType
 //     "task");
+//   - apps.go: the MCP Apps extension (io.modelcontextprotocol/ui) it
+//     declares; the apps themselves are resources and tool _meta that
+//     package plugins serves;
 //   - changes.go: registry changes become coalesced list_changed
 //     notifications, to handshake sessions and to listeners alike;
 //   - errors.go: the errors host functions see (ErrNotSupported,

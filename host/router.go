@@ -191,6 +191,8 @@ func initResults(opts *Options) map[protocol.Version]json.RawMessage {
 			"resources": map[string]bool{"subscribe": true, "listChanged": true},
 			"prompts":   map[string]bool{"listChanged": true},
 			"logging":   struct{}{},
+			// extensions (SEP-2133) are negotiated in any version.
+			"extensions": map[string]any{extApps: appsCapability()}, // apps.go
 		}
 		if v >= protocol.V20250326 { // 2024-11-05 did not define the capability
 			caps["completions"] = struct{}{}

@@ -43,6 +43,7 @@ type Plugin struct {
 	hash    string // identity of the core and this plugin's view (filters, names)
 	tools   map[string]*Tool
 	prompts map[string]*Prompt
+	apps    map[string][]byte // URI → HTML of the [plugin.ui] pages (apps.go)
 }
 
 // Tool is one exposed tool.
@@ -136,4 +137,6 @@ type Changes struct {
 }
 
 // Any reports whether anything changed.
-func (c Changes) Any() bool { return c.Tools || c.Resources || c.Prompts || len(c.Reloaded) > 0 }
+func (c Changes) Any() bool {
+	return c.Tools || c.Resources || c.Prompts || len(c.Reloaded) > 0 || len(c.Updated) > 0
+}

@@ -98,11 +98,17 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 // matching ErrNotFound.
 func (p *Plugin) Read(ctx context.Context, peer Peer, uri string, cc abi.Context) (json.RawMessage, error) {
 	cc.Plugin = p.Name
+	if out, ok := p.readApp(uri); ok { // apps.go
+		return out, nil
+	}
 	out, err := p.ReadResource(sandbox.WithPeer(ctx, peer), uri, cc)
 	if err != nil && guestNotFound(err) {
 		return nil, fmt.Errorf("plugin %q: resource %q: %w (%w)", p.Name, uri, ErrNotFound, err)
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return p.appCSP(out), nil
 }
 
 // Render renders the prompt with args for the client behind peer.

@@ -52,6 +52,7 @@ func Diff(old, new *Generation) Changes {
 		}
 	}
 	slices.Sort(c.Reloaded)
+	appsUpdated(o, n, updated) // apps.go
 	for u := range updated {
 		c.Updated = append(c.Updated, u)
 	}

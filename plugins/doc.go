@@ -39,6 +39,10 @@
 // for the code (sha256, signer) the person approved; an answer that
 // cannot be kept is said in the tool call's result.
 //
+// It also serves MCP Apps (apps.go): the pages of a plugin's [plugin.ui]
+// table as ui://<plugin>/<page> resources named in its tools'
+// _meta.ui.resourceUri, and the table's CSP on every app a plugin serves.
+//
 // It knows nothing about JSON-RPC: it reports changes; it does not send
 // notifications. The consent question is MCP elicitation params (abi
 // types); the host carries it like a plugin's own elicitation.

@@ -57,6 +57,7 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 	toolNames := assignNames(l.log, "tool", toolReqs, MaxToolName)
 	promptNames := assignNames(l.log, "prompt", promptReqs, 0)
 	keepRes := firstWins(l.log, "resource", resKeys)
+	appsShadow(l.log, specs, cores, resKeys, keepRes) // apps.go
 	keepTpl := firstWins(l.log, "template", tplKeys)
 
 	g := &Generation{ID: id, Config: cfg}
@@ -142,6 +143,7 @@ func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prom
 			p.Templates = append(p.Templates, &Template{Plugin: p, Def: lt.def, Raw: lt.raw, tpl: lt.tpl})
 		}
 	}
+	addApps(p, spec) // apps.go
 	return p
 }
 
@@ -149,6 +151,11 @@ func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prom
 // v, keeping every other member, and the order, as they are.
 func setMember(raw json.RawMessage, key, v string) json.RawMessage {
 	val, _ := json.Marshal(v)
+	return setRawMember(raw, key, val)
+}
+
+// setRawMember is setMember with the JSON value val.
+func setRawMember(raw json.RawMessage, key string, val json.RawMessage) json.RawMessage {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
 		return raw

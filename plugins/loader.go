@@ -196,6 +196,12 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 			spec := &cfg.Plugins[i]
 			t := time.Now()
 			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
+			if err == nil {
+				if err = checkApps(spec, c); err != nil { // apps.go
+					dropCore(ctx, c, reuse)
+					c, reuse = nil, false
+				}
+			}
 			cores[i], reused[i], errs[i] = c, reuse, err
 			switch {
 			case err != nil:
@@ -219,12 +225,8 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 
 	if err := ctx.Err(); err != nil {
 		for i, c := range cores {
-			switch {
-			case c == nil:
-			case c.native != nil && !reused[i]:
-				c.refs.Store(0) // never held by a generation: leave the caller's module open
-			default:
-				_ = c.release(context.WithoutCancel(ctx))
+			if c != nil {
+				dropCore(ctx, c, reused[i])
 			}
 		}
 		return nil, fmt.Errorf("build generation %d: %w", id, err)
@@ -252,6 +254,16 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
 	return g, nil
+}
+
+// dropCore lets go of a core loadOne returned that no generation will
+// hold.
+func dropCore(ctx context.Context, c *core, reused bool) {
+	if c.native != nil && !reused {
+		c.refs.Store(0) // never held by a generation: leave the caller's module open
+		return
+	}
+	_ = c.release(context.WithoutCancel(ctx))
 }
 
 func (l *Loader) nextID(prev *Generation) uint64 {

@@ -8,6 +8,7 @@
 #   haproxy                  scripts/install-haproxy.sh   (apt; TestReplicas)
 #   C, AssemblyScript, TS    scripts/kits.sh --env        (apt, npm; TestKitTemplates)
 #   components               scripts/components.sh --env  (npm jco; the component tests)
+#   Chromium, MCP Apps SDK   scripts/apps-browser.sh --env (apt, npm; TestAppsBrowser)
 #   TypeScript SDK clients   scripts/ts-sdk.sh            (npm; TestTSClient, TestOAuthTypeScriptSDK)
 #   Jaeger                   scripts/jaeger.sh            (go build, ~12 min cold; TestJaegerTrace)
 # A step that fails is named with the tests that will skip; with CI=true
@@ -52,6 +53,13 @@ if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 		eval "$(cat "$log.out")" || :
 	setup "the components (C and JavaScript, built with jco)" "the component tests" bash scripts/components.sh --env &&
 		eval "$(cat "$log.out")" || :
+	if [ -x "${MCPHOST_CHROMIUM:-/usr/bin/chromium}" ] || can_install; then
+		setup "Chromium and the MCP Apps SDK" TestAppsBrowser bash scripts/apps-browser.sh --env &&
+			eval "$(cat "$log.out")" || :
+	else
+		echo "setup: chromium is not installed and sudo asks for a password; TestAppsBrowser will skip (run scripts/apps-browser.sh once)"
+		missing+=(chromium)
+	fi
 	setup "the TypeScript SDK clients" "TestTSClient and TestOAuthTypeScriptSDK" bash scripts/ts-sdk.sh || :
 	if [ -z "${MCPHOST_JAEGER:-}" ]; then
 		echo "setup: Jaeger is a go build of about 12 minutes the first time (cached after)"

@@ -35,6 +35,8 @@ type Tool struct {
 	// task when it first reports progress ([Context.Progress]); input
 	// it asks for before that is gathered before the task is created.
 	TaskSupport string
+	// UI is the tool's MCP App, or nil (see [UI]).
+	UI *UI
 }
 
 // validToolName applies the 2025-11-25 rule for tool names:

@@ -81,6 +81,9 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 	if tool.TaskSupport != "" {
 		def.Execution = &abi.ToolExecution{TaskSupport: tool.TaskSupport}
 	}
+	if tool.UI != nil {
+		def = appDef(tool, def) // app.go
+	}
 	if len(def.InputSchema) == 0 {
 		s, err := schemaOf(in)
 		if err != nil {

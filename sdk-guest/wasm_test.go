@@ -62,7 +62,7 @@ func call(t *testing.T, p *wasmrun.Plugin, export, request string, out any) {
 }
 
 func TestWasmBuildExamples(t *testing.T) {
-	for _, name := range []string{"echo", "hashtools", "files", "fetch", "faulty", "conformance"} {
+	for _, name := range []string{"echo", "hashtools", "files", "fetch", "faulty", "conformance", "palette"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			wasm := runnable(t, name)

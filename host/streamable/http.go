@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -200,7 +201,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		cors(w, origin)
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			preflight(w)
+			preflight(w, r)
 			return
 		}
 	}
@@ -466,12 +467,37 @@ func cors(w http.ResponseWriter, origin string) {
 	h.Add("Vary", "Origin")
 }
 
-func preflight(w http.ResponseWriter) {
+// preflight answers a browser's OPTIONS: the request headers a client
+// sends are allowed, those of the stateless era (Mcp-Method, Mcp-Name and
+// the Mcp-Param-* it asks for) included; a page that cannot send them
+// falls back to an older era.
+func preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
+	allow := "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, " + hdrMethod + ", " + hdrName
+	for _, v := range r.Header.Values("Access-Control-Request-Headers") {
+		for name := range strings.SplitSeq(v, ",") {
+			name = strings.TrimSpace(name)
+			if len(name) > len(hdrParam) && strings.EqualFold(name[:len(hdrParam)], hdrParam) && validHeaderName(name) {
+				allow += ", " + name
+			}
+		}
+	}
 	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
+	h.Set("Access-Control-Allow-Headers", allow)
 	h.Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110), so it
+// can be echoed in a header value.
+func validHeaderName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // shortID is the part of a session id that may appear in logs: the whole

@@ -78,6 +78,19 @@ func TestHTTPPreflight(t *testing.T) {
 	if resp.StatusCode != 204 || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") {
 		t.Errorf("preflight: got %d %v; want 204 allowing Mcp-Session-Id", resp.StatusCode, resp.Header)
 	}
+	// The stateless era's headers, which the official 2.x client sends.
+	resp = ht.client().do(http.MethodOptions, ht.url, "", "Origin", "http://127.0.0.1:8080", "Access-Control-Request-Method", "POST",
+		"Access-Control-Request-Headers", "content-type,mcp-method,mcp-name,mcp-param-region,mcp-param-x y")
+	readAll(t, resp)
+	allowed := resp.Header.Get("Access-Control-Allow-Headers")
+	for _, want := range []string{"Mcp-Method", "Mcp-Name", "mcp-param-region"} {
+		if !strings.Contains(allowed, want) {
+			t.Errorf("preflight asking for %s: Access-Control-Allow-Headers %q", want, allowed)
+		}
+	}
+	if strings.Contains(allowed, "x y") {
+		t.Errorf("preflight echoed a header name that is not a token: %q", allowed)
+	}
 	resp = ht.client().do(http.MethodOptions, ht.url, "", "Origin", "http://evil.example.com", "Access-Control-Request-Method", "POST")
 	if readAll(t, resp); resp.StatusCode != 403 {
 		t.Errorf("preflight from a bad origin: got %d; want 403", resp.StatusCode)

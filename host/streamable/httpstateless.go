@@ -20,6 +20,7 @@ import (
 const (
 	hdrMethod = "Mcp-Method"
 	hdrName   = "Mcp-Name"
+	hdrParam  = "Mcp-Param-" // then a tool's x-mcp-header name
 )
 
 // isStatelessPost reports whether a session-less POST is for the stateless
@@ -109,7 +110,7 @@ func (h *Handler) checkParamHeaders(r *http.Request, msg *jsonrpc.Message) *json
 			return true
 		}
 		param, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
-		hdr := "Mcp-Param-" + suffix
+		hdr := hdrParam + suffix
 		vals, sent := r.Header[http.CanonicalHeaderKey(hdr)]
 		arg := jsonrpc.Member(args, param)
 		if arg == nil || string(arg) == "null" {

@@ -57,7 +57,7 @@ var (
 		"go"} // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime", "policy",
 		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "may_request_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
-		"cache_ttl", "cache_scope"}
+		"cache_ttl", "cache_scope", "ui"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
 	// Plugin sources beyond files (source_url.go, source_oci.go).
@@ -317,6 +317,11 @@ func (c *Config) WatchPaths() []string {
 			add(s.Path)
 		}
 		add(s.Source)
+		if s.UI != nil {
+			for _, pg := range s.UI.Pages {
+				add(pg.File)
+			}
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

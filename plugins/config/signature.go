@@ -1,8 +1,6 @@
 package config
 
 import (
-	"slices"
-
 	"github.com/mcphost/mcphost/plugins/source"
 )
 
@@ -27,21 +25,7 @@ func (p *configParser) signature(s section, m map[string]any, remote string) *so
 		s.errf("signature", "want a table ([plugin.signature] with identity and issuer, or key), got %s", tomlType(v))
 		return nil
 	}
-	var keys []string
-	for k := range t {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if slices.Contains(signatureKeys, k) {
-			continue
-		}
-		if hint := Suggest(k, signatureKeys); hint != "" {
-			s.errf("signature."+k, "unknown key (did you mean %q?)", hint)
-		} else {
-			s.errf("signature."+k, "unknown key (want identity and issuer, or key; and optionally trusted_root)")
-		}
-	}
+	s.unknownSub("signature", t, signatureKeys, "want identity and issuer, or key; and optionally trusted_root")
 	sig := &source.Signature{}
 	str := func(k string) string {
 		v, ok := t[k]

@@ -250,6 +250,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	p.pluginCompat(s, m, &spec) // configcompat.go
 	p.pluginBuild(s, m, &spec)  // build.go
+	spec.UI = p.ui(s, m, &spec) // ui.go
 	if v, ok := s.str(m, "policy"); ok {
 		p.policy(s, m, &spec, p.abs(v))
 	}

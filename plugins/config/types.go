@@ -164,6 +164,10 @@ type Spec struct {
 	// a bare tag and url needs no sha256 (signature.go).
 	Signature *source.Signature
 
+	// UI is the [plugin.ui] table (ui.go), or nil: the MCP Apps the
+	// plugin's tools show.
+	UI *UI
+
 	// Native, when set, is used instead of Path/Source. Never set from TOML.
 	// Build takes ownership: the module is closed when the last generation
 	// holding it closes, so give each spec a Module of its own. Limits do
