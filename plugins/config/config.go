@@ -316,6 +316,7 @@ func (c *Config) WatchPaths() []string {
 			add(s.Path)
 		}
 		add(s.Source)
+		out = append(out, skillWatchPaths(&s)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
