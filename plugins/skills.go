@@ -474,7 +474,7 @@ func (g *Generation) indexSkills() {
 	g.skillFiles = map[string]*SkillFile{}
 	for _, s := range g.Skills {
 		for _, f := range s.Files {
-			if o := g.skillFiles[f.URI]; o == nil || len(o.Skill.URI) > len(s.URI) {
+			if o := g.skillFiles[f.URI]; o == nil || len(o.Skill.URI) < len(s.URI) {
 				g.skillFiles[f.URI] = f // a nested skill's file: its own skill wins
 			}
 		}
