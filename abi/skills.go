@@ -1,5 +1,10 @@
 package abi
 
+import (
+	"io/fs"
+	"strings"
+)
+
 // ExportListSkills is mcphost's optional addition for the Skills
 // extension (SEP-2640): an export, with the Extism input and output of
 // list_tools, whose output is a [ListSkillsResult]. The host calls it once
@@ -22,4 +27,32 @@ type ListSkillsResult struct {
 type SkillFile struct {
 	Path string `json:"path"`
 	Data []byte `json:"data"`
+}
+
+// ReadSkillFiles reads every regular file of fsys as a [SkillFile] (for
+// a guest's mcphost_list_skills, or a host reading skill directories),
+// leaving out hidden files and directories (".name").
+func ReadSkillFiles(fsys fs.FS) ([]SkillFile, error) {
+	var files []SkillFile
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, SkillFile{Path: p, Data: data})
+		return nil
+	})
+	return files, err
 }

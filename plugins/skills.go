@@ -331,28 +331,11 @@ func readSkillDirs(spec *config.Spec) (map[string][]rawSkillFile, []string) {
 // readSkillDir reads every regular file below dir, hidden ones (".x")
 // aside, as paths under dir's base name.
 func readSkillDir(dir string) ([]rawSkillFile, error) {
-	var files []rawSkillFile
-	name := filepath.Base(dir)
-	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if err != nil {
-			return err
-		}
-		files = append(files, rawSkillFile{path: name + "/" + p, data: data})
-		return nil
-	})
+	read, err := abi.ReadSkillFiles(os.DirFS(dir))
+	files := make([]rawSkillFile, 0, len(read))
+	for _, f := range read {
+		files = append(files, rawSkillFile{path: filepath.Base(dir) + "/" + f.Path, data: f.Data})
+	}
 	return files, err
 }
 

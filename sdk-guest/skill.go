@@ -3,7 +3,6 @@ package guest
 import (
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -27,27 +26,7 @@ import (
 func AddSkills(fsys fs.FS) { std.addSkills(fsys) }
 
 func (r *registry) addSkills(fsys fs.FS) {
-	var files []abi.SkillFile
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, abi.SkillFile{Path: p, Data: data})
-		return nil
-	})
+	files, err := abi.ReadSkillFiles(fsys)
 	if err != nil {
 		panic(fmt.Sprintf("guest: AddSkills: %v", err))
 	}
