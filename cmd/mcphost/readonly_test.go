@@ -41,68 +41,52 @@ func TestReadOnlyEras(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mcphost serve")
 	}
-	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		for _, transport := range []string{"stdio", "http"} {
-			t.Run(version+"/"+transport, func(t *testing.T) {
-				dir := t.TempDir()
-				conf := filepath.Join(dir, "plugins.toml")
-				writeTestFile(t, filepath.Join(dir, "ro.wasm"), readOnlyPlugin())
-				writeTestFile(t, conf, []byte("[server]\nname = \"ro\"\n"+readOnlyPlugins))
-				changed := make(chan struct{}, 16)
-				client := mcp.NewClient(&mcp.Implementation{Name: "read-only", Version: "1"}, &mcp.ClientOptions{
-					ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-				})
-				var cs *mcp.ClientSession
-				var stderr func() string // stdio: what the server logged so far
-				if transport == "stdio" {
-					s := startServerEra(t, client, version, "--config", conf)
-					lw := s.cmd.Stderr.(*lockedWriter)
-					cs, stderr = s.session, func() string {
-						lw.mu.Lock()
-						defer lw.mu.Unlock()
-						return s.stderr.String()
-					}
-				} else {
-					cs = connectHTTP(t, client, version, "--config", conf)
-				}
-				ctx := context.Background()
-				if got, want := listToolNames(t, cs), []string{"a_get", "b_get", "b_plain", "b_put"}; !slices.Equal(got, want) {
-					t.Fatalf("tools/list = %q; want %q", got, want)
-				}
-				if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a_get"}); err != nil || textOf(t, res) != "ran" {
-					t.Errorf("a_get: %v %+v; want it to run", err, res)
-				}
-				for _, name := range []string{"a_put", "a_plain"} {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name})
-					if err == nil || !strings.Contains(err.Error(), "unknown tool: "+name) {
-						t.Errorf("%s: %v %+v; want an unknown tool error", name, err, res)
-					}
-				}
-				if stderr != nil { // the log line is written before the answer; the pipe may lag
-					wctx, cancel := context.WithTimeout(ctx, noteTimeout)
-					defer cancel()
-					waitFor(t, wctx, "the log naming the read_only filter that hid a_put", func() bool {
-						return strings.Contains(stderr(), "tool=a_put plugin=a filter=read_only")
-					})
-				}
-
-				// [server] read_only = true in a reload: b keeps only its get too.
-				writeTestFile(t, conf, []byte("[server]\nname = \"ro\"\nread_only = true\n"+readOnlyPlugins))
-				want := []string{"a_get", "b_get"}
-				deadline := time.After(noteTimeout)
-				for got := listToolNames(t, cs); !slices.Equal(got, want); got = listToolNames(t, cs) {
-					select {
-					case <-changed:
-					case <-deadline:
-						t.Fatalf("after the reload: tools/list = %q; want %q", got, want)
-					}
-				}
-				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b_put"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
-					t.Errorf("b_put after the reload: %v; want an unknown tool error", err)
-				}
+	eachEra(t, func(t *testing.T, connect connectFunc) {
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "plugins.toml")
+		writeTestFile(t, filepath.Join(dir, "ro.wasm"), readOnlyPlugin())
+		writeTestFile(t, conf, []byte("[server]\nname = \"ro\"\n"+readOnlyPlugins))
+		changed := make(chan struct{}, 16)
+		client := mcp.NewClient(&mcp.Implementation{Name: "read-only", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		})
+		cs, stderr := connect(client, "--config", conf)
+		ctx := context.Background()
+		if got, want := listToolNames(t, cs), []string{"a_get", "b_get", "b_plain", "b_put"}; !slices.Equal(got, want) {
+			t.Fatalf("tools/list = %q; want %q", got, want)
+		}
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a_get"}); err != nil || textOf(t, res) != "ran" {
+			t.Errorf("a_get: %v %+v; want it to run", err, res)
+		}
+		for _, name := range []string{"a_put", "a_plain"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name})
+			if err == nil || !strings.Contains(err.Error(), "unknown tool: "+name) {
+				t.Errorf("%s: %v %+v; want an unknown tool error", name, err, res)
+			}
+		}
+		if stderr != nil { // the log line is written before the answer; the pipe may lag
+			wctx, cancel := context.WithTimeout(ctx, noteTimeout)
+			defer cancel()
+			waitFor(t, wctx, "the log naming the read_only filter that hid a_put", func() bool {
+				return strings.Contains(stderr(), "tool=a_put plugin=a filter=read_only")
 			})
 		}
-	}
+
+		// [server] read_only = true in a reload: b keeps only its get too.
+		writeTestFile(t, conf, []byte("[server]\nname = \"ro\"\nread_only = true\n"+readOnlyPlugins))
+		want := []string{"a_get", "b_get"}
+		deadline := time.After(noteTimeout)
+		for got := listToolNames(t, cs); !slices.Equal(got, want); got = listToolNames(t, cs) {
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("after the reload: tools/list = %q; want %q", got, want)
+			}
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b_put"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+			t.Errorf("b_put after the reload: %v; want an unknown tool error", err)
+		}
+	})
 }
 
 // TestValidateShowsHidden: validate names each hidden tool and its filter.
@@ -127,6 +111,32 @@ func TestValidateShowsHidden(t *testing.T) {
 		"tool      b_put "} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("validate output lacks %q:\n%s", line, out.String())
+		}
+	}
+}
+
+// connectFunc connects client to `mcphost serve args…`; stderr returns
+// what the server logged so far (nil over HTTP, where it is not kept).
+type connectFunc func(client *mcp.Client, args ...string) (cs *mcp.ClientSession, stderr func() string)
+
+// eachEra runs f in both eras, over stdio and over HTTP.
+func eachEra(t *testing.T, f func(t *testing.T, connect connectFunc)) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, transport := range []string{"stdio", "http"} {
+			t.Run(version+"/"+transport, func(t *testing.T) {
+				f(t, func(client *mcp.Client, args ...string) (*mcp.ClientSession, func() string) {
+					if transport == "http" {
+						return connectHTTP(t, client, version, args...), nil
+					}
+					s := startServerEra(t, client, version, args...)
+					lw := s.cmd.Stderr.(*lockedWriter)
+					return s.session, func() string {
+						lw.mu.Lock()
+						defer lw.mu.Unlock()
+						return s.stderr.String()
+					}
+				})
+			})
 		}
 	}
 }

@@ -20,63 +20,54 @@ func TestSkillsReload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mcphost serve")
 	}
-	for _, version := range []string{"2025-11-25", "2026-07-28"} {
-		for _, transport := range []string{"stdio", "http"} {
-			t.Run(version+"/"+transport, func(t *testing.T) {
-				dir := t.TempDir()
-				conf := filepath.Join(dir, "plugins.toml")
-				writeTestFile(t, filepath.Join(dir, "p.wasm"), wasmPlugin("p", []string{"x"}, nil, nil))
-				if err := os.MkdirAll(filepath.Join(dir, "skills/howto/notes"), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				md := filepath.Join(dir, "skills/howto/SKILL.md")
-				writeTestFile(t, md, []byte(skillV1))
-				writeTestFile(t, filepath.Join(dir, "skills/howto/notes/a.md"), []byte("a\n"))
-				writeTestFile(t, conf, []byte("[server]\nname = \"skills\"\n\n[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\nskills = [\"skills/*\"]\n"))
-				changed := make(chan struct{}, 16)
-				client := mcp.NewClient(&mcp.Implementation{Name: "skills", Version: "1"}, &mcp.ClientOptions{
-					ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
-				})
-				var cs *mcp.ClientSession
-				if transport == "stdio" {
-					cs = startServerEra(t, client, version, "--config", conf).session
-				} else {
-					cs = connectHTTP(t, client, version, "--config", conf)
-				}
-				ctx := context.Background()
-				const uri = "skill://p/howto/SKILL.md"
-				rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-				if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != skillV1 || rr.Contents[0].MIMEType != "text/markdown" {
-					t.Fatalf("resources/read %s: %v %+v", uri, err, rr)
-				}
-				if rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://p/howto/notes/a.md"}); err != nil || rr.Contents[0].Text != "a\n" {
-					t.Errorf("resources/read of a supporting file: %v %+v", err, rr)
-				}
-				description := func() string {
-					res, err := cs.ListResources(ctx, nil)
-					if err != nil {
-						t.Fatalf("resources/list: %v", err)
-					}
-					for _, r := range res.Resources {
-						if r.URI == uri {
-							return r.Description
-						}
-					}
-					return ""
-				}
-				if d := description(); d != "first" {
-					t.Fatalf("listed SKILL.md description = %q; want first", d)
-				}
-				writeTestFile(t, md, []byte("---\nname: howto\ndescription: second\n---\n"))
-				deadline := time.After(noteTimeout)
-				for d := description(); d != "second"; d = description() {
-					select {
-					case <-changed:
-					case <-deadline:
-						t.Fatalf("after a save of SKILL.md: description = %q; want second", d)
-					}
-				}
-			})
+	eachEra(t, func(t *testing.T, connect connectFunc) {
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "plugins.toml")
+		writeTestFile(t, filepath.Join(dir, "p.wasm"), wasmPlugin("p", []string{"x"}, nil, nil))
+		if err := os.MkdirAll(filepath.Join(dir, "skills/howto/notes"), 0o755); err != nil {
+			t.Fatal(err)
 		}
-	}
+		md := filepath.Join(dir, "skills/howto/SKILL.md")
+		writeTestFile(t, md, []byte(skillV1))
+		writeTestFile(t, filepath.Join(dir, "skills/howto/notes/a.md"), []byte("a\n"))
+		writeTestFile(t, conf, []byte("[server]\nname = \"skills\"\n\n[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\nskills = [\"skills/*\"]\n"))
+		changed := make(chan struct{}, 16)
+		client := mcp.NewClient(&mcp.Implementation{Name: "skills", Version: "1"}, &mcp.ClientOptions{
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+		})
+		cs, _ := connect(client, "--config", conf)
+		ctx := context.Background()
+		const uri = "skill://p/howto/SKILL.md"
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != skillV1 || rr.Contents[0].MIMEType != "text/markdown" {
+			t.Fatalf("resources/read %s: %v %+v", uri, err, rr)
+		}
+		if rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://p/howto/notes/a.md"}); err != nil || rr.Contents[0].Text != "a\n" {
+			t.Errorf("resources/read of a supporting file: %v %+v", err, rr)
+		}
+		description := func() string {
+			res, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatalf("resources/list: %v", err)
+			}
+			for _, r := range res.Resources {
+				if r.URI == uri {
+					return r.Description
+				}
+			}
+			return ""
+		}
+		if d := description(); d != "first" {
+			t.Fatalf("listed SKILL.md description = %q; want first", d)
+		}
+		writeTestFile(t, md, []byte("---\nname: howto\ndescription: second\n---\n"))
+		deadline := time.After(noteTimeout)
+		for d := description(); d != "second"; d = description() {
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("after a save of SKILL.md: description = %q; want second", d)
+			}
+		}
+	})
 }
