@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -316,6 +317,38 @@ func FuzzParseFrontmatter(f *testing.F) {
 		}
 		if _, err := json.Marshal(fm); err != nil {
 			t.Fatalf("accepted frontmatter does not convert to JSON: %v", err)
+		}
+	})
+}
+
+// FuzzGuestSkills: a guest's skill files are untrusted. Whatever paths
+// and bytes it returns (readSkillFiles admits only valid relative paths),
+// the skills built never panic, every file lies in its skill's directory,
+// and every digest and entry are those of the bytes served.
+func FuzzGuestSkills(f *testing.F) {
+	f.Add("a/SKILL.md", "---\nname: a\ndescription: d\n---\n", "a/b/SKILL.md", "---\nname: b\ndescription: d\n---\n")
+	f.Add("SKILL.md", "---\nname: x\ndescription: d\n---\n", "x/y", "z")
+	f.Add("a/SKILL.md", "---\nname: a\n---\n", "a/SKILL.md/x", "")
+	f.Fuzz(func(t *testing.T, p1, d1, p2, d2 string) {
+		var files []abi.SkillFile
+		for _, f := range []abi.SkillFile{{Path: p1, Data: []byte(d1)}, {Path: p2, Data: []byte(d2)}} {
+			if fs.ValidPath(f.Path) && f.Path != "." && !slices.ContainsFunc(files, func(g abi.SkillFile) bool { return g.Path == f.Path }) {
+				files = append(files, f)
+			}
+		}
+		set := loadSkills(&config.Spec{Name: "p"}, files)
+		for _, s := range set.skills {
+			if !ValidSkillName(s.Name) || !strings.HasSuffix(s.Dir, "/"+s.Name) || s.URI != s.Dir+"/SKILL.md" {
+				t.Fatalf("skill %q at %s", s.Name, s.URI)
+			}
+			if !json.Valid(s.Entry) {
+				t.Fatalf("entry %s is not JSON", s.Entry)
+			}
+			for _, f := range s.Files {
+				if !strings.HasPrefix(f.URI, s.Dir+"/") || f.Digest != digest(string(f.Data)) {
+					t.Fatalf("file %s (digest %s) of skill %s", f.URI, f.Digest, s.Dir)
+				}
+			}
 		}
 	})
 }
