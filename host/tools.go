@@ -54,9 +54,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	t := sc.tool(name)
 	if t == nil {
-		if p, h := sc.g.Hidden(name); p != nil && sc.owns(p) {
-			s.log.Info("tool call refused: a filter hides the tool", "tool", name, "plugin", p.Name, "filter", h.Filter)
-		}
+		sc.logHidden(s, name)
 		return nil, jsonrpc.InvalidParams("unknown tool: %s%s", name, sc.didYouMean("tool", name))
 	}
 	if !CallerOf(ctx).may(t.Name) {

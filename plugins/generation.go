@@ -114,19 +114,28 @@ type HiddenTool struct {
 }
 
 // Hidden returns the plugin and the filter that hid the tool a client
-// calls name (its exposed name, or in a plugin's scope its own), or nil.
+// calls name (the name it would have been listed under), or nil.
 func (g *Generation) Hidden(name string) (*Plugin, *HiddenTool) {
 	if g == nil {
 		return nil, nil
 	}
 	for _, p := range g.Plugins {
-		for i, h := range p.Hidden {
-			if h.Name == name || h.Original == name {
-				return p, &p.Hidden[i]
-			}
+		if h := p.HiddenTool(name, false); h != nil {
+			return p, h
 		}
 	}
 	return nil, nil
+}
+
+// HiddenTool returns the filter that hid this plugin's tool name: its
+// listed name, or with own its own name; nil when none did.
+func (p *Plugin) HiddenTool(name string, own bool) *HiddenTool {
+	for i, h := range p.Hidden {
+		if h.Name == name || own && h.Original == name {
+			return &p.Hidden[i]
+		}
+	}
+	return nil
 }
 
 // matchAny reports whether name matches one of the path.Match patterns.
