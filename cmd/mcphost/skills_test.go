@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +71,36 @@ func TestSkillsReload(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestComponentSkills: a WebAssembly component (the kinds component of
+// scripts/components.sh) ships a skill from its plugins.toml table, read
+// from the component's directory.
+func TestComponentSkills(t *testing.T) {
+	wasm := filepath.Join(os.Getenv("MCPHOST_COMPONENTS"), "kinds.wasm")
+	code, err := os.ReadFile(wasm)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: scripts/components.sh should have built it)", err)
+		}
+		t.Skipf("skipping: %v; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", err)
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "plugins.toml")
+	if err := os.MkdirAll(filepath.Join(dir, "plugins/skills/kinds-guide"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(dir, "plugins/kinds.wasm"), code)
+	writeTestFile(t, filepath.Join(dir, "plugins/skills/kinds-guide/SKILL.md"), []byte("---\nname: kinds-guide\ndescription: Which kinds tool to call\n---\nUse kinds_greet to greet.\n"))
+	writeTestFile(t, conf, []byte("[[plugin]]\nname = \"kinds\"\npath = \"plugins/kinds.wasm\"\nskills = [\"skills/*\"]\n"))
+	client := mcp.NewClient(&mcp.Implementation{Name: "component-skills", Version: "1"}, nil)
+	cs := startServerEra(t, client, "2026-07-28", "--config", conf, "--no-watch").session
+	ctx := context.Background()
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://kinds/kinds-guide/SKILL.md"})
+	if err != nil || len(rr.Contents) != 1 || !strings.HasSuffix(rr.Contents[0].Text, "Use kinds_greet to greet.\n") {
+		t.Fatalf("resources/read of the component's skill: %v %+v", err, rr)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kinds_greet", Arguments: map[string]any{"name": "x"}}); err != nil || res.IsError {
+		t.Errorf("kinds_greet beside the skill: %v %+v", err, res)
+	}
 }
