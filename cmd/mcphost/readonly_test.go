@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,30 @@ func TestValidateShowsHidden(t *testing.T) {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("validate output lacks %q:\n%s", line, out.String())
 		}
+	}
+	out.Reset()
+	cmd = exec.Command(mcphostBinary(t), "validate", "--json", "--config", conf)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("validate --json: %v\n%s", err, errb.String())
+	}
+	var rep struct {
+		Plugins []struct {
+			Name   string
+			Hidden []struct{ Original, Name, Filter string }
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Plugins) != 2 {
+		t.Fatalf("validate --json: %v\n%s", err, out.String())
+	}
+	var hidden []string
+	for _, p := range rep.Plugins {
+		for _, h := range p.Hidden {
+			hidden = append(hidden, p.Name+":"+h.Original+"="+h.Name+"@"+h.Filter)
+		}
+	}
+	if want := []string{"a:put=a_put@read_only", "a:plain=a_plain@read_only", "b:plain=b_plain@exclude_tools"}; !slices.Equal(hidden, want) {
+		t.Errorf("validate --json hidden = %q; want %q", hidden, want)
 	}
 }
 
