@@ -145,8 +145,10 @@ func relTo(p, base string) string {
 	return strings.TrimPrefix(p, base+"/")
 }
 
-// newSkill builds the skill whose root is root (skillPath under the
-// plugin's segment), from its files (paths relative to base's parent).
+// newSkill builds the skill whose root is root, served at
+// skill://<plugin>/<skillPath>, from its files. Paths are the source's;
+// base is the directory above the outermost skill root, and a file's URI
+// is its path relative to base.
 func newSkill(plugin, skillPath, root string, files []rawSkillFile, base string) (*Skill, error) {
 	var md []byte
 	for _, f := range files {
