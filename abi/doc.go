@@ -21,7 +21,8 @@
 //
 // mcphost's own additions are versioned by [Version] and announced by the
 // optional export [ExportABIVersion], which returns the version as its i32
-// result. Host functions live in the extism:host/user namespace, under the
+// result; [ExportListSkills] hands the host a guest's skill files
+// ([ListSkillsResult]). Host functions live in the extism:host/user namespace, under the
 // names hyper-mcp uses ([HostLog], [HostProgress], …).
 //
 // This package imports only the standard library and builds for

@@ -177,7 +177,7 @@ func discoverResult(opts *Options) json.RawMessage {
 		"resources":   map[string]bool{"subscribe": true, "listChanged": true},
 		"prompts":     map[string]bool{"listChanged": true},
 		"completions": struct{}{},
-		"extensions":  map[string]any{extTasks: struct{}{}, extApps: appsCapability()},
+		"extensions":  serverExtensions(), // skills.go
 	}
 	b, err := json.Marshal(result{supportedVersionList(), caps, opts.Instructions})
 	if err != nil {

@@ -369,6 +369,8 @@ func owners[T any](items []T) []*plugins.Plugin {
 			p = v.Plugin
 		case *plugins.Template:
 			p = v.Plugin
+		case *plugins.Skill:
+			p = v.Plugin
 		}
 		if p != nil && !slices.Contains(out, p) {
 			out = append(out, p)

@@ -37,6 +37,9 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f := sc.skillFile(uri); f != nil {
+		return readSkillFile(s, req, f) // skills.go
+	}
 	pl, _ := sc.resource(uri)
 	if pl == nil {
 		return nil, resourceNotFound(uri, sc.didYouMean("resource", uri))

@@ -52,6 +52,9 @@ func methodTable(tr trace.Tracer) map[string]*method {
 		{name: "tasks/get", fn: getTask, inline: true, era: eraStateless},
 		{name: "tasks/update", fn: updateTask, inline: true, era: eraStateless},
 		{name: "tasks/cancel", fn: cancelTask, inline: true, era: eraStateless},
+		{name: "skills/list", fn: listSkills, cache: true}, // skills.go
+		{name: "skills/get", fn: getSkill, cache: true},
+		{name: "resources/directory/read", fn: readDirectory},
 	}
 	t := make(map[string]*method, len(ms))
 	for _, m := range ms {
@@ -196,6 +199,9 @@ func initResults(opts *Options) map[protocol.Version]json.RawMessage {
 		}
 		if v >= protocol.V20250326 { // 2024-11-05 did not define the capability
 			caps["completions"] = struct{}{}
+		}
+		if v >= protocol.V20251125 { // extensions (SEP-2133): skills.go
+			caps["extensions"] = map[string]any{extApps: appsCapability(), extSkills: skillsCapability}
 		}
 		b, err := json.Marshal(result{v.String(), caps, impl{opts.Name, opts.Version}, opts.Instructions})
 		if err != nil {

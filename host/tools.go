@@ -54,6 +54,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	}
 	t := sc.tool(name)
 	if t == nil {
+		sc.logHidden(s, name)
 		return nil, jsonrpc.InvalidParams("unknown tool: %s%s", name, sc.didYouMean("tool", name))
 	}
 	if !CallerOf(ctx).may(t.Name) {

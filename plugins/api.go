@@ -36,6 +36,14 @@ type Plugin struct {
 	Resources []*Resource
 	Templates []*Template
 	Prompts   []*Prompt
+	// Skills are the skills the plugin serves (skills.go), sorted by URI;
+	// each one's SKILL.md is also among Resources.
+	Skills []*Skill
+	// Hidden are the plugin's tools its filters left out (read_only,
+	// include_tools, exclude_tools), by the plugin's own name.
+	Hidden []HiddenTool
+	// skillWarnings are the skills refused, each saying why.
+	skillWarnings []string
 
 	// core is the loaded module and what it listed. Generations share
 	// cores: one whose code and limits did not change is reused as is.
@@ -115,12 +123,14 @@ type Generation struct {
 	Resources []*Resource
 	Templates []*Template
 	Prompts   []*Prompt
+	Skills    []*Skill // sorted by URI
 
-	plugins   map[string]*Plugin
-	tools     map[string]*Tool
-	prompts   map[string]*Prompt
-	resources map[string]*Resource
-	closeOnce sync.Once
+	plugins    map[string]*Plugin
+	skillFiles map[string]*SkillFile
+	tools      map[string]*Tool
+	prompts    map[string]*Prompt
+	resources  map[string]*Resource
+	closeOnce  sync.Once
 }
 
 // Changes says what differs between two generations.

@@ -50,6 +50,7 @@ type core struct {
 	resources []listedResource
 	templates []listedTemplate
 	prompts   []listedPrompt
+	skills    []abi.SkillFile // what the guest's mcphost_list_skills returned (skills.go)
 
 	refs atomic.Int32
 }

@@ -27,6 +27,9 @@ func Diff(old, new *Generation) Changes {
 			changed(o.Templates, n.Templates, func(t *Template) []byte { return t.Raw }),
 	}
 	updated := map[string]bool{}
+	if skillsChanged(o, n, updated) { // skills.go
+		c.Resources = true
+	}
 	note := func(p *Plugin) {
 		for _, r := range p.Resources {
 			updated[r.Def.URI] = true

@@ -22,9 +22,11 @@ import (
 // previous version was kept.
 func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*core, prev *Generation, id uint64) *Generation {
 	type view struct {
-		spec  *config.Spec
-		core  *core
-		tools []int // indexes into core.tools that pass the filters
+		spec   *config.Spec
+		core   *core
+		tools  []int // indexes into core.tools that pass the filters
+		hidden []HiddenTool
+		skills skillSet
 	}
 	var views []view
 	var toolReqs, promptReqs, resKeys, tplKeys []nameReq
@@ -38,10 +40,16 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 			prefix = *v.spec.ToolPrefix
 		}
 		for j, t := range c.tools {
-			if keepTool(v.spec, t.def.Name) {
-				v.tools = append(v.tools, j)
-				toolReqs = append(toolReqs, nameReq{plugin: v.spec.Name, want: ToolName(prefix, t.def.Name)})
+			if f := toolFilter(v.spec, &cfg.Server, &t.def); f != "" {
+				v.hidden = append(v.hidden, HiddenTool{Original: t.def.Name, Name: ToolName(prefix, t.def.Name), Filter: f})
+				continue
 			}
+			v.tools = append(v.tools, j)
+			toolReqs = append(toolReqs, nameReq{plugin: v.spec.Name, want: ToolName(prefix, t.def.Name)})
+		}
+		v.skills = loadSkills(v.spec, c.skills)
+		for _, r := range v.skills.refused {
+			l.log.Warn("skill refused", "plugin", v.spec.Name, "why", r)
 		}
 		for _, p := range c.prompts {
 			promptReqs = append(promptReqs, nameReq{plugin: v.spec.Name, want: p.def.Name})
@@ -70,10 +78,12 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 		tpls := keepTpl[tpi : tpi+len(c.templates)]
 		ti, pi, ri, tpi = ti+len(v.tools), pi+len(c.prompts), ri+len(c.resources), tpi+len(c.templates)
 
-		hash := viewHash(v.spec, c, v.tools, names, prompts, res, tpls)
+		hash := viewHash(v.spec, c, v.tools, names, prompts, res, tpls, skillsHash(v.skills.skills))
 		p := prev.lookup(v.spec.Name)
 		if p == nil || p.core != c || p.hash != hash {
 			p = newPlugin(v.spec, c, hash, v.tools, names, prompts, res, tpls)
+			p.Hidden = v.hidden
+			p.setSkills(v.skills)
 		}
 		g.Plugins = append(g.Plugins, p)
 	}
@@ -81,10 +91,52 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 	return g
 }
 
-// keepTool applies include_tools and exclude_tools (path.Match globs on
-// the plugin's own tool name).
-func keepTool(spec *config.Spec, name string) bool {
-	return (len(spec.IncludeTools) == 0 || matchAny(spec.IncludeTools, name)) && !matchAny(spec.ExcludeTools, name)
+// toolFilter applies read_only (a tool is kept only when its annotations
+// say readOnlyHint: true), include_tools and exclude_tools (path.Match
+// globs on the plugin's own tool name), and returns the key of the first
+// that leaves the tool out, or "" when it is kept.
+func toolFilter(spec *config.Spec, server *config.ServerConfig, t *abi.Tool) string {
+	switch {
+	case spec.ReadOnlyTools(server) && (t.Annotations == nil || t.Annotations.ReadOnlyHint == nil || !*t.Annotations.ReadOnlyHint):
+		return "read_only"
+	case len(spec.IncludeTools) > 0 && !matchAny(spec.IncludeTools, t.Name):
+		return "include_tools"
+	case matchAny(spec.ExcludeTools, t.Name):
+		return "exclude_tools"
+	}
+	return ""
+}
+
+// HiddenTool is a tool of a plugin that a filter left out.
+type HiddenTool struct {
+	Original string `json:"original"` // the plugin's own name for it
+	Name     string `json:"name"`     // the name it would have been listed under
+	Filter   string `json:"filter"`   // the plugins.toml key that hid it: read_only, include_tools or exclude_tools
+}
+
+// Hidden returns the plugin and the filter that hid the tool a client
+// calls name (the name it would have been listed under), or nil.
+func (g *Generation) Hidden(name string) (*Plugin, *HiddenTool) {
+	if g == nil {
+		return nil, nil
+	}
+	for _, p := range g.Plugins {
+		if h := p.HiddenTool(name, false); h != nil {
+			return p, h
+		}
+	}
+	return nil, nil
+}
+
+// HiddenTool returns the filter that hid this plugin's tool name: its
+// listed name, or with own its own name; nil when none did.
+func (p *Plugin) HiddenTool(name string, own bool) *HiddenTool {
+	for i, h := range p.Hidden {
+		if h.Name == name || own && h.Original == name {
+			return &p.Hidden[i]
+		}
+	}
+	return nil
 }
 
 // matchAny reports whether name matches one of the path.Match patterns.
@@ -94,7 +146,7 @@ func matchAny(pats []string, name string) bool {
 
 // viewHash identifies what a generation shows of a core: the spec (except
 // its line and native module), the tools kept and every name given.
-func viewHash(spec *config.Spec, c *core, tools []int, names, prompts []string, res, tpls []bool) string {
+func viewHash(spec *config.Spec, c *core, tools []int, names, prompts []string, res, tpls []bool, skills string) string {
 	s := *spec
 	s.Line, s.Native = 0, nil
 	b, _ := json.Marshal(struct {
@@ -103,7 +155,8 @@ func viewHash(spec *config.Spec, c *core, tools []int, names, prompts []string, 
 		Tools               []int
 		Names, Prompts      []string
 		Resources, Template []bool
-	}{s, c.hash, tools, names, prompts, res, tpls})
+		Skills              string
+	}{s, c.hash, tools, names, prompts, res, tpls, skills})
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
@@ -214,6 +267,7 @@ func (g *Generation) index() {
 		g.Resources = append(g.Resources, p.Resources...)
 		g.Templates = append(g.Templates, p.Templates...)
 		g.Prompts = append(g.Prompts, p.Prompts...)
+		g.Skills = append(g.Skills, p.Skills...)
 	}
 	slices.SortFunc(g.Tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(g.Prompts, func(a, b *Prompt) int { return strings.Compare(a.Name, b.Name) })
@@ -230,6 +284,7 @@ func (g *Generation) index() {
 	for _, r := range g.Resources {
 		g.resources[r.Def.URI] = r
 	}
+	g.indexSkills()
 }
 
 func (g *Generation) lookup(name string) *Plugin {
@@ -313,7 +368,9 @@ func (p *Plugin) Tool(original string) *Tool { return p.tools[original] }
 // Warnings returns the faults found in what the plugin listed that did not
 // keep an item out: a tool schema that is not valid JSON Schema, served as
 // declared without validation (see ServerConfig.StrictSchemas).
-func (p *Plugin) Warnings() []string { return slices.Clone(p.core.warnings) }
+func (p *Plugin) Warnings() []string {
+	return append(slices.Clone(p.core.warnings), p.skillWarnings...)
+}
 
 // UnprovidedImports returns what a component imports that this host does
 // not provide ("interface#function"): the plugin loads, but a call that

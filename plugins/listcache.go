@@ -25,7 +25,7 @@ import (
 // does not parse, is ignored and rewritten.
 
 // listCacheFormat changes when the entries' meaning does.
-const listCacheFormat = 1
+const listCacheFormat = 2 // 2: skills
 
 // listEntry is what a plugin listed when it loaded: the raw items of each
 // list, as the guest returned them.
@@ -37,6 +37,7 @@ type listEntry struct {
 	Resources    []json.RawMessage `json:"resources,omitempty"`
 	Templates    []json.RawMessage `json:"templates,omitempty"`
 	Prompts      []json.RawMessage `json:"prompts,omitempty"`
+	Skills       []json.RawMessage `json:"skills,omitempty"` // abi.SkillFile items of mcphost_list_skills
 }
 
 // equal reports whether e and o list the same items.
@@ -45,7 +46,8 @@ func (e *listEntry) equal(o *listEntry) bool {
 		return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(compact(x), compact(y)) })
 	}
 	return e.ABI == o.ABI && e.GuestVersion == o.GuestVersion && same(e.Tools, o.Tools) &&
-		same(e.Resources, o.Resources) && same(e.Templates, o.Templates) && same(e.Prompts, o.Prompts)
+		same(e.Resources, o.Resources) && same(e.Templates, o.Templates) && same(e.Prompts, o.Prompts) &&
+		same(e.Skills, o.Skills)
 }
 
 // listKey names the entry of a plugin: a hash of what its guest can see.
@@ -137,6 +139,7 @@ func rawLists(ctx context.Context, m Module, version int, name string) (*listEnt
 		{abi.ExportListResources, "resources", &e.Resources},
 		{abi.ExportListResourceTemplates, "resourceTemplates", &e.Templates},
 		{abi.ExportListPrompts, "prompts", &e.Prompts},
+		{abi.ExportListSkills, "files", &e.Skills},
 	} {
 		if !m.HasExport(x.export) {
 			continue
@@ -156,6 +159,7 @@ func (l *Loader) useLists(c *core, e *listEntry) {
 	c.resources = l.readResources(c.name, e.Resources)
 	c.templates = l.readTemplates(c.name, e.Templates)
 	c.prompts = l.readPrompts(c.name, e.Prompts)
+	c.skills = l.readSkillFiles(c.name, e.Skills)
 }
 
 // checkLists is a lazy module's first-use hook: it re-reads the lists from

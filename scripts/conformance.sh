@@ -13,8 +13,17 @@
 #     among the tasks extension's (tasks-*), which the suite runs unscored.
 #     The other unscored scenarios (pending ones, ones added after the
 #     release) are reported as numbers and do not gate.
+#   - 0.2.0-alpha.12, the Skills extension's scenarios (sep-2640-skills-*,
+#     which no requirement list names), at --spec-version 2025-11-25 and
+#     2026-07-28: 0 failed.
 # (--alpha, once the switch for the second part, is accepted and ignored.)
+#
+#   scripts/conformance.sh --skills
+#
+# runs the Skills scenarios alone (quick).
 set -euo pipefail
+only_skills=
+for a in "$@"; do [ "$a" = --skills ] && only_skills=1; done
 cd "$(dirname "$0")/.."
 repo=$PWD
 
@@ -54,6 +63,31 @@ case $url in http://127.0.0.1:*) ;; *) echo "refusing non-loopback url $url"; ex
 
 conf="$dir/main/node_modules/.bin/conformance"
 status=0
+[ -d "$dir/alpha/node_modules/@modelcontextprotocol/conformance" ] || install alpha "$ALPHA_PKG"
+
+# The Skills extension (SEP-2640): its three server scenarios, in both
+# eras. None is in a requirement list, so each is run by name.
+skills() {
+	for ver in 2025-11-25 2026-07-28; do
+		for sc in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+			echo "== conformance 0.2.0-alpha.12 --scenario $sc --spec-version $ver --force against $url"
+			out=$dir/skills-$sc-$ver.txt
+			"$dir/alpha/node_modules/.bin/conformance" server --url "$url" --scenario "$sc" --spec-version "$ver" --force \
+				-o "$dir/results-skills-$ver" >"$out" 2>&1 || true
+			grep -E '^Passed: ' "$out" || true
+			if ! grep -Eq '^Passed: [1-9][0-9]*/[0-9]+, 0 failed' "$out"; then
+				grep -E 'FAILURE|✗' "$out" | head -20 || true
+				echo "FAIL: $sc at $ver"
+				status=1
+			fi
+		done
+	done
+}
+if [ -n "$only_skills" ]; then
+	skills
+	exit $status
+fi
+
 for suite in active pending; do
 	echo "== conformance $suite suite against $url"
 	out=$dir/$suite.txt
@@ -88,7 +122,6 @@ summarize() {
 	}' "$1"
 }
 
-[ -d "$dir/alpha/node_modules/@modelcontextprotocol/conformance" ] || install alpha "$ALPHA_PKG"
 for req in 2026-07-28 2025-11-25; do
 	echo "== conformance 0.2.0-alpha.12 --requirements $req against $url"
 	out=$dir/alpha-$req.txt
@@ -97,4 +130,5 @@ for req in 2026-07-28 2025-11-25; do
 	echo "-- $req, as numbers:"
 	summarize "$out" || { echo "FAIL: a required or tasks-extension $req scenario failed"; status=1; }
 done
+skills
 exit $status

@@ -48,6 +48,7 @@ var exports = map[string]bool{
 	abi.ExportListTools: true, abi.ExportCallTool: true, abi.ExportListResources: true,
 	abi.ExportListResourceTemplates: true, abi.ExportReadResource: true, abi.ExportListPrompts: true,
 	abi.ExportGetPrompt: true, abi.ExportComplete: true, abi.ExportOnRootsListChanged: true,
+	abi.ExportListSkills: true,
 }
 
 func (r *registry) dispatch(export string, input []byte) (output []byte, err error) {
@@ -129,6 +130,11 @@ func (r *registry) handle(ctx *Context, export string, input []byte) (any, error
 			return nil, err
 		}
 		return r.complete(ctx, *p)
+	case abi.ExportListSkills:
+		if _, err := decodeInput[json.RawMessage](ctx, input, false); err != nil {
+			return nil, err
+		}
+		return r.listSkills(), nil
 	case abi.ExportOnRootsListChanged:
 		if _, err := decodeInput[json.RawMessage](ctx, input, false); err != nil {
 			return nil, err

@@ -34,6 +34,11 @@ func exportComplete() int32 { return run(abi.ExportComplete) }
 //go:wasmexport on_roots_list_changed
 func exportOnRootsListChanged() int32 { return run(abi.ExportOnRootsListChanged) }
 
+// exportListSkills is mcphost's addition: the files AddSkills registered.
+//
+//go:wasmexport mcphost_list_skills
+func exportListSkills() int32 { return run(abi.ExportListSkills) }
+
 // exportABIVersion is mcphost's addition: a plain export (no Extism
 // input or output) returning abi.Version.
 //

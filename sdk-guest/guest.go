@@ -89,6 +89,7 @@ type registry struct {
 	completers map[completerKey]ArgCompleter
 	completer  Completer
 	onRoots    func(*Context)
+	skills     []abi.SkillFile // skill.go
 }
 
 type completerKey struct {

@@ -44,6 +44,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		for _, t := range p.Tools {
 			fmt.Fprintf(stdout, "  tool      %-32s %s\n", t.Name, firstLine(t.Def.Description))
 		}
+		for _, h := range p.Hidden {
+			fmt.Fprintf(stdout, "  hidden    %-32s by %s\n", h.Name, h.Filter)
+		}
 		for _, r := range p.Resources {
 			fmt.Fprintf(stdout, "  resource  %-32s %s\n", r.Def.URI, firstLine(r.Def.Description))
 		}
@@ -52,6 +55,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		for _, pr := range p.Prompts {
 			fmt.Fprintf(stdout, "  prompt    %-32s %s\n", pr.Name, firstLine(pr.Def.Description))
+		}
+		for _, sk := range p.Skills {
+			fmt.Fprintf(stdout, "  skill     %-32s %s\n", sk.URI, firstLine(sk.Description))
 		}
 		for _, w := range p.Warnings() {
 			fmt.Fprintf(stdout, "  warning   %s\n", w)
@@ -141,6 +147,11 @@ type pluginReport struct {
 	Resources []abi.Resource         `json:"resources"`
 	Templates []abi.ResourceTemplate `json:"resourceTemplates"`
 	Prompts   []abi.Prompt           `json:"prompts"`
+	// Hidden are the tools a filter left out (read_only, include_tools,
+	// exclude_tools), each with the filter's key.
+	Hidden []plugins.HiddenTool `json:"hidden"`
+	// Skills are the URIs of the SKILL.md of the skills the plugin serves.
+	Skills []string `json:"skills"`
 }
 
 type failureReport struct {
@@ -152,7 +163,11 @@ func printJSON(w io.Writer, g *plugins.Generation) error {
 	rep := loadReport{OK: len(g.Failures) == 0, Plugins: []pluginReport{}, Failures: []failureReport{}}
 	for _, p := range g.Plugins {
 		pr := pluginReport{Name: p.Name, ABI: p.ABI, Source: p.Spec.Source, Path: p.Spec.Path, Signer: p.Signer(),
-			Tools: []abi.Tool{}, Resources: []abi.Resource{}, Templates: []abi.ResourceTemplate{}, Prompts: []abi.Prompt{}}
+			Tools: []abi.Tool{}, Resources: []abi.Resource{}, Templates: []abi.ResourceTemplate{}, Prompts: []abi.Prompt{},
+			Hidden: append([]plugins.HiddenTool{}, p.Hidden...), Skills: []string{}}
+		for _, sk := range p.Skills {
+			pr.Skills = append(pr.Skills, sk.URI)
+		}
 		for _, t := range p.Tools {
 			d := t.Def
 			d.Name = t.Name

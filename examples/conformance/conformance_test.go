@@ -312,3 +312,22 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillFiles: the plugin ships the conformance-run skill, whose
+// SKILL.md frontmatter names it after its directory.
+func TestSkillFiles(t *testing.T) {
+	var got abi.ListSkillsResult
+	if err := json.Unmarshal([]byte(dispatch(t, abi.ExportListSkills, `{"context":{}}`)), &got); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range got.Files {
+		paths = append(paths, f.Path)
+		if f.Path == "conformance-run/SKILL.md" && !strings.HasPrefix(string(f.Data), "---\nname: conformance-run\n") {
+			t.Errorf("SKILL.md begins %q; want its frontmatter naming conformance-run", f.Data[:min(40, len(f.Data))])
+		}
+	}
+	if want := []string{"conformance-run/SKILL.md", "conformance-run/references/SCENARIOS.md"}; !slices.Equal(paths, want) {
+		t.Errorf("skill files = %q; want %q", paths, want)
+	}
+}

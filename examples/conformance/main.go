@@ -24,6 +24,7 @@ func init() {
 	registerPrompts()
 	registerInputTools()
 	registerTaskTools()
+	registerSkills()
 }
 
 // text is guest.Text, short for the tables of this package.

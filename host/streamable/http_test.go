@@ -54,7 +54,7 @@ func TestHTTPExactPayloads(t *testing.T) {
 	c := ht.client()
 	resp := c.post(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	body := readAll(t, resp)
-	want := `{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-11-25","capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}},"serverInfo":{"name":"mcphost-test","version":"1.2.3"}}}`
+	want := `{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-11-25","capabilities":{"completions":{},"extensions":{"io.modelcontextprotocol/skills":{"directoryRead":true},"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}},"serverInfo":{"name":"mcphost-test","version":"1.2.3"}}}`
 	if resp.StatusCode != 200 || body != want {
 		t.Fatalf("initialize: got %d %s\nwant 200 %s", resp.StatusCode, body, want)
 	}

@@ -322,6 +322,7 @@ func (c *Config) WatchPaths() []string {
 				add(pg.File)
 			}
 		}
+		out = append(out, skillWatchPaths(&s)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -86,8 +86,9 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.str(m, "runtime"); ok {
 		checkRuntime(s, v)
 	}
-	p.serverCompat(s, m, sc) // configcompat.go
-	p.serverHTTP(s, m, sc)   // confighttp.go
+	p.serverCompat(s, m, sc)   // configcompat.go
+	p.serverReadOnly(s, m, sc) // readonly.go
+	p.serverHTTP(s, m, sc)     // confighttp.go
 	p.serverBuild(s, m, sc)
 }
 
@@ -248,9 +249,11 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 			s.errf("tool_prefix", "invalid prefix %q: want at most 32 letters, digits, '_' or '-'", v)
 		}
 	}
-	p.pluginCompat(s, m, &spec) // configcompat.go
-	p.pluginBuild(s, m, &spec)  // build.go
-	spec.UI = p.ui(s, m, &spec) // ui.go
+	p.pluginCompat(s, m, &spec)   // configcompat.go
+	p.pluginBuild(s, m, &spec)    // build.go
+	p.pluginReadOnly(s, m, &spec) // readonly.go
+	p.pluginSkills(s, m, &spec)   // skills.go
+	spec.UI = p.ui(s, m, &spec)   // ui.go
 	if v, ok := s.str(m, "policy"); ok {
 		p.policy(s, m, &spec, p.abs(v))
 	}

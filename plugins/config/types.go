@@ -85,6 +85,10 @@ type ServerConfig struct {
 	MaxInFlightPerSession int
 	MaxInFlightPerClient  int
 	MaxSessions           int
+
+	// ReadOnly applies read_only to every plugin that does not set its
+	// own (see Spec.ReadOnly).
+	ReadOnly bool
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
@@ -123,6 +127,14 @@ type Spec struct {
 	// tool that does not declare execution.taskSupport itself is listed
 	// with "optional".
 	TaskTools []string
+	// ReadOnly (read_only) keeps only the tools whose annotations say
+	// readOnlyHint: true, beside IncludeTools and ExcludeTools; nil means
+	// ServerConfig.ReadOnly (see ReadOnlyTools).
+	ReadOnly *bool
+	// Skills are absolute globs of skill directories (each holding a
+	// SKILL.md) the plugin serves beside its guest's (skills = …,
+	// relative to the plugin's directory).
+	Skills []string
 	// ToolPrefix is prepended to every tool name; nil means Name+"_".
 	ToolPrefix *string
 	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
