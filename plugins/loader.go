@@ -151,6 +151,14 @@ func NewLoader(opts LoaderOptions) *Loader {
 // The caller owns the result and must Close it (a [Registry] does so when
 // the generation is replaced).
 func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation) (*Generation, error) {
+	return l.build(ctx, cfg, prev, nil)
+}
+
+// build is Build. publish, when not nil, is given a generation each time a
+// plugin finishes loading anew while others still load: the plugins
+// loaded so far, and for the others (still loading or failed) their
+// versions in prev. The receiver owns it, as it owns Build's result.
+func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation, publish func(*Generation)) (*Generation, error) {
 	if cfg == nil {
 		cfg = config.DefaultConfig()
 	}
@@ -173,6 +181,14 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 
 	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
+	var mu sync.Mutex // guards done and cores while publishing
+	done := make([]bool, len(cfg.Plugins))
+	left := 0
+	for i := range cfg.Plugins {
+		if valid[i] {
+			left++
+		}
+	}
 	for i := range cfg.Plugins {
 		if valid[i] {
 			l.busy.Store(cfg.Plugins[i].Name, "queued") // until a CPU is free for it
@@ -196,7 +212,15 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 			spec := &cfg.Plugins[i]
 			t := time.Now()
 			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
-			cores[i], reused[i], errs[i] = c, reuse, err
+			mu.Lock()
+			cores[i], reused[i], errs[i], done[i] = c, reuse, err, true
+			left--
+			if publish != nil && err == nil && !reuse && left > 0 && ctx.Err() == nil {
+				// Held under mu so that generations are published in the
+				// order their plugins finished.
+				publish(l.partial(cfg, valid, cores, done, prev, id))
+			}
+			mu.Unlock()
 			switch {
 			case err != nil:
 			case reuse:
@@ -249,6 +273,25 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
 	return g, nil
+}
+
+// partial assembles the generation of a build still running: the plugins
+// done loading, and the previous versions of the others. Each plugin it
+// holds is acquired for it.
+func (l *Loader) partial(cfg *config.Config, valid []bool, cores []*core, done []bool, prev *Generation, id uint64) *Generation {
+	specs := make([]*config.Spec, len(cfg.Plugins))
+	held := make([]*core, len(cfg.Plugins))
+	for i := range cfg.Plugins {
+		if !valid[i] {
+			continue
+		}
+		if done[i] && cores[i] != nil && cores[i].acquire() {
+			held[i], specs[i] = cores[i], &cfg.Plugins[i]
+		} else if old := prev.lookup(cfg.Plugins[i].Name); old != nil && old.core.acquire() {
+			held[i], specs[i] = old.core, &old.Spec
+		}
+	}
+	return l.assemble(cfg, specs, held, prev, id)
 }
 
 func (l *Loader) nextID(prev *Generation) uint64 {
