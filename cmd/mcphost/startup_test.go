@@ -1,0 +1,141 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The startup tests run the real `mcphost serve` with two plugins: fast,
+// a file that loads in milliseconds, and slow, whose build command blocks
+// reading a fifo until the test writes to it. Nothing waits on time: the
+// fifo is the slow plugin's clock.
+
+// slowConfig is a plugins.toml with fast and slow, and the given [server]
+// lines.
+func slowConfig(server string) string {
+	return "[server]\n" + server + `
+[[plugin]]
+name = "fast"
+path = "fast.wasm"
+
+[[plugin]]
+name = "slow"
+path = "slow.wasm"
+build = ["sh", "-c", "read line < gate && cp slow.src slow.wasm"]
+`
+}
+
+// startSlow writes fast.wasm, slow.src (what the build copies), the gate
+// fifo and plugins.toml, and serves it with the official client, whose
+// list_changed notifications arrive on e.notes.
+func startSlow(t *testing.T, server string, flags ...string) *reloadEnv {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs mcphost serve")
+	}
+	e := &reloadEnv{dir: t.TempDir(), notes: make(chan string, 256)}
+	e.conf = filepath.Join(e.dir, "plugins.toml")
+	e.write(t, "fast.wasm", wasmPlugin("fast", []string{"hello"}, nil, nil))
+	e.write(t, "slow.src", wasmPlugin("slow", []string{"late"}, nil, []string{"later"}))
+	if err := syscall.Mkfifo(filepath.Join(e.dir, "gate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, "plugins.toml", []byte(slowConfig(server)))
+	note := func(s string) { e.notes <- s }
+	client := mcp.NewClient(&mcp.Implementation{Name: "startup-e2e", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { note("tools/list_changed") },
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { note("prompts/list_changed") },
+	})
+	e.s = startServer(t, client, append([]string{"--config", e.conf}, flags...)...)
+	return e
+}
+
+// open lets the slow plugin's build go on: it writes a line to the gate
+// (which blocks until the build reads it) and fails the test if no build
+// comes to read it.
+func (e *reloadEnv) open(t *testing.T) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { // ends once a build opens the gate, or when the test's process does
+		f, err := os.OpenFile(filepath.Join(e.dir, "gate"), os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString("go\n")
+			f.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(noteTimeout):
+		t.Fatalf("no build read the gate\nstderr:\n%s", e.stderr())
+	}
+}
+
+// TestSlowPluginJoinsLater: with a startup wait shorter than the slow
+// build, the first tools/list answers with the fast plugin, whose tool is
+// callable at once; the slow plugin joins with list_changed once its build
+// ends.
+func TestSlowPluginJoinsLater(t *testing.T) {
+	e := startSlow(t, `startup_wait = "300ms"`, "--no-watch")
+	if got, want := e.tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("first tools/list = %q; want %q (the loaded plugin, without the one still building)\nstderr:\n%s", got, want, e.stderr())
+	}
+	if got := e.call(t, "fast_hello"); got != "fast" {
+		t.Fatalf("fast_hello = %q; want fast", got)
+	}
+	e.open(t)
+	e.expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
+	if got, want := e.tools(t), []string{"fast_hello", "slow_late"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list after the build = %q; want %q", got, want)
+	}
+	if got := e.call(t, "slow_late"); got != "slow" {
+		t.Fatalf("slow_late = %q; want slow", got)
+	}
+}
+
+// TestLoadedToolCallableAtOnce: with a startup wait far longer than the
+// test, a call to the fast plugin's tool is answered while the slow one is
+// still building; the first list then waits for the slow one.
+func TestLoadedToolCallableAtOnce(t *testing.T) {
+	e := startSlow(t, `startup_wait = "1h"`, "--no-watch")
+	if got := e.call(t, "fast_hello"); got != "fast" {
+		t.Fatalf("fast_hello = %q; want fast", got)
+	}
+	e.open(t)
+	if got, want := e.tools(t), []string{"fast_hello", "slow_late"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list = %q; want %q", got, want)
+	}
+}
+
+// TestReloadWhileStuck: a change to plugins.toml applies while the slow
+// plugin's build is still blocked; the build runs again in the new load
+// and the slow plugin joins when it ends.
+func TestReloadWhileStuck(t *testing.T) {
+	e := startSlow(t, `startup_wait = "300ms"`)
+	if got, want := e.tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("first tools/list = %q; want %q\nstderr:\n%s", got, want, e.stderr())
+	}
+	e.write(t, "extra.wasm", wasmPlugin("extra", []string{"more"}, nil, nil))
+	e.replace(t, "plugins.toml", []byte(slowConfig(`startup_wait = "300ms"`)+"\n[[plugin]]\nname = \"extra\"\npath = \"extra.wasm\"\n"))
+	e.expect(t, "extra plugin added while slow builds", "tools/list_changed")
+	if got, want := e.tools(t), []string{"extra_more", "fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list after the edit = %q; want %q\nstderr:\n%s", got, want, e.stderr())
+	}
+	e.open(t)
+	e.expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
+	if got, want := e.tools(t), []string{"extra_more", "fast_hello", "slow_late"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list after the build = %q; want %q", got, want)
+	}
+}
