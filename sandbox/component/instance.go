@@ -319,6 +319,26 @@ func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, erro
 	return inst, nil
 }
 
+// RunExports calls, in the order of the core instances, the export
+// called name (a function taking and returning nothing) of every core
+// instance that has one, as a call of inst: the start functions a
+// rewriter moved out of instantiation run here, where the caller can
+// bound them.
+func (inst *Instance) RunExports(ctx context.Context, name string) error {
+	ctx = context.WithValue(ctx, instanceKey{}, inst)
+	for i, m := range inst.mods {
+		if m == nil {
+			continue
+		}
+		if f := m.ExportedFunction(name); f != nil {
+			if _, err := f.Call(ctx); err != nil {
+				return fmt.Errorf("core instance %d: %s: %w", i, name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Close closes the core module instances.
 func (inst *Instance) Close(ctx context.Context) {
 	for _, m := range inst.mods {
