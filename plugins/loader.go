@@ -211,7 +211,7 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 			defer func() { <-sem }()
 			spec := &cfg.Plugins[i]
 			t := time.Now()
-			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
+			c, reuse, err := l.loadBounded(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
 			mu.Lock()
 			cores[i], reused[i], errs[i], done[i] = c, reuse, err, true
 			left--
@@ -324,6 +324,37 @@ func (l *Loader) checkNames(specs []config.Spec, errs []error) []bool {
 		}
 	}
 	return valid
+}
+
+// LoadTimeoutError says a plugin's load did not finish within its
+// load_timeout; the plugin fails alone.
+type LoadTimeoutError struct {
+	Timeout time.Duration
+	Err     error // what the load returned when it was stopped
+}
+
+func (e *LoadTimeoutError) Error() string {
+	return fmt.Sprintf("load did not finish within load_timeout (%s; raise it in the plugin's table or in [server]): %v", e.Timeout, e.Err)
+}
+
+func (e *LoadTimeoutError) Unwrap() error { return e.Err }
+
+// errLoadTimeout is the cause of a load's context when its load_timeout
+// runs out.
+var errLoadTimeout = errors.New("load_timeout ran out")
+
+// loadBounded is loadOne within spec's load_timeout. Everything a load
+// does stops when its context ends (a build's process group is killed, a
+// start function is interrupted), except compiling, which finishes.
+func (l *Loader) loadBounded(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
+	d := config.LoadTimeout(spec, server)
+	lctx, cancel := context.WithTimeoutCause(ctx, d, errLoadTimeout)
+	defer cancel()
+	c, reuse, err := l.loadOne(lctx, server, spec, prev, used)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(lctx), errLoadTimeout) {
+		err = &LoadTimeoutError{Timeout: d, Err: err}
+	}
+	return c, reuse, err
 }
 
 // loadOne returns the core for spec: prev's when it can be shared (with a

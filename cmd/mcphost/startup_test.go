@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/wasmgen"
 )
 
 // The startup tests run the real `mcphost serve` with two plugins: fast,
@@ -137,5 +140,64 @@ func TestReloadWhileStuck(t *testing.T) {
 	e.expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
 	if got, want := e.tools(t), []string{"extra_more", "fast_hello", "slow_late"}; !slices.Equal(got, want) {
 		t.Fatalf("tools/list after the build = %q; want %q", got, want)
+	}
+}
+
+// TestLoadTimeoutEndsStuckBuild: a build that never ends is stopped by
+// the plugin's load_timeout; the plugin fails alone, with a message that
+// names the key, and the other serves.
+func TestLoadTimeoutEndsStuckBuild(t *testing.T) {
+	e := startSlow(t, `startup_wait = "1h"`+"\nload_timeout = \"500ms\"", "--no-watch")
+	// The first list waits for the initial load, which ends when the
+	// build is stopped.
+	if got, want := e.tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list = %q; want %q\nstderr:\n%s", got, want, e.stderr())
+	}
+	if got := e.stderr(); !strings.Contains(got, "load did not finish within load_timeout (500ms") {
+		t.Errorf("stderr lacks the load_timeout failure:\n%s", got)
+	}
+	if got := e.call(t, "fast_hello"); got != "fast" {
+		t.Fatalf("fast_hello = %q; want fast", got)
+	}
+}
+
+// TestValidateStopsOnFirstSignal: validate, with one plugin's build
+// blocked and another's start function looping forever (its timeouts far
+// away), ends on the first SIGTERM, saying so, without a second signal.
+func TestValidateStopsOnFirstSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mcphost validate")
+	}
+	dir := t.TempDir()
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("fast.wasm", wasmPlugin("fast", []string{"hello"}, nil, nil))
+	write("slow.src", wasmPlugin("slow", []string{"late"}, nil, nil))
+	write("spin.wasm", wasmgen.Module(
+		wasmgen.Func{Name: "list_tools", Output: `{"tools":[]}`},
+		wasmgen.Func{Start: true, Spin: true},
+	))
+	if err := syscall.Mkfifo(filepath.Join(dir, "gate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := slowConfig("") + `
+[[plugin]]
+name = "spin"
+path = "spin.wasm"
+timeout = "1h"
+load_timeout = "1h"
+`
+	write("plugins.toml", []byte(conf))
+	p := startProc(t, nil, "validate", "--config", filepath.Join(dir, "plugins.toml"))
+	p.waitLog(t, "plugin step started")
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exit(t, waitLong); code == 128+int(syscall.SIGTERM) || code == 0 {
+		t.Errorf("exit status %d; want a failure of validate's own (not 0, not the second signal's)\nstderr:\n%s", code, p.stderr())
+	}
+	if got := p.stderr(); !strings.Contains(got, "stopped by a signal") {
+		t.Errorf("stderr does not say validate was stopped:\n%s", got)
 	}
 }

@@ -60,9 +60,14 @@ type ServerConfig struct {
 	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
 	RequestStateKeyEnv string
 	// Defaults applied to every plugin that does not set its own.
-	Timeout      time.Duration // default 5s
-	MemoryPages  uint32        // default 4096 (256 MiB)
-	MaxInstances int           // default runtime.NumCPU()
+	Timeout     time.Duration // default 5s
+	MemoryPages uint32        // default 4096 (256 MiB)
+	// LoadTimeout bounds each plugin's whole load, from leaving the queue
+	// to its lists read: fetch, build, compile, start functions (default
+	// 2m, see DefaultLoadTimeout, which zero means). A plugin past it
+	// fails alone.
+	LoadTimeout  time.Duration
+	MaxInstances int // default runtime.NumCPU()
 
 	// Go-source builds (issue 11).
 
@@ -96,6 +101,8 @@ type Spec struct {
 	SHA256      string // optional pin of the .wasm (hex)
 	Timeout     time.Duration
 	MemoryPages uint32
+	// LoadTimeout overrides ServerConfig.LoadTimeout when not zero.
+	LoadTimeout time.Duration
 	// AllowedHosts are the rules of outbound HTTP (sandbox.Limits.AllowedHosts),
 	// each checked by sandbox.CheckAllowedHost.
 	AllowedHosts []string
