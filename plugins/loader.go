@@ -243,7 +243,9 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 			switch {
 			case c == nil:
 			case c.native != nil && !reused[i]:
-				c.refs.Store(0) // never held by a generation: leave the caller's module open
+				// Build's reference: when no published generation holds
+				// the module, it stays open for the caller.
+				c.refs.Add(-1)
 			default:
 				_ = c.release(context.WithoutCancel(ctx))
 			}

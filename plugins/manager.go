@@ -241,7 +241,8 @@ func (m *Manager) load(ctx context.Context, trigger []string, initial bool) (rep
 		if r := recover(); r != nil { // a bug must not end the watch
 			rep.Err = fmt.Errorf("reload panicked: %v", r)
 		}
-		superseded := errors.Is(context.Cause(ctx), errSuperseded)
+		// A newer load follows: the initial load is not over yet.
+		superseded := errors.Is(context.Cause(ctx), errSuperseded) || errors.Is(context.Cause(ctx), watch.ErrNewerChange)
 		if rep.Err != nil {
 			cur, release := reg.Acquire()
 			rep.Gen = cur.ID

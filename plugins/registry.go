@@ -78,7 +78,8 @@ func (r *Registry) drop(ctx context.Context, h *held) {
 // ([Diff] of the old and new). The old generation is closed as soon as no
 // reader holds it, possibly before Swap returns. Subscribers hear about
 // the changes, in the order they subscribed, before Swap returns, when
-// anything changed. Swapping in the current generation does nothing.
+// anything changed. Swapping in the current generation changes nothing
+// but ends the initial load (Ready).
 func (r *Registry) Swap(ctx context.Context, g *Generation) Changes {
 	return r.swap(ctx, g, true)
 }
