@@ -20,6 +20,7 @@ func TestModuleCompiles(t *testing.T) {
 		Func{Name: "trap", Trap: true},
 		Func{Name: "num", I32: &seven},
 		Func{Name: "spin", Spin: true},
+		Func{Start: true}, // not exported
 	)
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
