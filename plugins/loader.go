@@ -80,6 +80,11 @@ type Loader struct {
 	obs        Observer
 	grants     *Grants
 	consent    sandbox.Consent // nil without Grants
+
+	// compiles holds a slot per compile running (one per CPU). Only the
+	// compile and instantiation take one: a build or download waiting on
+	// something else must not keep another plugin from loading.
+	compiles chan struct{}
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -97,7 +102,8 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir}
+	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir,
+		compiles: make(chan struct{}, runtime.NumCPU())}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -123,7 +129,8 @@ func NewLoader(opts LoaderOptions) *Loader {
 }
 
 // Build loads every plugin of cfg into a new generation, loading plugins in
-// parallel (at most runtime.NumCPU at a time).
+// parallel (compiling at most runtime.NumCPU at a time; builds and
+// downloads do not wait for one another).
 //
 // A plugin that fails (missing file, checksum mismatch, bad Wasm, build
 // error, unknown ABI, a list export that fails) is logged, recorded in
@@ -179,7 +186,6 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	valid := l.checkNames(cfg.Plugins, errs)
 	used := &fileSet{}
 
-	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards done and cores while publishing
 	done := make([]bool, len(cfg.Plugins))
@@ -202,13 +208,6 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 		go func() { // owned by Build, which waits for it below
 			defer wg.Done()
 			defer l.busy.Delete(cfg.Plugins[i].Name)
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
 			spec := &cfg.Plugins[i]
 			t := time.Now()
 			c, reuse, err := l.loadBounded(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
@@ -430,9 +429,16 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 			}
 		}
 	}
+	l.busy.Store(spec.Name, "queued") // until a CPU is free for it
+	select {
+	case l.compiles <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
 	l.busy.Store(spec.Name, "compile")
 	done := progress.Track(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
 	m, err := l.load(ctx, spec.Name, wasm, lim)
+	<-l.compiles
 	done(err)
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", withFile(err, file))

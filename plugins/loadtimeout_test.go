@@ -3,7 +3,12 @@ package plugins
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +48,7 @@ func TestLoadTimeout(t *testing.T) {
 			cfg.Server.LoadTimeout = tc.srvLoad
 			cfg.Plugins = []config.Spec{
 				{Name: "hostile", Path: hostile, Timeout: tc.timeout, LoadTimeout: tc.load},
-				{Name: "good", Path: good},
+				{Name: "good", Path: good, LoadTimeout: time.Hour}, // its own, even under -race
 			}
 			l := NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()})
 			g, err := l.Build(ctx, cfg, nil)
@@ -63,5 +68,66 @@ func TestLoadTimeout(t *testing.T) {
 				t.Errorf("hostile: errors.As(*LoadTimeoutError) = %v; want %v (err %v)", got, tc.wantLoadTimeout, err)
 			}
 		})
+	}
+}
+
+// TestStuckDownloadsHoldNoOneBack: more plugins than CPUs stuck
+// downloading all wait at once (no CPU slot is held while waiting), and
+// the local plugin beside them is published before any of them ends.
+func TestStuckDownloadsHoldNoOneBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wasm := toolModule("got")
+	arrived, release := make(chan struct{}, 64), make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.Write(wasm)
+	}))
+	defer srv.Close()
+	defer close(release)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "local.wasm")
+	write(t, local, string(toolModule("now")))
+	n := runtime.NumCPU() + 1
+	src := fmt.Sprintf("[[plugin]]\nname = \"local\"\npath = %q\n", local)
+	for i := range n {
+		src += fmt.Sprintf("[[plugin]]\nname = \"web%d\"\nurl = \"%s/p%d.wasm\"\nsha256 = %q\n", i, srv.URL, i, sha256Hex(wasm))
+	}
+	cfg := parseTOML(t, dir, src)
+	l := NewLoader(LoaderOptions{Engine: newEngine(t), DownloadCacheDir: filepath.Join(dir, "download"), HTTPClient: srv.Client(), Logger: discard()})
+	published := make(chan []string, 16)
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	built := make(chan error, 1)
+	go func() {
+		g, err := l.build(bctx, cfg, nil, func(g *Generation) {
+			published <- toolNames(g)
+			g.Close(ctx)
+		})
+		if err == nil {
+			g.Close(ctx)
+		}
+		built <- err
+	}()
+	fail := time.After(time.Minute) // a failure bound, not a wait
+	for range n {
+		select {
+		case <-arrived:
+		case <-fail:
+			t.Fatalf("fewer than %d downloads started at once", n)
+		}
+	}
+	select {
+	case got := <-published:
+		if !slices.Equal(got, []string{"local_now"}) {
+			t.Errorf("published while the downloads wait: %q; want [local_now]", got)
+		}
+	case <-fail:
+		t.Fatal("local was not published while the downloads waited")
+	}
+	cancel()
+	if err := <-built; !errors.Is(err, context.Canceled) {
+		t.Errorf("Build after cancel: %v; want context.Canceled", err)
 	}
 }
