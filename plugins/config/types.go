@@ -60,14 +60,13 @@ type ServerConfig struct {
 	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
 	RequestStateKeyEnv string
 	// Defaults applied to every plugin that does not set its own.
-	Timeout     time.Duration // default 5s
-	MemoryPages uint32        // default 4096 (256 MiB)
-	// LoadTimeout bounds each plugin's whole load, from leaving the queue
-	// to its lists read: fetch, build, compile, start functions (default
-	// 2m, see DefaultLoadTimeout, which zero means). A plugin past it
-	// fails alone.
-	LoadTimeout  time.Duration
-	MaxInstances int // default runtime.NumCPU()
+	Timeout      time.Duration // default 5s
+	MemoryPages  uint32        // default 4096 (256 MiB)
+	MaxInstances int           // default runtime.NumCPU()
+	// LoadTimeout bounds each plugin's whole load, to its lists read:
+	// fetch, build, compile, start functions (default 2m, see
+	// DefaultLoadTimeout, which zero means). A plugin past it fails alone.
+	LoadTimeout time.Duration
 
 	// Go-source builds (issue 11).
 
