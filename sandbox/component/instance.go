@@ -293,7 +293,9 @@ type Instance struct {
 // Instantiate creates an instance: each core instance in order, its
 // imports resolved to the instances before it and to the host module.
 // Start functions (wit-component's fixups, which run the guest's
-// _initialize) run now, bounded by ctx. state becomes Instance.State.
+// _initialize) run now, bounded by ctx, unless the compile's rewrite moved
+// them into exports (see [Instance.RunExports]). state becomes
+// Instance.State.
 func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, error) {
 	inst := &Instance{cp: cp, mods: make([]api.Module, len(cp.c.instances)), fns: make(map[coreRef]api.Function), State: state}
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
