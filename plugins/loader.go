@@ -197,7 +197,7 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	}
 	for i := range cfg.Plugins {
 		if valid[i] {
-			l.busy.Store(cfg.Plugins[i].Name, "queued") // until a CPU is free for it
+			l.busy.Store(cfg.Plugins[i].Name, "queued") // until its compile starts
 		}
 	}
 	for i := range cfg.Plugins {
