@@ -346,7 +346,8 @@ var errLoadTimeout = errors.New("load_timeout ran out")
 
 // loadBounded is loadOne within spec's load_timeout. Everything a load
 // does stops when its context ends (a build's process group is killed, a
-// start function is interrupted), except compiling, which finishes.
+// start function is interrupted), except a compile, which finishes on its
+// own without being waited for (see compile).
 func (l *Loader) loadBounded(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
 	d := config.LoadTimeout(spec, server)
 	lctx, cancel := context.WithTimeoutCause(ctx, d, errLoadTimeout)
@@ -437,8 +438,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	l.busy.Store(spec.Name, "compile")
 	done := progress.Track(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
-	m, err := l.load(ctx, spec.Name, wasm, lim)
-	<-l.compiles
+	m, err := l.compile(ctx, spec.Name, wasm, lim)
 	done(err)
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
@@ -455,6 +455,35 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	c.refs.Store(1)
 	return c, false, nil
+}
+
+// compile runs l.load, holding a compile slot until it returns. Compiling
+// does not stop when ctx ends (start functions do), so compile returns
+// ctx's error at once then, and the module, once compiled, is closed by the
+// goroutine left waiting for it: a load that is cancelled or runs out of
+// load_timeout never waits for a slow compile.
+func (l *Loader) compile(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+	type result struct {
+		m   Module
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() { // owned by compile, or, once it gave up, by itself: ends with l.load
+		m, err := l.load(ctx, name, wasm, lim)
+		<-l.compiles
+		ch <- result{m, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.m, r.err
+	case <-ctx.Done():
+		go func() { // ends when the compile does
+			if r := <-ch; r.m != nil {
+				_ = r.m.Close(context.WithoutCancel(ctx))
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // withFile names file in err when err says the bytes are not a module

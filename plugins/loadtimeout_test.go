@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // TestLoadTimeout: a plugin whose start function loops forever fails
@@ -129,5 +130,85 @@ func TestStuckDownloadsHoldNoOneBack(t *testing.T) {
 	cancel()
 	if err := <-built; !errors.Is(err, context.Canceled) {
 		t.Errorf("Build after cancel: %v; want context.Canceled", err)
+	}
+}
+
+// closeSignal is a module whose Close closes closed.
+type closeSignal struct {
+	Module
+	closed chan struct{}
+}
+
+func (m closeSignal) Close(ctx context.Context) error {
+	close(m.closed)
+	return m.Module.Close(ctx)
+}
+
+// TestLoadDoesNotWaitForCompile: a compile that does not end holds back
+// neither a cancelled build nor a plugin past its load_timeout; the
+// module it makes in the end is closed.
+func TestLoadDoesNotWaitForCompile(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		loadTimeout time.Duration
+		cancel      bool
+	}{
+		{name: "cancelled", loadTimeout: time.Hour, cancel: true},
+		{name: "load_timeout", loadTimeout: 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			file := filepath.Join(dir, "p.wasm")
+			write(t, file, "code")
+			cfg := config.DefaultConfig()
+			cfg.Plugins = []config.Spec{{Name: "p", Path: file, LoadTimeout: tc.loadTimeout}}
+			started, release := make(chan struct{}), make(chan struct{})
+			mod := closeSignal{fake{tools: []string{tool("t")}}.module(), make(chan struct{})}
+			l := NewLoader(LoaderOptions{Logger: discard()})
+			l.load = func(context.Context, string, []byte, sandbox.Limits) (Module, error) {
+				close(started)
+				<-release // a compile ignores its ctx
+				return mod, nil
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				g   *Generation
+				err error
+			}
+			built := make(chan result, 1)
+			go func() { g, err := l.Build(ctx, cfg, nil); built <- result{g, err} }()
+			<-started
+			if tc.cancel {
+				cancel()
+			}
+			fail := time.After(time.Minute) // a failure bound, not a wait
+			var r result
+			select {
+			case r = <-built:
+			case <-fail:
+				close(release)
+				t.Fatal("Build waited for the compile")
+			}
+			if tc.cancel {
+				if !errors.Is(r.err, context.Canceled) {
+					t.Errorf("Build: %v; want context.Canceled", r.err)
+				}
+			} else {
+				var lte *LoadTimeoutError
+				if r.err != nil || !errors.As(r.g.Failed("p"), &lte) {
+					t.Errorf("Build: %v, failure %v; want p failed with a *LoadTimeoutError", r.err, r.g.Failed("p"))
+				}
+				r.g.Close(context.Background())
+			}
+			close(release)
+			select {
+			case <-mod.closed:
+			case <-fail:
+				t.Fatal("the module compiled after the load gave up was not closed")
+			}
+		})
 	}
 }
