@@ -42,7 +42,9 @@ func (s *session) scope(ctx context.Context, req *request, found func(scope) boo
 		g, release, ready = s.srv.acquire(ctx)
 	}
 	stop()
-	if !ready {
+	if !ready && found == nil {
+		// A list answered before the initial load was done: the
+		// session hears of the rest of it.
 		s.answeredEarly.Store(true)
 	}
 	sc := scope{g: g}

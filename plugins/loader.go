@@ -158,14 +158,16 @@ func NewLoader(opts LoaderOptions) *Loader {
 // The caller owns the result and must Close it (a [Registry] does so when
 // the generation is replaced).
 func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation) (*Generation, error) {
-	return l.build(ctx, cfg, prev, nil)
+	return l.build(ctx, cfg, prev, nil, 0)
 }
 
 // build is Build. publish, when not nil, is given a generation each time a
 // plugin finishes loading anew while others still load: the plugins
 // loaded so far, and for the others (still loading or failed) their
-// versions in prev. The receiver owns it, as it owns Build's result.
-func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation, publish func(*Generation)) (*Generation, error) {
+// versions in prev. The receiver owns it, as it owns Build's result. None
+// is published before after has passed since the build began: a build
+// that ends sooner swaps in whole, as one change.
+func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation, publish func(*Generation), after time.Duration) (*Generation, error) {
 	if cfg == nil {
 		cfg = config.DefaultConfig()
 	}
@@ -187,13 +189,29 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	used := &fileSet{}
 
 	var wg sync.WaitGroup
-	var mu sync.Mutex // guards done and cores while publishing
+	var mu sync.Mutex // guards what follows, and cores while publishing
 	done := make([]bool, len(cfg.Plugins))
 	left := 0
 	for i := range cfg.Plugins {
 		if valid[i] {
 			left++
 		}
+	}
+	pending, due := false, after <= 0 // a plugin loaded since the last publish; publishing began
+	publishNow := func() {            // mu held
+		if publish != nil && due && pending && left > 0 && ctx.Err() == nil {
+			publish(l.partial(cfg, valid, cores, done, prev, id))
+			pending = false
+		}
+	}
+	if publish != nil && !due {
+		t := time.AfterFunc(after, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			due = true
+			publishNow()
+		})
+		defer t.Stop()
 	}
 	for i := range cfg.Plugins {
 		if valid[i] {
@@ -214,11 +232,10 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 			mu.Lock()
 			cores[i], reused[i], errs[i], done[i] = c, reuse, err, true
 			left--
-			if publish != nil && err == nil && !reuse && left > 0 && ctx.Err() == nil {
-				// Held under mu so that generations are published in the
-				// order their plugins finished.
-				publish(l.partial(cfg, valid, cores, done, prev, id))
-			}
+			pending = pending || err == nil && !reuse
+			// Under mu, so that generations are published in the order
+			// their plugins finished.
+			publishNow()
 			mu.Unlock()
 			switch {
 			case err != nil:

@@ -105,7 +105,7 @@ func TestStuckDownloadsHoldNoOneBack(t *testing.T) {
 		g, err := l.build(bctx, cfg, nil, func(g *Generation) {
 			published <- toolNames(g)
 			g.Close(ctx)
-		})
+		}, 0)
 		if err == nil {
 			g.Close(ctx)
 		}

@@ -130,6 +130,10 @@ type Manager struct {
 	cancel context.CancelCauseFunc // ends the load running now, or nil
 }
 
+// reloadSettle is how long a reload runs before the plugins it loaded
+// serve beside those still loading.
+const reloadSettle = time.Second
+
 // errSuperseded ends a load that a newer one replaces.
 var errSuperseded = errors.New("superseded by a newer load")
 
@@ -276,11 +280,23 @@ func (m *Manager) load(ctx context.Context, trigger []string, initial bool) (rep
 		// reuses what that load published.
 		prev = nil
 	}
-	// Each plugin serves as soon as it is loaded; the others join as they
-	// finish.
+	// No plugin waits for another: in the initial load each serves as
+	// soon as it is loaded; in a reload, what loaded is published once the
+	// reload has run for reloadSettle (a reload that ends sooner applies as
+	// one change), and the others join as they finish.
+	after := reloadSettle
+	if initial {
+		after = 0
+	}
+	var mu sync.Mutex // publishes may come from build's timer
 	g, err := m.opts.Loader.build(ctx, cfg, prev, func(g *Generation) {
-		rep.Changes = rep.Changes.merge(reg.Publish(ctx, g))
-	})
+		c := reg.Publish(ctx, g)
+		mu.Lock()
+		rep.Changes = rep.Changes.merge(c)
+		mu.Unlock()
+	}, after)
+	mu.Lock()
+	defer mu.Unlock()
 	if err != nil {
 		rep.Err = err
 		return rep

@@ -401,7 +401,9 @@ func TestManagerNoPluginWaits(t *testing.T) {
 	slow := blocking(release, started)
 	fast := fake{tools: []string{tool("t")}}.module()
 	extra := fake{tools: []string{tool("x")}}.module()
-	var withExtra atomic.Bool
+	var withExtra, again atomic.Bool
+	release2 := make(chan struct{})
+	slow2, fast2 := blocking(release2, started), fake{tools: []string{tool("t2")}}.module()
 	var reports []ReloadReport
 	var mu sync.Mutex
 	m := NewManager(ManagerOptions{
@@ -409,6 +411,9 @@ func TestManagerNoPluginWaits(t *testing.T) {
 		ReadConfig: func() (*config.Config, error) {
 			cfg := config.DefaultConfig()
 			cfg.Plugins = []config.Spec{native("slow", slow), native("fast", fast)}
+			if again.Load() {
+				cfg.Plugins = []config.Spec{native("slow", slow2), native("fast", fast2)}
+			}
 			if withExtra.Load() {
 				cfg.Plugins = append(cfg.Plugins, native("extra", extra))
 			}
@@ -449,6 +454,9 @@ func TestManagerNoPluginWaits(t *testing.T) {
 
 	close(release)
 	rep := <-second
+	if c := <-changes; !c.Initial || !slices.Equal(c.Reloaded, []string{"slow"}) {
+		t.Errorf("slow joining: changes %+v; want slow, initial", c)
+	}
 	if rep.Err != nil || !rep.Initial || !slices.Equal(rep.Changes.Reloaded, []string{"extra", "slow"}) {
 		t.Errorf("final report: got %+v; want the initial load, extra and slow loaded", rep)
 	}
@@ -456,11 +464,27 @@ func TestManagerNoPluginWaits(t *testing.T) {
 		t.Errorf("after slow loaded: tools %q, ready %v; want %q, ready", got, ready(), want)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(reports) != 1 {
 		t.Errorf("reports: got %d (%+v); want 1, the superseded load reporting nothing", len(reports), reports)
 	}
 	if fast.count(abi.ExportListTools) != 1 {
 		t.Errorf("fast listed %d times; want 1 (reused by the load that superseded the first)", fast.count(abi.ExportListTools))
+	}
+	mu.Unlock()
+
+	// A later reload with slow stuck: fast's new version serves once the
+	// reload has settled, beside slow's previous one.
+	again.Store(true)
+	withExtra.Store(false)
+	third := make(chan ReloadReport, 1)
+	go func() { third <- m.Reload(ctx, []string{"edit again"}) }()
+	<-started
+	if c := <-changes; c.Initial || !slices.Equal(c.Reloaded, []string{"extra", "fast"}) ||
+		!slices.Equal(current(), []string{"fast_t2", "slow_late"}) {
+		t.Fatalf("reload with slow stuck: changes %+v, tools %q; want fast_t2 beside the previous slow_late, extra gone", c, current())
+	}
+	close(release2)
+	if rep := <-third; rep.Err != nil || !slices.Equal(rep.Changes.Reloaded, []string{"extra", "fast", "slow"}) {
+		t.Errorf("third report: got %+v; want extra, fast and slow reloaded", rep)
 	}
 }
