@@ -197,8 +197,9 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 			left++
 		}
 	}
-	pending, due := false, after <= 0 // a plugin loaded since the last publish; publishing began
-	publishNow := func() {            // mu held
+	// pending: a plugin loaded since the last publish; due: publishing began.
+	pending, due := false, after <= 0
+	publishNow := func() { // mu held
 		if publish != nil && due && pending && left > 0 && ctx.Err() == nil {
 			publish(l.partial(cfg, valid, cores, done, prev, id))
 			pending = false
