@@ -14,6 +14,8 @@ import (
 func (srv *Server) onChange(c plugins.Changes) {
 	srv.chMu.Lock()
 	defer srv.chMu.Unlock()
+	close(srv.changed) // requests waiting for an item look again
+	srv.changed = make(chan struct{})
 	srv.changes.Tools = srv.changes.Tools || c.Tools
 	srv.changes.Resources = srv.changes.Resources || c.Resources
 	srv.changes.Prompts = srv.changes.Prompts || c.Prompts

@@ -28,12 +28,25 @@ type scope struct {
 }
 
 // scope acquires the current generation for req and returns its scope and
-// the generation's release func (always to be called).
-func (s *session) scope(ctx context.Context, req *request) (scope, func(), error) {
+// the generation's release func (always to be called). While the initial
+// load runs, it waits for it (bounded by the startup wait), or, when found
+// is not nil, only until found finds what req asks for among the plugins
+// loaded so far: a loaded plugin's tool is called at once, whatever is
+// still loading.
+func (s *session) scope(ctx context.Context, req *request, found func(scope) bool) (scope, func(), error) {
 	stop := s.startupProgress(req)
-	g, release, ready := s.srv.acquire(ctx)
+	var g *plugins.Generation
+	var release func()
+	var ready bool
+	if found != nil && !req.routed {
+		g, release, ready = s.srv.acquireFound(ctx, func(g *plugins.Generation) bool { return found(scope{g: g}) })
+	} else {
+		g, release, ready = s.srv.acquire(ctx)
+	}
 	stop()
-	if !ready {
+	if !ready && found == nil {
+		// A list answered before the initial load was done: the
+		// session hears of the rest of it.
 		s.answeredEarly.Store(true)
 	}
 	sc := scope{g: g}
@@ -288,7 +301,7 @@ func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, nil)
 	defer release()
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func getPrompt(ctx context.Context, s *session, req *request) (any, error) {
 	if p.Name == nil {
 		return nil, jsonrpc.InvalidParams("invalid params: missing prompt name")
 	}
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, func(sc scope) bool { return sc.prompt(*p.Name) != nil })
 	defer release()
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func complete(ctx context.Context, s *session, req *request) (any, error) {
 	if err := decodeParams(req.params, &p); err != nil {
 		return nil, err
 	}
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, nil)
 	defer release()
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func readResource(ctx context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, func(sc scope) bool { pl, _ := sc.resource(uri); return pl != nil })
 	defer release()
 	if err != nil {
 		return nil, err

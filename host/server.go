@@ -32,7 +32,10 @@ type Options struct {
 	// StartupWait bounds how long requests that need plugins wait for the
 	// registry's initial load, counted from New (default 10s; negative
 	// means do not wait). Clients that ignore list_changed then still see
-	// the initial plugins.
+	// the initial plugins. It only bounds the wait for plugins still
+	// loading: a list answered when it runs out holds every plugin loaded
+	// by then (plugins.Registry.Publish), and a call to a tool, prompt or
+	// resource of a loaded plugin does not wait at all.
 	StartupWait time.Duration
 	// Logger receives the server's own logs (default slog.Default()).
 	Logger *slog.Logger
@@ -106,6 +109,7 @@ type Server struct {
 	listeners map[*listener]struct{} // open subscriptions/listen requests
 
 	chMu    sync.Mutex
+	changed chan struct{}   // closed (and replaced) by every change
 	changes plugins.Changes // gathered since the timer started
 	timer   *time.Timer     // nil when no flush is scheduled
 	closed  bool            // set by Close: no flush starts after it
@@ -155,6 +159,7 @@ func New(reg *plugins.Registry, opts Options) *Server {
 		readyBy:    time.Now().Add(opts.StartupWait),
 		coalesce:   coalesceDelay,
 		sessions:   make(map[*session]struct{}),
+		changed:    make(chan struct{}),
 	}
 	srv.serverInfo = srv.serverInfoJSON()
 	srv.discoverResult = discoverResult(&opts)
@@ -231,6 +236,47 @@ func (srv *Server) acquire(ctx context.Context) (g *plugins.Generation, release 
 	default:
 	}
 	g, release = srv.reg.Acquire()
+	return g, release, ready
+}
+
+// acquireFound is acquire for a request that needs one item (a tool, a
+// prompt, a resource): while the initial load runs, it returns as soon as
+// found finds the item among the plugins loaded so far, and otherwise
+// waits like acquire. ready is false when it returned before the initial
+// load was done.
+func (srv *Server) acquireFound(ctx context.Context, found func(*plugins.Generation) bool) (g *plugins.Generation, release func(), ready bool) {
+	var t *time.Timer
+	for {
+		srv.chMu.Lock()
+		changed := srv.changed
+		srv.chMu.Unlock()
+		select {
+		case <-srv.reg.Ready():
+			ready = true
+		default:
+		}
+		g, release = srv.reg.Acquire()
+		if ready || found(g) {
+			break
+		}
+		release()
+		d := time.Until(srv.readyBy)
+		if d <= 0 || ctx.Err() != nil {
+			return srv.acquire(ctx)
+		}
+		if t == nil {
+			t = time.NewTimer(d)
+			defer t.Stop()
+		}
+		select {
+		case <-changed:
+		case <-srv.reg.Ready():
+		case <-t.C:
+			return srv.acquire(ctx)
+		case <-ctx.Done():
+			return srv.acquire(ctx)
+		}
+	}
 	return g, release, ready
 }
 

@@ -69,7 +69,7 @@ func getSkill(ctx context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, func(sc scope) bool { return sc.skill(uri) != nil })
 	defer release()
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func readDirectory(ctx context.Context, s *session, req *request) (any, error) {
 		return nil, jsonrpc.InvalidParams("invalid params: missing uri")
 	}
 	uri := *p.URI
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, nil)
 	defer release()
 	if err != nil {
 		return nil, err

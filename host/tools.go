@@ -47,7 +47,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, release, err := s.scope(ctx, req)
+	sc, release, err := s.scope(ctx, req, func(sc scope) bool { return sc.tool(name) != nil })
 	defer release()
 	if err != nil {
 		return nil, err

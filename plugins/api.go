@@ -140,9 +140,9 @@ type Changes struct {
 	Reloaded []string
 	// Updated lists resource URIs (and templates) served by reloaded plugins.
 	Updated []string
-	// Initial marks the changes of the first Swap, the initial load: only
-	// clients answered before it (from the empty generation) need to hear
-	// of them.
+	// Initial marks the changes of the initial load (its first Swap, and
+	// the Publishes before it): only clients answered before it was done
+	// (from what had loaded so far) need to hear of them.
 	Initial bool
 }
 

@@ -70,8 +70,13 @@
 //     ([Plugin.Signer] is who signed what loaded, [Plugin.Digest] the
 //     SHA-256 of the code itself).
 //  3. [Registry.Swap] installs it and returns the [Changes]; subscribers
-//     (the host) turn them into list_changed notifications. The first
-//     Swap's are marked [Changes].Initial.
+//     (the host) turn them into list_changed notifications. No plugin waits
+//     for another: while some still build, compile or start, each plugin
+//     that finishes is installed at once ([Registry.Publish]) beside the
+//     previous versions of those still loading, and the load's changes
+//     are the sum. The initial load's are marked [Changes].Initial. A
+//     reload requested while a load runs ends that load (its plugins
+//     still loading stop and load again) and applies at once.
 //  4. The old generation closes when its last in-flight call releases it;
 //     a module closes when the last generation holding it closes.
 //  5. The [ReloadReport] goes to the Manager's OnReload (cmd/mcphost logs

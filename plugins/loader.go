@@ -80,6 +80,11 @@ type Loader struct {
 	obs        Observer
 	grants     *Grants
 	consent    *consent // nil without Grants; each plugin's is forCode its code
+
+	// compiles holds a slot per compile running (one per CPU). Only the
+	// compile and instantiation take one: a build or download waiting on
+	// something else must not keep another plugin from loading.
+	compiles chan struct{}
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -97,7 +102,8 @@ func (l *Loader) Busy() []string {
 
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
-	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir}
+	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir,
+		compiles: make(chan struct{}, runtime.NumCPU())}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -123,7 +129,8 @@ func NewLoader(opts LoaderOptions) *Loader {
 }
 
 // Build loads every plugin of cfg into a new generation, loading plugins in
-// parallel (at most runtime.NumCPU at a time).
+// parallel (compiling at most runtime.NumCPU at a time; builds and
+// downloads do not wait for one another).
 //
 // A plugin that fails (missing file, checksum mismatch, bad Wasm, build
 // error, unknown ABI, a list export that fails) is logged, recorded in
@@ -151,6 +158,16 @@ func NewLoader(opts LoaderOptions) *Loader {
 // The caller owns the result and must Close it (a [Registry] does so when
 // the generation is replaced).
 func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation) (*Generation, error) {
+	return l.build(ctx, cfg, prev, nil, 0)
+}
+
+// build is Build. publish, when not nil, is given a generation each time a
+// plugin finishes loading anew while others still load: the plugins
+// loaded so far, and for the others (still loading or failed) their
+// versions in prev. The receiver owns it, as it owns Build's result. None
+// is published before after has passed since the build began: a build
+// that ends sooner swaps in whole, as one change.
+func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation, publish func(*Generation), after time.Duration) (*Generation, error) {
 	if cfg == nil {
 		cfg = config.DefaultConfig()
 	}
@@ -171,11 +188,35 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 	valid := l.checkNames(cfg.Plugins, errs)
 	used := &fileSet{}
 
-	sem := make(chan struct{}, runtime.NumCPU())
 	var wg sync.WaitGroup
+	var mu sync.Mutex // guards what follows, and cores while publishing
+	done := make([]bool, len(cfg.Plugins))
+	left := 0
 	for i := range cfg.Plugins {
 		if valid[i] {
-			l.busy.Store(cfg.Plugins[i].Name, "queued") // until a CPU is free for it
+			left++
+		}
+	}
+	// pending: a plugin loaded since the last publish; due: publishing began.
+	pending, due := false, after <= 0
+	publishNow := func() { // mu held
+		if publish != nil && due && pending && left > 0 && ctx.Err() == nil {
+			publish(l.partial(cfg, valid, cores, done, prev, id))
+			pending = false
+		}
+	}
+	if publish != nil && !due {
+		t := time.AfterFunc(after, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			due = true
+			publishNow()
+		})
+		defer t.Stop()
+	}
+	for i := range cfg.Plugins {
+		if valid[i] {
+			l.busy.Store(cfg.Plugins[i].Name, "queued") // until its compile starts
 		}
 	}
 	for i := range cfg.Plugins {
@@ -186,23 +227,23 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 		go func() { // owned by Build, which waits for it below
 			defer wg.Done()
 			defer l.busy.Delete(cfg.Plugins[i].Name)
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				errs[i] = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
 			spec := &cfg.Plugins[i]
 			t := time.Now()
-			c, reuse, err := l.loadOne(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
+			c, reuse, err := l.loadBounded(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
 			if err == nil {
 				if err = checkApps(spec, c); err != nil { // apps.go
 					dropCore(ctx, c, reuse)
 					c, reuse = nil, false
 				}
 			}
-			cores[i], reused[i], errs[i] = c, reuse, err
+			mu.Lock()
+			cores[i], reused[i], errs[i], done[i] = c, reuse, err, true
+			left--
+			pending = pending || err == nil && !reuse
+			// Under mu, so that generations are published in the order
+			// their plugins finished.
+			publishNow()
+			mu.Unlock()
 			switch {
 			case err != nil:
 			case reuse:
@@ -260,10 +301,31 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 // hold.
 func dropCore(ctx context.Context, c *core, reused bool) {
 	if c.native != nil && !reused {
-		c.refs.Store(0) // never held by a generation: leave the caller's module open
+		// Build's reference: when no published generation holds the
+		// module, it stays open for the caller.
+		c.refs.Add(-1)
 		return
 	}
 	_ = c.release(context.WithoutCancel(ctx))
+}
+
+// partial assembles the generation of a build still running: the plugins
+// done loading, and the previous versions of the others. Each plugin it
+// holds is acquired for it.
+func (l *Loader) partial(cfg *config.Config, valid []bool, cores []*core, done []bool, prev *Generation, id uint64) *Generation {
+	specs := make([]*config.Spec, len(cfg.Plugins))
+	held := make([]*core, len(cfg.Plugins))
+	for i := range cfg.Plugins {
+		if !valid[i] {
+			continue
+		}
+		if done[i] && cores[i] != nil && cores[i].acquire() {
+			held[i], specs[i] = cores[i], &cfg.Plugins[i]
+		} else if old := prev.lookup(cfg.Plugins[i].Name); old != nil && old.core.acquire() {
+			held[i], specs[i] = old.core, &old.Spec
+		}
+	}
+	return l.assemble(cfg, specs, held, prev, id)
 }
 
 func (l *Loader) nextID(prev *Generation) uint64 {
@@ -296,6 +358,38 @@ func (l *Loader) checkNames(specs []config.Spec, errs []error) []bool {
 		}
 	}
 	return valid
+}
+
+// LoadTimeoutError says a plugin's load did not finish within its
+// load_timeout; the plugin fails alone.
+type LoadTimeoutError struct {
+	Timeout time.Duration
+	Err     error // what the load returned when it was stopped
+}
+
+func (e *LoadTimeoutError) Error() string {
+	return fmt.Sprintf("load did not finish within load_timeout (%s; raise it in the plugin's table or in [server]): %v", e.Timeout, e.Err)
+}
+
+func (e *LoadTimeoutError) Unwrap() error { return e.Err }
+
+// errLoadTimeout is the cause of a load's context when its load_timeout
+// runs out.
+var errLoadTimeout = errors.New("load_timeout ran out")
+
+// loadBounded is loadOne within spec's load_timeout. Everything a load
+// does stops when its context ends (a build's process group is killed, a
+// start function is interrupted), except a compile, which finishes on its
+// own without being waited for (see compile).
+func (l *Loader) loadBounded(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
+	d := config.LoadTimeout(spec, server)
+	lctx, cancel := context.WithTimeoutCause(ctx, d, errLoadTimeout)
+	defer cancel()
+	c, reuse, err := l.loadOne(lctx, server, spec, prev, used)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(lctx), errLoadTimeout) {
+		err = &LoadTimeoutError{Timeout: d, Err: err}
+	}
+	return c, reuse, err
 }
 
 // loadOne returns the core for spec: prev's when it can be shared (with a
@@ -378,9 +472,15 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 			}
 		}
 	}
+	l.busy.Store(spec.Name, "queued") // until a CPU is free for it
+	select {
+	case l.compiles <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
 	l.busy.Store(spec.Name, "compile")
 	done := progress.Track(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
-	m, err := l.load(ctx, spec.Name, wasm, lim)
+	m, err := l.compile(ctx, spec.Name, wasm, lim)
 	done(err)
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
@@ -400,6 +500,35 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	c.refs.Store(1)
 	return c, false, nil
+}
+
+// compile runs l.load, holding a compile slot until it returns. Compiling
+// does not stop when ctx ends (start functions do), so compile returns
+// ctx's error at once then, and the module, once compiled, is closed by the
+// goroutine left waiting for it: a load that is cancelled or runs out of
+// load_timeout never waits for a slow compile.
+func (l *Loader) compile(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+	type result struct {
+		m   Module
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() { // owned by compile, or, once it gave up, by itself: ends with l.load
+		m, err := l.load(ctx, name, wasm, lim)
+		<-l.compiles
+		ch <- result{m, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.m, r.err
+	case <-ctx.Done():
+		go func() { // ends when the compile does
+			if r := <-ch; r.m != nil {
+				_ = r.m.Close(context.WithoutCancel(ctx))
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // withFile names file in err when err says the bytes are not a module

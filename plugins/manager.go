@@ -2,8 +2,10 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,7 +125,17 @@ type Manager struct {
 
 	mu      sync.Mutex     // serializes loads
 	watcher *watch.Watcher // set while Run watches
+
+	cmu    sync.Mutex              // guards cancel
+	cancel context.CancelCauseFunc // ends the load running now, or nil
 }
+
+// reloadSettle is how long a reload runs before the plugins it loaded
+// serve beside those still loading.
+const reloadSettle = time.Second
+
+// errSuperseded ends a load that a newer one replaces.
+var errSuperseded = errors.New("superseded by a newer load")
 
 // NewManager returns a Manager; [Manager.Run] starts it.
 func NewManager(opts ManagerOptions) *Manager {
@@ -167,12 +179,17 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer w.Close()
 	m.mu.Lock()
 	m.watcher = w
-	// Watches are set up before the initial load reads any file, so a
-	// change made while it runs is seen and reloaded afterwards.
-	m.load(ctx, nil, true)
 	m.mu.Unlock()
-
+	// The watch runs beside the initial load, so that a change made while
+	// a plugin is still loading applies without waiting for it.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // owned by Run, which waits for it; ends with the load
+		defer wg.Done()
+		m.initial(ctx)
+	}()
 	_ = w.Run(ctx, func(ctx context.Context, paths []string) { m.Reload(ctx, paths) })
+	wg.Wait()
 
 	m.mu.Lock()
 	m.watcher = nil
@@ -181,24 +198,42 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 func (m *Manager) initial(ctx context.Context) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.load(ctx, nil, true)
+	m.Reload(ctx, nil)
 }
 
 // Reload loads the config and plugins now, as a change to trigger would,
-// and returns the report also given to OnReload. Reloads never overlap; the
-// first call (Run's, or this one) is the initial load.
+// and returns the report also given to OnReload. The first call (Run's,
+// or this one) is the initial load.
+//
+// Reloads never overlap: a Reload ends the load still running (its
+// plugins still building, compiling or starting stop, and load again in
+// this one; those it loaded already serve and are reused), so a plugin
+// stuck loading never holds back a change to the others.
 func (m *Manager) Reload(ctx context.Context, trigger []string) ReloadReport {
+	m.cmu.Lock()
+	if m.cancel != nil {
+		m.cancel(errSuperseded)
+	}
+	m.cmu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	lctx, cancel := context.WithCancelCause(ctx)
+	m.cmu.Lock()
+	m.cancel = cancel
+	m.cmu.Unlock()
+	defer func() {
+		m.cmu.Lock()
+		m.cancel = nil
+		m.cmu.Unlock()
+		cancel(nil)
+	}()
 	first := false
 	select {
 	case <-m.opts.Registry.Ready():
 	default:
 		first = true
 	}
-	return m.load(ctx, trigger, first)
+	return m.load(lctx, trigger, first)
 }
 
 // load does one load. m.mu must be held.
@@ -210,17 +245,21 @@ func (m *Manager) load(ctx context.Context, trigger []string, initial bool) (rep
 		if r := recover(); r != nil { // a bug must not end the watch
 			rep.Err = fmt.Errorf("reload panicked: %v", r)
 		}
+		// A newer load follows: the initial load is not over yet.
+		superseded := errors.Is(context.Cause(ctx), errSuperseded) || errors.Is(context.Cause(ctx), watch.ErrNewerChange)
 		if rep.Err != nil {
 			cur, release := reg.Acquire()
 			rep.Gen = cur.ID
-			release()
-			if initial {
-				reg.Swap(ctx, nil) // nothing loaded: let requests waiting for the initial load go on
+			if initial && !superseded {
+				// Let requests waiting for the initial load go on with
+				// what loaded (possibly nothing).
+				reg.Swap(ctx, cur)
 			}
+			release()
 		}
 		rep.Dur = time.Since(start)
 		switch {
-		case rep.Err != nil && ctx.Err() != nil: // shutting down: nothing to report
+		case rep.Err != nil && ctx.Err() != nil: // superseded, or shutting down: nothing to report
 		case m.opts.OnReload != nil:
 			m.opts.OnReload(rep)
 		default:
@@ -236,17 +275,53 @@ func (m *Manager) load(ctx context.Context, trigger []string, initial bool) (rep
 	}
 	prev, release := reg.Acquire() // held so that what Build reuses stays open
 	defer release()
-	if initial {
+	if initial && len(prev.Plugins) == 0 {
+		// A first build; one that follows a superseded initial load
+		// reuses what that load published.
 		prev = nil
 	}
-	g, err := m.opts.Loader.Build(ctx, cfg, prev)
+	// No plugin waits for another: in the initial load each serves as
+	// soon as it is loaded; in a reload, what loaded is published once the
+	// reload has run for reloadSettle (a reload that ends sooner applies as
+	// one change), and the others join as they finish.
+	after := reloadSettle
+	if initial {
+		after = 0
+	}
+	var mu sync.Mutex // publishes may come from build's timer
+	g, err := m.opts.Loader.build(ctx, cfg, prev, func(g *Generation) {
+		c := reg.Publish(ctx, g)
+		mu.Lock()
+		rep.Changes = rep.Changes.merge(c)
+		mu.Unlock()
+	}, after)
+	mu.Lock()
+	defer mu.Unlock()
 	if err != nil {
 		rep.Err = err
 		return rep
 	}
-	rep.Changes = reg.Swap(ctx, g)
+	rep.Changes = rep.Changes.merge(reg.Swap(ctx, g))
 	rep.Gen, rep.Failures = g.ID, g.Failures
 	return rep
+}
+
+// merge adds what d changed to c (the changes of one load that swapped
+// several generations in).
+func (c Changes) merge(d Changes) Changes {
+	c.Tools, c.Resources, c.Prompts = c.Tools || d.Tools, c.Resources || d.Resources, c.Prompts || d.Prompts
+	c.Initial = c.Initial || d.Initial
+	c.Reloaded = union(c.Reloaded, d.Reloaded)
+	c.Updated = union(c.Updated, d.Updated)
+	return c
+}
+
+// union returns the sorted union of the sorted a and b.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	return slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(a), b...))))
 }
 
 func (m *Manager) readConfig() (*config.Config, error) {

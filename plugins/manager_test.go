@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,5 +367,124 @@ func TestManagerEmptySave(t *testing.T) {
 	rep = r.next(t)
 	if tools, _ := r.current(); rep.Err != nil || len(tools) != 0 {
 		t.Errorf("only [server]: err %v, tools %q; want no error and no tools", rep.Err, tools)
+	}
+}
+
+// blocking is a native plugin whose list_tools waits for release (or the
+// end of its load's ctx): a plugin stuck building, compiling or starting.
+func blocking(release <-chan struct{}, started chan<- struct{}) Module {
+	return fake{tools: []string{tool("late")}, exports: map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: func(ctx context.Context, _ []byte) ([]byte, error) {
+			started <- struct{}{}
+			select {
+			case <-release:
+				return []byte(`{"tools":[` + tool("late") + `]}`), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+	}}.module()
+}
+
+// TestManagerNoPluginWaits: the fast plugin serves while the slow one is
+// still loading (published, Ready still open, changes marked initial); a
+// reload during the slow load applies at once, superseding it; the slow
+// plugin joins when it is released, and only then is the initial load
+// done.
+func TestManagerNoPluginWaits(t *testing.T) {
+	ctx := context.Background()
+	reg := NewRegistry()
+	defer reg.Close(ctx)
+	changes := make(chan Changes, 16)
+	defer reg.Subscribe(func(c Changes) { changes <- c })()
+	release, started := make(chan struct{}), make(chan struct{}, 4)
+	slow := blocking(release, started)
+	fast := fake{tools: []string{tool("t")}}.module()
+	extra := fake{tools: []string{tool("x")}}.module()
+	var withExtra, again atomic.Bool
+	release2 := make(chan struct{})
+	slow2, fast2 := blocking(release2, started), fake{tools: []string{tool("t2")}}.module()
+	var reports []ReloadReport
+	var mu sync.Mutex
+	m := NewManager(ManagerOptions{
+		Loader: NewLoader(LoaderOptions{Logger: discard()}), Registry: reg,
+		ReadConfig: func() (*config.Config, error) {
+			cfg := config.DefaultConfig()
+			cfg.Plugins = []config.Spec{native("slow", slow), native("fast", fast)}
+			if again.Load() {
+				cfg.Plugins = []config.Spec{native("slow", slow2), native("fast", fast2)}
+			}
+			if withExtra.Load() {
+				cfg.Plugins = append(cfg.Plugins, native("extra", extra))
+			}
+			return cfg, nil
+		},
+		OnReload: func(r ReloadReport) { mu.Lock(); reports = append(reports, r); mu.Unlock() },
+	})
+	current := func() []string {
+		g, release := reg.Acquire()
+		defer release()
+		return toolNames(g)
+	}
+	ready := func() bool {
+		select {
+		case <-reg.Ready():
+			return true
+		default:
+			return false
+		}
+	}
+	first := make(chan ReloadReport, 1)
+	go func() { first <- m.Reload(ctx, nil) }()
+	<-started
+	if c := <-changes; !c.Initial || !slices.Equal(current(), []string{"fast_t"}) || ready() {
+		t.Fatalf("while slow loads: changes %+v, tools %q, ready %v; want fast_t published as initial, not ready", c, current(), ready())
+	}
+
+	withExtra.Store(true)
+	second := make(chan ReloadReport, 1)
+	go func() { second <- m.Reload(ctx, []string{"edit"}) }()
+	if rep := <-first; !errors.Is(rep.Err, context.Canceled) {
+		t.Errorf("superseded load: got %+v; want its ctx cancelled", rep)
+	}
+	<-started // slow loads again in the new load
+	if c := <-changes; !slices.Equal(current(), []string{"extra_x", "fast_t"}) || ready() || !c.Tools {
+		t.Fatalf("after the edit: changes %+v, tools %q, ready %v; want extra_x beside fast_t, not ready", c, current(), ready())
+	}
+
+	close(release)
+	rep := <-second
+	if c := <-changes; !c.Initial || !slices.Equal(c.Reloaded, []string{"slow"}) {
+		t.Errorf("slow joining: changes %+v; want slow, initial", c)
+	}
+	if rep.Err != nil || !rep.Initial || !slices.Equal(rep.Changes.Reloaded, []string{"extra", "slow"}) {
+		t.Errorf("final report: got %+v; want the initial load, extra and slow loaded", rep)
+	}
+	if got, want := current(), []string{"extra_x", "fast_t", "slow_late"}; !slices.Equal(got, want) || !ready() {
+		t.Errorf("after slow loaded: tools %q, ready %v; want %q, ready", got, ready(), want)
+	}
+	mu.Lock()
+	if len(reports) != 1 {
+		t.Errorf("reports: got %d (%+v); want 1, the superseded load reporting nothing", len(reports), reports)
+	}
+	if fast.count(abi.ExportListTools) != 1 {
+		t.Errorf("fast listed %d times; want 1 (reused by the load that superseded the first)", fast.count(abi.ExportListTools))
+	}
+	mu.Unlock()
+
+	// A later reload with slow stuck: fast's new version serves once the
+	// reload has settled, beside slow's previous one.
+	again.Store(true)
+	withExtra.Store(false)
+	third := make(chan ReloadReport, 1)
+	go func() { third <- m.Reload(ctx, []string{"edit again"}) }()
+	<-started
+	if c := <-changes; c.Initial || !slices.Equal(c.Reloaded, []string{"extra", "fast"}) ||
+		!slices.Equal(current(), []string{"fast_t2", "slow_late"}) {
+		t.Fatalf("reload with slow stuck: changes %+v, tools %q; want fast_t2 beside the previous slow_late, extra gone", c, current())
+	}
+	close(release2)
+	if rep := <-third; rep.Err != nil || !slices.Equal(rep.Changes.Reloaded, []string{"extra", "fast", "slow"}) {
+		t.Errorf("third report: got %+v; want extra, fast and slow reloaded", rep)
 	}
 }

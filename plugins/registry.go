@@ -78,8 +78,23 @@ func (r *Registry) drop(ctx context.Context, h *held) {
 // ([Diff] of the old and new). The old generation is closed as soon as no
 // reader holds it, possibly before Swap returns. Subscribers hear about
 // the changes, in the order they subscribed, before Swap returns, when
-// anything changed. Swapping in the current generation does nothing.
+// anything changed. Swapping in the current generation changes nothing
+// but ends the initial load (Ready).
 func (r *Registry) Swap(ctx context.Context, g *Generation) Changes {
+	return r.swap(ctx, g, true)
+}
+
+// Publish installs g like [Registry.Swap] while the load that builds it
+// is still running: the plugins loaded so far serve at once, beside (on a
+// reload) the previous versions of those still loading. Before the
+// initial load is done, Ready stays open and the changes count as the
+// initial load's (Changes.Initial), so that only sessions answered before
+// it hear of them.
+func (r *Registry) Publish(ctx context.Context, g *Generation) Changes {
+	return r.swap(ctx, g, false)
+}
+
+func (r *Registry) swap(ctx context.Context, g *Generation, final bool) Changes {
 	if g == nil {
 		g = &Generation{Config: config.DefaultConfig()}
 		g.index()
@@ -88,17 +103,23 @@ func (r *Registry) Swap(ctx context.Context, g *Generation) Changes {
 	defer r.mu.Unlock()
 	old := r.cur.Load()
 	if old.g == g {
-		r.once.Do(func() { close(r.ready) })
+		if final {
+			r.once.Do(func() { close(r.ready) })
+		}
 		return Changes{}
 	}
 	h := &held{g: g}
 	h.refs.Store(1)
 	r.cur.Store(h)
 	c := Diff(old.g, g)
-	r.once.Do(func() {
-		close(r.ready)
+	select {
+	case <-r.ready:
+	default:
 		c.Initial = true
-	})
+		if final {
+			r.once.Do(func() { close(r.ready) })
+		}
+	}
 	r.drop(context.WithoutCancel(ctx), old)
 	if c.Any() {
 		for _, id := range slices.Sorted(maps.Keys(r.subs)) {

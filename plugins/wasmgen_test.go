@@ -8,6 +8,8 @@ type wfunc struct {
 	output string // the export sets this as its output and returns 0
 	trap   bool   // the export executes unreachable
 	i32    *int32 // the export returns this (a plain i32 export)
+	start  bool   // the module's start function (not exported)
+	spin   bool   // loops forever
 }
 
 // wasmModule assembles a tiny Extism-ABI module exporting fns; it
@@ -15,7 +17,7 @@ type wfunc struct {
 func wasmModule(fns ...wfunc) []byte {
 	out := make([]wasmgen.Func, len(fns))
 	for i, f := range fns {
-		out[i] = wasmgen.Func{Name: f.name, Output: f.output, Trap: f.trap, I32: f.i32}
+		out[i] = wasmgen.Func{Name: f.name, Output: f.output, Trap: f.trap, I32: f.i32, Start: f.start, Spin: f.spin}
 	}
 	return wasmgen.Module(out...)
 }

@@ -166,6 +166,12 @@ func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.
 			return nil, err
 		}
 		b.live.add(g.poll)
+		// The core instances' start functions run once all are
+		// instantiated, in order, bounded like a call.
+		if err := runStart(ctx, g.poll, func() error { return inst.RunExports(ctx, looppoll.StartExport) }); err != nil {
+			g.close()
+			return nil, err
+		}
 	}
 	return g, nil
 }

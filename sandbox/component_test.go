@@ -498,3 +498,23 @@ func TestComponentReenter(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentStartBounded loads components whose core start function
+// loops forever (testdata/wat/startspin*.wat): with the loop poll and
+// under close-on-done (no memory), the load fails within the plugin's
+// timeout with a message naming it, instead of hanging.
+func TestComponentStartBounded(t *testing.T) {
+	for _, name := range []string{"startspin", "startspin-memless"} {
+		t.Run(name, func(t *testing.T) {
+			wasm := componentWasm(t, name)
+			m, err := testEngine.Load(context.Background(), name, wasm, Limits{Instances: 1, Timeout: 200 * time.Millisecond})
+			if err == nil {
+				m.Close(context.Background())
+				t.Fatal("Load succeeded; want the start function stopped")
+			}
+			if want := "start function did not return within the plugin's timeout (200ms"; !strings.Contains(err.Error(), want) {
+				t.Errorf("Load: got %v; want it to contain %q", err, want)
+			}
+		})
+	}
+}

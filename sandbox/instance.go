@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -44,9 +45,16 @@ type instance struct {
 	log     *slog.Logger
 }
 
-// newInstance instantiates the module's backend be once more. It runs no
-// guest code: a reactor's _initialize runs on the instance's first call.
+// newInstance instantiates the module's backend be once more. The only
+// guest code it runs is the module's start functions (a core module's
+// start section, a component's core start functions), bounded by the
+// plugin's call timeout: one that never returns fails the instance, and
+// the call or load that needed it. A reactor's _initialize runs on the
+// instance's first call, within that call's timeout.
 func (m *Module) newInstance(ctx context.Context, be backend) (*instance, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, m.lim.Timeout)
+	defer cancel()
 	inst := &instance{
 		plugin:  m.name,
 		consent: m.lim.Consent,
@@ -68,6 +76,9 @@ func (m *Module) newInstance(ctx context.Context, be backend) (*instance, error)
 		g, err = be.instantiate(ctx, cfg)
 	}
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+			return nil, fmt.Errorf("new instance: start function did not return within the plugin's timeout (%s; raise timeout or fix the guest's start): %w", m.lim.Timeout, err)
+		}
 		return nil, fmt.Errorf("new instance: %w", err)
 	}
 	inst.g = g

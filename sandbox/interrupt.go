@@ -170,6 +170,21 @@ func (l *livePolls) interruptAll() {
 	}
 }
 
+// runStart runs an instance's start functions, which looppoll moved out
+// of instantiation (looppoll.StartExport), by calling run with p armed:
+// the end of ctx, the instance's time limit, stops one that never returns.
+func runStart(ctx context.Context, p *poll, run func() error) error {
+	p.arm(ctx)
+	err := run()
+	if code := p.disarm(ctx); code != 0 {
+		err = interruptedError(code, err)
+	}
+	if err != nil {
+		return fmt.Errorf("start function: %w", err)
+	}
+	return nil
+}
+
 // exitCodeClosed says the call was interrupted because the module was
 // closed under it (Module.Close ran out of patience).
 const exitCodeClosed = 1

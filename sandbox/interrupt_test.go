@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -300,4 +301,41 @@ func gcSpinChild() int {
 		}
 	}
 	return 0
+}
+
+// TestStartFunctionBounded: a module whose start function loops forever
+// fails to load within its timeout, on both mechanisms, with a message
+// that names the start function and the key; one whose start function
+// returns loads and serves. Tier-up's interpreter runs the same guards.
+func TestStartFunctionBounded(t *testing.T) {
+	t.Parallel()
+	spinStart := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"}, wasmgen.Func{Start: true, Spin: true})
+	okStart := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"}, wasmgen.Func{Start: true})
+	const timeout = 200 * time.Millisecond
+	for _, mode := range modes {
+		for _, interpret := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/interpret=%v", mode.name, interpret), func(t *testing.T) {
+				t.Parallel()
+				lim := Limits{Instances: 1, Timeout: timeout, InterpretFirst: interpret}
+				m, err := testEngine.load(context.Background(), t.Name(), spinStart, lim, nativeWith(mode.intr))
+				if err == nil {
+					m.Close(context.Background())
+					t.Fatal("Load of a module whose start function never returns succeeded; want an error")
+				}
+				var le *LoadError
+				if !errors.As(err, &le) || le.Stage != "instantiate" {
+					t.Fatalf("Load: got %v; want a *LoadError at stage instantiate", err)
+				}
+				for _, want := range []string{"start function did not return within the plugin's timeout (200ms", "raise timeout"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("Load: got %q; want it to contain %q", err, want)
+					}
+				}
+				ok := loadMode(t, okStart, Limits{Instances: 1, Timeout: time.Minute, InterpretFirst: interpret}, mode.intr)
+				if out, err := ok.Call(context.Background(), "hello", nil); err != nil || string(out) != "hello" {
+					t.Fatalf("call after a start function that returns: got %q, %v; want hello", out, err)
+				}
+			})
+		}
+	}
 }

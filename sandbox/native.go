@@ -11,6 +11,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/mcphost/mcphost/sandbox/looppoll"
 )
 
 // Import modules a guest may use.
@@ -120,6 +122,13 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 			return nil, err
 		}
 		b.live.add(g.poll)
+		if start := mod.ExportedFunction(looppoll.StartExport); start != nil {
+			cctx := &callContext{Context: ctx, g: g}
+			if err := runStart(cctx, g.poll, func() error { _, err := start.Call(cctx); return err }); err != nil {
+				g.close()
+				return nil, err
+			}
+		}
 	}
 	return g, nil
 }

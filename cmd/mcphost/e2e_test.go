@@ -333,7 +333,7 @@ func TestEndToEndOfficialClient(t *testing.T) {
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "faulty_echo", Arguments: map[string]any{"text": "still here"}})
 	if err != nil || res.IsError || !strings.Contains(textOf(t, res), "still here") {
-		t.Errorf("faulty_echo after a trap = %+v, %v; want it to work", res, err)
+		t.Errorf("faulty_echo after a trap = %+v %q, %v; want it to work", res, textOf(t, res), err)
 	}
 
 	// A malformed line is answered with -32700, and the session goes on.

@@ -28,6 +28,11 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	defer rt.close(context.WithoutCancel(ctx))
 	g, err := rt.loader.Build(ctx, cfg, nil)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Build stops every load at once (builds are killed, start
+			// functions interrupted), so the first signal is enough.
+			return fmt.Errorf("stopped by a signal before every plugin loaded: %w", err)
+		}
 		return err
 	}
 	defer g.Close(context.WithoutCancel(ctx))

@@ -20,6 +20,10 @@ type Func struct {
 	// memory and outputs it (4 bytes, little-endian), so a test can tell
 	// an instance that kept its state from a fresh one.
 	Counter bool
+	// Start makes the function the module's start function (run when the
+	// module is instantiated) instead of an export: it takes and returns
+	// nothing, and with Spin loops forever. At most one Func may set it.
+	Start bool
 }
 
 func uleb(v uint64) []byte { return binary.AppendUvarint(nil, v) }
@@ -89,6 +93,7 @@ func Module(fns ...Func) []byte {
 		[]byte{0x60, 2, wI64, wI32, 0}, // 1: store_u8(i64, i32)
 		[]byte{0x60, 2, wI64, wI64, 0}, // 2: output_set(i64, i64)
 		[]byte{0x60, 0, 1, wI32},       // 3: export() i32
+		[]byte{0x60, 0, 0},             // 4: start()
 	))
 	imports := wsection(2, vec(
 		cat(wname("extism:host/env"), wname("alloc"), []byte{0, 0}),
@@ -96,11 +101,22 @@ func Module(fns ...Func) []byte {
 		cat(wname("extism:host/env"), wname("output_set"), []byte{0, 2}),
 	))
 	var funcs, exports, bodies, data [][]byte
+	var start []byte
 	offset := 1024
 	for i, f := range fns {
+		var code []byte
+		if f.Start {
+			funcs = append(funcs, []byte{4})
+			start = wsection(8, uleb(uint64(3+i)))
+			code = cat(vec(), []byte{0x0b})
+			if f.Spin {
+				code = cat(vec(), []byte{0x03, 0x40, 0x0c, 0, 0x0b, 0x0b}) // loop br 0 end
+			}
+			bodies = append(bodies, append(uleb(uint64(len(code))), code...))
+			continue
+		}
 		funcs = append(funcs, []byte{3})
 		exports = append(exports, cat(wname(f.Name), []byte{0}, uleb(uint64(3+i))))
-		var code []byte
 		switch {
 		case f.Trap:
 			code = cat(vec(), []byte{0x00, 0x0b})
@@ -135,6 +151,7 @@ func Module(fns ...Func) []byte {
 		wsection(3, vec(funcs...)),
 		wsection(5, vec(cat([]byte{0}, uleb(pages)))),
 		wsection(7, vec(exports...)),
+		start,
 		wsection(10, vec(bodies...)),
 		wsection(11, vec(data...)),
 	)

@@ -21,6 +21,7 @@ func TestModuleCompiles(t *testing.T) {
 		Func{Name: "num", I32: &seven},
 		Func{Name: "spin", Spin: true},
 		Func{Name: "count", Counter: true},
+		Func{Start: true}, // not exported
 	)
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)

@@ -30,6 +30,10 @@ const (
 	// SDK; see RATIONALE.md.
 	DefaultStartupWait = 50 * time.Second
 	DefaultTimeout     = 5 * time.Second
+	// DefaultLoadTimeout bounds one plugin's whole load (fetch, build,
+	// compile, start functions, lists): several cold Go builds on a busy
+	// machine, with room to spare, yet a load stuck for good ends.
+	DefaultLoadTimeout = 2 * time.Minute
 	// DefaultShutdownGrace bounds how long a stopping server waits for the
 	// calls in flight: past the default plugin timeout, with room to spare.
 	DefaultShutdownGrace = 10 * time.Second
@@ -53,9 +57,9 @@ var (
 	topKeys    = []string{"server", "plugin"}
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait", "shutdown_grace",
 		"cache_ttl", "cache_scope", "request_state_key_env", "task_ttl", "task_max_bytes", "task_after",
-		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
+		"plugin_dir", "timeout", "load_timeout", "memory", "max_instances", "runtime",
 		"go"} // Go-source builds
-	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime", "policy",
+	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "load_timeout", "memory", "max_instances", "runtime", "policy",
 		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "may_request_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope", "ui"}
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
@@ -292,6 +296,12 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)
 	}
 	return lim
+}
+
+// LoadTimeout is how long one load of spec may take: its load_timeout,
+// the server's, or DefaultLoadTimeout.
+func LoadTimeout(spec *Spec, server *ServerConfig) time.Duration {
+	return cmp.Or(spec.LoadTimeout, server.LoadTimeout, DefaultLoadTimeout)
 }
 
 // WatchPaths returns what a file watcher should watch for c: the config

@@ -77,6 +77,9 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "timeout", time.Millisecond, time.Hour); ok {
 		sc.Timeout = v
 	}
+	if v, ok := s.duration(m, "load_timeout", time.Millisecond, maxLoadTimeout); ok {
+		sc.LoadTimeout = v
+	}
 	if v, ok := s.pages(m, "memory"); ok {
 		sc.MemoryPages = v
 	}
@@ -113,6 +116,10 @@ func (p *configParser) abs(v string) string {
 // maxCacheTTL bounds cache_ttl: a year is longer than any result should
 // stay fresh, and keeps ttlMs far from overflowing a client's integers.
 const maxCacheTTL = 365 * 24 * time.Hour
+
+// maxLoadTimeout is the longest load_timeout: a day is no bound at all
+// for a load, yet catches a unit typo (load_timeout = "600h").
+const maxLoadTimeout = 24 * time.Hour
 
 // cacheScope reads cache_scope, in [server] or a [[plugin]] table.
 func (s section) cacheScope(m map[string]any) (string, bool) {
@@ -178,6 +185,9 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	if v, ok := s.duration(m, "timeout", time.Millisecond, time.Hour); ok {
 		spec.Timeout = v
+	}
+	if v, ok := s.duration(m, "load_timeout", time.Millisecond, maxLoadTimeout); ok {
+		spec.LoadTimeout = v
 	}
 	if v, ok := s.pages(m, "memory"); ok {
 		spec.MemoryPages = v

@@ -63,6 +63,10 @@ type ServerConfig struct {
 	Timeout      time.Duration // default 5s
 	MemoryPages  uint32        // default 4096 (256 MiB)
 	MaxInstances int           // default runtime.NumCPU()
+	// LoadTimeout bounds each plugin's whole load, to its lists read:
+	// fetch, build, compile, start functions (default 2m, see
+	// DefaultLoadTimeout, which zero means). A plugin past it fails alone.
+	LoadTimeout time.Duration
 
 	// Go-source builds (issue 11).
 
@@ -100,6 +104,8 @@ type Spec struct {
 	SHA256      string // optional pin of the .wasm (hex)
 	Timeout     time.Duration
 	MemoryPages uint32
+	// LoadTimeout overrides ServerConfig.LoadTimeout when not zero.
+	LoadTimeout time.Duration
 	// AllowedHosts are the rules of outbound HTTP (sandbox.Limits.AllowedHosts),
 	// each checked by sandbox.CheckAllowedHost.
 	AllowedHosts []string

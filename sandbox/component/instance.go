@@ -357,7 +357,9 @@ type Instance struct {
 // Instantiate creates an instance: each core instance in order, its
 // imports resolved to the instances before it and to the host module.
 // Start functions (wit-component's fixups, which run the guest's
-// _initialize) run now, bounded by ctx. state becomes Instance.State.
+// _initialize) run now, bounded by ctx, unless the compile's rewrite moved
+// them into exports (see [Instance.RunExports]). state becomes
+// Instance.State.
 func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, error) {
 	inst := &Instance{cp: cp, mods: make([]api.Module, len(cp.c.instances)), fns: make(map[coreRef]api.Function), State: state}
 	inst.mem.limit = cp.Limits.hostBytes()
@@ -383,6 +385,26 @@ func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, erro
 		inst.mods[i] = mod
 	}
 	return inst, nil
+}
+
+// RunExports calls, in the order of the core instances, the export
+// called name (a function taking and returning nothing) of every core
+// instance that has one, as a call of inst: the start functions a
+// rewriter moved out of instantiation run here, where the caller can
+// bound them.
+func (inst *Instance) RunExports(ctx context.Context, name string) error {
+	ctx = context.WithValue(ctx, instanceKey{}, inst)
+	for i, m := range inst.mods {
+		if m == nil {
+			continue
+		}
+		if f := m.ExportedFunction(name); f != nil {
+			if _, err := f.Call(ctx); err != nil {
+				return fmt.Errorf("core instance %d: %s: %w", i, name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Close closes the core module instances.

@@ -5,7 +5,10 @@
 // It owns: parsing a module's sections, decoding every instruction of its
 // code section, appending two mutable i32 globals (after the existing ones,
 // so no index shifts) exported as [CounterExport] and [InterruptExport],
-// inserting the poll, and re-encoding function body and section sizes.
+// inserting the poll, and re-encoding function body and section sizes. A
+// start section is removed and its function exported as [StartExport]:
+// run inside instantiation, it could loop before the host can reach the
+// globals, so the host calls it itself, with the poll armed.
 // Custom sections are kept byte for byte; the code offsets DWARF sections
 // hold become stale.
 //

@@ -20,6 +20,7 @@ func FuzzInstrument(f *testing.F) {
 	f.Add(withCode([]byte{0x03, 0x40, 0x03, 0x40, 0x0b, 0x0b}))
 	f.Add(withCode([]byte{0x41, 0, 0x41, 0, 0x41, 0, 0xfc, 11, 0}))
 	f.Add(wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hi"}, wasmgen.Func{Name: "t", Trap: true}, wasmgen.Func{Name: "s", Spin: true}))
+	f.Add(wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hi"}, wasmgen.Func{Start: true, Spin: true}))
 	ctx := context.Background()
 	// The interpreter: validation is shared with the compiler, and
 	// compiling thousands of inputs to native code would be slow.

@@ -23,6 +23,13 @@ const (
 	// InterruptExport, once non-zero, makes the guest trap (unreachable)
 	// the next time it looks.
 	InterruptExport = "mcphost:looppoll/v1/interrupt"
+	// StartExport is the module's start function, when it has one:
+	// Instrument removes the start section, which would run inside
+	// instantiation, before a host can reach the globals above, and
+	// exports its function under this name instead. A host calls it once,
+	// right after instantiating, with the poll armed, so that a start
+	// function that never returns is stopped like any call.
+	StartExport = "mcphost:looppoll/v1/start"
 )
 
 // Interval is the number of loop iterations between two polls that leave
@@ -158,8 +165,21 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 			return nil, st, ErrNoMemory
 		}
 	}
-	if m.exported[CounterExport] || m.exported[InterruptExport] {
+	if m.exported[CounterExport] || m.exported[InterruptExport] || m.exported[StartExport] {
 		return nil, st, ErrNameTaken
+	}
+	start, hasStart := uint32(0), false
+	for _, s := range secs {
+		if s.id == secStart {
+			r := reader{b: s.body, base: s.start}
+			start, hasStart = r.u32(), true
+			if r.err != nil {
+				return nil, st, r.err
+			}
+			if !r.done() {
+				return nil, st, &FormatError{s.start, "bytes after the start function"}
+			}
+		}
 	}
 	ctr := m.globals
 	intr := m.globals + 1
@@ -196,13 +216,23 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 			n = rr.u32()
 			rest = old[rr.pos:]
 		}
-		b = binary.AppendUvarint(b, uint64(n)+2)
+		added := uint64(2)
+		if hasStart {
+			added++
+		}
+		b = binary.AppendUvarint(b, uint64(n)+added)
 		b = append(b, rest...)
 		for i, name := range []string{CounterExport, InterruptExport} {
 			b = binary.AppendUvarint(b, uint64(len(name)))
 			b = append(b, name...)
 			b = append(b, 0x03) // global
 			b = binary.AppendUvarint(b, uint64(ctr)+uint64(i))
+		}
+		if hasStart {
+			b = binary.AppendUvarint(b, uint64(len(StartExport)))
+			b = append(b, StartExport...)
+			b = append(b, 0x00) // func
+			b = binary.AppendUvarint(b, uint64(start))
 		}
 		out = appendSection(out, secExport, b)
 		exportDone = true
@@ -218,6 +248,7 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 			}
 		}
 		switch s.id {
+		case secStart: // exported as StartExport instead
 		case secGlobal:
 			emitGlobal(s.body)
 		case secExport:

@@ -272,6 +272,15 @@ func TestRichRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The start function, moved out of instantiation, runs when
+			// the host calls it.
+			if f := mod.ExportedFunction(StartExport); f != nil {
+				if _, err := f.Call(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else if tc.wantCounter != 0 {
+				t.Fatalf("instrumented module does not export %s", StartExport)
+			}
 			res, err := mod.ExportedFunction("run").Call(ctx)
 			if err != nil {
 				t.Fatal(err)
