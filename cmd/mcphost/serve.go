@@ -180,6 +180,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cancelLoad()
 	<-loaded
 	<-warned
+	// Tasks still running end failed, saying their replica shut down,
+	// while the store is still open.
+	srv.Close()
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	reg.Close(closeCtx)
