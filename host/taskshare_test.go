@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/redistest"
+	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/store"
 )
 
@@ -180,6 +182,54 @@ func TestTasksAcrossReplicas(t *testing.T) {
 			c := newTaskServer(t, newJobPlugin(), Options{Store: sa})
 			if v := (replicaClient{t, c, "bob"}).waitStatus(v2.TaskID, taskFailed); !strings.Contains(v.StatusMessage, "shut down") {
 				t.Errorf("task of a replica that shut down: statusMessage %q; want the reason", v.StatusMessage)
+			}
+		})
+	}
+}
+
+// TestListChangesAcrossReplicas: a reload on replica A reaches a
+// subscriptions/listen listener on replica B; A's own listener hears it
+// once, not again through the store.
+func TestListChangesAcrossReplicas(t *testing.T) {
+	for name, open := range sharedStores(t) {
+		t.Run(name, func(t *testing.T) {
+			sa, sb := open(t)
+			regA := loadRegistry(t, newFixture(), "test")
+			regB := loadRegistry(t, newFixture(), "test")
+			a := New(regA, Options{Logger: quietLog, Store: sa})
+			defer a.Close()
+			b := New(regB, Options{Logger: quietLog, Store: sb})
+			defer b.Close()
+			listen := func(srv *Server) chanOut {
+				out := make(chanOut, 16)
+				conn := srv.Connect(out, ConnInfo{ID: "http-listen", Stateless: true})
+				t.Cleanup(conn.Close)
+				conn.Handle(context.Background(), fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},%s}}`, meta2026(`{}`)))
+				if m := recv(t, out, "acknowledgement"); !strings.Contains(m, "notifications/subscriptions/acknowledged") {
+					t.Fatalf("got %s; want the acknowledgement", m)
+				}
+				return out
+			}
+			onA, onB := listen(a), listen(b)
+			recv(t, a.listsReady, "A following the store")
+			recv(t, b.listsReady, "B following the store")
+			regA.Swap(context.Background(), buildGeneration(t, config.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())}))
+			for who, out := range map[string]chanOut{"A (reloaded)": onA, "B": onB} {
+				if m := recv(t, out, "list change on "+who); !strings.Contains(m, "notifications/tools/list_changed") {
+					t.Errorf("listener on %s: got %s; want tools/list_changed", who, m)
+				}
+			}
+			// A marker change on B, heard on A, shows A heard its own
+			// change once: the marker comes next, not a duplicate.
+			regB.Swap(context.Background(), buildGeneration(t, config.Spec{Name: "echo", Native: plugins.NativeModule(echoExports())}))
+			recv(t, onB, "B's own change")
+			if m := recv(t, onA, "B's change on A"); !strings.Contains(m, "notifications/tools/list_changed") {
+				t.Errorf("listener on A after B's change: got %s", m)
+			}
+			select {
+			case m := <-onA:
+				t.Errorf("listener on A: an extra message %s", m)
+			default:
 			}
 		})
 	}

@@ -153,7 +153,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		manage(loadCtx, rt, reg, srv, met, cfg.File, !*noWatch, *debounce, log)
+		manage(loadCtx, rt, reg, st, srv, met, cfg.File, !*noWatch, *debounce, log)
 	}()
 	warned := make(chan struct{})
 	go func() {
