@@ -260,8 +260,9 @@ func (ts *taskStore) escalate(ctx context.Context, j *job) bool {
 	defer j.escMu.Unlock()
 	ts.mu.Lock()
 	if j.phase != phaseRequest || j.noTask {
+		isTask := j.phase == phaseTask
 		ts.mu.Unlock()
-		return j.phase == phaseTask
+		return isTask
 	}
 	j.rev++
 	snap := ts.recordLocked(j)
@@ -271,7 +272,7 @@ func (ts *taskStore) escalate(ctx context.Context, j *job) bool {
 	defer cancel()
 	err := ts.startShared(sctx)
 	if err == nil {
-		_, err = ts.save(sctx, snap)
+		_, err = ts.save(sctx, snap, true)
 	}
 	ts.mu.Lock()
 	if err != nil {

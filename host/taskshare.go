@@ -107,8 +107,10 @@ func (ts *taskStore) ttlLeft(created time.Time) time.Duration {
 // save writes the runner's snapshot of a task. It keeps what other
 // replicas wrote (Responses; an outcome they decided), never replaces a
 // newer snapshot, and returns the record as stored, which the caller
-// adopts when it is further along than its own view.
-func (ts *taskStore) save(ctx context.Context, snap *taskRecord) (*taskRecord, error) {
+// adopts when it is further along than its own view. A missing record is
+// written again only while the task is kept (it vanished with a Redis
+// restart), never after it was evicted.
+func (ts *taskStore) save(ctx context.Context, snap *taskRecord, kept bool) (*taskRecord, error) {
 	left := ts.ttlLeft(snap.Created)
 	if left <= 0 {
 		_, err := ts.st.Delete(ctx, taskKey(snap.ID))
@@ -128,7 +130,7 @@ func (ts *taskStore) save(ctx context.Context, snap *taskRecord) (*taskRecord, e
 				return nil, errSkip
 			}
 			next.Responses = cur.Responses
-		} else if snap.Rev > 1 {
+		} else if !kept {
 			return nil, errSkip // evicted or expired: not brought back
 		}
 		for k := range next.Responses {
@@ -269,10 +271,12 @@ func (ts *taskStore) cancelLocal(j *job, why string) {
 // another replica finished (cancelled) stops the call.
 func (ts *taskStore) absorb(ctx context.Context, j *job) {
 	r, err := ts.load(ctx, j.id)
+	if errors.Is(err, store.ErrNotFound) {
+		ts.persist(ctx, j) // lost with a Redis restart: written again if still kept
+		return
+	}
 	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			ts.log.Warn("task record not read", "task", j.id, "err", err)
-		}
+		ts.log.Warn("task record not read", "task", j.id, "err", err)
 		return
 	}
 	if r.Status == taskCancelled {
@@ -310,10 +314,11 @@ func (ts *taskStore) persist(ctx context.Context, j *job) {
 	}
 	j.rev++
 	snap := ts.recordLocked(j)
+	_, kept := ts.jobs[j.id]
 	ts.mu.Unlock()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	stored, err := ts.save(sctx, snap)
+	stored, err := ts.save(sctx, snap, kept)
 	if err != nil {
 		ts.log.Error("task state not stored: tasks/get shows an older state until the store answers", "task", j.id, "status", snap.Status, "err", err)
 		return

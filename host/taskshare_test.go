@@ -234,3 +234,51 @@ func TestListChangesAcrossReplicas(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksRedisDown: with Redis stopped, a plain call still serves, a
+// task-capable call is answered in its request, and tasks/get fails with
+// an error that names the store. After Redis comes back empty, the
+// replica reconnects by itself, and a task that was running writes its
+// record again, so it finishes as a task.
+func TestTasksRedisDown(t *testing.T) {
+	rs := redistest.Start(t)
+	st, err := store.Open(rs.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	jp := newJobPlugin()
+	srv := newTaskServer(t, jp, Options{Store: st})
+	c := replicaClient{t, srv, "alice"}
+
+	_, v := c.call(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job_work",%s}}`, tasksCaps)
+	recv(t, jp.started, "call started")
+	if v.ResultType != "task" {
+		t.Fatalf("tools/call: got %+v; want a task", v)
+	}
+	rs.Stop()
+	if w, v := c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"job_quick",%s}}`, tasksCaps); len(v.Content) != 1 || v.Content[0].Text != "quick" {
+		t.Errorf("a plain call with Redis down: got %s; want its result", w.raw)
+	}
+	if w, _ := c.get(v.TaskID); w.Error == nil || !strings.Contains(w.Error.Message, "task store did not answer") {
+		t.Errorf("tasks/get with Redis down: got %s; want an error naming the store", w.raw)
+	}
+	jp2 := newJobPlugin() // its own, so the release below reaches this call
+	c2 := replicaClient{t, newTaskServer(t, jp2, Options{Store: st}), "alice"}
+	done := make(chan taskView, 1)
+	go func() {
+		_, v := c2.call(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job_work",%s}}`, tasksCaps)
+		done <- v
+	}()
+	recv(t, jp2.started, "second call started")
+	jp2.release <- struct{}{}
+	if v := recv(t, done, "second call answered"); v.ResultType == "task" || len(v.Content) != 1 || v.Content[0].Text != "worked" {
+		t.Errorf("a task-capable call with Redis down: got %+v; want its plain result", v)
+	}
+
+	rs.Restart()
+	jp.release <- struct{}{} // the first task finishes: its record is written again
+	if v := c.waitStatus(v.TaskID, taskCompleted); v.Result == nil || v.Result.Content[0].Text != "worked" {
+		t.Errorf("task after Redis restarted: got %+v; want completed", v)
+	}
+}
