@@ -272,7 +272,13 @@ func (ts *taskStore) escalate(ctx context.Context, j *job) bool {
 	defer cancel()
 	err := ts.startShared(sctx)
 	if err == nil {
-		_, err = ts.save(sctx, snap, true)
+		// Announced again first: after a Redis restart the announcement
+		// is gone until KeepAlive's next tick, and a peer must not take
+		// this task's runner for dead.
+		err = store.Announce(sctx, ts.st, ts.replica, replicaTTL)
+	}
+	if err == nil {
+		_, _, err = ts.save(sctx, snap, true)
 	}
 	ts.mu.Lock()
 	if err != nil {

@@ -110,15 +110,15 @@ func (ts *taskStore) ttlLeft(created time.Time) time.Duration {
 // adopts when it is further along than its own view. A missing record is
 // written again only while the task is kept (it vanished with a Redis
 // restart), never after it was evicted.
-func (ts *taskStore) save(ctx context.Context, snap *taskRecord, kept bool) (*taskRecord, error) {
+func (ts *taskStore) save(ctx context.Context, snap *taskRecord, kept bool) (stored *taskRecord, created bool, err error) {
 	left := ts.ttlLeft(snap.Created)
 	if left <= 0 {
 		_, err := ts.st.Delete(ctx, taskKey(snap.ID))
-		return nil, err
+		return nil, false, err
 	}
-	var stored *taskRecord
-	_, err := store.Update(ctx, ts.st, taskKey(snap.ID), left, func(old []byte) ([]byte, error) {
+	_, err = store.Update(ctx, ts.st, taskKey(snap.ID), left, func(old []byte) ([]byte, error) {
 		next := *snap
+		created = old == nil
 		next.Asked = maps.Clone(snap.Asked)
 		if old != nil {
 			var cur taskRecord
@@ -143,9 +143,9 @@ func (ts *taskStore) save(ctx context.Context, snap *taskRecord, kept bool) (*ta
 		return json.Marshal(&next)
 	})
 	if errors.Is(err, errSkip) {
-		return stored, nil
+		return stored, false, nil
 	}
-	return stored, err
+	return stored, created, err
 }
 
 // load reads a task's record: ErrNotFound when there is none.
@@ -318,7 +318,13 @@ func (ts *taskStore) persist(ctx context.Context, j *job) {
 	ts.mu.Unlock()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	stored, err := ts.save(sctx, snap, kept)
+	stored, created, err := ts.save(sctx, snap, kept)
+	if err == nil && created && snap.Rev > 1 {
+		// A record lost with a Redis restart came back: so does the
+		// runner's announcement, before KeepAlive's next tick, so that
+		// peers do not take the task's runner for dead.
+		err = store.Announce(sctx, ts.st, ts.replica, replicaTTL)
+	}
 	if err != nil {
 		ts.log.Error("task state not stored: tasks/get shows an older state until the store answers", "task", j.id, "status", snap.Status, "err", err)
 		return

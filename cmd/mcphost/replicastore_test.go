@@ -31,6 +31,48 @@ func TestReplicasStore(t *testing.T) {
 	t.Run("tasks", func(t *testing.T) { storeTasks(t, c) })
 	t.Run("eliciting tasks", func(t *testing.T) { storeElicitingTasks(t, c) })
 	t.Run("list changes", func(t *testing.T) { storeListChanges(t, c) })
+	t.Run("redis down", func(t *testing.T) { storeRedisDown(t, c) }) // last: it stops Redis
+}
+
+// storeRedisDown stops Redis mid-run: calls that need no shared state
+// keep serving on both replicas, a task-capable call is answered in its
+// request, and tasks/get fails saying the store did not answer. Redis
+// comes back (empty) and tasks work again, with no replica restarted.
+func storeRedisDown(t *testing.T, c *cluster) {
+	cl := c.client("Bearer carol")
+	id, _ := cl.startTask("slow_compute", map[string]any{"seconds": 0.2})
+	c.redis.Stop()
+	served := map[string]bool{}
+	for i := range 4 {
+		r, replica := cl.rpc("tools/call", "greet", map[string]any{"name": "greet", "arguments": map[string]any{"name": fmt.Sprint(i)}})
+		if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), fmt.Sprintf("Hello, %d!", i)) {
+			t.Errorf("greet on %s with Redis down: %+v; want its result", replica, r)
+		}
+		served[replica] = true
+	}
+	if len(served) != 2 {
+		t.Errorf("with Redis down, calls were served by %v; want both replicas", served)
+	}
+	r, replica := cl.rpc("tools/call", "slow_compute", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0.2, "label": "plain"}})
+	if r.Error != nil || r.Result["resultType"] == "task" || !strings.Contains(fmt.Sprint(r.Result["content"]), "computed plain") {
+		t.Errorf("a task-capable call on %s with Redis down: %+v; want its plain result", replica, r)
+	}
+	r, replica = cl.rpc("tasks/get", id, map[string]any{"taskId": id})
+	if r.Error == nil || !strings.Contains(r.Error.Message, "task store did not answer") {
+		t.Errorf("tasks/get on %s with Redis down: %+v; want an error naming the store", replica, r)
+	}
+
+	c.redis.Restart()
+	var tt taskTally
+	for i := range 4 {
+		id, runner := cl.startTask("slow_compute", map[string]any{"seconds": 0.2, "label": fmt.Sprint(i)})
+		if done := cl.await(id, &tt, "completed", "failed", "cancelled"); done["status"] != "completed" {
+			t.Errorf("task %d on %s after Redis came back: %v; want completed", i, runner, done)
+		}
+	}
+	if tt.unknown != 0 || tt.other != 0 {
+		t.Errorf("after Redis came back: %d unknown-task and %d other errors; want 0 (first: %s)", tt.unknown, tt.other, tt.firstErr)
+	}
 }
 
 // storeTasks: 10 tasks polled and 10 cancelled through the balancer, then
