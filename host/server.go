@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/store"
 )
 
 // Options configure a [Server]. Zero values mean the documented defaults.
@@ -69,6 +70,12 @@ type Options struct {
 	// (trace.go); nil, the default, traces nothing and costs nothing.
 	Tracer trace.Tracer
 
+	// Store holds what replicas share (package store): tasks, and the
+	// messages that reach the replica running a call. Nil means a fresh
+	// in-process store, which is single-replica behaviour. The caller
+	// owns it and closes it after Close.
+	Store store.Store
+
 	// ShutdownGrace bounds how long a transport that is shutting down (its
 	// ctx is done, or stdin reached EOF) waits for the requests in flight
 	// to answer before it cancels them; each call is also bounded by its
@@ -117,6 +124,11 @@ type Server struct {
 	// the last one has finished.
 	flushing sync.WaitGroup
 	stop     func() // ends the registry subscription
+	// stopLists ends followLists (listshare.go); listsDone closes when it
+	// has, listsReady once it first listens (for tests).
+	stopLists  func()
+	listsDone  chan struct{}
+	listsReady chan struct{}
 }
 
 // New returns a Server for reg. It subscribes to reg's changes at once;
@@ -149,6 +161,9 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	if opts.CacheTTL < 0 {
 		opts.CacheTTL = 0
 	}
+	if opts.Store == nil {
+		opts.Store = store.NewMemory()
+	}
 	srv := &Server{
 		reg:        reg,
 		opts:       opts,
@@ -167,6 +182,12 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	srv.listeners = make(map[*listener]struct{})
 	srv.tasks = newTaskStore(&opts, srv.log)
 	srv.stop = reg.Subscribe(srv.onChange)
+	lctx, cancel := context.WithCancel(context.Background())
+	srv.stopLists, srv.listsDone, srv.listsReady = cancel, make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(srv.listsDone)
+		srv.followLists(lctx)
+	}()
 	return srv
 }
 
@@ -175,6 +196,8 @@ func New(reg *plugins.Registry, opts Options) *Server {
 // served go on.
 func (srv *Server) Close() {
 	srv.stop()
+	srv.stopLists()
+	<-srv.listsDone
 	srv.tasks.close()
 	srv.chMu.Lock()
 	srv.closed = true

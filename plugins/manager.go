@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/watch"
+	"github.com/mcphost/mcphost/store"
 )
 
 // ManagerOptions configure a [Manager].
@@ -45,6 +46,11 @@ type ManagerOptions struct {
 	OnReload func(ReloadReport)
 	// Logger receives watch problems. nil means slog.Default().
 	Logger *slog.Logger
+	// Store, when not nil and FollowLists is set, carries a plugin's own
+	// list change to the other replicas sharing it, which re-read that
+	// plugin's lists too (dynamic.go): a plugin whose lists come from
+	// shared state (its key-value bucket) then lists the same everywhere.
+	Store store.Store
 }
 
 // ReloadReport says what one load did.
@@ -128,6 +134,10 @@ type Manager struct {
 
 	cmu    sync.Mutex              // guards cancel
 	cancel context.CancelCauseFunc // ends the load running now, or nil
+
+	// relistReady closes once other replicas' list changes are followed
+	// (ManagerOptions.Store; for tests).
+	relistReady chan struct{}
 }
 
 // reloadSettle is how long a reload runs before the plugins it loaded
@@ -142,7 +152,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Manager{opts: opts, log: opts.Logger}
+	return &Manager{opts: opts, log: opts.Logger, relistReady: make(chan struct{})}
 }
 
 // Run does the initial load and then, when watching, reloads after every

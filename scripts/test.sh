@@ -6,6 +6,7 @@
 #
 # What it installs (each step is cached, so a second run starts at once):
 #   haproxy                  scripts/install-haproxy.sh   (apt; TestReplicas)
+#   redis-server             scripts/redis.sh             (apt; the store's tests, replicas)
 #   C, AssemblyScript, TS    scripts/kits.sh --env        (apt, npm; TestKitTemplates)
 #   components               scripts/components.sh --env  (npm jco; the component tests)
 #   Chromium, MCP Apps SDK   scripts/apps-browser.sh --env (apt, npm; TestAppsBrowser)
@@ -59,6 +60,12 @@ if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 	else
 		echo "setup: chromium is not installed and sudo asks for a password; TestAppsBrowser will skip (run scripts/apps-browser.sh once)"
 		missing+=(chromium)
+	fi
+	if command -v redis-server >/dev/null || can_install; then
+		setup redis-server "the store's Redis tests and the replica tests" bash scripts/redis.sh || :
+	else
+		echo "setup: redis-server is not installed and sudo asks for a password; the store's Redis tests will skip (run scripts/redis.sh once)"
+		missing+=(redis-server)
 	fi
 	setup "the TypeScript SDK clients" "TestTSClient and TestOAuthTypeScriptSDK" bash scripts/ts-sdk.sh || :
 	if [ -z "${MCPHOST_JAEGER:-}" ]; then

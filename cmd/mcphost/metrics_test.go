@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 type replica struct {
 	base    string // http://127.0.0.1:PORT
 	metrics string // http://127.0.0.1:PORT/metrics
+	stop    func() // kills the process and waits for it (also done at cleanup)
 }
 
 var (
@@ -40,14 +42,18 @@ func startReplica(t *testing.T, env []string, args ...string) *replica {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		pw.Close()
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+			pw.Close()
+		})
+	}
+	t.Cleanup(stop)
 	found := make(chan *replica, 1)
 	go func() {
-		var r replica
+		r := replica{stop: stop}
 		sent := false
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {

@@ -95,6 +95,11 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer wait()
 		defer stop()
 	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	reg := plugins.NewRegistry()
 	var met *metrics.Metrics
 	var obs plugins.Observer
@@ -145,6 +150,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	startupDeadline := time.Now().Add(cfg.Server.StartupWait)
 	opts := hostOptions(cfg, log, audit)
 	opts.Tracer = tr.tracer()
+	opts.Store = st
 	srv := host.New(reg, opts)
 	toClients.Store(srv)
 	if met != nil {
@@ -159,7 +165,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		manage(loadCtx, rt, reg, srv, met, cfg.File, !*noWatch, *debounce, log)
+		manage(loadCtx, rt, reg, st, srv, met, cfg.File, !*noWatch, *debounce, log)
 	}()
 	warned := make(chan struct{})
 	go func() {
@@ -186,6 +192,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cancelLoad()
 	<-loaded
 	<-warned
+	// Tasks still running end failed, saying their replica shut down,
+	// while the store is still open.
+	srv.Close()
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	reg.Close(closeCtx)
