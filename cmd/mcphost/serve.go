@@ -172,6 +172,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.TrustedProxies = cfg.Server.TrustedProxies
 		httpOpts.RatePerClient, httpOpts.RatePeriod = cfg.Server.RatePerClient.N, cfg.Server.RatePerClient.Per
 		httpOpts.DrainGrace = cfg.Server.DrainGrace
+		httpOpts.Store = st
 		err = streamable.Serve(ctx, srv, ln, httpOpts)
 	} else {
 		// A write to a closed stdout then fails with EPIPE instead of

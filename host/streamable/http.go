@@ -1,7 +1,6 @@
 package streamable
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/store"
 )
 
 // Options configure the HTTP transports (see [NewHandler]).
@@ -99,9 +99,10 @@ type Options struct {
 	// (default a minute); one more gets 429 with Retry-After.
 	RatePerClient int
 	RatePeriod    time.Duration
-	// RateCounter counts them; nil counts in this process. Replicas
-	// sharing a store pass one counted there.
-	RateCounter RateCounter
+	// Store counts them (store.Store.Allow); nil counts in this process.
+	// Replicas pass the store they share, so that a client's requests add
+	// up whichever replica they reach.
+	Store store.Store
 	// DrainGrace is how long Serve keeps serving once its context ends
 	// while /readyz answers 503, so that balancers probing /readyz stop
 	// sending work before the shutdown refuses it. It applies only once
@@ -207,10 +208,7 @@ func NewHandler(srv *host.Server, opts Options) *Handler {
 		legacy:   make(map[string]*legacySession),
 		stop:     make(chan struct{}),
 	}
-	if opts.RatePerClient > 0 {
-		h.rate = &rateLimit{n: int64(opts.RatePerClient), per: cmp.Or(opts.RatePeriod, time.Minute),
-			counter: opts.RateCounter, now: time.Now, log: h.log}
-	}
+	h.rate = newRateLimit(opts, h.log)
 	h.janitor.Add(1)
 	go h.expireLoop()
 	return h

@@ -1,19 +1,19 @@
 package streamable
 
 import (
-	"context"
-	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/logtest"
+	"github.com/mcphost/mcphost/internal/redistest"
+	"github.com/mcphost/mcphost/store"
 )
 
 // TestHTTPClientAddr: X-Forwarded-For names the client only when the
@@ -131,46 +131,55 @@ func TestHTTPInFlightPerIdentity(t *testing.T) {
 }
 
 // TestHTTPRatePerClient: rate_per_client counts each client's POSTs in
-// fixed windows: over it, 429 with Retry-After the seconds to the
-// window's end, while another client goes on; the next window admits
-// again. Two handlers (replicas) sharing a counter count one total; a
-// counter that fails falls back to counting in-process, says so, and the
-// calls go on.
+// the store: over it, 429 with Retry-After, while another client goes
+// on. Two handlers (replicas) sharing one store count one total, in
+// process and in a real redis-server; with Redis stopped the count falls
+// back to each replica's own, which the log says, and the calls go on;
+// after Redis restarts the store counts again, with no restart of the
+// replica.
 func TestHTTPRatePerClient(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testRatePerClient(t, store.NewMemory(), nil) })
+	t.Run("redis", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("runs redis-server")
+		}
+		rs := redistest.Start(t)
+		opts, err := store.ParseRedisURL(rs.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := store.NewRedis(opts)
+		t.Cleanup(func() { st.Close() })
+		testRatePerClient(t, st, rs)
+	})
+}
+
+func testRatePerClient(t *testing.T, shared store.Store, rs *redistest.Server) {
 	proxy := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
-	ping := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	start := time.Date(2026, 11, 28, 6, 0, 15, 0, time.UTC) // 45 s before its minute ends
-	var mu sync.Mutex
-	now := start
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	shared := &localCounter{now: clock}
-	failing := &flakyCounter{err: errors.New("dial tcp 127.0.0.1:6379: connection refused")}
-	replica := func(counter RateCounter) (*httpTest, *logtest.Recorder) {
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	replica := func() (*httpTest, *logtest.Recorder) {
 		logger, rec := logtest.New()
 		srv := newServer(t, newFixture(), host.Options{Logger: logger})
-		ht := startHTTP(t, srv, Options{TrustedProxies: proxy, RatePerClient: 3, RatePeriod: time.Minute, RateCounter: counter})
-		ht.h.rate.now = clock
-		ht.h.rate.local.now = clock
-		return ht, rec
+		return startHTTP(t, srv, Options{TrustedProxies: proxy, RatePerClient: 3, RatePeriod: time.Minute, Store: shared}), rec
 	}
 	send := func(ht *httpTest, user string) (int, string, string) {
 		t.Helper()
-		c := ht.client()
-		resp := c.post(ping, "X-Forwarded-For", user)
+		resp := ht.client().post(initialize, "X-Forwarded-For", user)
 		return resp.StatusCode, resp.Header.Get("Retry-After"), readAll(t, resp)
 	}
-	a, recA := replica(shared)
-	b, _ := replica(shared)
-	for i, ht := range []*httpTest{a, b, a} { // 3 from user 1, across both
+	a, recA := replica()
+	b, recB := replica()
+	for i, ht := range []*httpTest{a, b, a} { // 3 from one user, across both
 		if code, _, body := send(ht, "198.51.100.1"); code != 200 {
 			t.Fatalf("call %d: got %d %s; want 200", i, code, body)
 		}
 	}
 	for _, ht := range []*httpTest{b, a} {
+		// 3 per minute: one more fits 20 s after the first.
 		code, retry, body := send(ht, "198.51.100.1")
-		if code != http.StatusTooManyRequests || retry != "45" ||
-			!strings.Contains(body, "Too Many Requests: more than 3 requests per 1m0s from this client; retry after 45s") {
-			t.Errorf("4th call: got %d, Retry-After %q, %s; want 429, 45 and the limit named", code, retry, body)
+		if code != http.StatusTooManyRequests || (retry != "20" && retry != "19") ||
+			!strings.Contains(body, "Too Many Requests: more than 3 requests per 1m0s from this client; retry after "+retry+"s") {
+			t.Errorf("4th call: got %d, Retry-After %q, %s; want 429, 20 and the limit named", code, retry, body)
 		}
 	}
 	if !logged(recA, "WARN request refused", "limit=rate_per_client", "client=address 198.51.100.1") {
@@ -179,50 +188,32 @@ func TestHTTPRatePerClient(t *testing.T) {
 	if code, _, body := send(b, "198.51.100.2"); code != 200 {
 		t.Errorf("another user: got %d %s; want 200", code, body)
 	}
-	mu.Lock()
-	now = now.Add(45 * time.Second) // the next window
-	mu.Unlock()
-	if code, _, body := send(a, "198.51.100.1"); code != 200 {
-		t.Errorf("next window: got %d %s; want 200", code, body)
+	if rs == nil {
+		return
 	}
 
-	c, recC := replica(failing)
-	for i := range 4 {
-		code, _, body := send(c, "198.51.100.3")
+	rs.Stop()
+	for i := range 4 { // counted by b alone
+		code, _, body := send(b, "198.51.100.3")
 		if want := map[bool]int{true: 200, false: 429}[i < 3]; code != want {
-			t.Errorf("store down, call %d: got %d %s; want %d (counted in-process)", i, code, body, want)
+			t.Errorf("Redis down, call %d: got %d %s; want %d (counted in this replica)", i, code, body, want)
 		}
 	}
-	if !logged(recC, "WARN rate_per_client: the store failed; counting in this replica only until it answers", "connection refused") {
-		t.Errorf("the fallback was not logged:\n%s", strings.Join(recC.All(), "\n"))
+	if !logged(recB, "WARN rate_per_client: the store failed; counting in this replica only until it answers") {
+		t.Errorf("the fallback was not logged:\n%s", strings.Join(recB.All(), "\n"))
 	}
-	failing.set(nil)
-	if code, _, body := send(c, "198.51.100.4"); code != 200 {
-		t.Errorf("store back: got %d %s; want 200", code, body)
+	rs.Restart()
+	tick := time.NewTicker(20 * time.Millisecond) // go-redis reconnects on its own
+	defer tick.Stop()
+	for i, deadline := 0, time.Now().Add(guard); !logged(recB, "INFO rate_per_client: the store answers again; counting across replicas"); i++ {
+		if code, _, body := send(b, fmt.Sprintf("203.0.113.%d", i%250)); code != 200 { // a new user each time: none reaches the limit
+			t.Fatalf("after Redis restarted: got %d %s; want 200", code, body)
+		}
+		<-tick.C
+		if time.Now().After(deadline) {
+			t.Fatalf("the store never answered again:\n%s", strings.Join(recB.All(), "\n"))
+		}
 	}
-	if !logged(recC, "INFO rate_per_client: the store answers again; counting across replicas") {
-		t.Errorf("the recovery was not logged:\n%s", strings.Join(recC.All(), "\n"))
-	}
-}
-
-// flakyCounter is a RateCounter whose store may be down: it counts like
-// the in-process one while err is nil.
-type flakyCounter struct {
-	mu  sync.Mutex
-	err error
-	localCounter
-}
-
-func (f *flakyCounter) set(err error) { f.mu.Lock(); f.err = err; f.mu.Unlock() }
-
-func (f *flakyCounter) Incr(ctx context.Context, key string, ttl time.Duration) (int64, error) {
-	f.mu.Lock()
-	err := f.err
-	f.mu.Unlock()
-	if err != nil {
-		return 0, err
-	}
-	return f.localCounter.Incr(ctx, key, ttl)
 }
 
 // logged reports whether rec holds a record starting with prefix that
