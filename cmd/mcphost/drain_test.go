@@ -180,8 +180,8 @@ func needHAProxy(t *testing.T) string {
 }
 
 // documentedHAProxy is the haproxy configuration of docs/operations.md,
-// bound to addr and sending to backends instead of the example's ports,
-// with the answering server named in Mcp-Replica.
+// bound to addr and sending to backends (one or two) instead of the
+// example's ports, with the answering server named in Mcp-Replica.
 func documentedHAProxy(t *testing.T, addr string, backends ...string) string {
 	t.Helper()
 	doc, err := os.ReadFile("../../docs/operations.md")
@@ -197,6 +197,9 @@ func documentedHAProxy(t *testing.T, addr string, backends ...string) string {
 		"backend mcphost\n", "backend mcphost\n    http-response set-header Mcp-Replica %[srv_name]\n"}
 	for i, b := range backends {
 		replace = append(replace, fmt.Sprintf("127.0.0.1:%d", 8081+i), strings.TrimPrefix(b, "http://"))
+	}
+	if len(backends) == 1 {
+		replace = append(replace, "    server b 127.0.0.1:8082\n", "")
 	}
 	for i := 0; i < len(replace); i += 2 {
 		if !strings.Contains(cfg, replace[i]) {
