@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/redistest"
 )
 
 // TestReplicaLimitsPerIdentity: two users, from two addresses, behind the
@@ -118,4 +120,63 @@ func burst(t *testing.T, lb, from string) (int, error) {
 		}
 	}
 	return in, nil
+}
+
+// TestReplicaRatePerClient: rate_per_client = "3/min" on two replicas
+// that share a redis-server store, behind the documented haproxy (round
+// robin, X-Forwarded-For from a trusted proxy). One user's requests are
+// counted together wherever they land: 3 answered, by both replicas, and
+// the 4th refused with 429 and Retry-After; another user is answered.
+func TestReplicaRatePerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mcphost serve, redis-server and haproxy")
+	}
+	haproxy := needHAProxy(t)
+	rs := redistest.Start(t)
+	env := []string{"MCPHOST_STORE=" + rs.URL()}
+	var reps [2]*replica
+	for i := range reps {
+		dir := t.TempDir()
+		conf := "[server]\nrate_per_client = \"3/min\"\ntrusted_proxies = [\"127.0.0.1\"]\n"
+		if err := os.WriteFile(filepath.Join(dir, "plugins.toml"), []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		reps[i] = startReplica(t, env, "--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
+		waitOK(t, reps[i].base+"/readyz")
+	}
+	lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, reps[0].base, reps[1].base) })
+
+	post := func(from string) (status int, retry, replica string) {
+		t.Helper()
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		hc := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}
+		defer hc.CloseIdleConnections()
+		req, _ := http.NewRequest(http.MethodPost, lb+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rate","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("POST from %s: %v", from, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Replica")
+	}
+	answered := map[string]bool{}
+	for i := range 3 {
+		status, _, replica := post("127.0.0.2")
+		if status != http.StatusOK {
+			t.Fatalf("user A's request %d: %d; want 200", i, status)
+		}
+		answered[replica] = true
+	}
+	if !answered["a"] || !answered["b"] {
+		t.Errorf("user A's 3 requests were answered by %v; want both replicas", answered)
+	}
+	if status, retry, _ := post("127.0.0.2"); status != http.StatusTooManyRequests || retry == "" {
+		t.Errorf("user A's 4th request: %d, Retry-After %q; want 429 with Retry-After (counted across replicas)", status, retry)
+	}
+	if status, _, _ := post("127.0.0.3"); status != http.StatusOK {
+		t.Errorf("user B's request: %d; want 200", status)
+	}
 }
