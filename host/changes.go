@@ -68,6 +68,7 @@ func (srv *Server) flushChanges() {
 	g, release := srv.reg.Acquire()
 	defer release()
 	srv.flushListeners(kinds, updated, reloaded, g)
+	srv.shareChanges(kinds, c)
 	srv.eachSession(func(s *session) {
 		if !s.ready.Load() {
 			return

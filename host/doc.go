@@ -74,9 +74,11 @@
 //     hints, -32022; input_required with an HMAC-signed requestState;
 //     subscriptions/listen; tasks.go: the tasks extension (tasks/get,
 //     tasks/update, tasks/cancel, tool calls answered with resultType
-//     "task");
+//     "task"), whose records live in Options.Store (taskshare.go), so
+//     every replica answers for every task;
 //   - changes.go: registry changes become coalesced list_changed
 //     notifications, to handshake sessions and to listeners alike;
+//     listshare.go carries them to the other replicas' listeners;
 //   - errors.go: the errors host functions see (ErrNotSupported,
 //     ErrClosed, ClientError) and MCP's own wire codes;
 //   - trace.go: with Options.Tracer, a server span per request (parented

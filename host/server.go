@@ -120,6 +120,11 @@ type Server struct {
 	// the last one has finished.
 	flushing sync.WaitGroup
 	stop     func() // ends the registry subscription
+	// stopLists ends followLists (listshare.go); listsDone closes when it
+	// has, listsReady once it first listens (for tests).
+	stopLists  func()
+	listsDone  chan struct{}
+	listsReady chan struct{}
 }
 
 // New returns a Server for reg. It subscribes to reg's changes at once;
@@ -172,6 +177,12 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	srv.listeners = make(map[*listener]struct{})
 	srv.tasks = newTaskStore(&opts, srv.log)
 	srv.stop = reg.Subscribe(srv.onChange)
+	lctx, cancel := context.WithCancel(context.Background())
+	srv.stopLists, srv.listsDone, srv.listsReady = cancel, make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(srv.listsDone)
+		srv.followLists(lctx)
+	}()
 	return srv
 }
 
@@ -180,6 +191,8 @@ func New(reg *plugins.Registry, opts Options) *Server {
 // served go on.
 func (srv *Server) Close() {
 	srv.stop()
+	srv.stopLists()
+	<-srv.listsDone
 	srv.tasks.close()
 	srv.chMu.Lock()
 	srv.closed = true

@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/store"
 )
 
 // The tasks extension (io.modelcontextprotocol/tasks, SEP-2663), defined
@@ -72,23 +73,31 @@ const (
 	phaseAbandoned        // its request ended before either
 )
 
-// taskStore holds the tasks of one Server.
+// taskStore runs the tasks of one Server and keeps them in Options.Store
+// (taskshare.go), where every replica reads them.
 type taskStore struct {
 	ttl      time.Duration
 	maxBytes int64
 	after    time.Duration
 	log      *slog.Logger
+	st       store.Store
+	replica  string // this process, as the records and channels name it
 
-	mu    sync.Mutex
-	jobs  map[string]*job // tasks (phaseTask), by id
-	live  map[*job]bool   // calls running, tasks or not
-	bytes int64           // sum of the stored jobs' sizes
-	wg    sync.WaitGroup  // running calls
-	done  bool            // closed: no new calls
+	mu      sync.Mutex
+	jobs    map[string]*job // tasks this replica created (phaseTask), by id
+	live    map[*job]bool   // calls running, tasks or not
+	bytes   int64           // sum of the created tasks' sizes
+	evicted []string        // ids evicted under mu, to delete from the store after
+	wg      sync.WaitGroup  // running calls
+	done    bool            // closed: no new calls
+
+	shareMu    sync.Mutex
+	stopShared func() // ends the subscription and announcements; nil until the first task
 }
 
 func newTaskStore(opts *Options, log *slog.Logger) *taskStore {
-	ts := &taskStore{ttl: opts.TaskTTL, maxBytes: opts.TaskMaxBytes, after: opts.TaskAfter, log: log, jobs: map[string]*job{}, live: map[*job]bool{}}
+	ts := &taskStore{ttl: opts.TaskTTL, maxBytes: opts.TaskMaxBytes, after: opts.TaskAfter, log: log, jobs: map[string]*job{}, live: map[*job]bool{},
+		st: opts.Store, replica: newTaskID()}
 	if ts.ttl <= 0 {
 		ts.ttl = defaultTaskTTL
 	}
@@ -112,8 +121,11 @@ type job struct {
 	syncDone        chan outcome  // the result when it finished in its request
 	wake            chan struct{} // every outstanding input was answered, or cancelled
 	seed            []byte        // the task as created: the CreateTaskResult's fields
+	escMu           sync.Mutex    // one escalation at a time
+	noTask          bool          // the store refused the task: the call stays in its request
 
 	phase     int
+	rev       int64 // counts changes, for the store (taskRecord.Rev)
 	status    string
 	message   string
 	updated   time.Time
@@ -220,7 +232,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 	case o := <-j.syncDone:
 		return o.res, o.err
 	case <-timer.C:
-		if !ts.escalate(j) {
+		if !ts.escalate(ctx, j) {
 			o := <-j.syncDone
 			return o.res, o.err
 		}
@@ -239,21 +251,60 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 	return json.RawMessage(append(append([]byte(`{"resultType":"task",`), j.seed[1:len(j.seed)-1]...), '}')), nil
 }
 
-// escalate turns a job still in its request into a task, stored before
-// the request is answered, and reports whether it did.
-func (ts *taskStore) escalate(j *job) bool {
+// escalate turns a job still in its request into a task, stored (so any
+// replica finds it) before the request is answered, and reports whether
+// it did. When the store cannot take it, the call stays in its request
+// and is answered as a plain call, which needs no shared state.
+func (ts *taskStore) escalate(ctx context.Context, j *job) bool {
+	j.escMu.Lock()
+	defer j.escMu.Unlock()
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	if j.phase != phaseRequest || j.noTask {
+		isTask := j.phase == phaseTask
+		ts.mu.Unlock()
+		return isTask
+	}
+	j.rev++
+	snap := ts.recordLocked(j)
+	ts.mu.Unlock()
+
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	err := ts.startShared(sctx)
+	if err == nil {
+		// Announced again first: after a Redis restart the announcement
+		// is gone until KeepAlive's next tick, and a peer must not take
+		// this task's runner for dead.
+		err = store.Announce(sctx, ts.st, ts.replica, replicaTTL)
+	}
+	if err == nil {
+		_, _, err = ts.save(sctx, snap, true)
+	}
+	ts.mu.Lock()
+	if err != nil {
+		j.noTask = true
+		ts.mu.Unlock()
+		ts.log.Error("task not created: the store did not take it; the call answers in its request", "tool", j.tool, "err", err)
+		return false
+	}
 	if j.phase != phaseRequest {
-		return j.phase == phaseTask
+		// It finished (or its request ended) while the record was
+		// written: the request answers, and the record goes.
+		ts.mu.Unlock()
+		if _, err := ts.st.Delete(sctx, taskKey(j.id)); err != nil {
+			ts.log.Warn("record of a call that never became a task not deleted; it expires with its ttl", "task", j.id, "err", err)
+		}
+		return false
 	}
 	j.phase = phaseTask
 	j.size = taskOverhead
 	ts.jobs[j.id] = j
 	ts.bytes += j.size
 	ts.sweepLocked(time.Now())
-	j.seed = ts.appendTask(nil, j, false)
+	j.seed = appendTask(nil, snap, ts.ttl, false)
 	close(j.escalated)
+	ts.mu.Unlock()
+	ts.dropEvicted(sctx)
 	ts.log.Info("task created", "task", j.id, "tool", j.tool)
 	return true
 }
@@ -301,9 +352,8 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 			}
 			ts.setStatus(j, taskInput, "waiting for the client's input")
 			ts.mu.Unlock()
-			select {
-			case <-j.wake:
-			case <-ctx.Done():
+			ts.persist(ctx, j)
+			if !ts.awaitInput(ctx, j) {
 				ts.finish(j, nil, ctx.Err())
 				return
 			}
@@ -339,17 +389,27 @@ func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v 
 }
 
 // finish records a task's end: completed with the call's result (an
-// isError result included), failed with a JSON-RPC error. A cancelled
-// task stays cancelled.
+// isError result included), failed with a JSON-RPC error, and stores it.
+// A cancelled task stays cancelled.
 func (ts *taskStore) finish(j *job, res any, err error) {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if j.terminal() {
-		return
+	changed := ts.finishLocked(j, res, err)
+	ts.mu.Unlock()
+	if changed {
+		ts.persist(context.Background(), j)
 	}
-	if errors.Is(err, context.Canceled) {
+	ts.dropEvicted(context.Background())
+}
+
+func (ts *taskStore) finishLocked(j *job, res any, err error) bool {
+	if j.terminal() {
+		return false
+	}
+	if errors.Is(err, context.Canceled) && ts.done {
+		err = jsonrpc.Errorf(jsonrpc.CodeInternal, "the replica running this task shut down before it finished: call the tool again")
+	} else if errors.Is(err, context.Canceled) {
 		ts.setStatus(j, taskCancelled, "cancelled")
-		return
+		return true
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = jsonrpc.Errorf(jsonrpc.CodeInternal, "task expired: its ttl of %s passed before it finished", ts.ttl)
@@ -367,16 +427,35 @@ func (ts *taskStore) finish(j *job, res any, err error) {
 		j.rpcErr = b
 		ts.grow(j, int64(len(b)))
 		ts.setStatus(j, taskFailed, re.Message)
-		return
+		return true
 	}
 	b, merr := jsonrpc.MarshalResult(res)
 	if merr != nil {
-		ts.finish(j, nil, merr)
-		return
+		return ts.finishLocked(j, nil, merr)
 	}
 	j.result = b
 	ts.grow(j, int64(len(b)))
 	ts.setStatus(j, taskCompleted, "")
+	return true
+}
+
+// awaitInput waits until tasks/update answered every outstanding input
+// (reported by a message, or read from the record every inputRecheck in
+// case a message was lost), and reports false when ctx ended first.
+func (ts *taskStore) awaitInput(ctx context.Context, j *job) bool {
+	tick := time.NewTicker(inputRecheck)
+	defer tick.Stop()
+	ts.absorb(ctx, j) // answers stored before this replica listened
+	for {
+		select {
+		case <-j.wake:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			ts.absorb(ctx, j)
+		}
+	}
 }
 
 // grow counts n more bytes for j and evicts the oldest finished tasks
@@ -417,6 +496,7 @@ func (ts *taskStore) sweepLocked(now time.Time) {
 
 func (ts *taskStore) evictLocked(j *job, why string) {
 	delete(ts.jobs, j.id)
+	ts.evicted = append(ts.evicted, j.id)
 	ts.bytes -= j.size
 	if !j.terminal() {
 		j.status = taskCancelled
@@ -425,7 +505,24 @@ func (ts *taskStore) evictLocked(j *job, why string) {
 	ts.log.Info("task evicted", "task", j.id, "tool", j.tool, "reason", why, "bytes", j.size)
 }
 
-// close cancels every call and waits for them.
+// dropEvicted deletes from the store the records of the tasks evicted
+// under mu.
+func (ts *taskStore) dropEvicted(ctx context.Context) {
+	ts.mu.Lock()
+	ids := ts.evicted
+	ts.evicted = nil
+	ts.mu.Unlock()
+	for _, id := range ids {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		if _, err := ts.st.Delete(dctx, taskKey(id)); err != nil {
+			ts.log.Warn("evicted task's record not deleted; it expires with its ttl", "task", id, "err", err)
+		}
+		cancel()
+	}
+}
+
+// close cancels every call (a task then ends failed, saying its replica
+// shut down), waits for them, and stops listening for its tasks.
 func (ts *taskStore) close() {
 	ts.mu.Lock()
 	ts.done = true
@@ -434,6 +531,13 @@ func (ts *taskStore) close() {
 	}
 	ts.mu.Unlock()
 	ts.wg.Wait()
+	ts.shareMu.Lock()
+	stop := ts.stopShared
+	ts.stopShared = func() {}
+	ts.shareMu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // newTaskID returns 128 random bits: ids are unguessable, as SEP-2663
@@ -444,33 +548,36 @@ func newTaskID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// appendTask appends j as a Task object, and with detail the fields of
+// appendTask appends r as a Task object, and with detail the fields of
 // its status (result, error, inputRequests) as a DetailedTask.
-func (ts *taskStore) appendTask(b []byte, j *job, detail bool) []byte {
+func appendTask(b []byte, r *taskRecord, ttl time.Duration, detail bool) []byte {
 	b = append(b, `{"taskId":`...)
-	b = jsonscan.AppendString(b, j.id)
+	b = jsonscan.AppendString(b, r.ID)
 	b = append(b, `,"status":`...)
-	b = jsonscan.AppendString(b, j.status)
-	if j.message != "" {
+	b = jsonscan.AppendString(b, r.Status)
+	if r.Message != "" {
 		b = append(b, `,"statusMessage":`...)
-		b = jsonscan.AppendString(b, j.message)
+		b = jsonscan.AppendString(b, r.Message)
 	}
 	b = append(b, `,"createdAt":`...)
-	b = jsonscan.AppendString(b, j.created.UTC().Format(time.RFC3339Nano))
+	b = jsonscan.AppendString(b, r.Created.UTC().Format(time.RFC3339Nano))
 	b = append(b, `,"lastUpdatedAt":`...)
-	b = jsonscan.AppendString(b, j.updated.UTC().Format(time.RFC3339Nano))
+	b = jsonscan.AppendString(b, r.Updated.UTC().Format(time.RFC3339Nano))
 	b = append(b, `,"ttlMs":`...)
-	b = strconv.AppendInt(b, ts.ttl.Milliseconds(), 10)
+	b = strconv.AppendInt(b, ttl.Milliseconds(), 10)
 	b = append(b, `,"pollIntervalMs":`...)
 	b = strconv.AppendInt(b, taskPollInterval.Milliseconds(), 10)
 	if detail {
-		switch j.status {
+		switch r.Status {
 		case taskCompleted:
-			b = append(append(b, `,"result":`...), j.result...)
+			b = append(append(b, `,"result":`...), r.Result...)
 		case taskFailed:
-			b = append(append(b, `,"error":`...), j.rpcErr...)
+			b = append(append(b, `,"error":`...), r.Error...)
 		case taskInput:
-			asked, _ := json.Marshal(j.asked)
+			asked, _ := json.Marshal(r.Asked)
+			if r.Asked == nil {
+				asked = []byte("{}")
+			}
 			b = append(append(b, `,"inputRequests":`...), asked...)
 		}
 	}
@@ -494,7 +601,7 @@ func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMes
 		if params != nil && !jsonscan.Valid(params) {
 			return fmt.Errorf("notify %s: params are not valid JSON", method)
 		}
-		p.ts.escalate(p.j)
+		p.ts.escalate(ctx, p.j)
 		msg, _ := jsonrpc.Unquote(jsonrpc.Member(params, "message"))
 		if msg == "" {
 			msg = "progress " + string(jsonrpc.Member(params, "progress"))
@@ -503,10 +610,14 @@ func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMes
 			}
 		}
 		p.ts.mu.Lock()
-		if p.j.status == taskWorking {
+		working := p.j.status == taskWorking && p.j.phase == phaseTask
+		if working {
 			p.j.message, p.j.updated = msg, time.Now()
 		}
 		p.ts.mu.Unlock()
+		if working {
+			p.ts.persist(ctx, p.j)
+		}
 		return nil
 	}
 	p.ts.mu.Lock()
@@ -552,83 +663,136 @@ func taskParams(req *request) (string, error) {
 	return id, nil
 }
 
-// lookup finds the caller's task; someone else's is as unknown as a
-// missing one. ts.mu must be held.
-func (ts *taskStore) lookupLocked(s *session, id string) (*job, error) {
+// lookup reads the caller's task from the store; someone else's is as
+// unknown as a missing one. A working task whose replica is gone is
+// failed first (deadRunner).
+func (ts *taskStore) lookup(ctx context.Context, s *session, id string) (*taskRecord, error) {
+	ts.mu.Lock()
 	ts.sweepLocked(time.Now())
-	j := ts.jobs[id]
-	if j == nil || j.owner != s.taskOwner() {
+	ts.mu.Unlock()
+	ts.dropEvicted(ctx)
+	r, err := ts.load(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, jsonrpc.InvalidParams("invalid params: unknown task %q", id)
+	case err != nil:
+		return nil, storeUnavailable("task "+strconv.Quote(id), err)
+	case r.Owner != s.taskOwner():
 		return nil, jsonrpc.InvalidParams("invalid params: unknown task %q", id)
 	}
-	return j, nil
+	if r, err = ts.deadRunner(ctx, r); err != nil {
+		return nil, storeUnavailable("task "+strconv.Quote(id), err)
+	}
+	return r, nil
 }
 
-// withTask runs fn on the caller's task named by a tasks/* request, with
-// the store locked.
-func withTask(s *session, req *request, fn func(ts *taskStore, j *job) (any, error)) (any, error) {
+// withTask runs fn on the caller's task named by a tasks/* request.
+func withTask(ctx context.Context, s *session, req *request, fn func(ts *taskStore, r *taskRecord) (any, error)) (any, error) {
 	id, err := taskParams(req)
 	if err != nil {
 		return nil, err
 	}
 	ts := s.srv.tasks
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	j, err := ts.lookupLocked(s, id)
+	r, err := ts.lookup(ctx, s, id)
 	if err != nil {
 		return nil, err
 	}
-	return fn(ts, j)
+	return fn(ts, r)
 }
 
-// getTask serves tasks/get.
-func getTask(_ context.Context, s *session, req *request) (any, error) {
-	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
-		req.served = j.plugin
-		return json.RawMessage(ts.appendTask(nil, j, true)), nil
+// getTask serves tasks/get, from the store: any replica answers.
+func getTask(ctx context.Context, s *session, req *request) (any, error) {
+	return withTask(ctx, s, req, func(ts *taskStore, r *taskRecord) (any, error) {
+		if g, release := s.srv.reg.Acquire(); g != nil {
+			req.served = g.Plugin(r.Plugin)
+			release()
+		}
+		return json.RawMessage(appendTask(nil, r, ts.ttl, true)), nil
 	})
 }
 
 // updateTask serves tasks/update: answers to outstanding inputRequests are
-// kept, others ignored; once none is outstanding the call runs again.
-func updateTask(_ context.Context, s *session, req *request) (any, error) {
+// stored, others ignored; the replica running the call hears of them and,
+// once none is outstanding, runs the call again.
+func updateTask(ctx context.Context, s *session, req *request) (any, error) {
 	raw := req.param("inputResponses")
 	if raw != nil && !jsonrpc.IsObject(raw) {
 		return nil, jsonrpc.InvalidParams("invalid params: inputResponses must be an object")
 	}
-	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
-		if j.status != taskInput {
+	return withTask(ctx, s, req, func(ts *taskStore, r *taskRecord) (any, error) {
+		if r.Status != taskInput {
 			return emptyJSON, nil
 		}
-		jsonrpc.EachMember(raw, func(k, v []byte) bool {
-			key, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
-			if _, outstanding := j.asked[key]; outstanding && jsonrpc.IsObject(v) {
-				delete(j.asked, key)
-				j.responses[key] = append(json.RawMessage(nil), v...)
+		took := false
+		r, err := ts.modify(ctx, r, func(cur *taskRecord) error {
+			if cur.Status != taskInput {
+				return errSkip
 			}
-			return true
+			took = false
+			jsonrpc.EachMember(raw, func(k, v []byte) bool {
+				key, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
+				if _, outstanding := cur.Asked[key]; outstanding && jsonrpc.IsObject(v) {
+					delete(cur.Asked, key)
+					if cur.Responses == nil {
+						cur.Responses = map[string]json.RawMessage{}
+					}
+					cur.Responses[key] = append(json.RawMessage(nil), v...)
+					took = true
+				}
+				return true
+			})
+			if !took {
+				return errSkip
+			}
+			cur.Updated = time.Now()
+			if len(cur.Asked) == 0 {
+				cur.Status, cur.Message = taskWorking, "resumed with the client's input"
+			}
+			return nil
 		})
-		if len(j.asked) > 0 {
-			j.updated = time.Now()
-			return emptyJSON, nil
+		if err != nil {
+			return nil, storeUnavailable("tasks/update", err)
 		}
-		ts.setStatus(j, taskWorking, "resumed with the client's input")
-		select {
-		case j.wake <- struct{}{}:
-		default:
+		if took {
+			ts.tell(ctx, r, "update")
 		}
 		return emptyJSON, nil
 	})
 }
 
-// cancelTask serves tasks/cancel: the call's context is cancelled, which
-// stops its Wasm call. A finished task is acknowledged as is.
-func cancelTask(_ context.Context, s *session, req *request) (any, error) {
-	return withTask(s, req, func(ts *taskStore, j *job) (any, error) {
-		if !j.terminal() {
-			ts.setStatus(j, taskCancelled, "cancelled by the client")
-			j.cancel()
-			ts.log.Info("task cancelled", "task", j.id, "tool", j.tool)
+// cancelTask serves tasks/cancel: the record is cancelled at once, and
+// the replica running the call cancels its context, which stops its Wasm
+// call. A finished task is acknowledged as is.
+func cancelTask(ctx context.Context, s *session, req *request) (any, error) {
+	return withTask(ctx, s, req, func(ts *taskStore, r *taskRecord) (any, error) {
+		if r.terminal() {
+			return emptyJSON, nil
+		}
+		cancelled := false
+		r, err := ts.modify(ctx, r, func(cur *taskRecord) error {
+			if cur.terminal() {
+				return errSkip
+			}
+			cur.Status, cur.Message, cur.Updated, cur.Asked = taskCancelled, "cancelled by the client", time.Now(), nil
+			cancelled = true
+			return nil
+		})
+		if err != nil {
+			return nil, storeUnavailable("tasks/cancel", err)
+		}
+		if cancelled {
+			ts.tell(ctx, r, "cancel")
 		}
 		return emptyJSON, nil
 	})
+}
+
+// tell publishes op for task r to the replica running it. A message that
+// does not arrive is made up for: a cancel by the runner's next write,
+// which finds the record cancelled; an update by its periodic read.
+func (ts *taskStore) tell(ctx context.Context, r *taskRecord, op string) {
+	b, _ := json.Marshal(taskMessage{Op: op, Task: r.ID})
+	if err := ts.st.Publish(ctx, replicaChannel(r.Replica), b); err != nil {
+		ts.log.Warn("task message not sent; the replica running it reads the record later", "op", op, "task", r.ID, "replica", r.Replica, "err", err)
+	}
 }

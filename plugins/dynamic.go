@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/watch"
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/store"
 )
 
 // Dynamic lists. A plugin that changes its own lists at run time (a tool
@@ -147,7 +149,9 @@ func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
 }
 
 // followLists re-reads the lists of the plugins that signal a change,
-// debounced like file changes, until ctx is done.
+// debounced like file changes, until ctx is done. With a Store, a local
+// signal is also published to the other replicas, and theirs are
+// followed: the plugin's lists are re-read here too.
 func (m *Manager) followLists(ctx context.Context) {
 	quiet := m.opts.Debounce
 	if quiet <= 0 {
@@ -156,29 +160,89 @@ func (m *Manager) followLists(ctx context.Context) {
 	sig := m.opts.Loader.signals
 	in := make(chan string)
 	out := make(chan []string)
+	remote := make(chan []string)
+	replica := rand.Text()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // owned here; ends with ctx
 		defer wg.Done()
 		watch.Debounce(ctx, in, out, quiet, watch.MaxDelayFactor*quiet)
 	}()
+	if m.opts.Store != nil {
+		wg.Go(func() { // owned here; ends with ctx
+			m.followRelists(ctx, replica, remote)
+		})
+	}
 	defer wg.Wait()
+	feed := func(names []string) bool {
+		for _, n := range names {
+			select {
+			case in <- n:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-sig.poke:
-			for _, n := range sig.take() {
-				select {
-				case in <- n:
-				case <-ctx.Done():
-					return
-				}
+			names := sig.take()
+			m.shareRelist(ctx, replica, names)
+			if !feed(names) {
+				return
+			}
+		case names := <-remote:
+			if !feed(names) {
+				return
 			}
 		case names := <-out:
 			m.relist(ctx, names)
 		}
 	}
+}
+
+// relistChannel carries plugins' own list changes between replicas.
+const relistChannel = "lists:relist"
+
+type relistMessage struct {
+	From    string   `json:"from"`
+	Plugins []string `json:"plugins"`
+}
+
+// shareRelist tells the other replicas that names changed their lists.
+func (m *Manager) shareRelist(ctx context.Context, replica string, names []string) {
+	if m.opts.Store == nil || len(names) == 0 {
+		return
+	}
+	b, _ := json.Marshal(relistMessage{From: replica, Plugins: names})
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := m.opts.Store.Publish(pctx, relistChannel, b); err != nil {
+		m.log.Warn("plugin list change not shared: other replicas keep their lists of it", "plugins", names, "err", err)
+	}
+}
+
+// followRelists hands the plugins other replicas re-list to out until
+// ctx ends.
+func (m *Manager) followRelists(ctx context.Context, replica string, out chan<- []string) {
+	var once sync.Once
+	store.Follow(ctx, m.opts.Store, store.Follower{
+		Message: func(msg store.Message) {
+			var r relistMessage
+			if err := json.Unmarshal(msg.Payload, &r); err != nil || r.From == replica {
+				return
+			}
+			select {
+			case out <- r.Plugins:
+			case <-ctx.Done():
+			}
+		},
+		Err:        func(err error) { m.log.Warn("other replicas' plugin list changes not followed", "err", err) },
+		Subscribed: func() { once.Do(func() { close(m.relistReady) }) },
+	}, relistChannel)
 }
 
 // relist swaps in a generation with the re-read lists of names and

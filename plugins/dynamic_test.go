@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/store"
 )
 
 // dynPlugin is a native plugin whose tool list grows and shrinks at run
@@ -290,5 +291,86 @@ func TestDynamicListsHammer(t *testing.T) {
 	reg.Close(context.Background())
 	if n := mod.closes.Load(); n != 1 {
 		t.Errorf("module closed %d times; want once", n)
+	}
+}
+
+// TestDynamicListsAcrossReplicas: two Managers sharing a store stand for
+// two replicas of one plugin whose list comes from shared state (here
+// one dynPlugin behind both modules, as a key-value bucket would be). A
+// call on A changes the list; B re-reads it too, and serves the new tool.
+func TestDynamicListsAcrossReplicas(t *testing.T) {
+	d := &dynPlugin{}
+	shared := store.NewMemory()
+	type replica struct {
+		m       *Manager
+		reg     *Registry
+		mod     *fakeModule
+		reports chan ReloadReport
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	start := func() *replica {
+		r := &replica{reg: NewRegistry(), mod: d.module(), reports: make(chan ReloadReport, 16)}
+		r.m = NewManager(ManagerOptions{
+			Loader: NewLoader(LoaderOptions{Logger: discard()}), Registry: r.reg, FollowLists: true,
+			Debounce: 20 * time.Millisecond, Logger: discard(), Store: shared,
+			ReadConfig: func() (*config.Config, error) {
+				cfg := config.DefaultConfig()
+				cfg.Plugins = []config.Spec{native("dyn", r.mod)}
+				return cfg, nil
+			},
+			OnReload: func(rep ReloadReport) { r.reports <- rep },
+		})
+		wg.Go(func() {
+			if err := r.m.Run(ctx); err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			r.reg.Close(context.Background())
+		})
+		return r
+	}
+	a, b := start(), start()
+	next := func(r *replica, what string) ReloadReport {
+		t.Helper()
+		select {
+		case rep := <-r.reports:
+			return rep
+		case <-time.After(batchTimeout):
+			t.Fatalf("%s: no report within %v", what, batchTimeout)
+			return ReloadReport{}
+		}
+	}
+	next(a, "A's initial load")
+	next(b, "B's initial load")
+	for _, r := range []*replica{a, b} {
+		select {
+		case <-r.m.relistReady:
+		case <-time.After(batchTimeout):
+			t.Fatal("a replica does not follow the store")
+		}
+	}
+	g, release := a.reg.Acquire()
+	_, err := g.Tool("dyn_add").Call(sandbox.WithPeer(ctx, &clientPeer{}), nil, abi.Context{})
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*replica{"A": a, "B": b} {
+		rep := next(r, name+" re-reading dyn")
+		if !reflect.DeepEqual(rep.Trigger, []string{"list_changed:dyn"}) || !rep.Changes.Tools {
+			t.Errorf("%s: report %+v; want trigger list_changed:dyn, tools changed", name, rep)
+		}
+		g, release := r.reg.Acquire()
+		if g.Tool("dyn_t1") == nil {
+			t.Errorf("%s does not list dyn_t1: %q", name, toolNames(g))
+		}
+		release()
+	}
+	if n := b.mod.count(abi.ExportCallTool); n != 0 {
+		t.Errorf("B's module ran %d calls; want none (the call ran on A)", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/watch"
+	"github.com/mcphost/mcphost/store"
 )
 
 // ManagerOptions configure a [Manager].
@@ -43,6 +44,11 @@ type ManagerOptions struct {
 	OnReload func(ReloadReport)
 	// Logger receives watch problems. nil means slog.Default().
 	Logger *slog.Logger
+	// Store, when not nil and FollowLists is set, carries a plugin's own
+	// list change to the other replicas sharing it, which re-read that
+	// plugin's lists too (dynamic.go): a plugin whose lists come from
+	// shared state (its key-value bucket) then lists the same everywhere.
+	Store store.Store
 }
 
 // ReloadReport says what one load did.
@@ -123,6 +129,9 @@ type Manager struct {
 
 	mu      sync.Mutex     // serializes loads
 	watcher *watch.Watcher // set while Run watches
+	// relistReady closes once other replicas' list changes are followed
+	// (ManagerOptions.Store; for tests).
+	relistReady chan struct{}
 }
 
 // NewManager returns a Manager; [Manager.Run] starts it.
@@ -130,7 +139,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Manager{opts: opts, log: opts.Logger}
+	return &Manager{opts: opts, log: opts.Logger, relistReady: make(chan struct{})}
 }
 
 // Run does the initial load and then, when watching, reloads after every

@@ -579,3 +579,24 @@ func TestOpen(t *testing.T) {
 		t.Errorf("redact: %s", got)
 	}
 }
+
+// FuzzParseRedisURL: any string gives options or an error, never a
+// panic, and a Cluster (several addresses, no master) never has a
+// database other than 0.
+func FuzzParseRedisURL(f *testing.F) {
+	for _, s := range []string{"redis://h:6379/0", "rediss://u:p@h/1?addr=x:1&addr=y:2", "redis://h?master_name=m&cluster=true", "redis://[::1]:1/", "redis://%zz", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		o, err := store.ParseRedisURL(raw)
+		if err != nil {
+			return
+		}
+		if len(o.Addrs) == 0 {
+			t.Errorf("%q: options with no address", raw)
+		}
+		if (o.IsClusterMode || len(o.Addrs) > 1 && o.MasterName == "") && o.DB != 0 {
+			t.Errorf("%q: a Cluster on database %d", raw, o.DB)
+		}
+	})
+}

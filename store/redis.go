@@ -35,11 +35,13 @@ func NewRedis(opts *redis.UniversalOptions) *Redis {
 var logOnce sync.Once
 
 // slogLogger sends go-redis's own log lines (failed dials, reconnects)
-// to slog, like every other log line, instead of its log.Logger.
+// to slog at debug level, instead of its log.Logger on stderr: during an
+// outage it writes one per attempt, and the callers already log each
+// failure that matters, with what it means.
 type slogLogger struct{}
 
 func (slogLogger) Printf(ctx context.Context, format string, v ...any) {
-	slog.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
+	slog.DebugContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
 
 // ParseRedisURL reads a `redis://` or `rediss://` URL (go-redis's

@@ -276,3 +276,54 @@ func redact(raw string) string {
 	user, _, _ := strings.Cut(rest[:at], ":")
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
+
+// Follower is what [Follow] calls.
+type Follower struct {
+	// Message gets every message, in order, on Follow's goroutine.
+	Message func(Message)
+	// Err, if set, hears of each failed subscription (to log it).
+	Err func(error)
+	// Subscribed, if set, is called each time a subscription is in
+	// place: a message published after it is delivered.
+	Subscribed func()
+}
+
+// Follow hands f every message on channels until ctx ends. While the
+// store cannot be reached it subscribes again, waiting longer each time
+// (1s, doubling, at most 30s); a Redis subscription in place rides out
+// restarts by itself. It returns when ctx ends; the caller runs it on a
+// goroutine it owns. Messages sent while no subscription was in place are
+// lost, as with Publish.
+func Follow(ctx context.Context, s Store, f Follower, channels ...string) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		sub, err := s.Subscribe(ctx, channels...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if f.Err != nil {
+				f.Err(fmt.Errorf("subscribe %v (again in %s): %w", channels, backoff, err))
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		if f.Subscribed != nil {
+			f.Subscribed()
+		}
+		stop := context.AfterFunc(ctx, func() { sub.Close() })
+		for m := range sub.C() {
+			f.Message(m)
+		}
+		stop()
+		sub.Close()
+	}
+}

@@ -165,20 +165,6 @@ func startConformanceReplicas(t *testing.T, extra string, args ...string) (reps 
 	return reps, dirs
 }
 
-// needHAProxy returns haproxy's path, or skips the test without it (and
-// fails it in CI, which installs it).
-func needHAProxy(t *testing.T) string {
-	t.Helper()
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("haproxy is not installed; .ci/run installs it with scripts/install-haproxy.sh")
-		}
-		t.Skip("haproxy is not installed: run scripts/install-haproxy.sh")
-	}
-	return haproxy
-}
-
 // documentedHAProxy is the haproxy configuration of docs/operations.md,
 // bound to addr and sending to backends (one or two) instead of the
 // example's ports, with the answering server named in Mcp-Replica.

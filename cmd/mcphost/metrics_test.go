@@ -23,6 +23,7 @@ type replica struct {
 	proc    *os.Process
 	exited  chan struct{} // closed once the process has exited
 	state   *os.ProcessState
+	stop    func() // kills the process and waits for it (also done at cleanup)
 }
 
 var (
@@ -50,10 +51,11 @@ func startReplica(t *testing.T, env []string, args ...string) *replica {
 		pw.Close()
 		close(r.exited)
 	}()
-	t.Cleanup(func() {
+	r.stop = func() {
 		cmd.Process.Kill()
 		<-r.exited
-	})
+	}
+	t.Cleanup(r.stop)
 	found := make(chan *replica, 1)
 	go func() {
 		var base, metrics string

@@ -8,16 +8,18 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/metrics"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/store"
 )
 
 // manage runs the plugins.Manager over file: the initial load and then,
 // when watching, a reload after every change until ctx is done. Each load
 // is logged as one line; its errors also go to the clients that set a log
 // level, as notifications/message at level "error". met, when not nil,
-// counts every load.
-func manage(ctx context.Context, rt *runtime, reg *plugins.Registry, srv *host.Server, met *metrics.Metrics, file string, watch bool, debounce time.Duration, log *slog.Logger) {
+// counts every load. A plugin's own list change reaches the replicas
+// sharing st.
+func manage(ctx context.Context, rt *runtime, reg *plugins.Registry, st store.Store, srv *host.Server, met *metrics.Metrics, file string, watch bool, debounce time.Duration, log *slog.Logger) {
 	m := plugins.NewManager(plugins.ManagerOptions{
-		Loader: rt.loader, Registry: reg, ConfigFile: file, Watch: watch, Debounce: debounce, Logger: log,
+		Loader: rt.loader, Registry: reg, ConfigFile: file, Watch: watch, Debounce: debounce, Logger: log, Store: st,
 		FollowLists: true,
 		OnReload: func(rep plugins.ReloadReport) {
 			rep.Log(ctx, log)

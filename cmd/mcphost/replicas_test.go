@@ -106,27 +106,7 @@ func TestReplicas(t *testing.T) {
 
 	// The reload: find the replica holding the listen stream, reload it
 	// alone, and hear of it through that stream.
-	// The SDK opens its listen in the background: poll the replicas'
-	// metrics (bounded) until one reports it.
-	held := -1
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(time.Minute)
-	for held < 0 {
-		for i, r := range reps {
-			if scrapeValue(t, r.metrics, `mcphost_listeners{era="2026-07-28"}`) == "1" {
-				held = i
-			}
-		}
-		if held >= 0 {
-			break
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatal("neither replica reports the client's subscriptions/listen (mcphost_listeners)")
-		}
-	}
+	held := listenerReplica(t, reps[:])
 	drop := filepath.Join(dirs[held], "dropins")
 	if err := os.MkdirAll(drop, 0o755); err != nil {
 		t.Fatal(err)

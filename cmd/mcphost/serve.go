@@ -156,7 +156,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
-		manage(loadCtx, rt, reg, srv, met, cfg.File, !*noWatch, *debounce, log)
+		manage(loadCtx, rt, reg, st, srv, met, cfg.File, !*noWatch, *debounce, log)
 	}()
 	warned := make(chan struct{})
 	go func() {
@@ -187,6 +187,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cancelLoad()
 	<-loaded
 	<-warned
+	// Tasks still running end failed, saying their replica shut down,
+	// while the store is still open.
+	srv.Close()
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	reg.Close(closeCtx)

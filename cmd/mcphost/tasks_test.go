@@ -60,7 +60,7 @@ func TestEndToEndTasks(t *testing.T) {
 type taskClient struct {
 	t         *testing.T
 	url, auth string
-	n         int
+	n         int64
 }
 
 type rpcReply struct {
@@ -74,28 +74,38 @@ type rpcReply struct {
 func (c *taskClient) rpc(method, name string, params map[string]any) rpcReply {
 	c.t.Helper()
 	c.n++
+	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	r, _ := postStateless(c.t, c.url, c.auth, c.n, method, name, params, caps)
+	return r
+}
+
+// postStateless POSTs one 2026-07-28 request (params get the _meta that
+// declares the era and caps) with the given Authorization header, and
+// returns the reply and the response headers.
+func postStateless(t *testing.T, url, auth string, id int64, method, name string, params, caps map[string]any) (rpcReply, http.Header) {
+	t.Helper()
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.n, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", method)
 	req.Header.Set("Mcp-Name", name)
-	req.Header.Set("Authorization", c.auth)
+	req.Header.Set("Authorization", auth)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s: %v", method, err)
+		t.Fatalf("%s: %v", method, err)
 	}
 	defer resp.Body.Close()
 	var r rpcReply
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		c.t.Fatalf("%s: HTTP %d, bad body: %v", method, resp.StatusCode, err)
+		t.Fatalf("%s: HTTP %d, bad body: %v", method, resp.StatusCode, err)
 	}
-	return r
+	return r, resp.Header
 }
 
 func (c *taskClient) call(method, name string, params map[string]any) map[string]any {
