@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,9 @@ import (
 type replica struct {
 	base    string // http://127.0.0.1:PORT
 	metrics string // http://127.0.0.1:PORT/metrics
+	proc    *os.Process
+	exited  chan struct{} // closed once the process has exited
+	state   *os.ProcessState
 	stop    func() // kills the process and waits for it (also done at cleanup)
 }
 
@@ -42,29 +44,33 @@ func startReplica(t *testing.T, env []string, args ...string) *replica {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-			pw.Close()
-		})
+	r := &replica{proc: cmd.Process, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		r.state = cmd.ProcessState
+		pw.Close()
+		close(r.exited)
+	}()
+	r.stop = func() {
+		cmd.Process.Kill()
+		<-r.exited
 	}
-	t.Cleanup(stop)
+	t.Cleanup(r.stop)
 	found := make(chan *replica, 1)
 	go func() {
-		r := replica{stop: stop}
+		var base, metrics string
 		sent := false
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			if m := reListening.FindStringSubmatch(sc.Text()); m != nil {
-				r.base = m[1]
+				base = m[1]
 			}
 			if m := reMetrics.FindStringSubmatch(sc.Text()); m != nil {
-				r.metrics = m[1]
+				metrics = m[1]
 			}
-			if r.base != "" && r.metrics != "" && !sent {
-				found <- &r
+			if base != "" && metrics != "" && !sent {
+				r.base, r.metrics = base, metrics
+				found <- r
 				sent = true
 			}
 		}

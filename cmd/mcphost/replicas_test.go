@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,27 +32,10 @@ func TestReplicas(t *testing.T) {
 		t.Skip("runs two mcphost serve and haproxy")
 	}
 	haproxy := needHAProxy(t)
-	conformance, err := filepath.Abs("../../examples/conformance")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The same configuration for both, each in a directory of its own so
 	// that one can be reloaded alone (a drop-in plugin, as a rolling
 	// change would reach one replica first).
-	conf := fmt.Sprintf("[server]\nname = \"replicas\"\nplugin_dir = \"dropins\"\n\n[[plugin]]\nname = \"conformance\"\nsource = %q\ntool_prefix = \"\"\ntimeout = \"30s\"\n", conformance)
-	env := []string{"MCPHOST_REQUEST_STATE_KEY=replicas-test-shared-key"}
-	var reps [2]*replica
-	var dirs [2]string
-	for i := range reps {
-		dirs[i] = t.TempDir()
-		if err := os.WriteFile(filepath.Join(dirs[i], "plugins.toml"), []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		reps[i] = startReplica(t, env, "--config", filepath.Join(dirs[i], "plugins.toml"))
-	}
-	for _, r := range reps {
-		waitOK(t, r.base+"/readyz")
-	}
+	reps, dirs := startConformanceReplicas(t, "plugin_dir = \"dropins\"\n")
 	lb := startHAProxy(t, haproxy, reps[0].base, reps[1].base)
 
 	rec := &replicaRecorder{next: http.DefaultTransport}
@@ -147,17 +128,15 @@ func TestReplicas(t *testing.T) {
 // answered in Mcp-Replica, and returns its base URL once it answers.
 func startHAProxy(t *testing.T, haproxy string, backends ...string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	return runHAProxy(t, haproxy, func(addr string) string { return replicasHAProxy(addr, backends...) })
+}
+
+func replicasHAProxy(addr string, backends ...string) string {
 	var servers strings.Builder
 	for i, b := range backends {
 		fmt.Fprintf(&servers, "    server %c %s\n", 'a'+i, strings.TrimPrefix(b, "http://"))
 	}
-	cfg := fmt.Sprintf(`global
+	return fmt.Sprintf(`global
     maxconn 256
 defaults
     mode http
@@ -174,28 +153,6 @@ backend replicas
     stick store-response res.hdr(Mcp-Session-Id)
     http-response set-header Mcp-Replica %%[srv_name]
 %s`, addr, servers.String())
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, haproxy, "-db", "-f", path)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("haproxy output:\n%s", out.String())
-		}
-	})
-	base := "http://" + addr
-	waitOK(t, base+"/readyz")
-	return base
 }
 
 // replicaRecorder is an http.RoundTripper that notes, for the tools/call

@@ -128,6 +128,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if validator != nil {
 		defer validator.Close()
 	}
+	if hf.addr != "" {
+		warnStateKey(cfg, log)
+	}
 	ln, httpOpts, err := hf.listen(log, validator != nil)
 	if err != nil {
 		return err
@@ -178,6 +181,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		httpOpts.MaxInFlightPerSession = cfg.Server.MaxInFlightPerSession
 		httpOpts.MaxInFlightPerClient = cfg.Server.MaxInFlightPerClient
 		httpOpts.MaxSessions = cfg.Server.MaxSessions
+		httpOpts.TrustedProxies = cfg.Server.TrustedProxies
+		httpOpts.RatePerClient, httpOpts.RatePeriod = cfg.Server.RatePerClient.N, cfg.Server.RatePerClient.Per
+		httpOpts.DrainGrace = cfg.Server.DrainGrace
+		httpOpts.Store = st
 		err = streamable.Serve(ctx, srv, ln, httpOpts)
 	} else {
 		// A write to a closed stdout then fails with EPIPE instead of
@@ -234,11 +241,26 @@ const defaultStateKeyEnv = "MCPHOST_REQUEST_STATE_KEY"
 // one, each process signs with a random key, so a retry must reach the
 // same replica: the log says so.
 func requestStateKey(cfg *config.Config, log *slog.Logger) []byte {
-	env := cmp.Or(cfg.Server.RequestStateKeyEnv, defaultStateKeyEnv)
+	env := stateKeyEnv(cfg)
 	key := os.Getenv(env)
 	if key == "" {
 		log.Debug("no request state key; using a random one for this process", "env", env)
 		return nil
 	}
 	return []byte(key)
+}
+
+// stateKeyEnv names the variable that holds the requestState key.
+func stateKeyEnv(cfg *config.Config) string {
+	return cmp.Or(cfg.Server.RequestStateKeyEnv, defaultStateKeyEnv)
+}
+
+// warnStateKey warns, when serving HTTP, that without a request-state key
+// a retry cannot cross replicas: behind a balancer it likely will.
+func warnStateKey(cfg *config.Config, log *slog.Logger) {
+	if env := stateKeyEnv(cfg); os.Getenv(env) == "" {
+		log.Warn("no request state key: this process signs 2026-07-28 requestState with a random key of its own, "+
+			"so a retry after input_required that reaches another replica fails its integrity check; "+
+			"behind a balancer, set the same secret in "+env+" on every replica", "env", env)
+	}
 }

@@ -105,3 +105,41 @@ func TestServeHTTPFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHTTPStateKeyWarning: serve --http without a request-state key
+// warns at start that retries cannot cross replicas, naming the variable
+// to set; with one, it does not.
+func TestServeHTTPStateKeyWarning(t *testing.T) {
+	const warning = `level=WARN msg="no request state key: this process signs 2026-07-28 requestState with a random key of its own, ` +
+		`so a retry after input_required that reaches another replica fails its integrity check; ` +
+		`behind a balancer, set the same secret in MCPHOST_REQUEST_STATE_KEY on every replica" env=MCPHOST_REQUEST_STATE_KEY`
+	for _, tc := range []struct {
+		key  string
+		warn bool
+	}{{"", true}, {"a-shared-secret", false}} {
+		t.Run("key="+tc.key, func(t *testing.T) {
+			t.Setenv("MCPHOST_REQUEST_STATE_KEY", tc.key)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errR, errW := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--no-watch"}, strings.NewReader(""), io.Discard, errW)
+				errW.Close()
+			}()
+			warned := false
+			sc := bufio.NewScanner(errR)
+			for sc.Scan() && !strings.Contains(sc.Text(), "msg=listening") {
+				warned = warned || strings.Contains(sc.Text(), warning)
+			}
+			cancel()
+			go io.Copy(io.Discard, errR)
+			if err := <-done; err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+			if warned != tc.warn {
+				t.Errorf("warned %v before the listening line; want %v", warned, tc.warn)
+			}
+		})
+	}
+}

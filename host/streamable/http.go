@@ -8,13 +8,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/store"
 )
 
 // Options configure the HTTP transports (see [NewHandler]).
@@ -84,6 +87,28 @@ type Options struct {
 	// MaxSessions bounds the open sessions, both transports together
 	// (default 1024); one more initialize gets 503.
 	MaxSessions int
+
+	// Replicas behind a balancer (issue 31).
+
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (see Handler.clientAddr); from any other peer it is ignored. The
+	// per-client limits count a client with no checked identity by that
+	// address.
+	TrustedProxies []netip.Prefix
+	// RatePerClient, when positive, bounds each client's POSTs (a client
+	// is an identity: see Handler.client) to that many per RatePeriod
+	// (default a minute); one more gets 429 with Retry-After.
+	RatePerClient int
+	RatePeriod    time.Duration
+	// Store counts them (store.Store.Allow); nil counts in this process.
+	// Replicas pass the store they share, so that a client's requests add
+	// up whichever replica they reach.
+	Store store.Store
+	// DrainGrace is how long Serve keeps serving once its context ends
+	// while /readyz answers 503, so that balancers probing /readyz stop
+	// sending work before the shutdown refuses it. It applies only once
+	// /readyz has been probed (nothing watches it otherwise); zero skips it.
+	DrainGrace time.Duration
 }
 
 const (
@@ -122,8 +147,14 @@ type Handler struct {
 	gate    sync.RWMutex
 	closing bool
 
-	byClient  inFlight // POSTs in flight by client address
+	byClient  inFlight // POSTs in flight by client (see Handler.client)
 	bySession inFlight // and by session id
+	rate      *rateLimit
+
+	// probed: /readyz has been asked (a balancer watches it); draining:
+	// Serve's context ended and /readyz answers 503 while requests are
+	// still served (see Options.DrainGrace).
+	probed, draining atomic.Bool
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -133,6 +164,9 @@ type Handler struct {
 	janitor   sync.WaitGroup
 	closeOnce sync.Once
 
+	// testHookDrainEnd, when set, ends a drain before DrainGrace when it
+	// is closed.
+	testHookDrainEnd chan struct{}
 	// testHookClosing, when set, runs once Shutdown refuses new work.
 	testHookClosing func()
 	// testHookLegacyEnd, when set, runs when a legacy session has ended.
@@ -175,6 +209,7 @@ func NewHandler(srv *host.Server, opts Options) *Handler {
 		legacy:   make(map[string]*legacySession),
 		stop:     make(chan struct{}),
 	}
+	h.rate = newRateLimit(opts, h.log)
 	h.janitor.Add(1)
 	go h.expireLoop()
 	return h
@@ -413,7 +448,11 @@ func (h *Handler) Close() {
 // so it knows the address (port 0 works) and decides where to bind;
 // 127.0.0.1 is the safe choice.
 func Serve(ctx context.Context, srv *host.Server, ln net.Listener, opts Options) error {
-	h := NewHandler(srv, opts)
+	return NewHandler(srv, opts).serve(ctx, ln)
+}
+
+func (h *Handler) serve(ctx context.Context, ln net.Listener) error {
+	srv := h.srv
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -429,6 +468,7 @@ func Serve(ctx context.Context, srv *host.Server, ln net.Listener, opts Options)
 		return fmt.Errorf("http: serve: %w", err)
 	case <-ctx.Done():
 	}
+	h.drain(ctx, hs)
 	grace := srv.ShutdownGrace()
 	h.log.Info("shutting down: refusing new requests, answering those in flight", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
@@ -444,6 +484,33 @@ func Serve(ctx context.Context, srv *host.Server, ln net.Listener, opts Options)
 		return fmt.Errorf("http: serve: %w", err)
 	}
 	return nil
+}
+
+// drain keeps serving for Options.DrainGrace while /readyz answers 503,
+// so that a balancer probing it stops sending new work before Shutdown
+// refuses it; requests that still arrive are served as before. Keep-alive
+// ends meanwhile: each connection closes after its response, so none is
+// left idle for a balancer to send a request on as the listener closes.
+// Nothing watches /readyz when it was never probed: then there is no
+// drain.
+func (h *Handler) drain(ctx context.Context, hs *http.Server) {
+	grace := h.opts.DrainGrace
+	switch {
+	case grace <= 0:
+		return
+	case !h.probed.Load():
+		h.log.Info("no drain: /readyz was never probed, so no balancer is waiting for it to fail", "drain_grace", grace)
+		return
+	}
+	h.draining.Store(true)
+	hs.SetKeepAlivesEnabled(false)
+	h.log.Info("draining: /readyz answers 503 while requests are still served", "drain_grace", grace)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-h.testHookDrainEnd:
+	}
 }
 
 // httpError writes an HTTP error whose body is a JSON-RPC error without

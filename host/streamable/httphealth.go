@@ -14,8 +14,8 @@ const (
 
 // probe answers GET and HEAD on /healthz (200 while the process serves
 // HTTP) and /readyz (200 once the registry's initial load is done and
-// until shutdown begins, 503 before and after), and reports whether it
-// did.
+// until a drain or shutdown begins, 503 before and after), and reports
+// whether it did.
 func (h *Handler) probe(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.Path != healthPath && r.URL.Path != readyPath {
 		return false
@@ -26,6 +26,9 @@ func (h *Handler) probe(w http.ResponseWriter, r *http.Request) bool {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if r.URL.Path == readyPath {
+		h.probed.Store(true)
+	}
 	if r.URL.Path == readyPath && !h.ready() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte("not ready\n"))
@@ -36,11 +39,11 @@ func (h *Handler) probe(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // ready reports whether the initial plugin load is done and the handler
-// is not shutting down.
+// is neither draining nor shutting down.
 func (h *Handler) ready() bool {
 	select {
 	case <-h.srv.Ready():
-		return !h.isClosing()
+		return !h.draining.Load() && !h.isClosing()
 	default:
 		return false
 	}

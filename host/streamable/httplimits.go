@@ -34,8 +34,8 @@ func limitOptions(opts *Options) {
 	}
 }
 
-// inFlight counts the POSTs in flight by key (a client address or a
-// session id). A key is forgotten when its count drops to zero, so the map
+// inFlight counts the POSTs in flight by key (a client, see
+// Handler.client, or a session id). A key is forgotten when its count drops to zero, so the map
 // holds no more entries than there are requests in flight.
 type inFlight struct {
 	mu sync.Mutex
@@ -65,23 +65,20 @@ func (f *inFlight) leave(key string) {
 	}
 }
 
-// clientAddr is the part of RemoteAddr that names the client: its IP.
-func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
-}
-
-// admitPost counts a POST against its client's and its session's limits
-// before its body is read, so neither slow bodies nor piles of slow calls
-// from one client or one session hold more than their share. It answers
-// 429 and reports false when a limit is reached; otherwise the caller
-// runs the returned release when the request is done.
+// admitPost counts a POST against its client's rate and its client's
+// and its session's limits before its body is read, so neither slow
+// bodies nor piles of slow calls from one client or one session hold more
+// than their share. The client is an identity (see Handler.client), so
+// users behind one proxy are counted apart. It answers 429 and reports
+// false when a limit is reached; otherwise the caller runs the returned
+// release when the request is done.
 func (h *Handler) admitPost(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
-	addr := clientAddr(r)
-	if !h.byClient.enter(addr, h.opts.MaxInFlightPerClient) {
-		h.refuse(w, r, http.StatusTooManyRequests, "max_in_flight_per_client", h.opts.MaxInFlightPerClient,
+	client, name := h.client(r)
+	if !h.rate.admit(w, r, client, name) {
+		return nil, false
+	}
+	if !h.byClient.enter(client, h.opts.MaxInFlightPerClient) {
+		h.refuse(w, r, name, http.StatusTooManyRequests, "max_in_flight_per_client", h.opts.MaxInFlightPerClient,
 			"Too Many Requests: "+strconv.Itoa(h.opts.MaxInFlightPerClient)+" requests from this client are in flight")
 		return nil, false
 	}
@@ -90,8 +87,8 @@ func (h *Handler) admitPost(w http.ResponseWriter, r *http.Request) (release fun
 		sid = r.URL.Query().Get("sessionId") // the legacy transport's
 	}
 	if sid != "" && !h.bySession.enter(sid, h.opts.MaxInFlightPerSession) {
-		h.byClient.leave(addr)
-		h.refuse(w, r, http.StatusTooManyRequests, "max_in_flight_per_session", h.opts.MaxInFlightPerSession,
+		h.byClient.leave(client)
+		h.refuse(w, r, name, http.StatusTooManyRequests, "max_in_flight_per_session", h.opts.MaxInFlightPerSession,
 			"Too Many Requests: "+strconv.Itoa(h.opts.MaxInFlightPerSession)+" requests on this session are in flight")
 		return nil, false
 	}
@@ -99,7 +96,7 @@ func (h *Handler) admitPost(w http.ResponseWriter, r *http.Request) (release fun
 		if sid != "" {
 			h.bySession.leave(sid)
 		}
-		h.byClient.leave(addr)
+		h.byClient.leave(client)
 	}, true
 }
 
@@ -115,14 +112,19 @@ func (h *Handler) sessionsFull(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	w.Header().Set("Retry-After", "1")
-	h.refuse(w, r, http.StatusServiceUnavailable, "max_sessions", h.opts.MaxSessions,
+	h.refuse(w, r, "", http.StatusServiceUnavailable, "max_sessions", h.opts.MaxSessions,
 		"Service Unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
 	return true
 }
 
-// refuse logs a request turned away by a limit and answers it.
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, limit string, n int, message string) {
-	h.log.Warn("request refused", "limit", limit, "max", n, "remote", r.RemoteAddr)
+// refuse logs a request turned away by a limit, naming the client it
+// counted the request against when there is one, and answers it.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, client string, status int, limit string, n int, message string) {
+	if client != "" {
+		h.log.Warn("request refused", "limit", limit, "max", n, "client", client, "remote", r.RemoteAddr)
+	} else {
+		h.log.Warn("request refused", "limit", limit, "max", n, "remote", r.RemoteAddr)
+	}
 	httpError(w, status, codeHTTP, message)
 }
 

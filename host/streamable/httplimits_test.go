@@ -19,29 +19,44 @@ import (
 // request and started reading it.
 func slowPost(t *testing.T, ht *httpTest, sid string, n int) (net.Conn, *bufio.Reader) {
 	t.Helper()
+	hdr := ""
+	if sid != "" {
+		hdr = "Mcp-Session-Id: " + sid + "\r\n"
+	}
+	conn, br, line := openPost(t, ht, hdr, n)
+	if !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("got %q; want 100 Continue", line)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line
+		t.Fatal(err)
+	}
+	return conn, br
+}
+
+// openPost sends the headers of a POST (hdr: extra header lines, each
+// ending in CRLF) announcing a body of n bytes, with Expect:
+// 100-continue, and returns the first line of the answer: 100 Continue
+// once the handler admitted the request (the connection then holds it in
+// flight until the test ends), or a refusal.
+func openPost(t *testing.T, ht *httpTest, hdr string, n int) (net.Conn, *bufio.Reader, string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", ht.ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
 	conn.SetDeadline(time.Now().Add(30 * time.Second)) // a failing test ends
-	hdr := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nExpect: 100-continue\r\nContent-Length: %d\r\n", ht.h.opts.Path, n)
-	if sid != "" {
-		hdr += "Mcp-Session-Id: " + sid + "\r\n"
-	}
-	if _, err := io.WriteString(conn, hdr+"\r\n"); err != nil {
+	if _, err := io.WriteString(conn, req+hdr+"\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(conn)
 	line, err := br.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
-		t.Fatalf("got %q, %v; want 100 Continue", line, err)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
 	}
-	if _, err := br.ReadString('\n'); err != nil { // the blank line
-		t.Fatal(err)
-	}
-	return conn, br
+	return conn, br, line
 }
 
 // TestHTTPSlowBody drips a body a byte every few milliseconds: the server

@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 
 	"github.com/mcphost/mcphost/host/auth"
 )
@@ -71,5 +74,69 @@ func (h *Handler) owns(o owner, r *http.Request, sid string) bool {
 	}
 	h.log.Warn("session refused: it belongs to another identity; answered as unknown",
 		"session", shortID(sid), "owner", o.name, "caller", c.name, "remote", r.RemoteAddr)
+	return false
+}
+
+// client names whom r is counted against by the per-client limits
+// (max_in_flight_per_client, rate_per_client): its checked owner (the
+// OAuth issuer and subject, or the static token's hash), else its
+// address (see Handler.clientAddr). An unchecked Authorization header
+// does not name it: a caller could change it with every request. key is
+// for counting; name, for logs, holds nothing secret.
+func (h *Handler) client(r *http.Request) (key, name string) {
+	if o := h.ownerOf(r); o.checked {
+		return "owner:" + o.key, o.name
+	}
+	a := h.clientAddr(r)
+	return "addr:" + a, "address " + a
+}
+
+// clientAddr is the address of r's client: its peer's IP, unless the
+// peer is one of Options.TrustedProxies; then X-Forwarded-For is read from
+// the right (the entry the nearest proxy appended) past every trusted
+// proxy, and the first address not trusted is the client. An entry that
+// does not parse stops the walk at the last trusted hop: what lies to its
+// left was written by whoever the proxy heard from, and anyone may write
+// anything there. From any other peer X-Forwarded-For is ignored.
+func (h *Handler) clientAddr(r *http.Request) string {
+	peer := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		peer = host
+	}
+	addr, err := netip.ParseAddr(peer)
+	if err != nil || !h.trusted(addr) {
+		return peer
+	}
+	return forwardedFor(r.Header.Values("X-Forwarded-For"), addr, h.trusted).String()
+}
+
+// forwardedFor walks the X-Forwarded-For values right to left from peer, a
+// trusted proxy, and returns the first hop that trusted does not accept
+// (see Handler.clientAddr).
+func forwardedFor(values []string, peer netip.Addr, trusted func(netip.Addr) bool) netip.Addr {
+	client := peer
+	for i := len(values) - 1; i >= 0; i-- {
+		hops := strings.Split(values[i], ",")
+		for j := len(hops) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
+			if err != nil {
+				return client
+			}
+			client = a.Unmap()
+			if !trusted(client) {
+				return client
+			}
+		}
+	}
+	return client
+}
+
+func (h *Handler) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range h.opts.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
 	return false
 }

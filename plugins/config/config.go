@@ -83,6 +83,7 @@ func DefaultConfig() *Config {
 		MaxMessageBytes: DefaultMaxMessageBytes,
 		StartupWait:     DefaultStartupWait,
 		ShutdownGrace:   DefaultShutdownGrace,
+		DrainGrace:      DefaultDrainGrace,
 		Timeout:         DefaultTimeout,
 		MemoryPages:     DefaultMemoryPages,
 		MaxInstances:    runtime.NumCPU(),

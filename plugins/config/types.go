@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"github.com/mcphost/mcphost/plugins/source"
@@ -97,6 +98,16 @@ type ServerConfig struct {
 	// ReadOnly applies read_only to every plugin that does not set its
 	// own (see Spec.ReadOnly).
 	ReadOnly bool
+	// Replicas behind a balancer (issue 31).
+
+	// TrustedProxies are the peers whose X-Forwarded-For names the
+	// client (default none: the peer's own address is the client's).
+	TrustedProxies []netip.Prefix
+	// RatePerClient bounds the requests per identity (zero: no limit).
+	RatePerClient Rate
+	// DrainGrace is how long a stopping server keeps serving while
+	// /readyz answers 503 (default DefaultDrainGrace; 0 skips it).
+	DrainGrace time.Duration
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
