@@ -63,6 +63,25 @@ func storeRedisDown(t *testing.T, c *cluster) {
 	}
 
 	c.redis.Restart()
+	// Each replica reconnects on its own, with no restart: wait (bounded)
+	// until a task-capable call is a task again on both, then expect no
+	// error at all.
+	back := map[string]bool{}
+	tick := time.NewTicker(50 * time.Millisecond) // polls other processes, as a client does
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for len(back) < 2 {
+		r, replica := cl.rpc("tools/call", "slow_compute", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 0.01, "label": "probe"}})
+		if r.Error == nil && r.Result["resultType"] == "task" {
+			back[replica] = true
+			continue
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("30 s after Redis came back, task-capable calls are tasks again only on %v; last answer %+v from %s", back, r, replica)
+		}
+	}
 	var tt taskTally
 	for i := range 4 {
 		id, runner := cl.startTask("slow_compute", map[string]any{"seconds": 0.2, "label": fmt.Sprint(i)})
