@@ -97,15 +97,31 @@ func startHTTPServers(b testing.TB, form string) []*httpServer {
 			return exec.Command(m.bin, "serve", "--no-watch", "--log-level", "error", "--config", config, "--http", addr)
 		}
 		if benchServerWanted(b, m.prefix+"go") {
+			fillCodeCache(b, m.bin, "testdata/bench/plugins.toml", "wasm_echo")
 			addr := freeLoopbackAddr(b)
 			start(m.prefix+"go", "wasm_echo", "/mcp", serve("testdata/bench/plugins.toml", addr), addr)
 		}
 		if cConfig != "" && benchServerWanted(b, m.prefix+"c") {
+			fillCodeCache(b, m.bin, cConfig, cTool)
 			addr := freeLoopbackAddr(b)
 			start(m.prefix+"c", cTool, "/mcp", serve(cConfig, addr), addr)
 		}
 	}
 	return servers
+}
+
+// fillCodeCache serves config over stdio once and calls tool, so that the
+// plugin's compiled code is in the cache when the measured server starts:
+// mcphost waits at exit for the background compile it started (a first
+// start serves on wazero's interpreter meanwhile, which this workload is
+// not about; its peak RSS holds both tiers).
+func fillCodeCache(tb testing.TB, bin, config, tool string) {
+	s := startBenchServer(tb, "cache-fill", exec.Command(bin, "serve", "--no-watch", "--log-level", "error", "--config", config), tool)
+	defer s.stop()
+	c := newRealClient(s)
+	if err := c.call(); err != nil {
+		tb.Fatalf("cache fill: %v", err)
+	}
 }
 
 // freeLoopbackAddr returns a loopback address with a port free a moment
