@@ -87,8 +87,8 @@ render() {
 		echo "run their SDK's stateless option). Every response is decoded (JSON or SSE) on"
 		echo "a reader goroutine. Servers as above (go, c, gosdk, mcpgo), each its own"
 		echo "process per form; peak RSS is its VmHWM after the last round. Iterations a"
-		echo "round: at most \`-peers.http-iters\` (3000), started within \`-peers.http-time\`"
-		echo "(10 s). Alone: \`go test -run '^\$' -bench 'Peers/http' -benchtime 3000x"
+		echo "round: \`-peers.http-iters\` (3000), none started after \`-peers.http-time\`"
+		echo "(10 s). Alone: \`go test -run '^\$' -bench 'Peers/http' -benchtime 1x"
 		echo "./cmd/mcphost -peers.client http\`."
 		echo
 		awk '

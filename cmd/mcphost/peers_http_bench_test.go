@@ -36,14 +36,15 @@ import (
 // The servers are mcphost with the Go guest ("go") and the C guest ("c"),
 // go-sdk ("gosdk") and mcp-go ("mcpgo"), each a process of its own per
 // form, so that its peak RSS (VmHWM) is that form's. Rounds interleave
-// them in a rotating order; each round runs min(b.N, -peers.http-iters)
-// iterations or stops starting new ones after -peers.http-time. Metrics:
+// them in a rotating order; each round runs -peers.http-iters iterations
+// (b.N does not count: -benchtime 1x is enough), starting none after
+// -peers.http-time. Metrics:
 // "iters/s:<server>" and "x:<server>/<peer>" (medians, as over stdio) and
 // "peakRSS-MB:<server>" read from /proc after the last round.
 const httpUsers = 50
 
 var (
-	peersHTTPIters = flag.Int("peers.http-iters", 3000, "BenchmarkPeers: at most this many HTTP iterations per server and round")
+	peersHTTPIters = flag.Int("peers.http-iters", 3000, "BenchmarkPeers: HTTP iterations per server and round")
 	peersHTTPTime  = flag.Duration("peers.http-time", 10*time.Second, "BenchmarkPeers: an HTTP round starts no iteration after this long")
 )
 
@@ -162,7 +163,7 @@ func waitListening(addr string, cmd *exec.Cmd) error {
 // httpRounds measures every server in interleaved rounds and reports the
 // medians and each server's peak RSS.
 func httpRounds(b *testing.B, servers []*httpServer, form string) {
-	n := min(b.N, *peersHTTPIters)
+	n := *peersHTTPIters
 	run := func(s *httpServer, n int) float64 {
 		start := time.Now()
 		done, err := s.run(form, n, time.Now().Add(*peersHTTPTime))
