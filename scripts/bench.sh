@@ -8,7 +8,7 @@
 #   scripts/bench.sh                       # about 10 minutes on 2 cores
 #   N=4000 scripts/bench.sh                # fewer calls per round (noisier)
 #   BASELINE=/tmp/old/mcphost scripts/bench.sh   # also measure an older build
-#   CLIENT=real scripts/bench.sh           # one client only (real, light)
+#   CLIENT=real scripts/bench.sh           # one client only (real, light, http; both is real and light)
 #   OUT=/tmp/perf.md scripts/bench.sh      # write the page elsewhere
 #   scripts/bench.sh --render raw.txt      # only turn saved output into the page
 #
@@ -48,6 +48,7 @@ render() {
 		awk '
 		/^BenchmarkPeers\// {
 			split($1, p, "/"); client = p[2]; mode = p[3]; sub(/-[0-9]+$/, "", mode)
+			if (client == "http") next
 			row = client " | " mode; rows[++nrows] = row
 			for (i = 3; i < NF; i += 2) {
 				unit = $(i + 1)
@@ -68,6 +69,54 @@ render() {
 			}
 			print ""; print "Ratios (server ÷ peer, median of per-round ratios; above 1 is faster than the peer):"; print ""
 			h = "| client | in flight |"; s = "|---|---|"
+			for (j = 1; j <= nx; j++) { c = xcols[j]; sub("/", " ÷ ", c); h = h " " c " |"; s = s "---:|" }
+			print h; print s
+			for (r = 1; r <= nrows; r++) {
+				l = "| " rows[r] " |"
+				for (j = 1; j <= nx; j++) l = l " " (((rows[r], xcols[j]) in ratio) ? sprintf("%.2f", ratio[rows[r], xcols[j]]) : "") " |"
+				print l
+			}
+		}' "$raw"
+		echo
+		echo "## tools/call over Streamable HTTP, 50 virtual users"
+		echo
+		echo "In the shape of the public TM Dev Lab MCP benchmark: 50 virtual users on"
+		echo "loopback, each iteration either a **session** (POST \`initialize\`, POST"
+		echo "\`notifications/initialized\`, POST one \`tools/call\`, \`DELETE\`) or **stateless**"
+		echo "(one POST of \`tools/call\` with the 2026-07-28 per-request \`_meta\`; the peers"
+		echo "run their SDK's stateless option). Every response is decoded (JSON or SSE) on"
+		echo "a reader goroutine. Servers as above (go, c, gosdk, mcpgo), each its own"
+		echo "process per form; peak RSS is its VmHWM after the last round. Iterations a"
+		echo "round: \`-peers.http-iters\` (3000), none started after \`-peers.http-time\`"
+		echo "(10 s). Alone: \`go test -run '^\$' -bench 'Peers/http' -benchtime 1x"
+		echo "./cmd/mcphost -peers.client http\`."
+		echo
+		awk '
+		/^BenchmarkPeers\/http\// {
+			split($1, p, "/"); form = p[3]; sub(/-[0-9]+$/, "", form); rows[++nrows] = form
+			for (i = 3; i < NF; i += 2) {
+				unit = $(i + 1)
+				if (unit ~ /^iters\/s:/) { k = substr(unit, 9); if (!(k in sc)) { sc[k] = 1; scols[++ns] = k }; rate[form, k] = $i }
+				if (unit ~ /^peakRSS-MB:/) { k = substr(unit, 12); rss[form, k] = $i }
+				if (unit ~ /^x:/) { k = substr(unit, 3); if (!(k in xc)) { xc[k] = 1; xcols[++nx] = k }; ratio[form, k] = $i }
+			}
+		}
+		END {
+			if (nrows == 0) { print "(The HTTP workload did not run.)"; exit }
+			print "Iterations per second, and peak RSS in MiB:"; print ""
+			h = "| form | measure |"; s = "|---|---|"
+			for (j = 1; j <= ns; j++) { h = h " " scols[j] " |"; s = s "---:|" }
+			print h; print s
+			for (r = 1; r <= nrows; r++) {
+				l = "| " rows[r] " | iterations/s |"; m = "| " rows[r] " | peak RSS MiB |"
+				for (j = 1; j <= ns; j++) {
+					l = l " " (((rows[r], scols[j]) in rate) ? sprintf("%.0f", rate[rows[r], scols[j]]) : "") " |"
+					m = m " " (((rows[r], scols[j]) in rss) ? sprintf("%.1f", rss[rows[r], scols[j]]) : "") " |"
+				}
+				print l; print m
+			}
+			print ""; print "Ratios of iterations/s (server ÷ peer, median of per-round ratios):"; print ""
+			h = "| form |"; s = "|---|"
 			for (j = 1; j <= nx; j++) { c = xcols[j]; sub("/", " ÷ ", c); h = h " " c " |"; s = s "---:|" }
 			print h; print s
 			for (r = 1; r <= nrows; r++) {
@@ -99,11 +148,11 @@ trap 'rm -f "$raw"' EXIT
 bench() { # bench <package> <regexp> <benchtime> [test binary flags...]
 	go test -run '^$' -bench "$2" -benchtime "$3" "$1" "${@:4}" 2>&1 | grep -vE '^(goos|goarch|pkg|cpu|PASS|ok )' | tee -a "$raw" || true
 }
-peers=(-peers.client "${CLIENT:-both}")
+peers=(-peers.client "${CLIENT:-all}")
 [ -n "${BASELINE:-}" ] && peers+=(-peers.baseline "$BASELINE")
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')" >>"$raw"
-echo "== tools/call over stdio: mcphost (go, c) vs limit, gosdk, mcpgo; x:<server>/<peer> are ratios"
+echo "== tools/call over stdio (and Streamable HTTP, 50 users): mcphost (go, c) vs limit (stdio), gosdk, mcpgo; x:<server>/<peer> are ratios"
 bench ./cmd/mcphost 'Peers' "${N}x" "${peers[@]}"
 echo "== 3 MB echo round trip (p50-µs)"
 bench ./cmd/mcphost 'Echo3MB' 20x

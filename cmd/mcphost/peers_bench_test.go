@@ -47,6 +47,11 @@ import (
 // "x:<server>/<peer>" (median of the per-round ratios).
 // scripts/bench.sh turns them into docs/performance.md.
 //
+// client http is the HTTP workload of peers_http_bench_test.go:
+// Peers/http/session and Peers/http/stateless, 50 virtual users against
+// gosdk, mcpgo, go and c over Streamable HTTP, with each server's peak
+// RSS.
+//
 // -peers.baseline names another mcphost binary (an older build) to
 // measure beside this one as "before-go" and "before-c":
 //
@@ -54,14 +59,24 @@ import (
 func BenchmarkPeers(b *testing.B) {
 	var clients []string
 	switch *peersClient {
+	case "all":
+		clients = []string{"real", "light", "http"}
 	case "both":
 		clients = []string{"real", "light"}
-	case "real", "light":
+	case "real", "light", "http":
 		clients = []string{*peersClient}
 	default:
-		b.Fatalf("-peers.client=%q: want real, light or both", *peersClient)
+		b.Fatalf("-peers.client=%q: want real, light, both (real and light), http or all", *peersClient)
 	}
 	for _, client := range clients {
+		if client == "http" {
+			b.Run("http", func(b *testing.B) {
+				for _, form := range []string{"session", "stateless"} {
+					b.Run(form, func(b *testing.B) { httpRounds(b, startHTTPServers(b, form), form) })
+				}
+			})
+			continue
+		}
 		b.Run(client, func(b *testing.B) {
 			servers := startBenchServers(b)
 			if client == "real" {
@@ -81,7 +96,7 @@ func BenchmarkPeers(b *testing.B) {
 }
 
 var (
-	peersClient   = flag.String("peers.client", "both", "BenchmarkPeers: the client, real (SDK-like), light or both")
+	peersClient   = flag.String("peers.client", "all", "BenchmarkPeers: the client, real (SDK-like over stdio), light, both (real and light), http (the HTTP workload) or all")
 	peersBaseline = flag.String("peers.baseline", "", "BenchmarkPeers: an older mcphost binary to measure as before-go and before-c")
 	peersRounds   = flag.Int("peers.rounds", 5, "BenchmarkPeers: interleaved rounds per figure")
 	peersOnly     = flag.String("peers.only", "", "BenchmarkPeers: a regexp; only the servers whose names match run (limit, gosdk, mcpgo, go, c, before-go, before-c)")
@@ -98,7 +113,7 @@ func startBenchServers(b *testing.B) []*benchServer {
 		if !benchServerWanted(b, name) {
 			continue
 		}
-		servers = append(servers, startBenchServer(b, name, peerCommand(name), "wasm_echo"))
+		servers = append(servers, startBenchServer(b, name, peerCommand(b, name), "wasm_echo"))
 	}
 	cConfig, cTool := cKitConfig(b)
 	for _, m := range []struct{ prefix, bin string }{{"", mcphostBinary(b)}, {"before-", *peersBaseline}} {
@@ -138,7 +153,7 @@ func benchServerWanted(tb testing.TB, name string) bool {
 // tool validates its input and output against schemas) and returns its
 // plugins.toml and tool name, or "" when clang or wasi-libc is missing,
 // which it logs.
-func cKitConfig(b *testing.B) (config, tool string) {
+func cKitConfig(b testing.TB) (config, tool string) {
 	if _, err := exec.LookPath("clang"); err != nil {
 		b.Logf("no C-kit figures: clang is not installed (scripts/kit-deps.sh installs it)")
 		return "", ""
@@ -203,23 +218,34 @@ func peerRounds(b *testing.B, servers []*benchServer, client string, inflight in
 	for _, s := range servers {
 		b.ReportMetric(benchstat.Median(rates[s.name]), "calls/s:"+s.name)
 	}
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		names[i] = s.name
+	}
+	reportRatios(b, names, benchPeers, rates)
+}
+
+// reportRatios reports "x:<server>/<peer>", the median of the per-round
+// ratios of rates, for every server not in peers against every peer and
+// against its before- baseline when one ran.
+func reportRatios(b *testing.B, servers, peers []string, rates map[string][]float64) {
 	for _, m := range servers {
-		if slices.Contains(benchPeers, m.name) {
+		if slices.Contains(peers, m) {
 			continue
 		}
-		divisors := benchPeers
-		if !strings.HasPrefix(m.name, "before-") {
-			divisors = append(slices.Clone(benchPeers), "before-"+m.name)
+		divisors := peers
+		if !strings.HasPrefix(m, "before-") {
+			divisors = append(slices.Clone(peers), "before-"+m)
 		}
 		for _, p := range divisors {
 			if rates[p] == nil {
 				continue
 			}
-			ratios := make([]float64, rounds)
+			ratios := make([]float64, len(rates[m]))
 			for i := range ratios {
-				ratios[i] = rates[m.name][i] / rates[p][i]
+				ratios[i] = rates[m][i] / rates[p][i]
 			}
-			b.ReportMetric(benchstat.Median(ratios), "x:"+m.name+"/"+p)
+			b.ReportMetric(benchstat.Median(ratios), "x:"+m+"/"+p)
 		}
 	}
 }

@@ -2,54 +2,76 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"fmt"
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The peers BenchmarkPeers measures mcphost against. Each is an echo tool
-// named wasm_echo served over stdio, written the way its README shows, and
-// runs as this test binary started again with peerEnv naming it (so the
-// peers' modules are test dependencies like any other).
+// named wasm_echo:
 //
 //   - limit: a hand-written JSON-RPC loop answering with a constant, the
-//     ceiling for any server over the same pipes;
+//     ceiling for any server over the same pipes; it runs as this test
+//     binary started again with peerEnv naming it;
 //   - gosdk: the official MCP Go SDK, mcp.AddTool with a typed handler;
 //   - mcpgo: mark3labs/mcp-go, what a Go author would pick instead of a
 //     plugin, s.AddTool with request.RequireString.
+//
+// gosdk and mcpgo are the program internal/benchpeer, built once per test
+// binary so that a peer's RSS is its own; it serves stdio, or Streamable
+// HTTP with -addr.
 const peerEnv = "MCPHOST_BENCH_PEER"
-
-var peerServers = map[string]func(){
-	"limit": serveLimit,
-	"gosdk": serveGoSDK,
-	"mcpgo": serveMCPGo,
-}
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv(peerEnv); name != "" {
-		serve := peerServers[name]
-		if serve == nil {
+		if name != "limit" {
 			log.Fatalf("%s=%q: no such peer", peerEnv, name)
 		}
-		serve()
+		serveLimit()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-// peerCommand is the command that serves the peer called name.
-func peerCommand(name string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), peerEnv+"="+name)
-	return cmd
+// peerCommand is the command that serves the peer called name, with args
+// for internal/benchpeer.
+func peerCommand(tb testing.TB, name string, args ...string) *exec.Cmd {
+	if name == "limit" {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), peerEnv+"="+name)
+		return cmd
+	}
+	return exec.Command(peerBinary(tb), append([]string{"-sdk", name}, args...)...)
+}
+
+var (
+	peerOnce sync.Once
+	peerBin  string
+	peerErr  error
+)
+
+// peerBinary builds internal/benchpeer once per test binary.
+func peerBinary(tb testing.TB) string {
+	tb.Helper()
+	peerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcphost-peer")
+		if err != nil {
+			peerErr = err
+			return
+		}
+		peerBin = filepath.Join(dir, "peer")
+		if out, err := exec.Command("go", "build", "-o", peerBin, "github.com/mcphost/mcphost/internal/benchpeer").CombinedOutput(); err != nil {
+			peerErr = &buildErr{err, out}
+		}
+	})
+	if peerErr != nil {
+		tb.Fatalf("building internal/benchpeer: %v", peerErr)
+	}
+	return peerBin
 }
 
 func serveLimit() {
@@ -80,46 +102,13 @@ func serveLimit() {
 	}
 }
 
-type echoArgs struct {
-	Text string `json:"text" jsonschema:"the text to echo"`
-}
-
-func serveGoSDK() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "gosdk", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "wasm_echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		log.Fatal(err)
-	}
-}
-
-func serveMCPGo() {
-	s := mcpgoserver.NewMCPServer("mcpgo", "1", mcpgoserver.WithToolCapabilities(false))
-	tool := mcpgo.NewTool("wasm_echo",
-		mcpgo.WithDescription("echo"),
-		mcpgo.WithString("text", mcpgo.Required(), mcpgo.Description("the text to echo")),
-	)
-	s.AddTool(tool, func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		text, err := req.RequireString("text")
-		if err != nil {
-			return mcpgo.NewToolResultError(err.Error()), nil
-		}
-		return mcpgo.NewToolResultText(text), nil
-	})
-	if err := mcpgoserver.ServeStdio(s); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
 // TestPeers checks that every peer of BenchmarkPeers answers the echo call
 // through the benchmark's real-like client, so the benchmark cannot go
 // stale unnoticed.
 func TestPeers(t *testing.T) {
-	for name := range peerServers {
+	for _, name := range benchPeers {
 		t.Run(name, func(t *testing.T) {
-			p := startBenchServer(t, name, peerCommand(name), "wasm_echo")
+			p := startBenchServer(t, name, peerCommand(t, name), "wasm_echo")
 			defer p.stop()
 			c := newRealClient(p)
 			for i := range 3 {

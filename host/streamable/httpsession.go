@@ -53,9 +53,10 @@ type httpSession struct {
 	standalone *stream
 	streams    map[int64]*stream  // resumable: SSE streams still holding events
 	byKey      map[string]*stream // open POST streams by request id (or batch key)
-	ring       []event            // replay buffer (a ring)
+	ring       []event            // replay buffer (a ring), grown as events come up to maxEvents
 	head, n    int
 	bytes      int
+	maxEvents  int
 	maxBytes   int
 }
 
@@ -130,7 +131,7 @@ func (h *Handler) newHTTPSession(stateless bool, o owner) *httpSession {
 		owner:      o,
 		streams:    make(map[int64]*stream),
 		byKey:      make(map[string]*stream),
-		ring:       make([]event, h.opts.ReplayEvents),
+		maxEvents:  h.opts.ReplayEvents,
 		maxBytes:   h.opts.ReplayBytes,
 		lastSeen:   time.Now(),
 		nextStream: 1,
@@ -366,14 +367,29 @@ func (hs *httpSession) pollClose(st *stream) {
 // pushLocked appends an event to st, evicting the oldest events of the
 // session beyond the buffer's bounds (the newest is always kept).
 func (hs *httpSession) pushLocked(st *stream, data []byte) {
-	for hs.n > 0 && (hs.n == len(hs.ring) || hs.bytes+len(data) > hs.maxBytes) {
+	for hs.n > 0 && (hs.n == hs.maxEvents || hs.bytes+len(data) > hs.maxBytes) {
 		hs.evictLocked()
+	}
+	if hs.n == len(hs.ring) {
+		hs.growLocked()
 	}
 	hs.ring[(hs.head+hs.n)%len(hs.ring)] = event{st: st, seq: st.nextSeq, data: data}
 	hs.n++
 	hs.bytes += len(data)
 	st.nextSeq++
 	st.buffered++
+}
+
+// growLocked doubles the replay buffer, up to maxEvents. It starts empty:
+// most sessions (one call each, answered with JSON) buffer few events or
+// none, and a full-size buffer for each would be most of what a session
+// costs.
+func (hs *httpSession) growLocked() {
+	ring := make([]event, min(max(2*len(hs.ring), 8), hs.maxEvents))
+	for i := range hs.n {
+		ring[i] = hs.ring[(hs.head+i)%len(hs.ring)]
+	}
+	hs.ring, hs.head = ring, 0
 }
 
 func (hs *httpSession) evictLocked() {
