@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 )
@@ -78,32 +78,11 @@ func decodeParams(params json.RawMessage, v any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te) && te.Field != "":
-		return jsonrpc.InvalidParams("invalid params: %s must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+		return jsonrpc.InvalidParams("invalid params: %s must be %s, not %s", te.Field, jsonscan.KindOfType(te.Type), te.Value)
 	case errors.As(err, &te):
-		return jsonrpc.InvalidParams("invalid params: must be %s, not %s", jsonKind(te.Type), te.Value)
+		return jsonrpc.InvalidParams("invalid params: must be %s, not %s", jsonscan.KindOfType(te.Type), te.Value)
 	}
 	return jsonrpc.InvalidParams("invalid params: %v", err)
-}
-
-// jsonKind names the JSON type a Go type decodes from.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	}
-	return "another type"
 }
 
 type initializeParams struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/store"
 )
 
@@ -84,10 +85,10 @@ type Options struct {
 }
 
 const (
-	defaultPageSize    = 100
-	defaultMaxMessage  = 4 << 20
+	// defaultStartupWait is host's own; a config file's server gets
+	// config.DefaultStartupWait (50s) through cmd. Options' other
+	// defaults are config's [server] defaults.
 	defaultStartupWait = 10 * time.Second
-	defaultGrace       = 10 * time.Second
 	// coalesceDelay is how long registry changes are gathered before one
 	// notification per kind goes out: a reload touches several plugins in
 	// quick succession, and clients re-list on every notification.
@@ -135,16 +136,16 @@ type Server struct {
 // [Server.Close] ends the subscription.
 func New(reg *plugins.Registry, opts Options) *Server {
 	if opts.Name == "" {
-		opts.Name = "mcphost"
+		opts.Name = config.DefaultName
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
 	if opts.PageSize <= 0 {
-		opts.PageSize = defaultPageSize
+		opts.PageSize = config.DefaultPageSize
 	}
 	if opts.MaxMessageBytes <= 0 {
-		opts.MaxMessageBytes = defaultMaxMessage
+		opts.MaxMessageBytes = config.DefaultMaxMessageBytes
 	}
 	if opts.StartupWait == 0 {
 		opts.StartupWait = defaultStartupWait
@@ -153,7 +154,7 @@ func New(reg *plugins.Registry, opts Options) *Server {
 		opts.Logger = slog.Default()
 	}
 	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = defaultGrace
+		opts.ShutdownGrace = config.DefaultShutdownGrace
 	}
 	if opts.CacheScope == "" {
 		opts.CacheScope = "private"

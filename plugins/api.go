@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 
@@ -13,12 +12,9 @@ import (
 
 // Module is what a [Plugin] runs on: a *sandbox.Module in production, or a
 // native Go implementation of the same byte-level ABI (tests, benchmarks,
-// built-ins). Call must be safe for concurrent use.
-type Module interface {
-	Call(ctx context.Context, export string, input []byte) ([]byte, error)
-	HasExport(name string) bool
-	Close(ctx context.Context) error
-}
+// built-ins), which a config.Spec carries as Native. It is config.Module,
+// the one definition, named here for plugins' callers.
+type Module = config.Module
 
 // Plugin is one loaded plugin.
 type Plugin struct {

@@ -47,7 +47,7 @@ func (m Model) String() string {
 // Bytes that do not parse get the single instance; loading them then
 // fails with the sandbox's own, better, message.
 func instanceModel(spec *config.Spec, server *config.ServerConfig, wasm []byte) Model {
-	exports, err := wasmFuncExports(wasm)
+	exports, err := sandbox.FuncExports(wasm)
 	stateless := err == nil && slices.Contains(exports, abi.ExportStateless)
 	if spec.MaxInstances > 0 {
 		return Model{Instances: spec.MaxInstances, KeepsState: !stateless,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,51 +12,6 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
-
-func TestWasmFuncExports(t *testing.T) {
-	one := int32(1)
-	mod := wasmModule(wfunc{name: abi.ExportListTools, output: `{}`}, wfunc{name: abi.ExportStateless, i32: &one})
-	tests := []struct {
-		name    string
-		wasm    []byte
-		want    []string
-		wantErr bool
-	}{
-		{"generated module", mod, []string{abi.ExportListTools, abi.ExportStateless}, false},
-		{"no export section", []byte("\x00asm\x01\x00\x00\x00"), nil, false},
-		{"not wasm", []byte("hello world"), nil, true},
-		{"truncated", mod[:len(mod)/2], nil, true},
-		{"section longer than the file", []byte("\x00asm\x01\x00\x00\x00\x07\x7f\x00"), nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := wasmFuncExports(tt.wasm)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("got error %v; want error %v", err, tt.wantErr)
-			}
-			if !tt.wantErr && !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %q; want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func FuzzWasmFuncExports(f *testing.F) {
-	one := int32(1)
-	f.Add(wasmModule(wfunc{name: abi.ExportCallTool, output: `{}`}, wfunc{name: abi.ExportStateless, i32: &one}))
-	f.Add([]byte("\x00asm\x01\x00\x00\x00\x07\x05\x01\x01a\x00\x00"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		names, err := wasmFuncExports(b)
-		if err != nil && names != nil {
-			t.Errorf("got names %q with error %v", names, err)
-		}
-		for _, n := range names {
-			if len(n) > len(b) {
-				t.Errorf("name %q longer than the input", n)
-			}
-		}
-	})
-}
 
 // TestInstanceModel loads real (generated) Wasm modules and checks the
 // model each gets, and that a single-instance plugin's calls really share

@@ -451,7 +451,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if l.listDir != "" {
 		key = listKey(spec.Name, sum, lim, strict)
 		if e := l.cachedLists(key); e != nil {
-			exports, err := wasmFuncExports(wasm)
+			exports, err := sandbox.FuncExports(wasm)
 			if err == nil {
 				slices.Sort(exports)
 				lm := &lazyModule{name: spec.Name, file: file, sum: sum, lim: lim, exports: exports, log: l.log, load: l.load}

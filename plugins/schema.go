@@ -44,7 +44,7 @@ func compileSchema(plugin, tool, which string, raw json.RawMessage) (*jsonschema
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return nil, &shapeError{fmt.Errorf("%s: want a JSON object, got %s", which, jsonKind(doc))}
+		return nil, &shapeError{fmt.Errorf("%s: want a JSON object, got %s", which, jsonscan.Kind(doc))}
 	}
 	if obj["type"] != "object" {
 		return nil, &shapeError{fmt.Errorf(`%s: want "type": "object"`, which)}
@@ -85,23 +85,6 @@ func decodeJSON(raw []byte) (any, error) {
 		return nil, errors.New("invalid JSON: data after the value")
 	}
 	return v, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	default:
-		return "an object"
-	}
 }
 
 // flatten turns jsonschema's indented, multi-line errors into one line:

@@ -25,6 +25,10 @@ const (
 	defaultMaxHTTPBytes = 50 << 20
 )
 
+// DefaultInstances is the size of a warm pool when Limits leaves it
+// zero: one instance a CPU.
+func DefaultInstances() int { return runtime.NumCPU() }
+
 // normalize returns lim with defaults filled in, or the first problem found.
 // It runs before anything reaches wazero, whose memory limit panics above
 // 65536 pages.
@@ -49,7 +53,7 @@ func normalize(lim Limits) (Limits, error) {
 	case lim.Instances < 0:
 		return lim, fmt.Errorf("instances %d is negative", lim.Instances)
 	case lim.Instances == 0:
-		lim.Instances = runtime.NumCPU()
+		lim.Instances = DefaultInstances()
 	}
 
 	// The input is copied into the kernel's memory before the guest runs.

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // FormatError is a file that is not a WebAssembly module mcphost can
@@ -42,34 +45,29 @@ const (
 	reasonUnsupportedComponent = "a WebAssembly component using a part of the Component Model mcphost does not implement"
 )
 
-// wasmMagic starts every WebAssembly binary. The next four bytes are a
-// little-endian version and layer: 1 and 0 for a core module; a component
-// (the component model) has layer 1.
-var wasmMagic = []byte("\x00asm")
-
 // checkFormat looks at the header of wasm, before the decoder does, and
 // says what the bytes are when they are neither a core module nor a
 // component of the binary version sandbox/component reads.
 func checkFormat(wasm []byte) error {
+	magic := []byte(wasmbin.Magic)
+	version, layer, ok := wasmbin.Header(wasm)
 	switch {
 	case len(wasm) == 0:
 		return &FormatError{Reason: reasonNotWasm, Detail: "the file is empty"}
-	case len(wasm) < len(wasmMagic) && bytes.HasPrefix(wasmMagic, wasm),
-		len(wasm) < 8 && bytes.HasPrefix(wasm, wasmMagic):
+	case len(wasm) < len(magic) && bytes.HasPrefix(magic, wasm),
+		len(wasm) < wasmbin.HeaderSize && bytes.HasPrefix(wasm, magic):
 		return &FormatError{Reason: reasonTruncated, Detail: fmt.Sprintf("%d bytes, shorter than the 8-byte header", len(wasm))}
-	case !bytes.HasPrefix(wasm, wasmMagic):
+	case !ok:
 		return &FormatError{Reason: reasonNotWasm, Detail: fmt.Sprintf("it starts with %s, not with the Wasm magic \\0asm", startOf(wasm))}
 	}
-	version, layer := binary.LittleEndian.Uint16(wasm[4:]), binary.LittleEndian.Uint16(wasm[6:])
-	switch {
-	case layer == 1 && IsComponent(wasm):
+	switch kind := wasmbin.KindOf(wasm); {
+	case kind == wasmbin.Module || kind == wasmbin.Component:
 		return nil
 	case layer == 1:
-		return &FormatError{Reason: reasonComponent, Detail: fmt.Sprintf("component binary version %#x; mcphost reads version 0xd", version)}
-	case version != 1 || layer != 0:
+		return &FormatError{Reason: reasonComponent, Detail: fmt.Sprintf("component binary version %#x; mcphost reads version %#x", version, wasmbin.ComponentVersion)}
+	default:
 		return &FormatError{Reason: reasonVersion, Detail: fmt.Sprintf("version %d, layer %d; mcphost loads version 1 core modules", version, layer)}
 	}
-	return nil
 }
 
 // startOf quotes the first bytes of a file that is not Wasm, so that a
@@ -89,4 +87,31 @@ func describeDecodeError(wasm []byte, err error) error {
 		return &FormatError{Reason: reasonTruncated, Detail: fmt.Sprintf("%d bytes; the decoder ran out: %v", len(wasm), err), Err: err}
 	}
 	return err
+}
+
+// FuncExports returns the names of the functions a Wasm binary exports,
+// read from its header and export section without compiling anything:
+// a core module's exported functions, and for a component the v2 plugin
+// ABI's tool exports, which sandbox/component answers (a component is
+// stateful: it never exports abi.ExportStateless). It reads untrusted
+// bytes; anything that is not a module or a component it can read is an
+// error.
+func FuncExports(wasm []byte) ([]string, error) {
+	switch wasmbin.KindOf(wasm) {
+	case wasmbin.NotWasm:
+		return nil, errors.New("not a Wasm binary")
+	case wasmbin.Component:
+		return []string{abi.ExportCallTool, abi.ExportListTools}, nil
+	}
+	exports, err := wasmbin.Exports(wasm)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range exports {
+		if e.Kind == 0 { // a function
+			names = append(names, e.Name)
+		}
+	}
+	return names, nil
 }

@@ -3,9 +3,11 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
 )
 
@@ -66,6 +68,55 @@ func FuzzCheckFormat(f *testing.F) {
 		ok := len(b) >= 8 && (string(b[:8]) == "\x00asm\x01\x00\x00\x00" || string(b[:8]) == "\x00asm\x0d\x00\x01\x00")
 		if ok != (err == nil) {
 			t.Errorf("checkFormat(%q) = %v", b, err)
+		}
+	})
+}
+
+func TestFuncExports(t *testing.T) {
+	t.Parallel()
+	one := int32(1)
+	mod := wasmgen.Module(wasmgen.Func{Name: abi.ExportListTools, Output: `{}`}, wasmgen.Func{Name: abi.ExportStateless, I32: &one})
+	tests := []struct {
+		name    string
+		wasm    []byte
+		want    []string
+		wantErr bool
+	}{
+		{"generated module", mod, []string{abi.ExportListTools, abi.ExportStateless}, false},
+		{"no export section", []byte("\x00asm\x01\x00\x00\x00"), nil, false},
+		{"component", []byte("\x00asm\x0d\x00\x01\x00"), []string{abi.ExportCallTool, abi.ExportListTools}, false},
+		{"not wasm", []byte("hello world"), nil, true},
+		{"truncated", mod[:len(mod)/2], nil, true},
+		{"section longer than the file", []byte("\x00asm\x01\x00\x00\x00\x07\x7f\x00"), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := FuncExports(tt.wasm)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("got error %v; want error %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && !slices.Equal(got, tt.want) {
+				t.Errorf("got %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzFuncExports: reading exports from any bytes never panics, returns
+// names or an error but not both, and no name is longer than the input.
+func FuzzFuncExports(f *testing.F) {
+	one := int32(1)
+	f.Add(wasmgen.Module(wasmgen.Func{Name: abi.ExportCallTool, Output: `{}`}, wasmgen.Func{Name: abi.ExportStateless, I32: &one}))
+	f.Add([]byte("\x00asm\x01\x00\x00\x00\x07\x05\x01\x01a\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		names, err := FuncExports(b)
+		if err != nil && names != nil {
+			t.Errorf("got names %q with error %v", names, err)
+		}
+		for _, n := range names {
+			if len(n) > len(b) {
+				t.Errorf("name %q longer than the input", n)
+			}
 		}
 	})
 }

@@ -6,7 +6,11 @@
 // meant for anything else.
 package wasmgen
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
+)
 
 // Func is one export of a generated module: a function taking nothing and
 // returning an i32.
@@ -28,17 +32,7 @@ type Func struct {
 
 func uleb(v uint64) []byte { return binary.AppendUvarint(nil, v) }
 
-func sleb(v int64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+func sleb(v int64) []byte { return wasmbin.AppendSleb(nil, v) }
 
 func vec(items ...[]byte) []byte {
 	b := uleb(uint64(len(items)))
@@ -48,11 +42,9 @@ func vec(items ...[]byte) []byte {
 	return b
 }
 
-func wname(s string) []byte { return append(uleb(uint64(len(s))), s...) }
+func wname(s string) []byte { return wasmbin.AppendName(nil, s) }
 
-func wsection(id byte, body []byte) []byte {
-	return append(append([]byte{id}, uleb(uint64(len(body)))...), body...)
-}
+func wsection(id byte, body []byte) []byte { return wasmbin.AppendSection(nil, id, body) }
 
 func cat(parts ...[]byte) []byte {
 	var b []byte
@@ -146,7 +138,7 @@ func Module(fns ...Func) []byte {
 	}
 	pages := uint64(offset/65536 + 1)
 	return cat(
-		[]byte("\x00asm\x01\x00\x00\x00"),
+		[]byte(wasmbin.Magic), []byte{wasmbin.ModuleVersion, 0, 0, 0},
 		types, imports,
 		wsection(3, vec(funcs...)),
 		wsection(5, vec(cat([]byte{0}, uleb(pages)))),

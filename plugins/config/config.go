@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +18,9 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
-// Defaults of the [server] table.
+// Defaults of the [server] table. Those of a plugin's sandbox limits are
+// sandbox's own (one source: sandbox.Limits fills the same values for a
+// zero field).
 const (
 	DefaultName            = "mcphost"
 	DefaultPageSize        = 100
@@ -29,7 +30,7 @@ const (
 	// answer within the 60 s request timeout of the official TypeScript
 	// SDK; see RATIONALE.md.
 	DefaultStartupWait = 50 * time.Second
-	DefaultTimeout     = 5 * time.Second
+	DefaultTimeout     = sandbox.DefaultTimeout
 	// DefaultLoadTimeout bounds one plugin's whole load (fetch, build,
 	// compile, start functions, lists): several cold Go builds on a busy
 	// machine, with room to spare, yet a load stuck for good ends.
@@ -37,7 +38,7 @@ const (
 	// DefaultShutdownGrace bounds how long a stopping server waits for the
 	// calls in flight: past the default plugin timeout, with room to spare.
 	DefaultShutdownGrace = 10 * time.Second
-	DefaultMemoryPages   = 4096 // 256 MiB
+	DefaultMemoryPages   = sandbox.DefaultMemoryPages // 256 MiB
 )
 
 // pluginNameRE is what a plugin name may look like. Names become tool
@@ -86,7 +87,7 @@ func DefaultConfig() *Config {
 		DrainGrace:      DefaultDrainGrace,
 		Timeout:         DefaultTimeout,
 		MemoryPages:     DefaultMemoryPages,
-		MaxInstances:    runtime.NumCPU(),
+		MaxInstances:    sandbox.DefaultInstances(),
 	}}
 }
 

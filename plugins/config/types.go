@@ -9,10 +9,10 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
-// Module is a plugin implemented in Go rather than Wasm (tests,
-// benchmarks, built-ins): the byte-level ABI of a sandbox module. It has
-// the methods of plugins.Module, so one value serves as both. Call must be
-// safe for concurrent use.
+// Module is the byte-level ABI of a plugin: a *sandbox.Module, or a
+// plugin implemented in Go rather than Wasm (tests, benchmarks,
+// built-ins) that a Spec carries as Native. plugins.Module is this
+// interface. Call must be safe for concurrent use.
 type Module interface {
 	Call(ctx context.Context, export string, input []byte) ([]byte, error)
 	HasExport(name string) bool

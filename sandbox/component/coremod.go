@@ -3,6 +3,8 @@ package component
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // coreImport is one import of a core module.
@@ -19,31 +21,31 @@ func moduleImports(wasm []byte) ([]coreImport, error) {
 		if id != 2 {
 			return nil
 		}
-		r := &reader{b: body}
-		n, err := r.count()
+		r := &reader{B: body}
+		n, err := r.Count()
 		if err != nil {
 			return err
 		}
 		for range n {
-			mod, err := r.name()
+			mod, err := r.Name()
 			if err != nil {
 				return err
 			}
-			name, err := r.name()
+			name, err := r.Name()
 			if err != nil {
 				return err
 			}
-			start := r.pos
-			kind, err := r.byte()
+			start := r.Pos
+			kind, err := r.Byte()
 			if err != nil {
 				return err
 			}
 			switch kind {
 			case 0x00:
-				_, err = r.u32()
+				_, err = r.U32()
 			case 0x01:
 				var rt byte
-				if rt, err = r.byte(); err == nil {
+				if rt, err = r.Byte(); err == nil {
 					if rt != 0x70 && rt != 0x6f {
 						return unsupported("table imports of reference type 0x%02x", rt)
 					}
@@ -52,8 +54,8 @@ func moduleImports(wasm []byte) ([]coreImport, error) {
 			case 0x02:
 				err = limits(r)
 			case 0x03:
-				if _, err = r.byte(); err == nil {
-					_, err = r.byte()
+				if _, err = r.Byte(); err == nil {
+					_, err = r.Byte()
 				}
 			default:
 				return unsupported("core imports of kind 0x%02x", kind)
@@ -61,7 +63,7 @@ func moduleImports(wasm []byte) ([]coreImport, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, coreImport{module: mod, name: name, kind: kind, desc: r.b[start:r.pos]})
+			out = append(out, coreImport{module: mod, name: name, kind: kind, desc: r.B[start:r.Pos]})
 		}
 		return nil
 	})
@@ -69,46 +71,33 @@ func moduleImports(wasm []byte) ([]coreImport, error) {
 }
 
 func limits(r *reader) error {
-	flag, err := r.byte()
+	flag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	if flag > 0x03 {
 		return unsupported("64-bit memories and tables")
 	}
-	if _, err := r.u32(); err != nil {
+	if _, err := r.U32(); err != nil {
 		return err
 	}
 	if flag&1 != 0 {
-		_, err = r.u32()
+		_, err = r.U32()
 	}
 	return err
 }
 
 // walkModule calls f with each section of a core module.
 func walkModule(wasm []byte, f func(id byte, body []byte) error) error {
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" || wasm[4] != 1 || wasm[5] != 0 || wasm[6] != 0 || wasm[7] != 0 {
+	if wasmbin.KindOf(wasm) != wasmbin.Module {
 		return errors.New("not a core module")
 	}
-	r := &reader{b: wasm[8:], off: 8}
-	for !r.done() {
-		id, err := r.byte()
-		if err != nil {
-			return err
+	return wasmbin.Sections(wasm, func(s wasmbin.Section) error {
+		if err := f(s.ID, s.Body); err != nil {
+			return fmt.Errorf("section %d: %w", s.ID, err)
 		}
-		size, err := r.u32()
-		if err != nil {
-			return err
-		}
-		body, err := r.bytes(size)
-		if err != nil {
-			return err
-		}
-		if err := f(id, body); err != nil {
-			return fmt.Errorf("section %d: %w", id, err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // rewriteImports returns wasm with its import section's module and field
@@ -119,34 +108,18 @@ func rewriteImports(wasm []byte, imports []coreImport, names [][2]string) ([]byt
 	err := walkModule(wasm, func(id byte, body []byte) error {
 		if id == 2 {
 			var sec []byte
-			sec = appendU32(sec, uint32(len(imports)))
+			sec = wasmbin.AppendU32(sec, uint32(len(imports)))
 			for i, im := range imports {
-				sec = appendName(sec, names[i][0])
-				sec = appendName(sec, names[i][1])
+				sec = wasmbin.AppendName(sec, names[i][0])
+				sec = wasmbin.AppendName(sec, names[i][1])
 				sec = append(sec, im.desc...)
 			}
 			body = sec
 		}
 		out = append(out, id)
-		out = appendU32(out, uint32(len(body)))
+		out = wasmbin.AppendU32(out, uint32(len(body)))
 		out = append(out, body...)
 		return nil
 	})
 	return out, err
-}
-
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
-
-func appendName(b []byte, s string) []byte {
-	return append(appendU32(b, uint32(len(s))), s...)
 }

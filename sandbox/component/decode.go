@@ -1,22 +1,15 @@
 package component
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-)
 
-// The component binary's preamble: magic, version 0x0d and layer 1.
-var (
-	magic          = []byte{0x00, 'a', 's', 'm'}
-	componentLayer = []byte{0x0d, 0x00, 0x01, 0x00}
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // IsComponent reports whether wasm starts with a component's header
-// rather than a core module's (version 1, layer 0).
-func IsComponent(wasm []byte) bool {
-	return len(wasm) >= 8 && bytes.Equal(wasm[:4], magic) && bytes.Equal(wasm[4:8], componentLayer)
-}
+// (version 0x0d, layer 1) rather than a core module's (version 1, layer 0).
+func IsComponent(wasm []byte) bool { return wasmbin.IsComponent(wasm) }
 
 // UnsupportedError names a feature of the Component Model the loader
 // does not implement; the component is refused.
@@ -191,14 +184,14 @@ type tsection struct {
 // feature the loader does not implement is refused with an
 // *UnsupportedError naming it.
 func Decode(wasm []byte) (*Component, error) {
-	if len(wasm) < 8 || !bytes.Equal(wasm[:4], magic) {
+	switch wasmbin.KindOf(wasm) {
+	case wasmbin.NotWasm:
 		return nil, errors.New("not a WebAssembly binary")
-	}
-	if !bytes.Equal(wasm[4:8], componentLayer) {
-		return nil, fmt.Errorf("not a component: version and layer are % x, want % x", wasm[4:8], componentLayer)
+	case wasmbin.Module, wasmbin.Unknown:
+		return nil, fmt.Errorf("not a component: version and layer are % x, want 0d 00 01 00", wasm[4:8])
 	}
 	c := &Component{maxCompiled: 2*len(wasm) + 64<<20}
-	t, err := c.template(&reader{b: wasm[8:], off: 8}, 0)
+	t, err := c.template(&reader{B: wasm[8:], Off: 8}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -227,23 +220,18 @@ func (c *Component) template(r *reader, depth int) (*template, error) {
 	if depth > 0 {
 		what = "nested component"
 	}
-	for !r.done() {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		start := r.off + r.pos
-		body, err := r.bytes(size)
-		if err != nil {
+	for !r.Done() {
+		sec, err := r.Section()
+		id, start, body := sec.ID, sec.Off, sec.Body
+		if e := (*wasmbin.Error)(nil); errors.As(err, &e) && errors.Is(e, errEOF) {
 			return nil, fmt.Errorf("%s at byte %d: its size, %d bytes, runs past the end of the %s (the file is cut short)",
-				sectionName(id), start, size, what)
+				sectionName(id), start, sec.Size, what)
+		}
+		if err != nil {
+			return nil, err
 		}
 		ts := tsection{id: id, off: start}
-		sr := &reader{b: body, off: start}
+		sr := &reader{B: body, Off: start}
 		switch id {
 		case 0:
 			err = c.custom(sr, depth > 0)
@@ -256,7 +244,7 @@ func (c *Component) template(r *reader, depth int) (*template, error) {
 				err = errors.New("a nested component without a component's header")
 				break
 			}
-			ts.comp, err = c.template(&reader{b: body[8:], off: start + 8}, depth+1)
+			ts.comp, err = c.template(&reader{B: body[8:], Off: start + 8}, depth+1)
 		case 9:
 			err = unsupported("component start functions")
 		case 12:
@@ -279,14 +267,14 @@ func (c *Component) template(r *reader, depth int) (*template, error) {
 // custom reads a custom section: package-docs, at the top level, holds
 // the doc comments.
 func (c *Component) custom(r *reader, nested bool) error {
-	name, err := r.name()
+	name, err := r.Name()
 	if err != nil {
 		return err
 	}
 	if name == "package-docs" && !nested {
-		c.docs = r.b[r.pos:]
+		c.docs = r.B[r.Pos:]
 	}
-	r.pos = len(r.b)
+	r.Pos = len(r.B)
 	return nil
 }
 
@@ -306,12 +294,12 @@ func (s *space) apply(t *template, depth int) error {
 		if s.c.applied += len(ts.body); s.c.applied > maxApplied {
 			return unsupported("nested components whose instantiations resolve more than %d MiB of sections", maxApplied>>20)
 		}
-		sr := &reader{b: ts.body, off: ts.off}
+		sr := &reader{B: ts.body, Off: ts.off}
 		if err := s.section(ts.id, sr, depth); err != nil {
 			return fmt.Errorf("%s at byte %d: %w", sectionName(ts.id), ts.off, err)
 		}
-		if !sr.done() {
-			return fmt.Errorf("%s at byte %d: %d bytes left over after its last item", sectionName(ts.id), ts.off, len(sr.b)-sr.pos)
+		if !sr.Done() {
+			return fmt.Errorf("%s at byte %d: %d bytes left over after its last item", sectionName(ts.id), ts.off, sr.Left())
 		}
 	}
 	return nil
@@ -362,7 +350,7 @@ func (s *space) section(id byte, r *reader, depth int) error {
 // vec reads a vector of items of kind, each with f; an error names the
 // item by its place.
 func (s *space) vec(r *reader, kind string, f func(*reader) error) error {
-	n, err := r.count()
+	n, err := r.Count()
 	if err != nil {
 		return fmt.Errorf("the count of items: %w", err)
 	}
@@ -377,31 +365,31 @@ func (s *space) vec(r *reader, kind string, f func(*reader) error) error {
 // coreModule reads a core module section once: its imports, and its
 // bytes for Compile.
 func (c *Component) coreModule(r *reader) (int, error) {
-	m := &coreModule{wasm: r.b}
-	imports, err := moduleImports(r.b)
+	m := &coreModule{wasm: r.B}
+	imports, err := moduleImports(r.B)
 	if err != nil {
 		return 0, fmt.Errorf("core module %d: %w", len(c.modules), err)
 	}
 	m.imports = imports
-	r.pos = len(r.b)
+	r.Pos = len(r.B)
 	c.modules = append(c.modules, m)
 	return len(c.modules) - 1, nil
 }
 
 func (s *space) coreInstance(r *reader) error {
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	idx := len(s.c.instances)
 	switch tag {
 	case 0x00:
-		mi, err := r.u32()
+		mi, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(mi) >= len(s.coreMods) {
-			return r.errorf("core module %d out of range", mi)
+			return r.Errorf("core module %d out of range", mi)
 		}
 		m := s.c.modules[s.coreMods[mi]]
 		// Compile compiles each instantiation of a module on its own.
@@ -409,27 +397,27 @@ func (s *space) coreInstance(r *reader) error {
 			return unsupported("core modules instantiated over and over: %d MiB of code to compile, more than twice the component's size and 64 MiB",
 				s.c.compiled>>20)
 		}
-		n, err := r.count()
+		n, err := r.Count()
 		if err != nil {
 			return err
 		}
 		args := make(map[string]int, n)
 		for range n {
-			name, err := r.name()
+			name, err := r.Name()
 			if err != nil {
 				return err
 			}
-			if sort, err := r.byte(); err != nil {
+			if sort, err := r.Byte(); err != nil {
 				return err
 			} else if sort != coreSortInst {
-				return r.errorf("instantiation argument %q of sort 0x%02x, want a core instance", name, sort)
+				return r.Errorf("instantiation argument %q of sort 0x%02x, want a core instance", name, sort)
 			}
-			ii, err := r.u32()
+			ii, err := r.U32()
 			if err != nil {
 				return err
 			}
 			if int(ii) >= len(s.coreInsts) {
-				return r.errorf("core instance %d out of range", ii)
+				return r.Errorf("core instance %d out of range", ii)
 			}
 			args[name] = s.coreInsts[ii]
 		}
@@ -447,21 +435,21 @@ func (s *space) coreInstance(r *reader) error {
 		}
 		s.c.instances = append(s.c.instances, inst)
 	case 0x01:
-		n, err := r.count()
+		n, err := r.Count()
 		if err != nil {
 			return err
 		}
 		bag := make(map[string]coreItem, n)
 		for range n {
-			name, err := r.name()
+			name, err := r.Name()
 			if err != nil {
 				return err
 			}
-			sort, err := r.byte()
+			sort, err := r.Byte()
 			if err != nil {
 				return err
 			}
-			i, err := r.u32()
+			i, err := r.U32()
 			if err != nil {
 				return err
 			}
@@ -473,7 +461,7 @@ func (s *space) coreInstance(r *reader) error {
 		}
 		s.c.instances = append(s.c.instances, &coreInstance{module: -1, bag: bag})
 	default:
-		return r.errorf("unknown core instance tag 0x%02x", tag)
+		return r.Errorf("unknown core instance tag 0x%02x", tag)
 	}
 	s.coreInsts = append(s.coreInsts, idx)
 	return nil
@@ -522,12 +510,12 @@ func (s *space) coreIndex(sort byte, i uint32) (coreRef, error) {
 
 // sort reads a component sort; core sorts come back as 0x100|coreSort.
 func readSort(r *reader) (int, error) {
-	b, err := r.byte()
+	b, err := r.Byte()
 	if err != nil {
 		return 0, err
 	}
 	if b == sortCore {
-		cs, err := r.byte()
+		cs, err := r.Byte()
 		return 0x100 | int(cs), err
 	}
 	return int(b), nil
@@ -538,22 +526,22 @@ func (s *space) alias(r *reader) error {
 	if err != nil {
 		return err
 	}
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch tag {
 	case 0x00: // export of a component instance
-		ii, err := r.u32()
+		ii, err := r.U32()
 		if err != nil {
 			return err
 		}
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
 		if int(ii) >= len(s.instances) {
-			return r.errorf("instance %d out of range", ii)
+			return r.Errorf("instance %d out of range", ii)
 		}
 		it, err := s.instances[ii].export(name)
 		if err != nil {
@@ -564,19 +552,19 @@ func (s *space) alias(r *reader) error {
 		}
 		return s.push(it)
 	case 0x01: // export of a core instance
-		ii, err := r.u32()
+		ii, err := r.U32()
 		if err != nil {
 			return err
 		}
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
 		if sort < 0x100 {
-			return r.errorf("core export alias of a non-core sort")
+			return r.Errorf("core export alias of a non-core sort")
 		}
 		if int(ii) >= len(s.coreInsts) {
-			return r.errorf("core instance %d out of range", ii)
+			return r.Errorf("core instance %d out of range", ii)
 		}
 		ref, err := s.c.coreExport(s.coreInsts[ii], name, byte(sort&0xff))
 		if err != nil {
@@ -589,34 +577,34 @@ func (s *space) alias(r *reader) error {
 		*sp = append(*sp, ref)
 		return nil
 	case 0x02: // outer
-		ct, err := r.u32()
+		ct, err := r.U32()
 		if err != nil {
 			return err
 		}
-		idx, err := r.u32()
+		idx, err := r.U32()
 		if err != nil {
 			return err
 		}
 		o := s
 		for range ct {
 			if o = o.parent; o == nil {
-				return r.errorf("outer alias %d levels out", ct)
+				return r.Errorf("outer alias %d levels out", ct)
 			}
 		}
 		switch sort {
 		case sortType:
 			if int(idx) >= len(o.types) {
-				return r.errorf("outer type %d out of range", idx)
+				return r.Errorf("outer type %d out of range", idx)
 			}
 			s.types = append(s.types, o.types[idx])
 		case sortComponent:
 			if int(idx) >= len(o.components) {
-				return r.errorf("outer component %d out of range", idx)
+				return r.Errorf("outer component %d out of range", idx)
 			}
 			s.components = append(s.components, o.components[idx])
 		case 0x100 | coreSortModule:
 			if int(idx) >= len(o.coreMods) {
-				return r.errorf("outer core module %d out of range", idx)
+				return r.Errorf("outer core module %d out of range", idx)
 			}
 			s.coreMods = append(s.coreMods, o.coreMods[idx])
 		default:
@@ -624,7 +612,7 @@ func (s *space) alias(r *reader) error {
 		}
 		return nil
 	}
-	return r.errorf("unknown alias target 0x%02x", tag)
+	return r.Errorf("unknown alias target 0x%02x", tag)
 }
 
 // export returns the export name of inst.
@@ -669,7 +657,7 @@ func (s *space) sortIdx(r *reader) (externItem, error) {
 	if err != nil {
 		return externItem{}, err
 	}
-	i, err := r.u32()
+	i, err := r.U32()
 	if err != nil {
 		return externItem{}, err
 	}
@@ -697,29 +685,29 @@ func (s *space) item(sort int, i uint32) (externItem, error) {
 }
 
 func (s *space) instance(r *reader, depth int) error {
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	n := 0
 	var ci uint32
 	if tag == 0x00 {
-		if ci, err = r.u32(); err != nil {
+		if ci, err = r.U32(); err != nil {
 			return err
 		}
 	} else if tag != 0x01 {
-		return r.errorf("unknown instance tag 0x%02x", tag)
+		return r.Errorf("unknown instance tag 0x%02x", tag)
 	}
-	if n, err = r.count(); err != nil {
+	if n, err = r.Count(); err != nil {
 		return err
 	}
 	items := make(map[string]externItem, n)
 	for range n {
 		var name string
 		if tag == 0x00 {
-			name, err = r.name()
+			name, err = r.Name()
 		} else {
-			name, err = r.externName()
+			name, err = externName(r)
 		}
 		if err != nil {
 			return err
@@ -735,7 +723,7 @@ func (s *space) instance(r *reader, depth int) error {
 		return nil
 	}
 	if int(ci) >= len(s.components) {
-		return r.errorf("component %d out of range", ci)
+		return r.Errorf("component %d out of range", ci)
 	}
 	// Instantiate a nested component: resolve its sections, read once
 	// into its template, with its imports bound to the arguments.
@@ -751,16 +739,16 @@ func (s *space) instance(r *reader, depth int) error {
 }
 
 func (s *space) canon(r *reader) error {
-	op, err := r.byte()
+	op, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch op {
 	case canonLift:
-		if b, err := r.byte(); err != nil || b != 0x00 {
-			return r.errorf("canon lift: bad encoding")
+		if b, err := r.Byte(); err != nil || b != 0x00 {
+			return r.Errorf("canon lift: bad encoding")
 		}
-		cf, err := r.u32()
+		cf, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -768,23 +756,23 @@ func (s *space) canon(r *reader) error {
 		if err != nil {
 			return err
 		}
-		ti, err := r.u32()
+		ti, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(cf) >= len(s.coreFuncs) || int(ti) >= len(s.types) {
-			return r.errorf("canon lift: index out of range")
+			return r.Errorf("canon lift: index out of range")
 		}
 		ft, ok := s.types[ti].(*FuncType)
 		if !ok {
-			return r.errorf("canon lift: type %d is not a function type", ti)
+			return r.Errorf("canon lift: type %d is not a function type", ti)
 		}
 		s.funcs = append(s.funcs, &funcItem{typ: ft, lift: &opts, core: s.coreFuncs[cf]})
 	case canonLower:
-		if b, err := r.byte(); err != nil || b != 0x00 {
-			return r.errorf("canon lower: bad encoding")
+		if b, err := r.Byte(); err != nil || b != 0x00 {
+			return r.Errorf("canon lower: bad encoding")
 		}
-		fi, err := r.u32()
+		fi, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -793,24 +781,24 @@ func (s *space) canon(r *reader) error {
 			return err
 		}
 		if int(fi) >= len(s.funcs) {
-			return r.errorf("canon lower: function %d out of range", fi)
+			return r.Errorf("canon lower: function %d out of range", fi)
 		}
 		f := s.funcs[fi]
 		s.addHost(&hostFunc{op: op, fn: f, opts: opts})
 	case canonResourceNew, canonResourceDrop, canonResourceRep:
-		ti, err := r.u32()
+		ti, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(ti) >= len(s.types) {
-			return r.errorf("resource type %d out of range", ti)
+			return r.Errorf("resource type %d out of range", ti)
 		}
 		res, ok := s.types[ti].(*Resource)
 		if !ok {
-			return r.errorf("type %d is not a resource", ti)
+			return r.Errorf("type %d is not a resource", ti)
 		}
 		if op != canonResourceDrop && !res.local {
-			return r.errorf("resource.new or resource.rep of type %d, a resource the component imports (only its own resources have a representation)", ti)
+			return r.Errorf("resource.new or resource.rep of type %d, a resource the component imports (only its own resources have a representation)", ti)
 		}
 		s.addHost(&hostFunc{op: op, res: res})
 	default:
@@ -826,12 +814,12 @@ func (s *space) addHost(h *hostFunc) {
 
 func (s *space) canonOpts(r *reader) (canonOpts, error) {
 	var o canonOpts
-	n, err := r.count()
+	n, err := r.Count()
 	if err != nil {
 		return o, err
 	}
 	for range n {
-		b, err := r.byte()
+		b, err := r.Byte()
 		if err != nil {
 			return o, err
 		}
@@ -842,7 +830,7 @@ func (s *space) canonOpts(r *reader) (canonOpts, error) {
 		case 0x02:
 			return o, unsupported("string-encoding=latin1+utf16")
 		case 0x03, 0x04, 0x05:
-			i, err := r.u32()
+			i, err := r.U32()
 			if err != nil {
 				return o, err
 			}
@@ -867,14 +855,14 @@ func (s *space) canonOpts(r *reader) (canonOpts, error) {
 		case 0x07:
 			return o, unsupported("async callbacks")
 		default:
-			return o, r.errorf("unknown canonical option 0x%02x", b)
+			return o, r.Errorf("unknown canonical option 0x%02x", b)
 		}
 	}
 	return o, nil
 }
 
 func (s *space) importDecl(r *reader) error {
-	name, err := r.externName()
+	name, err := externName(r)
 	if err != nil {
 		return err
 	}
@@ -912,7 +900,7 @@ func (s *space) importDecl(r *reader) error {
 }
 
 func (s *space) export(r *reader) error {
-	name, err := r.externName()
+	name, err := externName(r)
 	if err != nil {
 		return err
 	}
@@ -920,7 +908,7 @@ func (s *space) export(r *reader) error {
 	if err != nil {
 		return fmt.Errorf("export %q: %w", name, err)
 	}
-	has, err := r.byte()
+	has, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -931,7 +919,7 @@ func (s *space) export(r *reader) error {
 			return err
 		}
 	} else if has != 0x00 {
-		return r.errorf("bad export type flag 0x%02x", has)
+		return r.Errorf("bad export type flag 0x%02x", has)
 	}
 	s.exports[name] = it
 	return s.push(it)

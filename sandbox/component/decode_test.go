@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // asm assembles a component binary by hand: the header, then each
@@ -29,10 +31,10 @@ func vec(items ...[]byte) []byte {
 	return slices.Concat(append([][]byte{leb(uint32(len(items)))}, items...)...)
 }
 
-func leb(v uint32) []byte { return appendU32(nil, v) }
+func leb(v uint32) []byte { return wasmbin.AppendU32(nil, v) }
 
 // str is a name: its length, then its bytes.
-func str(s string) []byte { return appendName(nil, s) }
+func str(s string) []byte { return wasmbin.AppendName(nil, s) }
 
 // funcTypeU32 is the type section item `(func (param "a" u32) (result u32))`.
 var funcTypeU32 = []byte{0x40, 0x01, 0x01, 'a', 0x79, 0x00, 0x79}

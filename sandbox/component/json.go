@@ -6,13 +6,15 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
 // FromJSON converts v (decoded by encoding/json with UseNumber) to a value
 // of type t. at names the place for errors ("p.label").
 func FromJSON(t *Type, v any, at string) (any, error) {
 	bad := func(want string) (any, error) {
-		return nil, fmt.Errorf("%s: want %s, got %s", at, want, jsonKind(v))
+		return nil, fmt.Errorf("%s: want %s, got %s", at, want, jsonscan.Kind(v))
 	}
 	switch t.Kind {
 	case Bool:
@@ -228,24 +230,6 @@ func caseNames(t *Type) []string {
 		names[i] = f.Name
 	}
 	return names
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case json.Number, float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 func intRange(k Kind) (int64, int64) {

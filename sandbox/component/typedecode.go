@@ -11,31 +11,31 @@ func (s *space) defType(r *reader, sc *space, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, unsupported("types nested more than %d deep", maxDepth)
 	}
-	op, err := r.peek()
+	op, err := r.Peek()
 	if err != nil {
 		return nil, err
 	}
 	switch op {
 	case 0x40:
-		r.pos++
+		r.Pos++
 		return s.funcType(r, sc)
 	case 0x41:
 		return nil, &UnsupportedError{Feature: featureComponentTypes}
 	case 0x42:
-		r.pos++
+		r.Pos++
 		return s.instanceType(r, sc, depth)
 	case 0x3f:
-		r.pos++
-		if b, err := r.byte(); err != nil || b != 0x7f {
-			return nil, r.errorf("resource representation must be i32")
+		r.Pos++
+		if b, err := r.Byte(); err != nil || b != 0x7f {
+			return nil, r.Errorf("resource representation must be i32")
 		}
 		res := &Resource{local: true}
-		has, err := r.byte()
+		has, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
 		if has == 0x01 {
-			fi, err := r.u32()
+			fi, err := r.U32()
 			if err != nil {
 				return nil, err
 			}
@@ -64,7 +64,7 @@ func valDefType(r *reader, sc *space, depth int) (*Type, error) {
 }
 
 func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
-	op, err := r.byte()
+	op, err := r.Byte()
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 	}
 	switch op {
 	case 0x72, 0x6f: // record, tuple
-		n, err := r.count()
+		n, err := r.Count()
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 		}
 		for i := range t.Fields {
 			if op == 0x72 {
-				if t.Fields[i].Name, err = r.name(); err != nil {
+				if t.Fields[i].Name, err = r.Name(); err != nil {
 					return nil, err
 				}
 			}
@@ -93,22 +93,22 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 		}
 		return t, nil
 	case 0x71: // variant
-		n, err := r.count()
+		n, err := r.Count()
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
-			return nil, r.errorf("variant without cases")
+			return nil, r.Errorf("variant without cases")
 		}
 		t := &Type{Kind: Variant, Fields: make([]Field, n)}
 		for i := range t.Fields {
-			if t.Fields[i].Name, err = r.name(); err != nil {
+			if t.Fields[i].Name, err = r.Name(); err != nil {
 				return nil, err
 			}
 			if t.Fields[i].Type, err = optValType(r, sc, depth); err != nil {
 				return nil, err
 			}
-			if b, err := r.byte(); err != nil {
+			if b, err := r.Byte(); err != nil {
 				return nil, err
 			} else if b != 0x00 {
 				return nil, unsupported("variant cases that refine another")
@@ -125,7 +125,7 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 		}
 		return &Type{Kind: Option, Elem: e}, nil
 	case 0x6e, 0x6d: // flags, enum
-		n, err := r.count()
+		n, err := r.Count()
 		if err != nil {
 			return nil, err
 		}
@@ -136,10 +136,10 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 				return nil, unsupported("flags with more than 32 labels")
 			}
 		} else if n == 0 {
-			return nil, r.errorf("enum without cases")
+			return nil, r.Errorf("enum without cases")
 		}
 		for i := range t.Names {
-			if t.Names[i], err = r.name(); err != nil {
+			if t.Names[i], err = r.Name(); err != nil {
 				return nil, err
 			}
 		}
@@ -155,16 +155,16 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 		}
 		return &Type{Kind: Result, Ok: ok, Err: e}, nil
 	case 0x69, 0x68: // own, borrow
-		i, err := r.u32()
+		i, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		if int(i) >= len(sc.types) {
-			return nil, r.errorf("resource type %d out of range", i)
+			return nil, r.Errorf("resource type %d out of range", i)
 		}
 		res, ok := sc.types[i].(*Resource)
 		if !ok {
-			return nil, r.errorf("type %d is not a resource", i)
+			return nil, r.Errorf("type %d is not a resource", i)
 		}
 		if op == 0x69 {
 			return &Type{Kind: Own, Resource: res}, nil
@@ -179,7 +179,7 @@ func valDefType1(r *reader, sc *space, depth int) (*Type, error) {
 	case 0x64:
 		return nil, unsupported("error-context types")
 	}
-	return nil, r.errorf("unknown type opcode 0x%02x", op)
+	return nil, r.Errorf("unknown type opcode 0x%02x", op)
 }
 
 // valType reads a valtype: a primitive or the index of a defined type.
@@ -187,7 +187,7 @@ func valType(r *reader, sc *space, depth int) (*Type, error) {
 	if depth > maxDepth {
 		return nil, unsupported("types nested more than %d deep", maxDepth)
 	}
-	v, err := r.s33()
+	v, err := r.S33()
 	if err != nil {
 		return nil, err
 	}
@@ -198,20 +198,20 @@ func valType(r *reader, sc *space, depth int) (*Type, error) {
 		if byte(v&0x7f) == 0x64 {
 			return nil, unsupported("error-context types")
 		}
-		return nil, r.errorf("unknown primitive type 0x%02x", byte(v&0x7f))
+		return nil, r.Errorf("unknown primitive type 0x%02x", byte(v&0x7f))
 	}
 	if v >= int64(len(sc.types)) {
-		return nil, r.errorf("type %d out of range", v)
+		return nil, r.Errorf("type %d out of range", v)
 	}
 	t, ok := sc.types[v].(*Type)
 	if !ok {
-		return nil, r.errorf("type %d is not a value type", v)
+		return nil, r.Errorf("type %d is not a value type", v)
 	}
 	return t, nil
 }
 
 func optValType(r *reader, sc *space, depth int) (*Type, error) {
-	b, err := r.byte()
+	b, err := r.Byte()
 	if err != nil {
 		return nil, err
 	}
@@ -221,24 +221,24 @@ func optValType(r *reader, sc *space, depth int) (*Type, error) {
 	case 0x01:
 		return valType(r, sc, depth+1)
 	}
-	return nil, r.errorf("bad optional type flag 0x%02x", b)
+	return nil, r.Errorf("bad optional type flag 0x%02x", b)
 }
 
 func (s *space) funcType(r *reader, sc *space) (*FuncType, error) {
-	n, err := r.count()
+	n, err := r.Count()
 	if err != nil {
 		return nil, err
 	}
 	ft := &FuncType{Params: make([]Field, n)}
 	for i := range ft.Params {
-		if ft.Params[i].Name, err = r.name(); err != nil {
+		if ft.Params[i].Name, err = r.Name(); err != nil {
 			return nil, err
 		}
 		if ft.Params[i].Type, err = valType(r, sc, 0); err != nil {
 			return nil, err
 		}
 	}
-	b, err := r.byte()
+	b, err := r.Byte()
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s *space) funcType(r *reader, sc *space) (*FuncType, error) {
 		}
 		return ft, err
 	case 0x01:
-		n, err := r.count()
+		n, err := r.Count()
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +265,7 @@ func (s *space) funcType(r *reader, sc *space) (*FuncType, error) {
 		}
 		return ft, nil
 	}
-	return nil, r.errorf("bad result list tag 0x%02x", b)
+	return nil, r.Errorf("bad result list tag 0x%02x", b)
 }
 
 // instanceType reads an instance type's declarations in a local scope
@@ -273,12 +273,12 @@ func (s *space) funcType(r *reader, sc *space) (*FuncType, error) {
 func (s *space) instanceType(r *reader, sc *space, depth int) (*instanceType, error) {
 	local := &space{parent: sc, c: s.c}
 	it := &instanceType{exports: make(map[string]any)}
-	n, err := r.count()
+	n, err := r.Count()
 	if err != nil {
 		return nil, err
 	}
 	for range n {
-		tag, err := r.byte()
+		tag, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +296,7 @@ func (s *space) instanceType(r *reader, sc *space, depth int) (*instanceType, er
 				return nil, err
 			}
 		case 0x04:
-			name, err := r.externName()
+			name, err := externName(r)
 			if err != nil {
 				return nil, err
 			}
@@ -314,7 +314,7 @@ func (s *space) instanceType(r *reader, sc *space, depth int) (*instanceType, er
 				local.types = append(local.types, v)
 			}
 		default:
-			return nil, r.errorf("unknown instance declaration 0x%02x", tag)
+			return nil, r.Errorf("unknown instance declaration 0x%02x", tag)
 		}
 	}
 	return it, nil
@@ -322,7 +322,7 @@ func (s *space) instanceType(r *reader, sc *space, depth int) (*instanceType, er
 
 // externDesc reads an externdesc in s; name names a fresh resource.
 func (s *space) externDesc(r *reader, name string) (externItem, error) {
-	kind, err := r.byte()
+	kind, err := r.Byte()
 	if err != nil {
 		return externItem{}, err
 	}
@@ -330,81 +330,81 @@ func (s *space) externDesc(r *reader, name string) (externItem, error) {
 	case 0x00:
 		return externItem{}, unsupported("imports and exports of core modules")
 	case 0x01, 0x05:
-		i, err := r.u32()
+		i, err := r.U32()
 		if err != nil {
 			return externItem{}, err
 		}
 		if int(i) >= len(s.types) {
-			return externItem{}, r.errorf("type %d out of range", i)
+			return externItem{}, r.Errorf("type %d out of range", i)
 		}
 		if kind == 0x01 {
 			ft, ok := s.types[i].(*FuncType)
 			if !ok {
-				return externItem{}, r.errorf("type %d is not a function type", i)
+				return externItem{}, r.Errorf("type %d is not a function type", i)
 			}
 			return externItem{sort: sortFunc, v: ft}, nil
 		}
 		it, ok := s.types[i].(*instanceType)
 		if !ok {
-			return externItem{}, r.errorf("type %d is not an instance type", i)
+			return externItem{}, r.Errorf("type %d is not an instance type", i)
 		}
 		return externItem{sort: sortInstance, v: it}, nil
 	case 0x02:
 		return externItem{}, unsupported("value imports and exports")
 	case 0x03:
-		b, err := r.byte()
+		b, err := r.Byte()
 		if err != nil {
 			return externItem{}, err
 		}
 		switch b {
 		case 0x00:
-			i, err := r.u32()
+			i, err := r.U32()
 			if err != nil {
 				return externItem{}, err
 			}
 			if int(i) >= len(s.types) {
-				return externItem{}, r.errorf("type %d out of range", i)
+				return externItem{}, r.Errorf("type %d out of range", i)
 			}
 			return externItem{sort: sortType, v: s.types[i]}, nil
 		case 0x01:
 			return externItem{sort: sortType, v: &Resource{Name: name}}, nil
 		}
-		return externItem{}, r.errorf("bad type bound 0x%02x", b)
+		return externItem{}, r.Errorf("bad type bound 0x%02x", b)
 	case 0x04:
 		return externItem{}, unsupported("imports and exports of components")
 	}
-	return externItem{}, r.errorf("unknown extern kind 0x%02x", kind)
+	return externItem{}, r.Errorf("unknown extern kind 0x%02x", kind)
 }
 
 // skipExternDesc reads past an externdesc whose meaning is not needed.
 func skipExternDesc(r *reader) error {
-	kind, err := r.byte()
+	kind, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch kind {
 	case 0x00:
-		if _, err := r.byte(); err != nil {
+		if _, err := r.Byte(); err != nil {
 			return err
 		}
-		_, err = r.u32()
+		_, err = r.U32()
 	case 0x01, 0x04, 0x05:
-		_, err = r.u32()
+		_, err = r.U32()
 	case 0x02, 0x03:
 		var b byte
-		if b, err = r.byte(); err != nil {
+		if b, err = r.Byte(); err != nil {
 			return err
 		}
 		if kind == 0x03 && b == 0x01 {
 			return nil
 		}
 		if kind == 0x02 && b == 0x01 {
-			_, err = r.s33()
+			_, err = r.S33()
 			return err
 		}
-		_, err = r.u32()
+		_, err = r.U32()
 	default:
-		return r.errorf("unknown extern kind 0x%02x", kind)
+		return r.Errorf("unknown extern kind 0x%02x", kind)
 	}
 	return err
 }

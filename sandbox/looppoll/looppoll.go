@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // Version names the instrumentation's protocol. It is part of the export
@@ -107,40 +109,35 @@ type section struct {
 // loop opcode. wasm is not modified.
 func Instrument(wasm []byte) ([]byte, Stats, error) {
 	var st Stats
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+	version, layer, ok := wasmbin.Header(wasm)
+	if !ok {
 		return nil, st, &FormatError{0, "no \\0asm magic"}
 	}
-	if binary.LittleEndian.Uint32(wasm[4:8]) != 1 {
-		return nil, st, &UnsupportedError{4, fmt.Sprintf("binary version %d", binary.LittleEndian.Uint32(wasm[4:8]))}
+	if version != wasmbin.ModuleVersion || layer != 0 {
+		return nil, st, &UnsupportedError{4, fmt.Sprintf("binary version %d", uint32(version)|uint32(layer)<<16)}
 	}
 	var secs []section
-	r := reader{b: wasm, pos: 8}
 	last := 0
-	for !r.done() {
-		at := r.pos
-		id := r.byte()
-		size := r.u32()
-		if r.err != nil {
-			return nil, st, r.err
-		}
-		if uint64(size) > uint64(len(wasm)-r.pos) {
-			return nil, st, &FormatError{at, "section runs past the end"}
-		}
+	err := wasmbin.Sections(wasm, func(s wasmbin.Section) error {
+		at, id := s.At, s.ID
 		if id != secCustom {
 			if int(id) >= len(order) || order[id] == 0 {
 				what := fmt.Sprintf("section id %d", id)
 				if id == secTag {
 					what = "tag section (exception handling)"
 				}
-				return nil, st, &UnsupportedError{at, what}
+				return &UnsupportedError{at, what}
 			}
 			if order[id] <= last {
-				return nil, st, &FormatError{at, fmt.Sprintf("section %d out of order", id)}
+				return &FormatError{at, fmt.Sprintf("section %d out of order", id)}
 			}
 			last = order[id]
 		}
-		secs = append(secs, section{id: id, start: r.pos, body: wasm[r.pos : r.pos+int(size)]})
-		r.pos += int(size)
+		secs = append(secs, section{id: id, start: s.Off, body: s.Body})
+		return nil
+	})
+	if err != nil {
+		return nil, st, formatError(wasm, err)
 	}
 
 	var m moduleInfo
@@ -202,10 +199,10 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 		b = binary.AppendUvarint(b, uint64(n)+2)
 		b = append(b, rest...)
 		b = append(b, 0x7f, 0x01, 0x41) // i32, mutable, i32.const
-		b = appendSleb(b, Interval)
+		b = wasmbin.AppendSleb(b, Interval)
 		b = append(b, 0x0b)
 		b = append(b, 0x7f, 0x01, 0x41, 0x00, 0x0b) // i32, mutable, i32.const 0
-		out = appendSection(out, secGlobal, b)
+		out = wasmbin.AppendSection(out, secGlobal, b)
 		globalDone = true
 	}
 	emitExport := func(old []byte) {
@@ -234,7 +231,7 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 			b = append(b, 0x00) // func
 			b = binary.AppendUvarint(b, uint64(start))
 		}
-		out = appendSection(out, secExport, b)
+		out = wasmbin.AppendSection(out, secExport, b)
 		exportDone = true
 	}
 	poll := pollCode(ctr, intr)
@@ -261,9 +258,9 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 			if len(body) > math.MaxUint32 {
 				return nil, st, &UnsupportedError{s.start, "code section over 4 GiB once instrumented"}
 			}
-			out = appendSection(out, secCode, body)
+			out = wasmbin.AppendSection(out, secCode, body)
 		default:
-			out = appendSection(out, s.id, s.body)
+			out = wasmbin.AppendSection(out, s.id, s.body)
 		}
 	}
 	if !globalDone {
@@ -350,7 +347,7 @@ func pollCode(ctr, intr uint32) []byte {
 	b = gset(b, ctr)
 	b = gget(b, ctr)
 	b = append(b, 0x41, 0x00, 0x4c, 0x04, 0x40) // i32.const 0; i32.le_s; if
-	b = appendSleb(append(b, 0x41), Interval)
+	b = wasmbin.AppendSleb(append(b, 0x41), Interval)
 	b = gset(b, ctr)
 	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a) // i32.const 0; memory.grow 0; drop
 	b = gget(b, intr)
@@ -549,22 +546,12 @@ func (r *reader) skip(n int) {
 
 // uleb reads an unsigned LEB128 of at most bits bits.
 func (r *reader) uleb(bits uint) uint64 {
-	at := r.pos
-	var v uint64
-	for shift := uint(0); ; shift += 7 {
-		c := r.byte()
-		if r.err != nil {
-			return 0
-		}
-		if shift >= bits || (bits-shift < 7 && c&0x7f>>(bits-shift) != 0) {
-			r.fail(at, "integer too long")
-			return 0
-		}
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v
-		}
+	if r.err != nil {
+		return 0
 	}
+	v, n, err := wasmbin.Uleb(r.b[r.pos:], bits)
+	r.leb(n, err)
+	return v
 }
 
 func (r *reader) u32() uint32 { return uint32(r.uleb(32)) }
@@ -572,20 +559,22 @@ func (r *reader) u32() uint32 { return uint32(r.uleb(32)) }
 // sleb skips a signed LEB128 of at most bits bits (it only has to be
 // copied, so its value is not needed).
 func (r *reader) sleb(bits uint) {
-	at := r.pos
-	limit := int((bits + 6) / 7)
-	for i := 0; ; i++ {
-		c := r.byte()
-		if r.err != nil {
-			return
-		}
-		if i >= limit {
-			r.fail(at, "integer too long")
-			return
-		}
-		if c&0x80 == 0 {
-			return
-		}
+	if r.err != nil {
+		return
+	}
+	_, n, err := wasmbin.Sleb(r.b[r.pos:], bits)
+	r.leb(n, err)
+}
+
+// leb moves past a LEB128 of n bytes, or fails with err.
+func (r *reader) leb(n int, err error) {
+	switch {
+	case errors.Is(err, wasmbin.ErrEOF):
+		r.fail(len(r.b), "unexpected end")
+	case err != nil:
+		r.fail(r.pos, "integer too long")
+	default:
+		r.pos += n
 	}
 }
 
@@ -706,19 +695,18 @@ func (r *reader) prefixed(at int) {
 	}
 }
 
-func appendSleb(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
+// formatError says what wasmbin found wrong with wasm's sections in
+// this package's terms; the callback's own errors pass as they are.
+func formatError(wasm []byte, err error) error {
+	var we *wasmbin.Error
+	switch {
+	case errors.As(err, &we):
+		if errors.Is(we, wasmbin.ErrEOF) {
+			return &FormatError{we.Offset, "section runs past the end"}
 		}
-		b = append(b, c|0x80)
+		return &FormatError{we.Offset, we.Msg}
+	case errors.Is(err, wasmbin.ErrEOF):
+		return &FormatError{len(wasm), "unexpected end"}
 	}
-}
-
-func appendSection(out []byte, id byte, body []byte) []byte {
-	out = append(out, id)
-	out = binary.AppendUvarint(out, uint64(len(body)))
-	return append(out, body...)
+	return err
 }

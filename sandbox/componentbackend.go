@@ -18,11 +18,12 @@ import (
 	"github.com/mcphost/mcphost/sandbox/component"
 	"github.com/mcphost/mcphost/sandbox/looppoll"
 	"github.com/mcphost/mcphost/sandbox/rootfs"
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // IsComponent reports whether wasm is a WebAssembly component (WASI 0.2)
 // rather than a core module, from its header.
-func IsComponent(wasm []byte) bool { return component.IsComponent(wasm) }
+func IsComponent(wasm []byte) bool { return wasmbin.IsComponent(wasm) }
 
 // componentBackend runs a WebAssembly component (sandbox/component) in
 // its own wazero runtime. To the pool it looks like a hyper-mcp v2
