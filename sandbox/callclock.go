@@ -25,12 +25,14 @@ import (
 // call it was given to; the host functions that start goroutines stop them
 // before they return. Between calls it reports context.Canceled.
 type callClock struct {
-	timer *time.Timer // ends the call at its deadline; made once
+	timer    *time.Timer // ends the call at its deadline; made once
+	onCancel func()      // c.cancel, bound once: AfterFunc takes a func
 
 	mu       sync.Mutex
 	parent   context.Context // the request's; nil between calls
 	deadline time.Time
 	err      error
+	expired  bool          // the call's own deadline ended it
 	done     chan struct{} // made when asked for; closed when the call ends
 	stop     func() bool   // the AfterFunc on parent
 	onEnd    func()        // interrupts the guest (poll.onDone); set by arm
@@ -39,17 +41,24 @@ type callClock struct {
 var _ context.Context = (*callClock)(nil)
 
 // start begins a call bounded by parent and by d from now.
+// The call's deadline is the earlier of its own and the request's, as
+// with context.WithTimeout.
 func (c *callClock) start(parent context.Context, d time.Duration) {
+	deadline := time.Now().Add(d)
+	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
+		deadline = pd
+	}
 	c.mu.Lock()
-	c.parent, c.deadline, c.err, c.done, c.onEnd = parent, time.Now().Add(d), nil, nil, nil
+	c.parent, c.deadline, c.err, c.expired, c.done, c.onEnd = parent, deadline, nil, false, nil, nil
 	c.mu.Unlock()
 	if c.timer == nil {
 		c.timer = time.AfterFunc(d, c.expire)
+		c.onCancel = c.cancel
 	} else {
 		c.timer.Reset(d)
 	}
 	if parent.Done() != nil {
-		c.stop = context.AfterFunc(parent, c.cancel)
+		c.stop = context.AfterFunc(parent, c.onCancel)
 	}
 }
 
@@ -90,22 +99,29 @@ func (c *callClock) watch(f func()) {
 // fired late for a call that is over.
 func (c *callClock) expire() {
 	c.mu.Lock()
-	if c.parent == nil || time.Now().Before(c.deadline) {
+	if c.parent == nil || c.err != nil || time.Now().Before(c.deadline) {
 		c.mu.Unlock()
 		return
 	}
+	c.expired = true
 	c.end(context.DeadlineExceeded)
 }
 
-// cancel is the request context's AfterFunc: the caller gave up, unless
-// the AfterFunc ran late for a call that is over.
+// cancel is the request context's AfterFunc: the caller gave up, or the
+// request's own deadline passed (the call ends with the request's error,
+// as a child context does), unless the AfterFunc ran late for a call
+// that is over.
 func (c *callClock) cancel() {
 	c.mu.Lock()
-	if c.parent == nil || c.parent.Err() == nil {
+	var err error
+	if c.parent != nil {
+		err = c.parent.Err()
+	}
+	if err == nil {
 		c.mu.Unlock()
 		return
 	}
-	c.end(context.Canceled)
+	c.end(err)
 }
 
 // end records why the call ended, with c.mu held, and unlocks it.
@@ -156,15 +172,16 @@ func (c *callClock) Err() error {
 // Value is the request's, except that once the call's own deadline has
 // passed the context package's cancel key finds nothing, so that
 // context.Cause reports the deadline, not the request's (nil) cause. That
-// key is the only *int key asked for here; a test holds the assumption.
+// key is the only *int key asked for here; TestCallClock holds the
+// assumption.
 func (c *callClock) Value(key any) any {
 	c.mu.Lock()
-	parent, err := c.parent, c.err
+	parent, expired := c.parent, c.expired
 	c.mu.Unlock()
 	if parent == nil {
 		return nil
 	}
-	if _, ok := key.(*int); ok && err == context.DeadlineExceeded {
+	if _, ok := key.(*int); ok && expired {
 		return nil
 	}
 	return parent.Value(key)
