@@ -8,12 +8,20 @@ import (
 
 // callClock is the context of the calls a polled instance serves: the
 // request's context with the call's deadline. One timer, made with the
-// instance's first call and reset for each, ends the call at its deadline,
-// and one context.AfterFunc on the request's context (when it can end at
-// all) ends it when the caller gives up. It stands in for a
+// instance's first call and reset for each, ends the call at its
+// deadline, and one context.AfterFunc on the request's context (when it
+// can end at all) ends it when the caller gives up. It stands in for a
 // context.WithTimeout per call, whose timer, context, children map and
 // Done channel were about half of the bytes a call allocated, and it
 // interrupts the guest itself, so the poll hangs no AfterFunc of its own.
+//
+// The AfterFunc costs a call ~500 bytes too (its context, and the
+// request context's children map and Done channel), so it is hung only
+// when the call outlives watchAfter or a host function asks for Done:
+// most calls end sooner and allocate nothing for their context. A guest
+// that computes is therefore stopped up to watchAfter after its caller
+// gives up; a guest blocked in a host function, at once; Err is always
+// exact.
 //
 // Blocking host functions take the call's deadline from it like from any
 // context: Deadline, Done (a channel made only when one is asked for) and
@@ -25,7 +33,7 @@ import (
 // call it was given to; the host functions that start goroutines stop them
 // before they return. Between calls it reports context.Canceled.
 type callClock struct {
-	timer    *time.Timer // ends the call at its deadline; made once
+	timer    *time.Timer // ticks at watchAfter, then at the deadline; made once
 	onCancel func()      // c.cancel, bound once: AfterFunc takes a func
 
 	mu       sync.Mutex
@@ -34,46 +42,45 @@ type callClock struct {
 	err      error
 	expired  bool          // the call's own deadline ended it
 	done     chan struct{} // made when asked for; closed when the call ends
-	stop     func() bool   // the AfterFunc on parent
+	stop     func() bool   // the AfterFunc on parent, once hung
 	onEnd    func()        // interrupts the guest (poll.onDone); set by arm
 }
 
+// watchAfter is how long a call runs before its clock hangs an AfterFunc
+// on the request's context.
+const watchAfter = time.Millisecond
+
 var _ context.Context = (*callClock)(nil)
 
-// start begins a call bounded by parent and by d from now.
-// The call's deadline is the earlier of its own and the request's, as
-// with context.WithTimeout.
+// start begins a call bounded by parent and by d from now. The call's
+// deadline is the earlier of its own and the request's, as with
+// context.WithTimeout.
 func (c *callClock) start(parent context.Context, d time.Duration) {
 	deadline := time.Now().Add(d)
 	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
 		deadline = pd
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.parent, c.deadline, c.err, c.expired, c.done, c.onEnd = parent, deadline, nil, false, nil, nil
-	c.mu.Unlock()
+	first := min(time.Until(deadline), watchAfter)
 	if c.timer == nil {
-		c.timer = time.AfterFunc(d, c.expire)
+		c.timer = time.AfterFunc(first, c.tick)
 		c.onCancel = c.cancel
 	} else {
-		c.timer.Reset(d)
-	}
-	if parent.Done() != nil {
-		c.stop = context.AfterFunc(parent, c.onCancel)
+		c.timer.Reset(first)
 	}
 }
 
 // finish ends the call; after it returns, neither the timer nor the
 // request's context ends anything. A timer or AfterFunc already running
-// finds the call over (or the next call's deadline ahead) and does
-// nothing.
+// finds the call over (or the next call under way, which it serves as
+// its own tick would) and does nothing wrong.
 func (c *callClock) finish() {
-	c.timer.Stop()
-	if c.stop != nil {
-		c.stop()
-		c.stop = nil
-	}
 	c.mu.Lock()
-	c.parent, c.onEnd = nil, nil
+	c.timer.Stop()
+	stop := c.stop
+	c.stop, c.parent, c.onEnd = nil, nil, nil
 	if c.err == nil {
 		c.err = context.Canceled
 		if c.done != nil {
@@ -81,6 +88,41 @@ func (c *callClock) finish() {
 		}
 	}
 	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// tick is the timer's: at the deadline it ends the call; before it (the
+// call has run watchAfter) it ends the call if the request is over,
+// else hangs the AfterFunc and waits for the deadline.
+func (c *callClock) tick() {
+	c.mu.Lock()
+	if c.parent == nil || c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if !now.Before(c.deadline) {
+		c.expired = true
+		c.end(context.DeadlineExceeded)
+		return
+	}
+	if err := c.parent.Err(); err != nil {
+		c.end(err)
+		return
+	}
+	c.watchLocked()
+	c.timer.Reset(c.deadline.Sub(now))
+	c.mu.Unlock()
+}
+
+// watchLocked hangs the AfterFunc on the request's context, once a call,
+// with c.mu held and the call running.
+func (c *callClock) watchLocked() {
+	if c.stop == nil && c.parent.Done() != nil {
+		c.stop = context.AfterFunc(c.parent, c.onCancel)
+	}
 }
 
 // watch makes f, the poll's interrupt, run when the call ends; at once if
@@ -93,18 +135,6 @@ func (c *callClock) watch(f func()) {
 	if ended {
 		f()
 	}
-}
-
-// expire is the timer's: the call's deadline has passed, unless the timer
-// fired late for a call that is over.
-func (c *callClock) expire() {
-	c.mu.Lock()
-	if c.parent == nil || c.err != nil || time.Now().Before(c.deadline) {
-		c.mu.Unlock()
-		return
-	}
-	c.expired = true
-	c.end(context.DeadlineExceeded)
 }
 
 // cancel is the request context's AfterFunc: the caller gave up, or the
@@ -150,6 +180,9 @@ func (c *callClock) Deadline() (time.Time, bool) {
 
 // Done is closed when the call ends: its deadline, its caller giving up,
 // or its return.
+//
+// Whoever waits on it is woken when the request ends, too: asking for it
+// hangs the AfterFunc at once.
 func (c *callClock) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,14 +192,25 @@ func (c *callClock) Done() <-chan struct{} {
 			close(c.done)
 		}
 	}
+	if c.err == nil && c.parent != nil {
+		c.watchLocked()
+	}
 	return c.done
 }
 
-// Err says why the call ended, or nil while it runs.
+// Err says why the call ended, or nil while it runs. It asks the
+// request's context, so it is exact before any AfterFunc is hung.
 func (c *callClock) Err() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	if c.err == nil && c.parent != nil {
+		if err := c.parent.Err(); err != nil {
+			c.end(err) // unlocks
+			c.mu.Lock()
+		}
+	}
+	err := c.err
+	c.mu.Unlock()
+	return err
 }
 
 // Value is the request's, except that once the call's own deadline has
