@@ -5,7 +5,9 @@
 //
 // Production code lives in the package that owns its job (the step
 // logger a plugin load uses is plugins/progress, not here), so that a
-// file's folder tells a reader what it may touch. The test beside this
-// file fails when a non-test file outside an internal/ directory imports
-// one.
+// file's folder tells a reader what it may touch. The tests beside this
+// file fail when a non-test file outside an internal/ directory imports
+// one (TestInternalIsForTests), and when an import runs against the
+// house's direction, cmd → host → plugins → sandbox → abi, or reaches
+// wazero outside sandbox (TestImportDirection).
 package internal

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,4 +78,178 @@ func modulePath(t *testing.T, gomod string) string {
 	}
 	t.Fatalf("%s: no module line", gomod)
 	return ""
+}
+
+// rooms are the module's top-level packages in the one direction imports
+// may point: a package may import its own room and the rooms before it,
+// never one after. A sub-package belongs to its top folder's room.
+var rooms = []string{"abi", "sandbox", "plugins", "host", "cmd"}
+
+// TestImportDirection walks every Go file of the module, tests included,
+// and fails for each import that breaks the house's rules (style.md, "The
+// house"):
+//   - cmd → host → plugins → sandbox → abi: no room imports a later one;
+//   - abi imports the standard library only (it builds for wasip1);
+//   - wazero is known by sandbox/ alone, outside tests and internal/ test
+//     helpers, and the Extism SDK appears only there too;
+//   - sdk-guest/ and examples/ (guest code) import abi and sdk-guest only;
+//   - the root package (the embedded SDK source) imports no module
+//     package, and the top-level internal/ helpers, shared by the tests of
+//     every room, import abi only, so that no room's tests reach upward
+//     through them.
+func TestImportDirection(t *testing.T) {
+	root := ".."
+	module := modulePath(t, filepath.Join(root, "go.mod"))
+	var files, edges int
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "node_modules":
+				return filepath.SkipDir
+			}
+			if path != root {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // another module (internal/tools)
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		rel, _ := filepath.Rel(root, path)
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		test := strings.HasSuffix(path, "_test.go")
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			edges++
+			if why := importRule(module, dir, p, test); why != "" {
+				t.Errorf("%s imports %s: %s", filepath.ToSlash(rel), p, why)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 || edges < 500 {
+		t.Fatalf("walked %d Go files and %d imports from %s; want the whole module", files, edges, root)
+	}
+}
+
+// importRule says why the file in dir (slash-separated, relative to the
+// module root) may not import p, or "" when it may.
+func importRule(module, dir, p string, test bool) string {
+	top, _, _ := strings.Cut(dir, "/")
+	helper := test || isInternal(module, module+"/"+dir) // test code, or a test helper
+	switch {
+	case strings.HasPrefix(p, "github.com/tetratelabs/wazero"):
+		if top != "sandbox" && !helper {
+			return "only sandbox/ knows wazero; ask sandbox for what you need"
+		}
+		return ""
+	case strings.HasPrefix(p, "github.com/extism/") || strings.HasPrefix(p, "github.com/dylibso/"):
+		if !helper {
+			return "the Extism SDK is a test oracle only; sandbox runs its own kernel"
+		}
+		return ""
+	}
+	inModule := p == module || strings.HasPrefix(p, module+"/")
+	if !inModule {
+		if top == "abi" && strings.Contains(strings.Split(p, "/")[0], ".") {
+			return "abi/ imports the standard library only (it builds with GOOS=wasip1)"
+		}
+		return ""
+	}
+	target, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(p, module), "/"), "/")
+	switch top {
+	case ".": // the embedded SDK source
+		return "the root package carries files only; it imports no module package"
+	case "internal":
+		if target != "abi" {
+			return "top-level internal/ helpers are shared by every room's tests, so they import abi only"
+		}
+		return ""
+	case "sdk-guest", "examples":
+		if target != "abi" && target != "sdk-guest" {
+			return "guest code imports abi and sdk-guest only, never host-side packages"
+		}
+		return ""
+	}
+	from, to := slices.Index(rooms, top), slices.Index(rooms, target)
+	switch {
+	case from < 0:
+		return "a Go file outside the rooms (" + strings.Join(rooms, ", ") + ", sdk-guest, examples, internal); add its folder to the house in docs and here"
+	case target == "internal" || target == "" && p == module:
+		return "" // test helpers (TestInternalIsForTests) and the SDK's files
+	case target == "sdk-guest":
+		if top != "cmd" {
+			return "only cmd (mcphost new) reaches into sdk-guest, for its kit templates"
+		}
+		return ""
+	case to < 0:
+		return "imports " + target + "/, which is no room"
+	case to > from:
+		return "imports point cmd → host → plugins → sandbox → abi; " + top + "/ may not import " + target + "/"
+	}
+	return ""
+}
+
+// TestImportRule holds importRule to each rule, both ways, so that
+// TestImportDirection passing means the tree keeps them.
+func TestImportRule(t *testing.T) {
+	const m = "example.com/m"
+	tests := []struct {
+		dir, imp string
+		test     bool
+		ok       bool
+	}{
+		{"cmd/mcphost", m + "/host/stdio", false, true},
+		{"host", m + "/plugins/config", false, true},
+		{"plugins", m + "/sandbox", false, true},
+		{"sandbox/component", m + "/abi/jsonscan", false, true},
+		{"plugins/source", m, false, true},
+		{"host/streamable", m + "/host/jsonrpc", false, true},
+		{"sandbox", m + "/plugins", false, false},
+		{"sandbox/component", m + "/plugins/config", false, false},
+		{"plugins/config", m + "/host", false, false},
+		{"host/auth", m + "/cmd/mcphost", false, false},
+		{"abi", m + "/sandbox", false, false},
+		{"sandbox", m + "/plugins", true, false}, // tests too
+		{"host", m + "/sandbox", true, true},
+		{"abi", "encoding/json", false, true},
+		{"abi", "github.com/some/lib", false, false},
+		{"sandbox/looppoll", "github.com/tetratelabs/wazero/api", false, true},
+		{"host", "github.com/tetratelabs/wazero", false, false},
+		{"plugins", "github.com/tetratelabs/wazero", false, false},
+		{"internal/wasmgen", "github.com/tetratelabs/wazero", true, true},
+		{"sdk-guest/internal/wasmrun", "github.com/extism/go-sdk", false, true},
+		{"sandbox", "github.com/extism/go-sdk", false, false},
+		{"sandbox", "github.com/extism/go-sdk", true, true},
+		{"sdk-guest", m + "/abi", false, true},
+		{"sdk-guest", m + "/plugins", false, false},
+		{"examples/echo", m + "/sdk-guest/stateless", false, true},
+		{"examples/echo", m + "/sandbox", true, false},
+		{"cmd/mcphost", m + "/sdk-guest/c", false, true},
+		{"host", m + "/sdk-guest", false, false},
+		{".", m + "/abi", false, false},
+		{"internal/logtest", m + "/abi", false, true},
+		{"internal/logtest", m + "/sandbox", false, false},
+		{"host", m + "/internal/sigtest", true, true},
+		{"tools", m + "/abi", false, false},
+	}
+	for _, tt := range tests {
+		why := importRule(m, tt.dir, tt.imp, tt.test)
+		if got := why == ""; got != tt.ok {
+			t.Errorf("importRule(%s imports %s, test=%v): got allowed=%v (%q); want %v", tt.dir, tt.imp, tt.test, got, why, tt.ok)
+		}
+	}
 }

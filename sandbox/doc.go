@@ -50,14 +50,16 @@
 // poll_oneoff (our own nanosleep wakes up when the call ends). On the
 // native runtime a loop is stopped by a poll the guest was rewritten to
 // run at every loop header (sandbox/looppoll, interrupt.go): the call's
-// context ending sets a global, the guest traps at its next loop header,
+// end (its instance's timer, or the request's context, callclock.go)
+// sets a global, the guest traps at its next loop header,
 // and the call fails as under wazero's CloseOnContextDone, which remains
 // the mechanism of any module the rewriter refuses (the load logs why).
 // Both work the same on the interpreter. A component's core modules are
 // all rewritten, and its instance's poll sets the globals of each of its
 // core instances (component.go). Either way an interrupted instance is
-// thrown away. A host function that blocks is bounded only by ctx, which
-// is why a [Peer] must honour it.
+// thrown away. A host function that blocks is bounded only by ctx, the
+// instance's clock on a polled instance, which carries the call's
+// deadline; that is why a [Peer] must honour it.
 //
 // # Host functions
 //

@@ -23,8 +23,15 @@ type instance struct {
 
 	lastUse time.Time // when it went back to the pool; guarded by Module.mu
 
-	mu   sync.Mutex
-	done <-chan struct{} // Done of the call being served
+	// clock is the context of its calls when the loop poll stops its
+	// guest (callClock); nil under close-on-done.
+	clock *callClock
+
+	mu sync.Mutex
+	// call is the context of the call being served, as nanosleep needs
+	// it: asking for its Done channel only when a guest sleeps keeps a
+	// callClock from making one per call.
+	call interface{ Done() <-chan struct{} }
 	// span starts a span in the call being served, for traced file
 	// opens (tracedFS); nil when the call is not traced.
 	span   func(name string, attrs ...slog.Attr) Span
@@ -82,6 +89,9 @@ func (m *Module) newInstance(ctx context.Context, be backend) (*instance, error)
 		return nil, fmt.Errorf("new instance: %w", err)
 	}
 	inst.g = g
+	if guestPolled(g) {
+		inst.clock = &callClock{}
+	}
 	m.created.Add(1)
 	return inst, nil
 }
@@ -95,8 +105,12 @@ func (inst *instance) nanosleep(ns int64) {
 		return
 	}
 	inst.mu.Lock()
-	done := inst.done
+	call := inst.call
 	inst.mu.Unlock()
+	var done <-chan struct{}
+	if call != nil {
+		done = call.Done()
+	}
 	t := time.NewTimer(time.Duration(ns))
 	defer t.Stop()
 	select {
@@ -116,7 +130,7 @@ func (inst *instance) begin(ctx context.Context) {
 		ask = func(r Reach) error { return c.Allow(ctx, r) }
 	}
 	inst.mu.Lock()
-	inst.done = ctx.Done()
+	inst.call = ctx
 	inst.span = span
 	inst.ask = ask
 	inst.inCall = true
@@ -131,7 +145,7 @@ func (inst *instance) end() {
 			"key", "may_request_paths")
 	}
 	inst.mu.Lock()
-	inst.done = nil
+	inst.call = nil
 	inst.span = nil
 	inst.ask = nil
 	inst.inCall = false
@@ -197,3 +211,14 @@ func (inst *instance) spanner() func(string, ...slog.Attr) Span {
 }
 
 func (inst *instance) close() { inst.g.close() }
+
+// guestPolled says the loop poll stops g's calls.
+func guestPolled(g guest) bool {
+	switch g := g.(type) {
+	case *nativeGuest:
+		return g.poll != nil
+	case *componentGuest:
+		return g.poll != nil
+	}
+	return false
+}

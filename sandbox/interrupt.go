@@ -108,13 +108,16 @@ func newPoll(mods ...api.Module) (*poll, error) {
 }
 
 // arm lets the end of ctx, the call's own (its deadline, or the caller's
-// cancellation), interrupt the call about to run. Module.run's
-// context.WithTimeout is the call's one timer; AfterFunc hangs the
-// interrupt on it.
+// cancellation), interrupt the call about to run. A callClock, the
+// instance's, interrupts it itself; any other context gets an AfterFunc.
 func (p *poll) arm(ctx context.Context) {
 	p.mu.Lock()
 	p.armed, p.fired, p.closed = true, false, false
 	p.mu.Unlock()
+	if c, ok := ctx.(*callClock); ok {
+		c.watch(p.onDone)
+		return
+	}
 	p.stop = context.AfterFunc(ctx, p.onDone)
 }
 
@@ -122,8 +125,10 @@ func (p *poll) arm(ctx context.Context) {
 // as the exit code close-on-done would give, or 0. After it returns,
 // nothing sets the globals any more.
 func (p *poll) disarm(ctx context.Context) uint32 {
-	p.stop()
-	p.stop = nil
+	if p.stop != nil {
+		p.stop()
+		p.stop = nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.armed = false

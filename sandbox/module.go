@@ -179,7 +179,14 @@ func (m *Module) runOnce(ctx context.Context, export string, input []byte, plain
 				return nil, 0, m.fail(export, KindTrap, err.Error(), err)
 			}
 		}
-		callCtx, cancel := context.WithTimeout(ctx, m.lim.Timeout)
+		var callCtx context.Context
+		var cancel context.CancelFunc
+		if c := inst.clock; c != nil {
+			c.start(ctx, m.lim.Timeout)
+			callCtx, cancel = c, c.finish
+		} else {
+			callCtx, cancel = context.WithTimeout(ctx, m.lim.Timeout)
+		}
 		inst.begin(callCtx)
 		rc, out, err := inst.g.call(callCtx, export, input)
 		inst.end()
@@ -222,13 +229,17 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 	m.calls.Add(1)
 	m.mu.Unlock()
 	select {
-	case m.sem <- struct{}{}:
-	case <-ctx.Done():
-		m.calls.Done()
-		return nil, ctx.Err()
-	case <-m.closing:
-		m.calls.Done()
-		return nil, errModuleClosed
+	case m.sem <- struct{}{}: // a free slot: no need to ask for ctx.Done
+	default:
+		select {
+		case m.sem <- struct{}{}:
+		case <-ctx.Done():
+			m.calls.Done()
+			return nil, ctx.Err()
+		case <-m.closing:
+			m.calls.Done()
+			return nil, errModuleClosed
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		// select chose the slot at random; do not spend an instance on a

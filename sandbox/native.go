@@ -158,6 +158,7 @@ type nativeGuest struct {
 	fns         map[string]api.Function
 	stack       [1]uint64
 	poll        *poll // nil unless the backend's guest is instrumented
+	cc          callContext
 	initialized bool
 	lastError   string
 
@@ -172,7 +173,8 @@ type nativeGuest struct {
 type kernelKey struct{}
 
 // callContext carries the guest to the host functions of one call. It is
-// immutable: wazero's timeout goroutine may read it after the call.
+// immutable under close-on-done, whose timeout goroutine may read it after
+// the call; a polled guest reuses its own.
 type callContext struct {
 	context.Context
 	g *nativeGuest
@@ -228,9 +230,15 @@ func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (ui
 	if f == nil {
 		return 1, nil, fmt.Errorf("unknown function: %s", export)
 	}
-	cctx := &callContext{Context: ctx, g: g}
+	var cctx *callContext
 	if g.poll != nil {
+		// Close-on-done is off, so nothing reads it after the call:
+		// the guest's own serves every call.
+		g.cc = callContext{Context: ctx, g: g}
+		cctx = &g.cc
 		g.poll.arm(ctx)
+	} else {
+		cctx = &callContext{Context: ctx, g: g}
 	}
 	var initErr, err error
 	if !g.initialized && export != "_initialize" && export != "_start" {
