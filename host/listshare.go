@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/plugins"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // List changes across replicas. Each replica tells its own listeners of

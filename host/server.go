@@ -13,7 +13,7 @@ import (
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // Options configure a [Server]. Zero values mean the documented defaults.

@@ -17,7 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // The tasks extension (io.modelcontextprotocol/tasks, SEP-2663), defined

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // Tasks in the store. Every task is a record in Options.Store under

@@ -11,7 +11,7 @@ import (
 	"github.com/mcphost/mcphost/internal/redistest"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // replicaClient sends stateless requests to one Server as one caller

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/plugins/watch"
 	"github.com/mcphost/mcphost/sandbox"
-	"github.com/mcphost/mcphost/store"
 )
 
 // Dynamic lists. A plugin that changes its own lists at run time (a tool

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
-	"github.com/mcphost/mcphost/store"
 )
 
 // dynPlugin is a native plugin whose tool list grows and shrinks at run

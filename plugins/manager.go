@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/plugins/watch"
-	"github.com/mcphost/mcphost/store"
 )
 
 // ManagerOptions configure a [Manager].

@@ -8,7 +8,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/metrics"
 	"github.com/mcphost/mcphost/plugins"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // manage runs the plugins.Manager over file: the initial load and then,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // openStore opens what replicas share: MCPHOST_STORE, else [server]

@@ -17,7 +17,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // Options configure the HTTP transports (see [NewHandler]).

@@ -14,7 +14,7 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/internal/redistest"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // TestHTTPClientAddr: X-Forwarded-For names the client only when the

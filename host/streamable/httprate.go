@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // rateLimit is the per-client rate limit (Options.RatePerClient), counted

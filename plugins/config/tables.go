@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
-	"github.com/mcphost/mcphost/store"
 )
 
 func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/redistest"
-	"github.com/mcphost/mcphost/store"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // backends opens each implementation fresh for one subtest. The Redis
