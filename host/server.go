@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/store"
 )
 
 // Options configure a [Server]. Zero values mean the documented defaults.
@@ -65,6 +66,12 @@ type Options struct {
 	// Tracer, when not nil, starts a server span for every request
 	// (trace.go); nil, the default, traces nothing and costs nothing.
 	Tracer trace.Tracer
+
+	// Store holds what replicas share (package store): tasks, and the
+	// messages that reach the replica running a call. Nil means a fresh
+	// in-process store, which is single-replica behaviour. The caller
+	// owns it and closes it after Close.
+	Store store.Store
 
 	// ShutdownGrace bounds how long a transport that is shutting down (its
 	// ctx is done, or stdin reached EOF) waits for the requests in flight
@@ -144,6 +151,9 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	}
 	if opts.CacheTTL < 0 {
 		opts.CacheTTL = 0
+	}
+	if opts.Store == nil {
+		opts.Store = store.NewMemory()
 	}
 	srv := &Server{
 		reg:        reg,

@@ -6,6 +6,7 @@
 #
 # What it installs (each step is cached, so a second run starts at once):
 #   haproxy                  scripts/install-haproxy.sh   (apt; TestReplicas)
+#   redis-server             scripts/redis.sh             (apt; the store's tests, replicas)
 #   C, AssemblyScript, TS    scripts/kits.sh --env        (apt, npm; TestKitTemplates)
 #   components               scripts/components.sh --env  (npm jco; the component tests)
 #   TypeScript SDK clients   scripts/ts-sdk.sh            (npm; TestTSClient, TestOAuthTypeScriptSDK)
@@ -52,6 +53,12 @@ if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 		eval "$(cat "$log.out")" || :
 	setup "the components (C and JavaScript, built with jco)" "the component tests" bash scripts/components.sh --env &&
 		eval "$(cat "$log.out")" || :
+	if command -v redis-server >/dev/null || can_install; then
+		setup redis-server "the store's Redis tests and the replica tests" bash scripts/redis.sh || :
+	else
+		echo "setup: redis-server is not installed and sudo asks for a password; the store's Redis tests will skip (run scripts/redis.sh once)"
+		missing+=(redis-server)
+	fi
 	setup "the TypeScript SDK clients" "TestTSClient and TestOAuthTypeScriptSDK" bash scripts/ts-sdk.sh || :
 	if [ -z "${MCPHOST_JAEGER:-}" ]; then
 		echo "setup: Jaeger is a go build of about 12 minutes the first time (cached after)"

@@ -83,6 +83,11 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer wait()
 		defer stop()
 	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	reg := plugins.NewRegistry()
 	var met *metrics.Metrics
 	var obs plugins.Observer
@@ -133,6 +138,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	startupDeadline := time.Now().Add(cfg.Server.StartupWait)
 	opts := hostOptions(cfg, log, audit)
 	opts.Tracer = tr.tracer()
+	opts.Store = st
 	srv := host.New(reg, opts)
 	toClients.Store(srv)
 	if met != nil {

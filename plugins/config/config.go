@@ -54,7 +54,8 @@ var (
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait", "shutdown_grace",
 		"cache_ttl", "cache_scope", "request_state_key_env", "task_ttl", "task_max_bytes", "task_after",
 		"plugin_dir", "timeout", "memory", "max_instances", "runtime",
-		"go"} // Go-source builds
+		"store", // what replicas share (issue 31)
+		"go"}    // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "memory", "max_instances", "runtime", "policy",
 		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "may_request_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope"}

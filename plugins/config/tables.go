@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/store"
 )
 
 func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
@@ -65,6 +66,15 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 			s.errf("request_state_key_env", "must not be empty (leave it out instead)")
 		} else {
 			sc.RequestStateKeyEnv = v
+		}
+	}
+	if v, ok := s.str(m, "store"); ok {
+		if !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") {
+			s.errf("store", "want a redis:// or rediss:// URL (leave it out for the in-process store)")
+		} else if _, err := store.ParseRedisURL(v); err != nil {
+			s.errf("store", "%v", err)
+		} else {
+			sc.Store = v
 		}
 	}
 	if v, ok := s.str(m, "plugin_dir"); ok {

@@ -59,6 +59,10 @@ type ServerConfig struct {
 	// RequestStateKeyEnv names the environment variable holding the key
 	// that signs 2026-07-28 requestState (default MCPHOST_REQUEST_STATE_KEY).
 	RequestStateKeyEnv string
+	// Store is the URL of what replicas share (redis:// or rediss://,
+	// see store.ParseRedisURL); "" is the in-process store. The
+	// MCPHOST_STORE environment variable wins over it (store.URL).
+	Store string
 	// Defaults applied to every plugin that does not set its own.
 	Timeout      time.Duration // default 5s
 	MemoryPages  uint32        // default 4096 (256 MiB)
