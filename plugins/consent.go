@@ -153,8 +153,17 @@ func consentParams(plugin string, a asking) json.RawMessage {
 func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	a := askingFor(r)
 	once, _ := ctx.Value(onceKey{}).(*onceSet)
-	if c.grants != nil && c.grants.Has(r, c.code) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
+	if once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
 		return nil
+	}
+	if c.grants != nil {
+		ok, err := c.grants.HasContext(ctx, r, c.code)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			c.log.Error("consent: the grants could not be read; no standing grant applies, so the person is asked", append(a.log, "err", err)...)
+		}
 	}
 	if c.grants != nil {
 		if gr, ok := c.grants.Other(r, c.code); ok {
@@ -203,10 +212,13 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 			addNote(ctx, notKept(r.Plugin, a, "there is no grants file to keep it in", edit))
 			return nil
 		}
-		if err := c.grants.Grant(r, c.code, time.Now()); err != nil {
+		if err := c.grants.Grant(ctx, r, c.code, time.Now()); err != nil {
 			c.log.Error("consent: allowed, but the grant was not saved; allowed once", append(a.log, "err", err)...)
-			addNote(ctx, notKept(r.Plugin, a, fmt.Sprintf("%s could not be written: %v", c.grants.File(), err),
-				"make its directory writable, or "+edit))
+			fix := "make its directory writable, or " + edit
+			if c.grants.Shared() {
+				fix = "answer again once the store answers (mcphost reconnects by itself), or " + edit
+			}
+			addNote(ctx, notKept(r.Plugin, a, fmt.Sprintf("%s could not be written: %v", c.grants.File(), err), fix))
 			return nil
 		}
 		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File(), "code", c.code.Digest)...)

@@ -156,7 +156,7 @@ func (l *Loader) Build(ctx context.Context, cfg *config.Config, prev *Generation
 	}
 	id := l.nextID(prev)
 	start := time.Now()
-	if l.grants != nil {
+	if l.grants != nil && !l.grants.Shared() { // a store's are read on every check
 		if err := l.grants.Reload(); err != nil {
 			l.log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "file", l.grants.File(), "err", err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/watch"
+	"github.com/mcphost/mcphost/store"
 )
 
 // compileGrace bounds how long serve waits at exit for background
@@ -101,7 +102,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer stop()
 	}
 	var grants *plugins.Grants
-	if cfg.File != "" {
+	if url := store.URL(cfg.Server.Store); url != "" {
+		// Shared by every replica on the store, read on every check.
+		grants = plugins.StoreGrants(st, store.Redact(url))
+	} else if cfg.File != "" {
 		// A bad file is said and stands for no grants: the person is
 		// asked again.
 		if grants, err = plugins.OpenGrants(plugins.GrantsFile(cfg.File)); err != nil {
