@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/plugins/progress"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/store"
 )
 
 // LoaderOptions configure a [Loader].
@@ -63,6 +65,11 @@ type LoaderOptions struct {
 	// and allow_always answers are kept here. Every Build reads the file
 	// again. nil refuses such connections as before, naming the key.
 	Grants *Grants
+	// Store keeps each plugin's key-value state (kv.go), shared by the
+	// replicas on it; StoreName names it in errors (its URL, password
+	// masked). nil is an in-process store of the loader's own.
+	Store     store.Store
+	StoreName string
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
@@ -80,6 +87,8 @@ type Loader struct {
 	obs        Observer
 	grants     *Grants
 	consent    *consent // nil without Grants; each plugin's is forCode its code
+	store      store.Store
+	storeName  string
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -103,6 +112,10 @@ func NewLoader(opts LoaderOptions) *Loader {
 	}
 	if l.log == nil {
 		l.log = slog.Default()
+	}
+	l.store, l.storeName = opts.Store, cmp.Or(opts.StoreName, "the store")
+	if l.store == nil {
+		l.store, l.storeName = store.NewMemory(), "the in-process store"
 	}
 	if opts.Grants != nil {
 		l.grants = opts.Grants
@@ -311,6 +324,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		// A grant stands for the code a person approved.
 		lim.Consent = l.consent.forCode(Code{Digest: "sha256:" + sum, Signer: signer.String()})
 	}
+	lim.KV = pluginKV(l.store, l.storeName, spec.Name, lim)
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
 	// State kept in an instance is lost when calls move from the

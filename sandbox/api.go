@@ -105,6 +105,30 @@ type Limits struct {
 	// by name (see keyringSecret for how a request names one). They
 	// are never logged; each module sees only its own.
 	Secrets map[string]string
+	// KV is the module's own key-value bucket, which the kv host
+	// function and wasi:keyvalue serve (kv.go); nil refuses them, saying
+	// so. It is not part of what a module is (it is left out of JSON);
+	// KVMaxKeys and KVMaxBytes, the bounds its KV enforces, are.
+	KV         KV `json:"-"`
+	KVMaxKeys  int64
+	KVMaxBytes int64
+}
+
+// KV is a plugin's key-value state, kept apart from its instances (in
+// the server's store, which replicas share). Errors name the store and
+// say why (it is down, a quota is reached); the guest is given them.
+type KV interface {
+	// Get returns key's value and whether it is set.
+	Get(ctx context.Context, key string) (value []byte, found bool, err error)
+	Set(ctx context.Context, key string, value []byte) error
+	Delete(ctx context.Context, key string) error
+	Exists(ctx context.Context, key string) (bool, error)
+	// Keys returns up to about limit keys after cursor ("" starts) and
+	// the cursor of the next page, "" at the end.
+	Keys(ctx context.Context, cursor string, limit int) (keys []string, next string, err error)
+	// Increment adds delta to the decimal integer at key (absent is 0)
+	// and returns the sum, atomically across replicas.
+	Increment(ctx context.Context, key string, delta int64) (int64, error)
 }
 
 // Kind classifies a failed call.

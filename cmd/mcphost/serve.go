@@ -102,7 +102,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer stop()
 	}
 	var grants *plugins.Grants
+	stName := "the in-process store"
 	if url := store.URL(cfg.Server.Store); url != "" {
+		stName = "store " + store.Redact(url)
 		// Shared by every replica on the store, read on every check.
 		grants = plugins.StoreGrants(st, store.Redact(url))
 	} else if cfg.File != "" {
@@ -112,7 +114,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "err", err)
 		}
 	}
-	rt.loader = rt.newLoader(log, obs, !*eager, grants)
+	rt.loader = rt.newLoader(log, obs, !*eager, grants, st, stName)
 	validator, err := hf.oauth(ctx, cfg.Auth, log)
 	if err != nil {
 		return err
