@@ -29,8 +29,7 @@ func TestKVCounterReplicas(t *testing.T) {
 		t.Skip("compiling a Go guest takes about 30 s under -race; TestKVHostFunc covers the sandbox path")
 	}
 	ctx := t.Context()
-	dir := t.TempDir()
-	built, err := source.BuildGo(ctx, "../examples/counter", source.BuildOptions{CacheDir: filepath.Join(dir, "build")})
+	built, err := source.BuildGo(ctx, "../examples/counter", source.BuildOptions{CacheDir: filepath.Join(t.TempDir(), "build")})
 	if err != nil {
 		t.Fatalf("BuildGo: %v", err)
 	}
@@ -38,38 +37,7 @@ func TestKVCounterReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(dir, "counter.wasm"), string(wasm))
-	file := filepath.Join(dir, "plugins.toml")
-	write(t, file, "[server]\nmemory = \"64MiB\"\nmax_instances = 1\n\n[[plugin]]\nname = \"counter\"\npath = \"counter.wasm\"\nkv_max_keys = 4\n")
-	cfg, err := config.LoadConfig(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	engine := newEngine(t)
-	srv := redistest.Start(t)
-	name := "store " + store.Redact(srv.URL())
-	replica := func() *Generation {
-		l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), Store: openTestStore(t, srv.URL()), StoreName: name})
-		g, err := l.Build(ctx, cfg, nil)
-		if err != nil || len(g.Failures) > 0 {
-			t.Fatalf("Build: %v %v", err, g.Failures)
-		}
-		t.Cleanup(func() { g.Close(context.WithoutCancel(ctx)) })
-		return g
-	}
-	callArgs := func(g *Generation, tool, args string) abi.CallToolResult {
-		t.Helper()
-		out, err := g.Tool(tool).Call(ctx, json.RawMessage(args), abi.Context{})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		var res abi.CallToolResult
-		if err := json.Unmarshal(out, &res); err != nil || len(res.Content) == 0 {
-			t.Fatalf("%s: %s: %v", tool, out, err)
-		}
-		return res
-	}
-	call := func(g *Generation, tool string) abi.CallToolResult { t.Helper(); return callArgs(g, tool, `{}`) }
+	replica, call, callArgs, srv, name := kvReplicas(t, "counter", wasm, "kv_max_keys = 4\n")
 	a, b := replica(), replica()
 	for i := 1; i <= 10; i++ {
 		g := []*Generation{a, b}[i%2]
@@ -99,5 +67,73 @@ func TestKVCounterReplicas(t *testing.T) {
 		if res := call(g, "counter_count"); res.IsError || res.Content[0].Text != fmt.Sprint(i+1) {
 			t.Errorf("count %d after Redis restarted: %+v; want %d", i+1, res, i+1)
 		}
+	}
+}
+
+// kvReplicas serves wasm as plugin name (its [[plugin]] table given
+// extra) on replicas that share one Redis: replica starts one, call and
+// callArgs call a tool on one.
+func kvReplicas(t *testing.T, name string, wasm []byte, extra string) (replica func() *Generation,
+	call func(g *Generation, tool string) abi.CallToolResult, callArgs func(g *Generation, tool, args string) abi.CallToolResult,
+	srv *redistest.Server, storeName string) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, name+".wasm"), string(wasm))
+	file := filepath.Join(dir, "plugins.toml")
+	write(t, file, fmt.Sprintf("[server]\nmemory = \"64MiB\"\nmax_instances = 1\n\n[[plugin]]\nname = %q\npath = \"%s.wasm\"\n%s", name, name, extra))
+	cfg, err := config.LoadConfig(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine := newEngine(t)
+	srv = redistest.Start(t)
+	storeName = "store " + store.Redact(srv.URL())
+	replica = func() *Generation {
+		l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), Store: openTestStore(t, srv.URL()), StoreName: storeName})
+		g, err := l.Build(ctx, cfg, nil)
+		if err != nil || len(g.Failures) > 0 {
+			t.Fatalf("Build: %v %v", err, g.Failures)
+		}
+		t.Cleanup(func() { g.Close(context.WithoutCancel(ctx)) })
+		return g
+	}
+	callArgs = func(g *Generation, tool, args string) abi.CallToolResult {
+		t.Helper()
+		out, err := g.Tool(tool).Call(ctx, json.RawMessage(args), abi.Context{})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		var res abi.CallToolResult
+		if err := json.Unmarshal(out, &res); err != nil || len(res.Content) == 0 {
+			t.Fatalf("%s: %s: %v", tool, out, err)
+		}
+		return res
+	}
+	call = func(g *Generation, tool string) abi.CallToolResult { t.Helper(); return callArgs(g, tool, `{}`) }
+	return replica, call, callArgs, srv, storeName
+}
+
+// TestKVComponentReplicas: the C component kvcount counts through
+// wasi:keyvalue on two replicas sharing Redis, 1…N, and on from N on a
+// replica started later; with Redis stopped the count fails naming the
+// store, and counts again once Redis is back.
+func TestKVComponentReplicas(t *testing.T) {
+	replica, _, callArgs, srv, name := kvReplicas(t, "kvcount", componentWasm(t, "kvcount"), "")
+	a, b := replica(), replica()
+	for i := 1; i <= 6; i++ {
+		if res := callArgs([]*Generation{a, b}[i%2], "kvcount_count", `{"key":"n"}`); res.IsError || res.Content[0].Text != fmt.Sprint(i) {
+			t.Fatalf("count %d: %+v; want %d", i, res, i)
+		}
+	}
+	if res := callArgs(replica(), "kvcount_count", `{"key":"n"}`); res.Content[0].Text != "7" {
+		t.Errorf("count on a restarted replica: %+v; want 7", res)
+	}
+	srv.Stop()
+	if res := callArgs(a, "kvcount_count", `{"key":"n"}`); !res.IsError || !strings.Contains(res.Content[0].Text, name) {
+		t.Errorf("count with Redis down: %+v; want an error naming %s", res, name)
+	}
+	srv.Restart()
+	if res := callArgs(b, "kvcount_count", `{"key":"n"}`); res.IsError || res.Content[0].Text != "1" {
+		t.Errorf("count after Redis restarted: %+v; want 1", res)
 	}
 }

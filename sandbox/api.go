@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // EngineOptions configure an [Engine].
@@ -115,21 +117,10 @@ type Limits struct {
 }
 
 // KV is a plugin's key-value state, kept apart from its instances (in
-// the server's store, which replicas share). Errors name the store and
-// say why (it is down, a quota is reached); the guest is given them.
-type KV interface {
-	// Get returns key's value and whether it is set.
-	Get(ctx context.Context, key string) (value []byte, found bool, err error)
-	Set(ctx context.Context, key string, value []byte) error
-	Delete(ctx context.Context, key string) error
-	Exists(ctx context.Context, key string) (bool, error)
-	// Keys returns up to about limit keys after cursor ("" starts) and
-	// the cursor of the next page, "" at the end.
-	Keys(ctx context.Context, cursor string, limit int) (keys []string, next string, err error)
-	// Increment adds delta to the decimal integer at key (absent is 0)
-	// and returns the sum, atomically across replicas.
-	Increment(ctx context.Context, key string, delta int64) (int64, error)
-}
+// the server's store, which replicas share): what the kv host function
+// (kv.go) and wasi:keyvalue serve. It is defined beside wasi:keyvalue's
+// host code, which cannot import this package.
+type KV = component.KeyValue
 
 // Kind classifies a failed call.
 type Kind int

@@ -50,14 +50,21 @@ func (k *mapKV) Exists(_ context.Context, key string) (bool, error) {
 	return ok, k.failing
 }
 
-func (k *mapKV) Keys(_ context.Context, _ string, _ int) ([]string, string, error) {
+// Keys pages in key order: the cursor is the last key of the page before.
+func (k *mapKV) Keys(_ context.Context, cursor string, limit int) ([]string, string, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var keys []string
 	for key := range k.m {
-		keys = append(keys, key)
+		if key > cursor {
+			keys = append(keys, key)
+		}
 	}
 	slices.Sort(keys)
+	if len(keys) > limit {
+		keys = keys[:limit]
+		return keys, keys[limit-1], k.failing
+	}
 	return keys, "", k.failing
 }
 
