@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcphost/mcphost/internal/redistest"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 )
 
@@ -49,30 +45,5 @@ func TestASKitKV(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(build, " "), err, out)
 	}
-	srv := redistest.Start(t)
-	replica := func() *mcp.ClientSession {
-		conf := filepath.Join(t.TempDir(), "plugins.toml")
-		body := fmt.Sprintf("[server]\nstore = %q\n\n[[plugin]]\nname = \"as\"\npath = %s\n", srv.URL(), quote(filepath.Join(dir, "kas.wasm")))
-		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return startServer(t, mcp.NewClient(&mcp.Implementation{Name: "askv", Version: "1"}, nil), "--config", conf, "--no-watch").session
-	}
-	a, b := replica(), replica()
-	call := func(cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-		t.Helper()
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		return textOf(t, res), res.IsError
-	}
-	for i := 1; i <= 4; i++ {
-		if got, isErr := call([]*mcp.ClientSession{a, b}[i%2], "as_count", map[string]any{}); isErr || got != fmt.Sprint(i) {
-			t.Fatalf("count %d: %q (isError %v); want %d", i, got, isErr, i)
-		}
-	}
-	if got, isErr := call(b, "as_echo", map[string]any{"text": "grüß dich ☃"}); isErr || got != "grüß dich ☃" {
-		t.Errorf("echo: %q (isError %v); want the text back", got, isErr)
-	}
+	checkKVReplicas(t, "as", filepath.Join(dir, "kas.wasm"))
 }
