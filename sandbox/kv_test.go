@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -122,4 +123,28 @@ func TestKVHostFunc(t *testing.T) {
 	if want := `{"error":"kv get: plugin state in store redis://db:6379/0: store unavailable"}`; err != nil || string(out) != want {
 		t.Errorf("with the store down: %s, %v; want %s", out, err, want)
 	}
+}
+
+// FuzzKVFunc feeds the kv host function a guest's arbitrary payload: it
+// never panics, and its reply is always JSON, a KVReply or an error.
+func FuzzKVFunc(f *testing.F) {
+	for _, s := range []string{`{"op":"get","key":"x"}`, `{"op":"set","key":"x","value":"aGk="}`, `{"op":"increment","key":"n","delta":-9223372036854775808}`,
+		`{"op":"keys","limit":-1,"cursor":"\u0000"}`, `{"op":"set","key":"x","value":"not base64"}`, `[]`, `{"op":1}`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		lim := Limits{KV: &mapKV{m: map[string][]byte{"n": []byte("41")}}}
+		var perr error
+		if !json.Valid(payload) {
+			perr = errBadPayload
+		}
+		reply := kvFunc(context.Background(), lim, payload, perr)
+		var rep struct {
+			abi.KVReply
+			Error *string `json:"error"`
+		}
+		if err := json.Unmarshal(reply, &rep); err != nil {
+			t.Fatalf("reply %q is not JSON: %v", reply, err)
+		}
+	})
 }
