@@ -99,7 +99,7 @@ func (s *onceSet) add(target string) {
 // may connect to target ("host:port"). Its input key (for the stateless
 // era) begins with abi.ConsentInputKeyPrefix, which no guest may use.
 func ConsentParams(plugin, target string) json.RawMessage {
-	return consentParams(plugin, askingFor(sandbox.Reach{Plugin: plugin, Host: target}))
+	return consentParams(plugin, askingFor(sandbox.Reach{Plugin: plugin, Host: target}), GrantsFileName)
 }
 
 // asking is what one reach asks a person for, in words.
@@ -127,10 +127,12 @@ func askingFor(r sandbox.Reach) asking {
 	return a
 }
 
-func consentParams(plugin string, a asking) json.RawMessage {
+// consentParams is the question; kept names where allow_always is kept
+// (the grants file, or the shared store).
+func consentParams(plugin string, a asking, kept string) json.RawMessage {
 	msg := fmt.Sprintf("Plugin %q wants to %s, which its %s does not allow. "+
 		"allow_once: for this call only. allow_always: from now on (kept in %s; 'mcphost grants revoke %s %s' removes it). deny: refuse.",
-		plugin, a.want, a.key, GrantsFileName, plugin, a.target)
+		plugin, a.want, a.key, kept, plugin, a.target)
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -184,7 +186,11 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	if peer == nil {
 		return fmt.Errorf("%s and no client is attached to ask a person; %s", what, edit)
 	}
-	res, err := peer.Request(ctx, "elicitation/create", consentParams(r.Plugin, a))
+	kept := GrantsFileName
+	if c.grants != nil && c.grants.Shared() {
+		kept = "the server's shared store"
+	}
+	res, err := peer.Request(ctx, "elicitation/create", consentParams(r.Plugin, a, kept))
 	switch {
 	case err != nil && ctx.Err() != nil:
 		c.log.Warn("consent: no answer before the call ended; refused", append(a.log, "err", err)...)

@@ -63,8 +63,8 @@ func TestConsentStore(t *testing.T) {
 			pA.say("allow_always")
 			fetch("allow_always on A", csA, "/a")
 			fetch("on B", csB, "/b")
-			if q := pA.asked(); len(q) != 1 || !strings.Contains(q[0], target) {
-				t.Errorf("A asked %q; want one question about %s", q, target)
+			if q := pA.asked(); len(q) != 1 || !strings.Contains(q[0], target) || !strings.Contains(q[0], "kept in the server's shared store") {
+				t.Errorf("A asked %q; want one question about %s that says the answer is kept in the shared store", q, target)
 			}
 			if q := pB.asked(); len(q) != 0 {
 				t.Errorf("B asked %q; want no question: A's grant stands", q)
