@@ -116,7 +116,8 @@ func kvReplicas(t *testing.T, name string, wasm []byte, extra string) (replica f
 // TestKVComponentReplicas: the C component kvcount counts through
 // wasi:keyvalue on two replicas sharing Redis, 1…N, and on from N on a
 // replica started later; with Redis stopped the count fails naming the
-// store, and counts again once Redis is back.
+// store while a call that touches no state serves, and it counts again
+// once Redis is back.
 func TestKVComponentReplicas(t *testing.T) {
 	replica, _, callArgs, srv, name := kvReplicas(t, "kvcount", componentWasm(t, "kvcount"), "")
 	a, b := replica(), replica()
@@ -131,6 +132,10 @@ func TestKVComponentReplicas(t *testing.T) {
 	srv.Stop()
 	if res := callArgs(a, "kvcount_count", `{"key":"n"}`); !res.IsError || !strings.Contains(res.Content[0].Text, name) {
 		t.Errorf("count with Redis down: %+v; want an error naming %s", res, name)
+	}
+	// A call that needs no shared state serves (open reads nothing).
+	if res := callArgs(a, "kvcount_open-store", `{"name":"default"}`); res.IsError || res.Content[0].Text != "opened" {
+		t.Errorf("a call without state, Redis down: %+v; want it served", res)
 	}
 	srv.Restart()
 	if res := callArgs(b, "kvcount_count", `{"key":"n"}`); res.IsError || res.Content[0].Text != "1" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,17 @@ func TestGrantsCommandStore(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "api.example:443") || !strings.Contains(out.String(), "sha256:cdcdcdcdcdcd") {
 		t.Errorf("list printed %q; want the grant and its code", out.String())
+	}
+	// From the config's [server] store.
+	if err := os.WriteFile("plugins.toml", []byte(fmt.Sprintf("[server]\nstore = %q\n", srv.URL())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := cmdGrants(t.Context(), []string{"list"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "api.example:443") {
+		t.Errorf("list with [server] store: %q, %v; want the grant", out.String(), err)
+	}
+	if err := os.Remove("plugins.toml"); err != nil {
+		t.Fatal(err)
 	}
 	t.Setenv(store.EnvURL, srv.URL())
 	out.Reset()
