@@ -30,6 +30,21 @@ func storeConsentConfig(t *testing.T, url string) string {
 	return conf
 }
 
+// storeGrants returns the grants in the store at url.
+func storeGrants(t *testing.T, url string) []plugins.Grant {
+	t.Helper()
+	st, err := store.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	g := plugins.StoreGrants(st, url)
+	if err := g.ReloadContext(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return g.List()
+}
+
 // TestConsentStore: two replicas (two mcphost serve processes, each with
 // its own config directory) on one Redis, with the Go SDK client in both
 // eras. A person answers allow_always once, on replica A; replica B
@@ -74,16 +89,7 @@ func TestConsentStore(t *testing.T) {
 					t.Errorf("%s beside %s: %v; want none (grants are in the store)", plugins.GrantsFileName, conf, err)
 				}
 			}
-			st, err := store.Open(srv.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			g := plugins.StoreGrants(st, srv.URL())
-			if err := g.ReloadContext(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			if list := g.List(); len(list) != 1 || list[0].Plugin != "fetch" || list[0].Host != target || list[0].Code == "" {
+			if list := storeGrants(t, srv.URL()); len(list) != 1 || list[0].Plugin != "fetch" || list[0].Host != target || list[0].Code == "" {
 				t.Errorf("the store holds %+v; want fetch → %s for its code", list, target)
 			}
 
@@ -107,5 +113,62 @@ func TestConsentStore(t *testing.T) {
 				t.Errorf("B asked %q after Redis restarted; want no question", q)
 			}
 		})
+	}
+}
+
+// TestConsentStoreConcurrent: 8 allow_always answers given at once, 4 on
+// each of two replicas (mcphost serve processes with their own config
+// directories) on one Redis, for 8 different hosts, with the Go SDK
+// client: all 8 are kept, and each replica then reaches every host
+// without asking.
+func TestConsentStoreConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the fetch example and runs mcphost serve")
+	}
+	srv := redistest.Start(t)
+	ups := make([]*upstream, 8)
+	for i := range ups {
+		ups[i] = newUpstream(t)
+	}
+	people := []*person{{}, {}}
+	sessions := []*mcp.ClientSession{
+		connectConsent(t, "2025-11-25", "stdio", storeConsentConfig(t, srv.URL()), people[0]),
+		connectConsent(t, "2025-11-25", "stdio", storeConsentConfig(t, srv.URL()), people[1]),
+	}
+	for _, p := range people {
+		p.say("allow_always", "allow_always", "allow_always", "allow_always")
+	}
+	errs := make(chan string, len(ups))
+	for i, up := range ups {
+		go func() {
+			res, err := sessions[i%2].CallTool(t.Context(), &mcp.CallToolParams{Name: "fetch_fetch", Arguments: map[string]any{"url": up.url + "/x"}})
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case res.IsError:
+				errs <- fmt.Sprintf("%s: isError", up.url)
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	for range ups {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	if n := len(storeGrants(t, srv.URL())); n != len(ups) {
+		t.Errorf("%d grants kept of %d; want all", n, len(ups))
+	}
+	for i, up := range ups { // each on the other replica: no question
+		text, isErr := fetchOnce(t, sessions[(i+1)%2], up.url+"/y")
+		if isErr || !strings.Contains(text, "hello from upstream") {
+			t.Errorf("%s on the other replica: %q (isError %v)", up.url, text, isErr)
+		}
+	}
+	for i, p := range people {
+		if q := p.asked(); len(q) != 4 {
+			t.Errorf("replica %d asked %d questions; want 4 (one per host, never again)", i, len(q))
+		}
 	}
 }
