@@ -60,7 +60,40 @@ const (
 	HostResourceUpdated     = "notify_resource_updated"          // {"uri":…} → nothing
 	HostURLElicitComplete   = "notify_url_elicitation_completed" // {"elicitationId":…} → nothing
 	HostKeyringSecret       = "get_keyring_secret"               // KeyringEntry → the secret's raw bytes
+	HostKV                  = "kv"                               // KVRequest → KVReply (mcphost addition)
 )
+
+// KV operations ([KVRequest].Op).
+const (
+	KVGet       = "get"       // Key → Value, Found
+	KVSet       = "set"       // Key, Value → {}
+	KVDelete    = "delete"    // Key → {}
+	KVExists    = "exists"    // Key → Found
+	KVKeys      = "keys"      // Cursor, Limit → Keys, Cursor ("" at the end)
+	KVIncrement = "increment" // Key, Delta → Number (the new value)
+)
+
+// KVRequest is the payload of [HostKV]: one operation on the plugin's own
+// key-value bucket, which every replica of the server shares when it has
+// a store (issue 31), and which outlives the plugin's instances. A reply
+// that fails is {"error":"…"} (the store is down, a quota is reached).
+type KVRequest struct {
+	Op     string `json:"op"`
+	Key    string `json:"key,omitempty"`
+	Value  []byte `json:"value,omitempty"` // base64 in JSON
+	Delta  int64  `json:"delta,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"` // keys per page; 0 means 100
+}
+
+// KVReply is the reply of [HostKV].
+type KVReply struct {
+	Value  []byte   `json:"value,omitempty"` // base64 in JSON
+	Found  bool     `json:"found,omitempty"`
+	Keys   []string `json:"keys,omitempty"`
+	Cursor string   `json:"cursor,omitempty"`
+	Number int64    `json:"number,omitempty"`
+}
 
 // KeyringEntry is the payload of [HostKeyringSecret], hyper-mcp's
 // KeyringEntryId. The reply is the secret's bytes, not JSON, and empty
@@ -122,4 +155,5 @@ var HostFuncs = []HostFunc{
 	{Name: HostResourceUpdated, Method: "notifications/resources/updated", Payload: true},
 	{Name: HostURLElicitComplete, Method: "notifications/elicitation/complete", Payload: true},
 	{Name: HostKeyringSecret, Payload: true, Reply: true},
+	{Name: HostKV, Payload: true, Reply: true},
 }

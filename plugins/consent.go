@@ -99,7 +99,7 @@ func (s *onceSet) add(target string) {
 // may connect to target ("host:port"). Its input key (for the stateless
 // era) begins with abi.ConsentInputKeyPrefix, which no guest may use.
 func ConsentParams(plugin, target string) json.RawMessage {
-	return consentParams(plugin, askingFor(sandbox.Reach{Plugin: plugin, Host: target}))
+	return consentParams(plugin, askingFor(sandbox.Reach{Plugin: plugin, Host: target}), GrantsFileName)
 }
 
 // asking is what one reach asks a person for, in words.
@@ -127,10 +127,12 @@ func askingFor(r sandbox.Reach) asking {
 	return a
 }
 
-func consentParams(plugin string, a asking) json.RawMessage {
+// consentParams is the question; kept names where allow_always is kept
+// (the grants file, or the shared store).
+func consentParams(plugin string, a asking, kept string) json.RawMessage {
 	msg := fmt.Sprintf("Plugin %q wants to %s, which its %s does not allow. "+
 		"allow_once: for this call only. allow_always: from now on (kept in %s; 'mcphost grants revoke %s %s' removes it). deny: refuse.",
-		plugin, a.want, a.key, GrantsFileName, plugin, a.target)
+		plugin, a.want, a.key, kept, plugin, a.target)
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -153,8 +155,17 @@ func consentParams(plugin string, a asking) json.RawMessage {
 func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	a := askingFor(r)
 	once, _ := ctx.Value(onceKey{}).(*onceSet)
-	if c.grants != nil && c.grants.Has(r, c.code) || once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
+	if once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
 		return nil
+	}
+	if c.grants != nil {
+		ok, err := c.grants.HasContext(ctx, r, c.code)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			c.log.Error("consent: the grants could not be read; no standing grant applies, so the person is asked", append(a.log, "err", err)...)
+		}
 	}
 	if c.grants != nil {
 		if gr, ok := c.grants.Other(r, c.code); ok {
@@ -175,7 +186,11 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 	if peer == nil {
 		return fmt.Errorf("%s and no client is attached to ask a person; %s", what, edit)
 	}
-	res, err := peer.Request(ctx, "elicitation/create", consentParams(r.Plugin, a))
+	kept := GrantsFileName
+	if c.grants != nil && c.grants.Shared() {
+		kept = "the server's shared store"
+	}
+	res, err := peer.Request(ctx, "elicitation/create", consentParams(r.Plugin, a, kept))
 	switch {
 	case err != nil && ctx.Err() != nil:
 		c.log.Warn("consent: no answer before the call ended; refused", append(a.log, "err", err)...)
@@ -203,10 +218,13 @@ func (c *consent) Allow(ctx context.Context, r sandbox.Reach) error {
 			addNote(ctx, notKept(r.Plugin, a, "there is no grants file to keep it in", edit))
 			return nil
 		}
-		if err := c.grants.Grant(r, c.code, time.Now()); err != nil {
+		if err := c.grants.Grant(ctx, r, c.code, time.Now()); err != nil {
 			c.log.Error("consent: allowed, but the grant was not saved; allowed once", append(a.log, "err", err)...)
-			addNote(ctx, notKept(r.Plugin, a, fmt.Sprintf("%s could not be written: %v", c.grants.File(), err),
-				"make its directory writable, or "+edit))
+			fix := "make its directory writable, or " + edit
+			if c.grants.Shared() {
+				fix = "answer again once the store answers (mcphost reconnects by itself), or " + edit
+			}
+			addNote(ctx, notKept(r.Plugin, a, fmt.Sprintf("%s could not be written: %v", c.grants.File(), err), fix))
 			return nil
 		}
 		c.log.Info("consent: granted for good", append(a.log, "file", c.grants.File(), "code", c.code.Digest)...)

@@ -151,7 +151,7 @@ func TestGrantsFile(t *testing.T) {
 		{Plugin: "fetch", Host: "b.example", Port: 443}, {Plugin: "fetch", Host: "a.example", Port: 443},
 		{Plugin: "other", Host: "::1", Port: 8080}, {Plugin: "fetch", Host: "a.example", Port: 443},
 	} {
-		if err := g.Grant(r, testCode, now); err != nil {
+		if err := g.Grant(context.Background(), r, testCode, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,14 +166,14 @@ func TestGrantsFile(t *testing.T) {
 	if gr := other.List()[0]; !gr.Granted.Equal(now) {
 		t.Errorf("granted %v; want %v", gr.Granted, now)
 	}
-	gone, err := other.Revoke("fetch", "b.example:443")
+	gone, err := other.Revoke(context.Background(), "fetch", "b.example:443")
 	if err != nil || grantsString(gone) != "fetch b.example:443" {
 		t.Fatalf("Revoke: %v, %v", gone, err)
 	}
 	if err := g.Reload(); err != nil || g.Has(sandbox.Reach{Plugin: "fetch", Host: "b.example", Port: 443}, testCode) || !g.Has(sandbox.Reach{Plugin: "fetch", Host: "a.example", Port: 443}, testCode) {
 		t.Errorf("after a revoke elsewhere and Reload: %v, %v", g.List(), err)
 	}
-	if gone, err := g.Revoke("fetch", ""); err != nil || grantsString(gone) != "fetch a.example:443" {
+	if gone, err := g.Revoke(context.Background(), "fetch", ""); err != nil || grantsString(gone) != "fetch a.example:443" {
 		t.Errorf("Revoke all of fetch: %v, %v", gone, err)
 	}
 	if err := os.WriteFile(file, []byte("[[grant]\nplugin = "), 0o600); err != nil {
@@ -182,7 +182,7 @@ func TestGrantsFile(t *testing.T) {
 	if err := g.Reload(); err == nil || len(g.List()) != 0 || !strings.Contains(err.Error(), file) {
 		t.Errorf("a bad file: %v, %v; want an error naming it and no grants", g.List(), err)
 	}
-	if err := g.Grant(sandbox.Reach{Plugin: "fetch", Host: "c.example", Port: 443}, testCode, now); err == nil {
+	if err := g.Grant(context.Background(), sandbox.Reach{Plugin: "fetch", Host: "c.example", Port: 443}, testCode, now); err == nil {
 		t.Errorf("Grant over a bad file succeeded; want it refused")
 	}
 	if b, _ := os.ReadFile(file); string(b) != "[[grant]\nplugin = " {
@@ -262,7 +262,7 @@ func TestConsentPath(t *testing.T) {
 	if reloaded.Has(other, testCode) {
 		t.Errorf("allow_once stored a grant")
 	}
-	if gone, err := reloaded.Revoke("files", "/srv/docs"); err != nil || len(gone) != 1 {
+	if gone, err := reloaded.Revoke(context.Background(), "files", "/srv/docs"); err != nil || len(gone) != 1 {
 		t.Errorf("Revoke by directory: %v, %v", gone, err)
 	}
 }

@@ -3,6 +3,7 @@ package plugins
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -110,10 +112,29 @@ const grantsHeader = `# Written by mcphost when a person answers allow_always to
 // Grants is a grants file in memory. It is read by [OpenGrants] and again
 // by [Grants.Reload] (every load of a [Loader] with it), and written, whole
 // and atomically, by Grant and Revoke. It is safe for concurrent use.
+//
+// Grants opened with [StoreGrants] live in a shared store instead (the
+// key [GrantsKey], in the grants file's format), so that replicas share
+// them: every check reads the store (an answer given on one replica
+// stands on every other at once), and Grant and Revoke change it with a
+// compare-and-swap loop (store.Update), so concurrent answers on several
+// replicas are all kept.
 type Grants struct {
-	file string
-	mu   sync.Mutex
-	list []Grant
+	file  string
+	st    store.Store // nil: the file
+	where string      // the store, for messages (password masked)
+	mu    sync.Mutex
+	list  []Grant
+}
+
+// GrantsKey is the store key of the grants of [StoreGrants].
+const GrantsKey = "grants"
+
+// StoreGrants returns the grants kept in st under [GrantsKey]; where names
+// the store in messages (store.Redact of its URL). It does not read the
+// store: the first check does.
+func StoreGrants(st store.Store, where string) *Grants {
+	return &Grants{st: st, where: where}
 }
 
 // OpenGrants reads file; a file that does not exist holds no grants. A
@@ -123,17 +144,65 @@ func OpenGrants(file string) (*Grants, error) {
 	return g, g.Reload()
 }
 
-// File is the grants file's path.
-func (g *Grants) File() string { return g.file }
+// File is where the grants are kept: the grants file's path, or the
+// store ("store redis://…").
+func (g *Grants) File() string {
+	if g.st != nil {
+		return "store " + g.where
+	}
+	return g.file
+}
 
-// Reload reads the file again. When it fails, no grant stands (a person's
-// earlier answers are asked again) until it reads.
+// Shared reports whether the grants live in a store that replicas share.
+func (g *Grants) Shared() bool { return g.st != nil }
+
+// Reload reads the file (or the store) again. When it fails, no grant
+// stands (a person's earlier answers are asked again) until it reads.
 func (g *Grants) Reload() error {
-	list, err := readGrants(g.file)
+	return g.ReloadContext(context.Background())
+}
+
+// ReloadContext is Reload bounded by ctx (which only a store needs).
+func (g *Grants) ReloadContext(ctx context.Context) error {
+	list, err := g.read(ctx)
 	g.mu.Lock()
 	g.list = list
 	g.mu.Unlock()
 	return err
+}
+
+// read returns the grants as they are kept now.
+func (g *Grants) read(ctx context.Context) ([]Grant, error) {
+	if g.st == nil {
+		return readGrants(g.file)
+	}
+	b, err := g.st.Get(ctx, GrantsKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("grants: store %s: %w", g.where, err)
+	}
+	return decodeGrants(b, "store "+g.where)
+}
+
+// current returns the grants to check against: the store's as they are
+// now (a store read failing is logged by the caller and stands for no
+// grant), or the file's as last read.
+func (g *Grants) current(ctx context.Context) ([]Grant, error) {
+	if g.st != nil {
+		list, err := g.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		g.mu.Lock()
+		g.list = list
+		g.mu.Unlock()
+		return list, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.list, nil
 }
 
 func readGrants(file string) ([]Grant, error) {
@@ -144,6 +213,12 @@ func readGrants(file string) ([]Grant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grants: %w", err)
 	}
+	return decodeGrants(b, file)
+}
+
+// decodeGrants parses and checks the grants file format; file names where
+// b came from.
+func decodeGrants(b []byte, file string) ([]Grant, error) {
 	var f grantsFile
 	if _, err := toml.NewDecoder(bytes.NewReader(b)).Decode(&f); err != nil {
 		return nil, fmt.Errorf("grants: %s: %w", file, err)
@@ -182,14 +257,20 @@ func (g *Grants) List() []Grant {
 
 // Has reports whether a grant stands for r made by code.
 func (g *Grants) Has(r sandbox.Reach, code Code) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.ContainsFunc(g.list, func(gr Grant) bool { return gr.allowsCode(r, code) })
+	ok, _ := g.HasContext(context.Background(), r, code)
+	return ok
+}
+
+// HasContext is Has, reading a store through (bounded by ctx): when the
+// store cannot be read, no grant stands and the error says why.
+func (g *Grants) HasContext(ctx context.Context, r sandbox.Reach, code Code) (bool, error) {
+	list, err := g.current(ctx)
+	return slices.ContainsFunc(list, func(gr Grant) bool { return gr.allowsCode(r, code) }), err
 }
 
 // Other returns a grant that would stand for r were it given to other
 // code (or written before grants named code), and whether there is one:
-// the reason a person is asked again.
+// the reason a person is asked again. It looks at the grants as last read.
 func (g *Grants) Other(r sandbox.Reach, code Code) (Grant, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -206,14 +287,15 @@ func (g *Grants) Other(r sandbox.Reach, code Code) (Grant, bool) {
 // path's read grant when it grants write. It reads the file first
 // (another process, such as `mcphost grants revoke`, may have changed
 // it), so it never writes over what it could not read.
-func (g *Grants) Grant(r sandbox.Reach, code Code, now time.Time) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	list, err := readGrants(g.file)
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(list, func(gr Grant) bool { return gr.allowsCode(r, code) }) {
+//
+// In a store, the change is a compare-and-swap retried until it lands
+// (ctx bounds it), so an answer given at the same time on another replica
+// is kept too.
+func (g *Grants) Grant(ctx context.Context, r sandbox.Reach, code Code, now time.Time) error {
+	return g.change(ctx, func(list []Grant) ([]Grant, bool) {
+		if slices.ContainsFunc(list, func(gr Grant) bool { return gr.allowsCode(r, code) }) {
+			return list, false
+		}
 		gr := Grant{Plugin: r.Plugin, Code: code.Digest, Signer: code.Signer, Host: r.Target(), Granted: now.UTC().Truncate(time.Second)}
 		if r.Path != "" {
 			gr.Host, gr.Path, gr.Access = "", r.Path, AccessRead
@@ -221,42 +303,78 @@ func (g *Grants) Grant(r sandbox.Reach, code Code, now time.Time) error {
 				gr.Access = AccessWrite
 			}
 		}
-		list = slices.DeleteFunc(list, func(o Grant) bool { return o.Plugin == r.Plugin && o.Target() == gr.Target() })
-		list = append(list, gr)
-	}
-	if err := writeGrants(g.file, list); err != nil {
-		return err
-	}
-	g.list = list
-	return nil
+		list = slices.DeleteFunc(slices.Clone(list), func(o Grant) bool { return o.Plugin == r.Plugin && o.Target() == gr.Target() })
+		return append(list, gr), true
+	})
 }
 
 // Revoke removes plugin's grant for target (host:port or directory), or
 // all of plugin's grants when target is "", and returns what it removed.
-func (g *Grants) Revoke(plugin, target string) ([]Grant, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	list, err := readGrants(g.file)
+func (g *Grants) Revoke(ctx context.Context, plugin, target string) ([]Grant, error) {
+	var gone []Grant
+	err := g.change(ctx, func(list []Grant) ([]Grant, bool) {
+		var kept []Grant
+		gone = nil
+		for _, gr := range list {
+			if gr.Plugin == plugin && (target == "" || gr.Target() == target) {
+				gone = append(gone, gr)
+			} else {
+				kept = append(kept, gr)
+			}
+		}
+		return kept, len(gone) > 0
+	})
 	if err != nil {
 		return nil, err
 	}
-	var kept, gone []Grant
-	for _, gr := range list {
-		if gr.Plugin == plugin && (target == "" || gr.Target() == target) {
-			gone = append(gone, gr)
-		} else {
-			kept = append(kept, gr)
-		}
-	}
-	if len(gone) == 0 {
-		g.list = list
-		return nil, nil
-	}
-	if err := writeGrants(g.file, kept); err != nil {
-		return nil, err
-	}
-	g.list = kept
 	return gone, nil
+}
+
+// change applies fn to the grants as kept now and keeps its result when
+// fn reports a change: the file is read first (another process, such as
+// `mcphost grants revoke`, may have changed it) and rewritten whole; the
+// store is changed by compare-and-swap. What could not be read is never
+// written over.
+func (g *Grants) change(ctx context.Context, fn func([]Grant) ([]Grant, bool)) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.st == nil {
+		list, err := readGrants(g.file)
+		if err != nil {
+			return err
+		}
+		next, changed := fn(list)
+		if changed {
+			if err := writeGrants(g.file, next); err != nil {
+				return err
+			}
+		}
+		g.list = next
+		return nil
+	}
+	var list []Grant
+	var bad error // the store holds what does not parse
+	_, err := store.Update(ctx, g.st, GrantsKey, 0, func(old []byte) ([]byte, error) {
+		cur, err := decodeGrants(old, "store "+g.where)
+		if err != nil {
+			bad = err
+			return nil, err
+		}
+		next, changed := fn(cur)
+		list = next
+		if !changed {
+			return old, nil
+		}
+		return encodeGrants(next)
+	})
+	switch {
+	case bad != nil:
+		return bad
+	case err != nil:
+		return fmt.Errorf("grants: store %s: %w", g.where, err)
+	}
+	g.list = list
+	return nil
 }
 
 func sortGrants(list []Grant) {
@@ -272,21 +390,16 @@ func sortGrants(list []Grant) {
 // same directory, synced and renamed over it, so a reader sees the old
 // file or the new one, never half of one.
 func writeGrants(file string, list []Grant) error {
-	list = slices.Clone(list)
-	sortGrants(list)
-	var buf bytes.Buffer
-	buf.WriteString(grantsHeader)
-	if len(list) > 0 {
-		if err := toml.NewEncoder(&buf).Encode(grantsFile{Grant: list}); err != nil {
-			return fmt.Errorf("grants: %w", err)
-		}
+	b, err := encodeGrants(list)
+	if err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".plugins.grants-*.toml")
 	if err != nil {
 		return fmt.Errorf("grants: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return fmt.Errorf("grants: %w", err)
 	}
@@ -301,4 +414,18 @@ func writeGrants(file string, list []Grant) error {
 		return fmt.Errorf("grants: %w", err)
 	}
 	return nil
+}
+
+// encodeGrants returns list in the grants file format, sorted.
+func encodeGrants(list []Grant) ([]byte, error) {
+	list = slices.Clone(list)
+	sortGrants(list)
+	var buf bytes.Buffer
+	buf.WriteString(grantsHeader)
+	if len(list) > 0 {
+		if err := toml.NewEncoder(&buf).Encode(grantsFile{Grant: list}); err != nil {
+			return nil, fmt.Errorf("grants: %w", err)
+		}
+	}
+	return buf.Bytes(), nil
 }

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/progress"
 	"github.com/mcphost/mcphost/plugins/source"
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -63,6 +65,11 @@ type LoaderOptions struct {
 	// and allow_always answers are kept here. Every Build reads the file
 	// again. nil refuses such connections as before, naming the key.
 	Grants *Grants
+	// Store keeps each plugin's key-value state (kv.go), shared by the
+	// replicas on it; StoreName names it in errors (its URL, password
+	// masked). nil is an in-process store of the loader's own.
+	Store     store.Store
+	StoreName string
 }
 
 // Loader builds generations. It is safe for concurrent use, though callers
@@ -84,7 +91,9 @@ type Loader struct {
 	// compiles holds a slot per compile running (one per CPU). Only the
 	// compile and instantiation take one: a build or download waiting on
 	// something else must not keep another plugin from loading.
-	compiles chan struct{}
+	compiles  chan struct{}
+	store     store.Store
+	storeName string
 }
 
 // Busy lists the plugins being loaded right now, each with the step it is
@@ -109,6 +118,10 @@ func NewLoader(opts LoaderOptions) *Loader {
 	}
 	if l.log == nil {
 		l.log = slog.Default()
+	}
+	l.store, l.storeName = opts.Store, cmp.Or(opts.StoreName, "the store")
+	if l.store == nil {
+		l.store, l.storeName = store.NewMemory(), "the in-process store"
 	}
 	if opts.Grants != nil {
 		l.grants = opts.Grants
@@ -173,7 +186,7 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	}
 	id := l.nextID(prev)
 	start := time.Now()
-	if l.grants != nil {
+	if l.grants != nil && !l.grants.Shared() { // a store's are read on every check
 		if err := l.grants.Reload(); err != nil {
 			l.log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "file", l.grants.File(), "err", err)
 		}
@@ -417,6 +430,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		// A grant stands for the code a person approved.
 		lim.Consent = l.consent.forCode(Code{Digest: "sha256:" + sum, Signer: signer.String()})
 	}
+	lim.KV = pluginKV(l.store, l.storeName, spec.Name, lim)
 	model := instanceModel(spec, server, wasm)
 	lim.Instances = model.Instances
 	// A stateful instance that served a call stays on the interpreter

@@ -361,8 +361,9 @@ func (m *Manager) watch(cfg *config.Config) {
 	if m.opts.ConfigFile != "" {
 		paths = append(paths, m.opts.ConfigFile)
 	}
-	if g := m.opts.Loader.grants; g != nil {
-		// A grant revoked from the command line applies at once.
+	if g := m.opts.Loader.grants; g != nil && !g.Shared() {
+		// A grant revoked from the command line applies at once (grants
+		// in a store are read on every check).
 		paths = append(paths, g.File())
 	}
 	if err := w.Set(paths); err != nil {

@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // EngineOptions configure an [Engine].
@@ -110,7 +112,20 @@ type Limits struct {
 	// by name (see keyringSecret for how a request names one). They
 	// are never logged; each module sees only its own.
 	Secrets map[string]string
+	// KV is the module's own key-value bucket, which the kv host
+	// function and wasi:keyvalue serve (kv.go); nil refuses them, saying
+	// so. It is not part of what a module is (it is left out of JSON);
+	// KVMaxKeys and KVMaxBytes, the bounds its KV enforces, are.
+	KV         KV `json:"-"`
+	KVMaxKeys  int64
+	KVMaxBytes int64
 }
+
+// KV is a plugin's key-value state, kept apart from its instances (in
+// the server's store, which replicas share): what the kv host function
+// (kv.go) and wasi:keyvalue serve. It is defined beside wasi:keyvalue's
+// host code, which cannot import this package.
+type KV = component.KeyValue
 
 // Kind classifies a failed call.
 type Kind int

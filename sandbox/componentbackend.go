@@ -153,7 +153,7 @@ func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.
 	}
 	w := &component.WASI{
 		Env: b.lim.Env, Config: b.lim.Config, Stdout: stdout, Stderr: stderr,
-		Preopens: pre, HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log,
+		Preopens: pre, HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log, KV: b.lim.KV,
 		Refused: func(err error) bool { var r *RefusedError; return errors.As(err, &r) },
 	}
 	inst, err := b.cp.Instantiate(ctx, w)

@@ -65,9 +65,20 @@ type HostError struct {
 
 func (e *HostError) Error() string { return fmt.Sprintf("host %s: %s", e.Func, e.Message) }
 
+// caller is what calls host functions: a HostFuncs, or one import alone
+// (kv.go).
+type caller interface {
+	Call(name string, payload []byte) ([]byte, error)
+}
+
 // callHost sends v (nil for no payload) to the host function name and
 // decodes its reply into out (nil to ignore it).
 func callHost(name string, v, out any) error {
+	return callHostOn(currentHost(), name, v, out)
+}
+
+// callHostOn is callHost through h.
+func callHostOn(h caller, name string, v, out any) error {
 	var payload []byte
 	if v != nil {
 		b, err := json.Marshal(v)
@@ -76,7 +87,7 @@ func callHost(name string, v, out any) error {
 		}
 		payload = b
 	}
-	reply, err := currentHost().Call(name, payload)
+	reply, err := h.Call(name, payload)
 	if err != nil {
 		return fmt.Errorf("host %s: %w", name, err)
 	}

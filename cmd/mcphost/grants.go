@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
-const grantsUsage = `usage: mcphost grants list [--config FILE]
-       mcphost grants revoke PLUGIN [HOST:PORT|PATH] [--config FILE]
+const grantsUsage = `usage: mcphost grants list [--config FILE] [--store URL]
+       mcphost grants revoke PLUGIN [HOST:PORT|PATH] [--config FILE] [--store URL]
 
 A grant lets a plugin connect to a host its allowed_hosts does not allow,
 or read (or read and write) a may_request_paths directory its
@@ -22,7 +24,10 @@ allowed_paths does not hold.
 Only a person makes one, by answering allow_always when mcphost asks
 through the client (elicitation); no tool, resource or prompt can. Grants
 live in plugins.grants.toml beside plugins.toml; a running server reads
-the file again when it changes.
+the file again when it changes. With a store (--store URL, else
+MCPHOST_STORE, else the config's [server] store) they live in the store,
+shared by every replica, and a revoke stands on every replica at its next
+check.
 
 list    prints every grant: plugin, host:port or directory, what it allows
         (connect, read or write), when it was given, and the code it was
@@ -31,25 +36,30 @@ list    prints every grant: plugin, host:port or directory, what it allows
 revoke  removes PLUGIN's grant for HOST:PORT or PATH, or all of PLUGIN's grants
 `
 
-func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdGrants(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, err := newGroupFlags("grants", grantsUsage, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	var c common
 	c.register(fs)
+	storeURL := fs.String("store", "", "the store the grants live in (default: $"+store.EnvURL+", else [server] store of the config)")
 	operands, err := fs.parseOperands(args[1:])
 	if err != nil {
 		return err
 	}
-	g, err := openGrants(c.config)
+	g, closeStore, err := openGrants(ctx, c.config, *storeURL)
 	if err != nil {
 		return err
 	}
+	defer closeStore()
 	switch args[0] {
 	case "list":
 		if len(operands) > 0 {
 			return fmt.Errorf("unexpected arguments %q", operands)
+		}
+		if err := g.ReloadContext(ctx); err != nil {
+			return err
 		}
 		list := g.List()
 		if len(list) == 0 {
@@ -72,7 +82,7 @@ func cmdGrants(_ context.Context, args []string, stdout, stderr io.Writer) error
 		if len(operands) == 2 {
 			target = operands[1]
 		}
-		gone, err := g.Revoke(plugin, target)
+		gone, err := g.Revoke(ctx, plugin, target)
 		if err != nil {
 			return err
 		}
@@ -104,14 +114,36 @@ func allows(gr plugins.Grant) string {
 	return "connect"
 }
 
-// openGrants opens the grants file beside the config --config names (or
-// ./plugins.toml, as serve finds it).
-func openGrants(config string) (*plugins.Grants, error) {
-	if config == "" {
-		if _, err := os.Stat("plugins.toml"); err != nil {
-			return nil, errors.New("no plugins.toml here and no --config given: grants live beside plugins.toml")
+// openGrants opens the grants serve would use: in the store storeURL
+// names (else MCPHOST_STORE, else the config's [server] store), or else
+// in the file beside the config --config names (or ./plugins.toml, as
+// serve finds it). The caller calls closeStore when done.
+func openGrants(ctx context.Context, configFile, storeURL string) (g *plugins.Grants, closeStore func(), err error) {
+	if configFile == "" {
+		if _, err := os.Stat("plugins.toml"); err == nil {
+			configFile = "plugins.toml"
 		}
-		config = "plugins.toml"
 	}
-	return plugins.OpenGrants(plugins.GrantsFile(config))
+	if storeURL == "" {
+		storeURL = os.Getenv(store.EnvURL)
+	}
+	if storeURL == "" && configFile != "" {
+		cfg, err := config.LoadConfig(configFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		storeURL = store.URL(cfg.Server.Store)
+	}
+	if storeURL != "" {
+		st, err := store.Open(storeURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store: %w", err)
+		}
+		return plugins.StoreGrants(st, store.Redact(storeURL)), func() { st.Close() }, nil
+	}
+	if configFile == "" {
+		return nil, nil, errors.New("no plugins.toml here, no --config and no store given: grants live beside plugins.toml, or in the store ([server] store, " + store.EnvURL + ")")
+	}
+	g, err = plugins.OpenGrants(plugins.GrantsFile(configFile))
+	return g, func() {}, err
 }

@@ -58,7 +58,7 @@ func init() {
 			func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
 		{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",
 			func(ctx context.Context, a []string, s streams) error { return cmdCache(ctx, a, s.out, s.stderr) }},
-		{"grants", "list|revoke PLUGIN [HOST:PORT|PATH]", "show or remove what a person allowed plugins beyond allowed_hosts (plugins.grants.toml)",
+		{"grants", "list|revoke PLUGIN [HOST:PORT|PATH]", "show or remove what a person allowed plugins beyond allowed_hosts (plugins.grants.toml, or the [server] store)",
 			func(ctx context.Context, a []string, s streams) error { return cmdGrants(ctx, a, s.out, s.stderr) }},
 		{"version", "", "print the version (also --version)",
 			func(_ context.Context, a []string, s streams) error { return cmdVersion(a, s.out, s.stderr) }},

@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/source"
+	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -41,15 +42,17 @@ type runtime struct {
 
 // newLoader returns a loader on r's engine that logs to log and tells obs
 // (when not nil) about tool calls and asks for consent with grants (when
-// not nil; serve). With lazy, plugins found in the list
+// not nil; serve), and keeps plugin state in st, named stName in errors
+// (nil: an in-process store of its own). With lazy, plugins found in the list
 // cache are listed from it and compiled on first use (serve); the author
 // commands load every plugin at once, so that they report what loading
 // finds.
-func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *plugins.Grants) *plugins.Loader {
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *plugins.Grants, st store.Store, stName string) *plugins.Loader {
 	cache := cacheRoot()
 	opts := plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
-		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}, Grants: grants}
+		CacheMax: source.DefaultCacheMax, CacheDirs: []string{r.engine.CacheDir()}, Grants: grants,
+		Store: st, StoreName: stName}
 	if lazy {
 		opts.ListCacheDir = listCacheDir()
 	}
@@ -69,7 +72,7 @@ func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer, interp
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	r := &runtime{engine: eng}
-	r.loader = r.newLoader(log, nil, false, nil)
+	r.loader = r.newLoader(log, nil, false, nil, nil, "")
 	return r, nil
 }
 

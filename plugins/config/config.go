@@ -41,6 +41,13 @@ const (
 	DefaultMemoryPages   = sandbox.DefaultMemoryPages // 256 MiB
 )
 
+// Defaults of a plugin's kv_max_keys and kv_max_bytes: room for a
+// plugin's counters, caches and settings, not for bulk data.
+const (
+	DefaultKVMaxKeys  = 10000
+	DefaultKVMaxBytes = 16 << 20 // 16 MiB
+)
+
 // pluginNameRE is what a plugin name may look like. Names become tool
 // prefixes ("<name>_"), so they use only characters that are valid in a
 // tool name, start with a letter or digit, and stay short enough (32) to
@@ -63,7 +70,8 @@ var (
 		"go"}    // Go-source builds
 	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "load_timeout", "memory", "max_instances", "runtime", "policy",
 		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "may_request_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
-		"cache_ttl", "cache_scope", "ui"}
+		"cache_ttl", "cache_scope", "ui",
+		"kv_max_keys", "kv_max_bytes"} // plugin state (issue 31)
 	mountKeys = []string{"host", "guest", "read_only", "allow_root"}
 
 	// Plugin sources beyond files (source_url.go, source_oci.go).
@@ -294,6 +302,9 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		Config:          spec.Config,
 
 		AllowPrivateNetworks: spec.AllowPrivateNetworks,
+
+		KVMaxKeys:  cmp.Or(spec.KVMaxKeys, DefaultKVMaxKeys),
+		KVMaxBytes: cmp.Or(spec.KVMaxBytes, DefaultKVMaxBytes),
 	}
 	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)

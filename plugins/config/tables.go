@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -204,6 +205,16 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	if v, ok := s.integer(m, "max_instances", 1, maxInstances); ok {
 		spec.MaxInstances = int(v)
+	}
+	if v, ok := s.integer(m, "kv_max_keys", 1, math.MaxInt32); ok {
+		spec.KVMaxKeys = v
+	}
+	if v, ok := s.bytes(m, "kv_max_bytes"); ok {
+		if v < 1 || v > 1<<30 {
+			s.errf("kv_max_bytes", "%d bytes is out of range [1, 1GiB]", v)
+		} else {
+			spec.KVMaxBytes = v
+		}
 	}
 	if v, ok := s.str(m, "runtime"); ok {
 		checkRuntime(s, v)

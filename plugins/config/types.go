@@ -141,8 +141,13 @@ type Spec struct {
 	Env             map[string]string
 	Config          map[string]string
 	MaxInstances    int
-	IncludeTools    []string // glob patterns (path.Match) on the plugin's own tool names
-	ExcludeTools    []string
+	// KVMaxKeys and KVMaxBytes bound the plugin's key-value state (the
+	// kv host function, guest.KV, wasi:keyvalue): keys, and bytes of keys
+	// and values together; 0 means DefaultKVMaxKeys / DefaultKVMaxBytes.
+	KVMaxKeys    int64
+	KVMaxBytes   int64
+	IncludeTools []string // glob patterns (path.Match) on the plugin's own tool names
+	ExcludeTools []string
 	// TaskTools (glob patterns, like IncludeTools) names the tools run
 	// as tasks for clients that declare the tasks extension: a matching
 	// tool that does not declare execution.taskSupport itself is listed

@@ -38,6 +38,9 @@ type WASI struct {
 	Log *slog.Logger
 	// MaxHTTPBytes bounds a response body.
 	MaxHTTPBytes int64
+	// KV is what wasi:keyvalue serves (keyvalue.go); nil refuses to open
+	// a store (access-denied).
+	KV KeyValue
 }
 
 // Preopen is one directory shown to the guest.
@@ -202,6 +205,7 @@ func WASIHost() map[string]HostFunc {
 	addFilesystem(add)
 	addConfig(add)
 	addLogging(add)
+	addKeyValue(add)
 	addHTTP(add)
 	return h
 }

@@ -1,8 +1,11 @@
 package guesttest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -19,10 +22,14 @@ type Host struct {
 	Elicit       func(abi.ElicitParams) (*abi.ElicitResult, error)
 	Roots        []abi.Root
 	HTTP         func(*guest.HTTPRequest) (*guest.HTTPResponse, error)
+	// KVErr, when not "", fails every guest.KV call with it, as a store
+	// that is down does.
+	KVErr string
 
 	mu    sync.Mutex
 	calls []Call
 	logs  []string
+	kv    map[string][]byte // guest.KV's state
 }
 
 // Call is one recorded host-function call.
@@ -96,6 +103,8 @@ func (f hostFuncs) Call(name string, payload []byte) ([]byte, error) {
 			return nil, fmt.Errorf("decode %s payload: %w", name, err)
 		}
 		return reply(elicit(req))
+	case abi.HostKV:
+		return h.serveKV(payload)
 	case abi.HostListRoots:
 		if roots == nil {
 			roots = []abi.Root{}
@@ -106,6 +115,48 @@ func (f hostFuncs) Call(name string, payload []byte) ([]byte, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown host function %q", name)
+}
+
+// serveKV serves guest.KV from an in-memory map.
+func (h *Host) serveKV(payload []byte) ([]byte, error) {
+	var req abi.KVRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, fmt.Errorf("decode kv payload: %w", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.KVErr != "" {
+		return hostError(h.KVErr)
+	}
+	if h.kv == nil {
+		h.kv = map[string][]byte{}
+	}
+	var rep abi.KVReply
+	switch req.Op {
+	case abi.KVGet:
+		rep.Value, rep.Found = h.kv[req.Key]
+	case abi.KVSet:
+		h.kv[req.Key] = append([]byte(nil), req.Value...)
+	case abi.KVDelete:
+		delete(h.kv, req.Key)
+	case abi.KVExists:
+		_, rep.Found = h.kv[req.Key]
+	case abi.KVKeys:
+		for k := range h.kv {
+			rep.Keys = append(rep.Keys, k)
+		}
+		slices.Sort(rep.Keys)
+	case abi.KVIncrement:
+		n, err := strconv.ParseInt(cmp.Or(string(h.kv[req.Key]), "0"), 10, 64)
+		if err != nil {
+			return hostError("kv increment: the value is not an integer")
+		}
+		rep.Number = n + req.Delta
+		h.kv[req.Key] = []byte(strconv.FormatInt(rep.Number, 10))
+	default:
+		return hostError("kv: unknown op " + req.Op)
+	}
+	return json.Marshal(rep)
 }
 
 func reply[T any](v *T, err error) ([]byte, error) {

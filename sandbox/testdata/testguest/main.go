@@ -270,6 +270,8 @@ func host() int32 {
 		hostURLElicitationCompleted(p)
 	case "get_keyring_secret":
 		reply = hostKeyringSecret(p)
+	case "kv":
+		reply = hostKV(p)
 	default:
 		setError("unknown host function " + in.Fn)
 		return 1

@@ -86,6 +86,9 @@ func hostURLElicitationCompleted(uint64)
 //go:wasmimport extism:host/user get_keyring_secret
 func hostKeyringSecret(uint64) uint64
 
+//go:wasmimport extism:host/user kv
+func hostKV(uint64) uint64
+
 func input() []byte {
 	n := inputLength()
 	buf := make([]byte, n)

@@ -6,9 +6,9 @@
 // a value by a dotted key path ("request.arguments.text"), and an abort
 // handler that reports the message as the call's error. Every export is
 // `function f(): i32`: read the input with Host.inputString(), write JSON
-// with Host.outputString(), return 0. The payloads are MCP's own shapes;
-// see abi/README.md in mcphost.
-import { Host, Memory } from "@extism/as-pdk";
+// with output() (not the PDK's Host.outputString: see output), return 0.
+// The payloads are MCP's own shapes; see abi/README.md in mcphost.
+import { Memory } from "@extism/as-pdk";
 
 // ---- MCP host functions (extism:host/user) --------------------------------
 
@@ -24,6 +24,15 @@ export declare function notifyToolListChanged(): void;
 // @ts-ignore: decorator
 @external("extism:host/env", "error_set")
 declare function error_set(offset: u64): void;
+// @ts-ignore: decorator
+@external("extism:host/env", "output_set")
+declare function output_set(offset: u64, length: u64): void;
+// @ts-ignore: decorator
+@external("extism:host/env", "length")
+declare function extism_length(offset: u64): u64;
+// @ts-ignore: decorator
+@external("extism:host/user", "kv")
+declare function host_kv(payload: u64): u64;
 
 // log sends notifications/message to the client at level ("debug", "info",
 // "warning", "error", …) with text as its data.
@@ -61,8 +70,11 @@ export function textResult(text: string, isError: bool = false): string {
 }
 
 // output writes s as the call's output and returns 0, the export's result.
+// (The PDK's Host.outputString sets the output's length to s.length, in
+// UTF-16 units, which cuts off the end of a non-ASCII output.)
 export function output(s: string): i32 {
-  Host.outputString(s);
+  const m = Memory.allocateString(s);
+  output_set(m.offset, m.length);
   return 0;
 }
 
@@ -240,4 +252,103 @@ export function jsonGetNumber(json: string, path: string): f64 {
   const c = v.charCodeAt(0);
   if (!(c == 0x2d || (c >= 0x30 && c <= 0x39))) return NaN;
   return F64.parseFloat(v);
+}
+
+// ---- key-value state ------------------------------------------------------
+//
+// The plugin's own key-value state, kept by mcphost in its store: shared by
+// every replica of the server ([server] store) and outliving restarts.
+// Globals stay per instance and per replica. Values here are strings
+// (UTF-8). A KVResult that is not ok has an error naming the store (it is
+// down, a quota is reached): return it as the tool's error, never as an
+// empty value. The kv import is only in plugins that call these.
+
+export class KVResult {
+  ok: bool = false;
+  error: string = "";
+  found: bool = false; // kvGet: whether the key is set
+  value: string = ""; // kvGet: its value
+  number: i64 = 0; // kvIncrement: the sum
+}
+
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+function base64(s: string): string {
+  const b = Uint8Array.wrap(String.UTF8.encode(s));
+  let out = "";
+  for (let i = 0; i < b.length; i += 3) {
+    const v = (u32(b[i]) << 16) | (i + 1 < b.length ? u32(b[i + 1]) << 8 : 0) | (i + 2 < b.length ? u32(b[i + 2]) : 0);
+    out += B64.charAt((v >> 18) & 63) + B64.charAt((v >> 12) & 63);
+    out += i + 1 < b.length ? B64.charAt((v >> 6) & 63) : "=";
+    out += i + 2 < b.length ? B64.charAt(v & 63) : "=";
+  }
+  return out;
+}
+
+function unbase64(s: string): string {
+  const out = new Uint8Array((s.length / 4) * 3);
+  let n = 0;
+  for (let i = 0; i + 3 < s.length; i += 4) {
+    let v: u32 = 0;
+    let pad = 0;
+    for (let j = 0; j < 4; j++) {
+      const c = B64.indexOf(s.charAt(i + j));
+      if (c < 0) pad++;
+      v = (v << 6) | u32(c < 0 ? 0 : c);
+    }
+    out[n++] = u8(v >> 16);
+    if (pad < 2) out[n++] = u8(v >> 8);
+    if (pad < 1) out[n++] = u8(v);
+  }
+  return String.UTF8.decode(out.slice(0, n).buffer);
+}
+
+function kvCall(req: string): KVResult {
+  const r = new KVResult();
+  const off = host_kv(Memory.allocateString(req).offset);
+  if (off == 0) {
+    r.error = "kv: no reply from the host";
+    return r;
+  }
+  const mem = new Memory(off, extism_length(off));
+  const reply = mem.toString();
+  mem.free();
+  const err = jsonGetString(reply, "error");
+  if (err !== null) {
+    r.error = err;
+    return r;
+  }
+  r.ok = true;
+  const found = jsonGet(reply, "found");
+  r.found = found !== null && found == "true";
+  const v = jsonGetString(reply, "value");
+  if (v !== null) r.value = unbase64(v);
+  const n = jsonGet(reply, "number");
+  if (n !== null) r.number = I64.parseInt(n);
+  return r;
+}
+
+function kvOp(op: string, key: string): string {
+  return '{"op":"' + op + '","key":' + jsonString(key);
+}
+
+// kvGet reads key: found and value.
+export function kvGet(key: string): KVResult {
+  return kvCall(kvOp("get", key) + "}");
+}
+
+// kvSet sets key to value.
+export function kvSet(key: string, value: string): KVResult {
+  return kvCall(kvOp("set", key) + ',"value":"' + base64(value) + '"}');
+}
+
+// kvDelete removes key (a key that is not set is no error).
+export function kvDelete(key: string): KVResult {
+  return kvCall(kvOp("delete", key) + "}");
+}
+
+// kvIncrement adds delta to the integer at key (absent counts as 0); the
+// sum is in number. Atomic across replicas.
+export function kvIncrement(key: string, delta: i64): KVResult {
+  return kvCall(kvOp("increment", key) + ',"delta":' + delta.toString() + "}");
 }

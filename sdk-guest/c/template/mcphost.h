@@ -59,6 +59,8 @@ MCP_USER("notify_tool_list_changed") void mcp_host_notify_tool_list_changed(void
 MCP_USER("notify_prompt_list_changed") void mcp_host_notify_prompt_list_changed(void);
 MCP_USER("notify_resource_list_changed") void mcp_host_notify_resource_list_changed(void);
 MCP_USER("notify_resource_updated") void mcp_host_notify_resource_updated(uint64_t);
+/* The plugin's key-value state (mcp_kv_*); imported only when used. */
+MCP_USER("kv") uint64_t mcp_host_kv(uint64_t);
 
 /* ---- bytes in and out --------------------------------------------------- */
 
@@ -428,6 +430,143 @@ static inline int32_t mcp_text_result(const char *text, bool is_error) {
 	mcp_buf_json_string(&b, text, strlen(text));
 	mcp_buf_puts(&b, is_error ? "}],\"isError\":true}" : "}]}");
 	return mcp_buf_output(&b);
+}
+
+/* ---- base64 (the kv host function's values) ------------------------------ */
+
+static const char mcp__b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* mcp_buf_base64 writes the standard base64 of p[0:n], padded. */
+static inline void mcp_buf_base64(mcp_buf *b, const char *p, size_t n) {
+	const unsigned char *u = (const unsigned char *)p;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)u[i] << 16 | (i + 1 < n ? (uint32_t)u[i + 1] << 8 : 0) | (i + 2 < n ? u[i + 2] : 0);
+		char q[4] = {mcp__b64[v >> 18 & 63], mcp__b64[v >> 12 & 63], i + 1 < n ? mcp__b64[v >> 6 & 63] : '=', i + 2 < n ? mcp__b64[v & 63] : '='};
+		mcp_buf_write(b, q, 4);
+	}
+}
+
+/* mcp_base64_decode decodes s[0:n] (standard, padded) into a malloc'd
+ * buffer and stores its length in *out; NULL when it is not base64. */
+static inline char *mcp_base64_decode(const char *s, size_t n, size_t *out) {
+	if (n % 4) return NULL;
+	char *buf = malloc(n / 4 * 3 + 1);
+	if (!buf) return NULL;
+	size_t len = 0;
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t v = 0;
+		int pad = 0;
+		for (int j = 0; j < 4; j++) {
+			const char *c = s[i + j] == '=' ? NULL : memchr(mcp__b64, s[i + j], 64);
+			if (!c && (s[i + j] != '=' || i + 4 < n || j < 2)) {
+				free(buf);
+				return NULL;
+			}
+			if (!c) pad++;
+			v = v << 6 | (c ? (uint32_t)(c - mcp__b64) : 0);
+		}
+		buf[len++] = (char)(v >> 16);
+		if (pad < 2) buf[len++] = (char)(v >> 8);
+		if (pad < 1) buf[len++] = (char)v;
+	}
+	buf[len] = 0;
+	*out = len;
+	return buf;
+}
+
+/* ---- key-value state ------------------------------------------------------ */
+/* The plugin's own key-value state, kept by mcphost in its store: shared
+ * by every replica of the server ([server] store) and outliving restarts.
+ * Memory (globals) stays per instance and per replica. Each function
+ * returns true on success; on failure *err (when err is not NULL) is a
+ * malloc'd message naming the store (it is down, a quota is reached):
+ * return it as the tool's error, never as an empty value. */
+
+/* mcp__kv sends the request in b (the JSON object without its closing
+ * brace) and returns the reply, or NULL with *err set. */
+static inline char *mcp__kv(mcp_buf *b, size_t *n, char **err) {
+	mcp_buf_puts(b, "}");
+	if (err) *err = NULL;
+	char *reply = b->oom ? NULL : mcp_kernel_get(mcp_host_kv(mcp_kernel_put(b->p, b->len)), n);
+	free(b->p);
+	if (!reply) {
+		static const char msg[] = "kv: no reply from the host";
+		if (err && (*err = malloc(sizeof msg)) != NULL) memcpy(*err, msg, sizeof msg);
+		return NULL;
+	}
+	char *e = mcp_json_string(mcp_json_get((mcp_json){reply, *n}, "error"), NULL);
+	if (e) {
+		free(reply);
+		if (err) *err = e; else free(e);
+		return NULL;
+	}
+	return reply;
+}
+
+static inline void mcp__kv_op(mcp_buf *b, const char *op, const char *key) {
+	mcp_buf_printf(b, "{\"op\":\"%s\",\"key\":", op);
+	mcp_buf_json_string(b, key, strlen(key));
+}
+
+/* mcp_kv_get reads key: *value is a malloc'd copy (NUL-terminated, length
+ * in *n) and *found whether it is set. */
+static inline bool mcp_kv_get(const char *key, char **value, size_t *n, bool *found, char **err) {
+	mcp_buf b = {0};
+	mcp__kv_op(&b, "get", key);
+	size_t rn;
+	char *reply = mcp__kv(&b, &rn, err);
+	if (!reply) return false;
+	mcp_json r = {reply, rn};
+	*found = mcp_json_is(mcp_json_get(r, "found"), "true");
+	size_t en = 0;
+	char *enc = mcp_json_string(mcp_json_get(r, "value"), &en);
+	*value = mcp_base64_decode(enc ? enc : "", enc ? en : 0, n);
+	free(enc);
+	free(reply);
+	return *value != NULL;
+}
+
+/* mcp_kv_set sets key to value[0:n]. */
+static inline bool mcp_kv_set(const char *key, const char *value, size_t n, char **err) {
+	mcp_buf b = {0};
+	mcp__kv_op(&b, "set", key);
+	mcp_buf_puts(&b, ",\"value\":\"");
+	mcp_buf_base64(&b, value, n);
+	mcp_buf_puts(&b, "\"");
+	size_t rn;
+	char *reply = mcp__kv(&b, &rn, err);
+	free(reply);
+	return reply != NULL;
+}
+
+/* mcp_kv_delete removes key (a key that is not set is no error). */
+static inline bool mcp_kv_delete(const char *key, char **err) {
+	mcp_buf b = {0};
+	mcp__kv_op(&b, "delete", key);
+	size_t rn;
+	char *reply = mcp__kv(&b, &rn, err);
+	free(reply);
+	return reply != NULL;
+}
+
+/* mcp_kv_increment adds delta to the integer at key (absent counts as 0)
+ * and stores the sum in *sum: atomic across replicas. */
+static inline bool mcp_kv_increment(const char *key, int64_t delta, int64_t *sum, char **err) {
+	mcp_buf b = {0};
+	mcp__kv_op(&b, "increment", key);
+	mcp_buf_printf(&b, ",\"delta\":%lld", (long long)delta);
+	size_t rn;
+	char *reply = mcp__kv(&b, &rn, err);
+	if (!reply) return false;
+	mcp_json v = mcp_json_get((mcp_json){reply, rn}, "number"); /* absent: 0 */
+	char num[24] = "0";
+	if (v.p && v.n < sizeof num) {
+		memcpy(num, v.p, v.n);
+		num[v.n] = 0;
+	}
+	*sum = strtoll(num, NULL, 10);
+	free(reply);
+	return true;
 }
 
 #endif /* MCPHOST_H */

@@ -71,6 +71,37 @@ int main(void) {
 	free(back);
 	free(b.p);
 
+	/* base64, as the kv host function carries values */
+	const char *plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar", "\xff\x00\x80"};
+	const char *enc[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", "/wCA"};
+	for (int i = 0; i < 8; i++) {
+		size_t pn = i == 7 ? 3 : strlen(plain[i]);
+		mcp_buf e = {0};
+		mcp_buf_base64(&e, plain[i], pn);
+		if (e.len != strlen(enc[i]) || (e.len && memcmp(e.p, enc[i], e.len) != 0)) {
+			printf("FAIL base64 %d: got %.*s; want %s\n", i, (int)e.len, e.p ? e.p : "", enc[i]);
+			failures++;
+		}
+		free(e.p);
+		size_t dn;
+		char *d = mcp_base64_decode(enc[i], strlen(enc[i]), &dn);
+		if (!d || dn != pn || memcmp(d, plain[i], pn) != 0) {
+			printf("FAIL base64 decode %d\n", i);
+			failures++;
+		}
+		free(d);
+	}
+	const char *bad[] = {"Zg=", "Z===", "Zg==Zg==", "Z!==", "=Zg="};
+	for (int i = 0; i < 5; i++) {
+		size_t dn;
+		char *d = mcp_base64_decode(bad[i], strlen(bad[i]), &dn);
+		if (d) {
+			printf("FAIL base64 decode accepted %s\n", bad[i]);
+			failures++;
+			free(d);
+		}
+	}
+
 	if (failures == 0) printf("PASS\n");
 	return failures != 0;
 }

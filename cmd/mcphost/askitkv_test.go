@@ -1,0 +1,49 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
+)
+
+// TestASKitKV builds an AssemblyScript plugin that uses mcphost.ts's
+// key-value functions (sdk-guest/assemblyscript/testdata/kvcount.ts, in
+// place of the template's index.ts) and serves it on two replicas sharing
+// one Redis, with the Go SDK client: its counter counts 1…N across both,
+// and a non-ASCII value survives the base64 round trip.
+func TestASKitKV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an AssemblyScript plugin and runs mcphost serve")
+	}
+	_, err := exec.LookPath("npm")
+	requireTool(t, "npm is not installed", err == nil)
+	tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
+	_, err = os.Stat(filepath.Join(tc, "assemblyscript"))
+	requireTool(t, "MCPHOST_AS_TOOLCHAIN does not name a node_modules with assemblyscript", tc != "" && err == nil)
+	dir := t.TempDir()
+	if err := askit.Write(dir, "kas"); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "sdk-guest", "assemblyscript", "testdata", "kvcount.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.ts"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	build := askit.BuildCommand()
+	cmd := exec.Command(build[0], build[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "npm_config_offline=true", "HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(build, " "), err, out)
+	}
+	checkKVReplicas(t, "as", filepath.Join(dir, "kas.wasm"))
+}

@@ -1,0 +1,153 @@
+package component
+
+import (
+	"context"
+	"fmt"
+)
+
+// KeyValue is a plugin's key-value state (sandbox.KV): what
+// wasi:keyvalue and the kv host function serve. Errors name the store
+// and say why (it is down, a quota is reached); the guest is given them.
+type KeyValue interface {
+	// Get returns key's value and whether it is set.
+	Get(ctx context.Context, key string) (value []byte, found bool, err error)
+	Set(ctx context.Context, key string, value []byte) error
+	// Delete removes key; a key that is not set is no error.
+	Delete(ctx context.Context, key string) error
+	Exists(ctx context.Context, key string) (bool, error)
+	// Keys returns up to about limit keys after cursor ("" starts) and
+	// the cursor of the next page, "" at the end.
+	Keys(ctx context.Context, cursor string, limit int) (keys []string, next string, err error)
+	// Increment adds delta to the decimal integer at key (absent is 0)
+	// and returns the sum, atomically across replicas.
+	Increment(ctx context.Context, key string, delta int64) (int64, error)
+}
+
+// KVStoreNames are the identifiers store.open accepts: Spin's "default"
+// label, and "" (wasmCloud's default link). Each opens the plugin's own
+// bucket; any other is no-such-store.
+var KVStoreNames = []string{"default", ""}
+
+// kvKeysPage is the page size of list-keys.
+const kvKeysPage = 100
+
+// kvBucket is a wasi:keyvalue bucket resource: the plugin's KV.
+type kvBucket struct {
+	kv KeyValue
+	// cursors maps the u64 cursors of wasi:keyvalue@0.2.0-draft's
+	// list-keys to the store's own (a string): cursor i+1 is cursors[i].
+	cursors []string
+}
+
+// addKeyValue serves wasi:keyvalue/store and wasi:keyvalue/atomics as
+// wasmCloud (0.2.0-draft: list-keys' cursor an option<u64>, increment's
+// delta a u64) and Spin (0.2.0-draft2: the cursor an option<string>,
+// the delta an s64) serve them, from WASI.KV: a guest opens the store
+// "default" (or ""), which is the plugin's own bucket, shared by the
+// server's replicas. A failure of the store is the error case other,
+// with the store's message, never an empty value.
+func addKeyValue(add func(iface, name string, f HostFunc)) {
+	const store, atomics = "wasi:keyvalue/store", "wasi:keyvalue/atomics"
+	fail := func(hc *HostCall, err error) any {
+		return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "other"), Val: err.Error()}}
+	}
+	add(store, "open", func(hc *HostCall, args []any) (any, error) {
+		w := wasiOf(hc)
+		name := args[0].(string)
+		known := false
+		for _, n := range KVStoreNames {
+			known = known || name == n
+		}
+		switch {
+		case !known:
+			if w.Log != nil {
+				w.Log.Warn("wasi:keyvalue: no such store; open \"default\", the plugin's own bucket", "store", name)
+			}
+			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "no-such-store")}}, nil
+		case w.KV == nil:
+			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "access-denied")}}, nil
+		}
+		return ok(&kvBucket{kv: w.KV}), nil
+	})
+	add(store, "[method]bucket.get", func(hc *HostCall, args []any) (any, error) {
+		v, found, err := args[0].(*kvBucket).kv.Get(hc.Ctx, args[1].(string))
+		switch {
+		case err != nil:
+			return fail(hc, err), nil
+		case !found:
+			return ok(Case{Index: 0}), nil
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		return ok(Case{Index: 1, Val: v}), nil
+	})
+	add(store, "[method]bucket.set", func(hc *HostCall, args []any) (any, error) {
+		if err := args[0].(*kvBucket).kv.Set(hc.Ctx, args[1].(string), args[2].([]byte)); err != nil {
+			return fail(hc, err), nil
+		}
+		return ok(nil), nil
+	})
+	add(store, "[method]bucket.delete", func(hc *HostCall, args []any) (any, error) {
+		if err := args[0].(*kvBucket).kv.Delete(hc.Ctx, args[1].(string)); err != nil {
+			return fail(hc, err), nil
+		}
+		return ok(nil), nil
+	})
+	add(store, "[method]bucket.exists", func(hc *HostCall, args []any) (any, error) {
+		found, err := args[0].(*kvBucket).kv.Exists(hc.Ctx, args[1].(string))
+		if err != nil {
+			return fail(hc, err), nil
+		}
+		return ok(found), nil
+	})
+	add(store, "[method]bucket.list-keys", func(hc *HostCall, args []any) (any, error) {
+		b, c := args[0].(*kvBucket), args[1].(Case)
+		cursor := ""
+		switch v := c.Val.(type) {
+		case string: // draft2
+			cursor = v
+		case uint64: // draft: an index into b.cursors
+			if v == 0 || v > uint64(len(b.cursors)) {
+				return fail(hc, fmt.Errorf("list-keys: cursor %d was not returned by this bucket", v)), nil
+			}
+			cursor = b.cursors[v-1]
+		}
+		keys, next, err := b.kv.Keys(hc.Ctx, cursor, kvKeysPage)
+		if err != nil {
+			return fail(hc, err), nil
+		}
+		list := make([]any, len(keys))
+		for i, k := range keys {
+			list[i] = k
+		}
+		nextCase := Case{Index: 0}
+		if next != "" {
+			if hc.Type.Params[1].Type.Elem.Kind == String {
+				nextCase = Case{Index: 1, Val: next}
+			} else {
+				b.cursors = append(b.cursors, next)
+				nextCase = Case{Index: 1, Val: uint64(len(b.cursors))}
+			}
+		}
+		return ok([]any{list, nextCase}), nil
+	})
+	add(atomics, "increment", func(hc *HostCall, args []any) (any, error) {
+		b, key := args[0].(*kvBucket), args[1].(string)
+		var delta int64
+		switch d := args[2].(type) {
+		case uint64: // draft
+			delta = int64(d)
+		case int64: // draft2
+			delta = d
+		}
+		n, err := b.kv.Increment(hc.Ctx, key, delta)
+		if err != nil {
+			return fail(hc, err), nil
+		}
+		if hc.Type.Result.Ok.Kind == U64 {
+			return ok(uint64(n)), nil
+		}
+		return ok(n), nil
+	})
+}
