@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,14 +25,19 @@ import (
 //     complete;
 //   - a reload on the replica that does not hold a client's
 //     subscriptions/listen reaches that client (the official Go SDK), and
-//     a 2025-11-25 session hears its own replica's reload.
+//     a 2025-11-25 session hears its own replica's reload;
+//   - consent: one question for an allow_always, honoured by both
+//     replicas, in each era;
+//   - examples/counter's KV counter counts 1…N across both replicas.
 //
 // Tasks go through raw JSON-RPC: the Go SDK (v1.8) has no tasks API.
 func TestReplicasStore(t *testing.T) {
-	c := startCluster(t, clusterConf(t))
+	c := startCluster(t, storeConf(t))
 	t.Run("tasks", func(t *testing.T) { storeTasks(t, c) })
 	t.Run("eliciting tasks", func(t *testing.T) { storeElicitingTasks(t, c) })
 	t.Run("list changes", func(t *testing.T) { storeListChanges(t, c) })
+	t.Run("consent", func(t *testing.T) { storeConsent(t, c) })
+	t.Run("kv counter", func(t *testing.T) { storeKVCounter(t, c) })
 	t.Run("redis down", func(t *testing.T) { storeRedisDown(t, c) }) // last: it stops Redis
 }
 
@@ -236,5 +243,146 @@ func storeListChanges(t *testing.T, c *cluster) {
 		if !slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "extra_x" }) {
 			t.Errorf("a tools/list through haproxy lacks extra_x after both replicas reloaded")
 		}
+	}
+}
+
+// storeConf is clusterConf plus the fetch example, which may ask for
+// 127.0.0.1 (consent), and examples/counter (plugin state in the store).
+func storeConf(t *testing.T) string {
+	t.Helper()
+	fetch, err := filepath.Abs("../../examples/fetch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, err := filepath.Abs("../../examples/counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := strings.Replace(clusterConf(t), "[server]\n", "[server]\nstartup_wait = \"180s\"\n", 1)
+	return conf + fmt.Sprintf("\n[[plugin]]\nname = \"fetch\"\nsource = %q\ntimeout = \"60s\"\nmay_request_hosts = [\"127.0.0.1\"]\n"+
+		"\n[[plugin]]\nname = \"counter\"\nsource = %q\n", fetch, counter)
+}
+
+// lbSession is a Go SDK session through the balancer; rec notes the
+// replica that answered each request.
+type lbSession struct {
+	cs  *mcp.ClientSession
+	rec *replicaRecorder
+}
+
+// sdkSessions connects client through the balancer in version's era and
+// returns sessions that, called in turn, reach both replicas: a
+// 2026-07-28 session is stateless, so one alternates by itself; a
+// 2025-11-25 session sticks to the replica of its initialize, so
+// sessions are opened (bounded) until one sits on each replica.
+func sdkSessions(t *testing.T, c *cluster, client *mcp.Client, version string) []*lbSession {
+	t.Helper()
+	connect := func() *lbSession {
+		rec := &replicaRecorder{next: http.DefaultTransport}
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: c.lb + "/mcp", HTTPClient: &http.Client{Transport: rec}},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%s connect through haproxy: %v", version, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return &lbSession{cs: cs, rec: rec}
+	}
+	if version != "2025-11-25" {
+		return []*lbSession{connect()}
+	}
+	byReplica := map[string]*lbSession{}
+	for range 8 {
+		s := connect()
+		if reps := s.rec.replicas(); len(reps) == 1 && byReplica[reps[0]] == nil {
+			byReplica[reps[0]] = s
+		}
+		if len(byReplica) == 2 {
+			return []*lbSession{byReplica["a"], byReplica["b"]}
+		}
+	}
+	t.Fatalf("8 2025-11-25 sessions through haproxy sat only on %v; want one on each replica", slices.Collect(maps.Keys(byReplica)))
+	return nil
+}
+
+// call calls tool on s and returns its result and the replica that
+// answered it (the retry's, after an input_required round).
+func (s *lbSession) call(t *testing.T, tool string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	s.rec.reset()
+	res, err := s.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", tool, err)
+	}
+	first, retry := s.rec.round()
+	if retry != "" {
+		return res, retry
+	}
+	if first == "" { // a 2025-11-25 session: its replica
+		first = strings.Join(s.rec.replicas(), ",")
+	}
+	return res, first
+}
+
+// storeConsent: in each era the fetch example reaches a new loopback
+// server (a host it may only ask for). The first call asks once and the
+// person answers allow_always; 6 more calls, alternating replicas, all
+// succeed with no further question: the grant, kept in the store, is
+// honoured by both replicas.
+func storeConsent(t *testing.T, c *cluster) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			up := newUpstream(t)
+			p := &person{}
+			p.say("allow_always") // any further question is denied
+			client := mcp.NewClient(&mcp.Implementation{Name: "replicas-consent", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: p.handle})
+			sessions := sdkSessions(t, c, client, version)
+			answered := map[string]int{}
+			for i := range 7 {
+				res, replica := sessions[i%len(sessions)].call(t, "fetch_fetch", map[string]any{"url": fmt.Sprintf("%s/%d", up.url, i)})
+				if text := textOf(t, res); res.IsError || !strings.Contains(text, "hello from upstream") {
+					t.Errorf("call %d on replica %s: %q (isError %v); want the upstream's text", i, replica, text, res.IsError)
+				}
+				if i > 0 {
+					answered[replica]++
+				}
+			}
+			if q := p.asked(); len(q) != 1 || !strings.Contains(q[0], "127.0.0.1:"+up.port) || !strings.Contains(q[0], "kept in the server's shared store") {
+				t.Errorf("questions asked: %q; want one, about 127.0.0.1:%s, saying the answer is kept in the shared store", q, up.port)
+			}
+			if answered["a"] == 0 || answered["b"] == 0 {
+				t.Errorf("calls after the grant were answered by %v; want both replicas", answered)
+			}
+			t.Logf("%s consent: %d question(s); calls after the grant answered by %v", version, len(p.asked()), answered)
+			if n := up.hits.Load(); n != 7 {
+				t.Errorf("the upstream saw %d requests; want 7", n)
+			}
+		})
+	}
+}
+
+// storeKVCounter: examples/counter's count, called 10 times in each era
+// with the calls alternating replicas, goes 1…10 then 11…20, with no gap
+// and no repeat: the count is plugin state in the store, not in either
+// replica's memory.
+func storeKVCounter(t *testing.T, c *cluster) {
+	n := 0
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(version, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "replicas-counter", Version: "1"}, nil)
+			sessions := sdkSessions(t, c, client, version)
+			counted := map[string]int{}
+			for i := range 10 {
+				n++
+				res, replica := sessions[i%len(sessions)].call(t, "counter_count", map[string]any{})
+				if text := textOf(t, res); res.IsError || text != fmt.Sprint(n) {
+					t.Fatalf("count %d on replica %s: %q (isError %v); want %d", i+1, replica, text, res.IsError, n)
+				}
+				counted[replica]++
+			}
+			t.Logf("%s counter: reached %d; counts answered by %v", version, n, counted)
+			if counted["a"] == 0 || counted["b"] == 0 {
+				t.Errorf("counts were answered by %v; want both replicas", counted)
+			}
+		})
 	}
 }
