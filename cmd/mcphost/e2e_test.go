@@ -161,13 +161,18 @@ func (l *lineWriter) inject(line string) error {
 func (l *lineWriter) Close() error { return l.w.Close() }
 
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	wrote chan struct{} // closed at the next Write, for a waiter; nil when none waits
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.wrote != nil {
+		close(l.wrote)
+		l.wrote = nil
+	}
 	return l.w.Write(p)
 }
 

@@ -186,6 +186,32 @@ func (e *reloadEnv) stderr() string {
 	return e.s.stderr.String()
 }
 
+// waitStderr waits until mcphost has logged s (or noteTimeout passes),
+// woken by each write, and returns what it logged so far.
+func (e *reloadEnv) waitStderr(s string) string {
+	lw := e.s.cmd.Stderr.(*lockedWriter)
+	timeout := time.NewTimer(noteTimeout)
+	defer timeout.Stop()
+	for {
+		lw.mu.Lock()
+		got := e.s.stderr.String()
+		if strings.Contains(got, s) {
+			lw.mu.Unlock()
+			return got
+		}
+		if lw.wrote == nil {
+			lw.wrote = make(chan struct{})
+		}
+		wrote := lw.wrote
+		lw.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-timeout.C:
+			return e.stderr()
+		}
+	}
+}
+
 // barrier drops in a new plugin and expects its tools/list_changed as the
 // very next notification.
 func (e *reloadEnv) barrier(t testing.TB) {
