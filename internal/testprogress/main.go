@@ -36,15 +36,24 @@ type event struct {
 
 func main() {
 	every := flag.Duration("every", time.Minute, "how often to name the packages still running")
+	raceSkips := flag.String("race-skips", "", "write here, a line each (package, space, test), the top-level tests that skipped because the race detector is on, for a run without it")
 	flag.Parse()
 	tick := time.NewTicker(*every)
 	defer tick.Stop()
-	os.Exit(run(os.Stdin, os.Stdout, flag.Args(), tick.C, time.Now))
+	var s *summary
+	code := run(os.Stdin, os.Stdout, flag.Args(), tick.C, time.Now, &s)
+	if *raceSkips != "" {
+		if err := os.WriteFile(*raceSkips, []byte(strings.Join(s.raceOnly(), "")), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "testprogress:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // run filters events from r to w. pkgs are the packages expected; ticks
 // ask for a progress line.
-func run(r io.Reader, w io.Writer, pkgs []string, ticks <-chan time.Time, now func() time.Time) int {
+func run(r io.Reader, w io.Writer, pkgs []string, ticks <-chan time.Time, now func() time.Time, sum ...**summary) int {
 	lines := make(chan []byte)
 	go func() { // exits when r ends; run drains lines until then
 		defer close(lines)
@@ -55,6 +64,9 @@ func run(r io.Reader, w io.Writer, pkgs []string, ticks <-chan time.Time, now fu
 		}
 	}()
 	s := newSummary(w, pkgs, now())
+	if len(sum) > 0 {
+		*sum[0] = s
+	}
 	for {
 		select {
 		case line, ok := <-lines:
@@ -79,6 +91,7 @@ type summary struct {
 	pending []string            // packages not yet ended, in go list order
 	output  map[string][]string // package/test → its output lines so far
 	skipped []string            // "pkg TestX: reason"
+	race    []string            // "importpath TestX\n": top-level tests a skip under -race named
 	failed  int
 	done    int
 }
@@ -104,7 +117,14 @@ func (s *summary) add(e event) {
 			s.end(e, "") // [no test files]
 			return
 		}
-		s.skipped = append(s.skipped, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, reason(s.output[key])))
+		why := reason(s.output[key])
+		s.skipped = append(s.skipped, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, why))
+		if strings.Contains(why, "-race") {
+			top, _, _ := strings.Cut(e.Test, "/")
+			if l := e.Package + " " + top + "\n"; !slices.Contains(s.race, l) {
+				s.race = append(s.race, l)
+			}
+		}
 		delete(s.output, key)
 	case "pass":
 		if e.Test == "" {
@@ -171,6 +191,11 @@ func (s *summary) finish(now time.Time) int {
 	fmt.Fprintf(s.w, "\nPASS: %d packages in %s\n", s.done, el)
 	return 0
 }
+
+// raceOnly lists the top-level tests that skipped because the race
+// detector is on ("importpath TestX\n" each), for scripts/test.sh to run
+// again without it.
+func (s *summary) raceOnly() []string { return s.race }
 
 // reason is the last line a skipped test logged (its t.Skip message),
 // without the file:line prefix.

@@ -22,7 +22,7 @@ func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"go.mod":      "module example.com/m\n\ngo 1.26\n",
-		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestPass(t *testing.T) {}\n\nfunc TestNeedsTool(t *testing.T) { t.Log(\"looking\"); t.Skip(\"skipping: frob is not installed; run scripts/frob.sh\") }\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestPass(t *testing.T) {}\n\nfunc TestNeedsTool(t *testing.T) { t.Log(\"looking\"); t.Skip(\"skipping: frob is not installed; run scripts/frob.sh\") }\n\nfunc TestSlow(t *testing.T) { t.Run(\"sub\", func(t *testing.T) { t.Skip(\"takes too long under -race; run without -race\") }) }\n",
 		"b/b_test.go": "package b\n\nimport \"testing\"\n\nfunc TestBroken(t *testing.T) { t.Error(\"got 1; want 2\") }\n",
 		"c/c.go":      "package c\n",
 		"d/d_test.go": "package d\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { undefinedFunc() }\n",
@@ -48,17 +48,22 @@ func TestRun(t *testing.T) {
 	ticks <- time.Time{} // one progress line, before the events are read or after
 	var out bytes.Buffer
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	code := run(bytes.NewReader(stream), &out, []string{"example.com/m/a", "example.com/m/b", "example.com/m/c", "example.com/m/d"}, ticks, func() time.Time { return clock })
+	var sum *summary
+	code := run(bytes.NewReader(stream), &out, []string{"example.com/m/a", "example.com/m/b", "example.com/m/c", "example.com/m/d"}, ticks, func() time.Time { return clock }, &sum)
 	got := out.String()
 	if code != 1 {
 		t.Errorf("exit status %d; want 1 (a test failed)\n%s", code, got)
+	}
+	if got, want := strings.Join(sum.raceOnly(), ""), "example.com/m/a TestSlow\n"; got != want {
+		t.Errorf("raceOnly = %q; want %q (only the skip that names -race, by its top-level test)", got, want)
 	}
 	for _, want := range []string{
 		"ok    example.com/m/a",
 		"FAIL  example.com/m/b",
 		"--- FAIL: example.com/m/b TestBroken",
 		"got 1; want 2",
-		"1 tests skipped",
+		"2 tests skipped",
+		"example.com/m/a TestSlow/sub: takes too long under -race; run without -race",
 		"example.com/m/a TestNeedsTool: skipping: frob is not installed; run scripts/frob.sh",
 		"packages done",
 		"FAIL  example.com/m/d",
