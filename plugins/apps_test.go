@@ -29,24 +29,28 @@ func FuzzAppCSP(f *testing.F) {
 	const want = `{"connectDomains":["https://api.example.com"]}`
 	f.Fuzz(func(t *testing.T, out []byte) {
 		got := p.appCSP(bytes.Clone(out))
-		var res struct {
-			Contents []struct {
-				MimeType string
-				Meta     struct {
-					UI struct {
-						CSP json.RawMessage
-					}
-				} `json:"_meta"`
-			}
-		}
+		// Clients read JSON keys as written (encoding/json would match
+		// "Contents" or "mimeTYpe" too), so the oracle walks exact keys.
+		var res map[string]json.RawMessage
 		if json.Unmarshal(got, &res) != nil {
 			if !bytes.Equal(got, out) {
 				t.Fatalf("appCSP(%q) = %q; want output it cannot read left as it is", out, got)
 			}
 			return
 		}
-		for _, c := range res.Contents {
-			if strings.EqualFold(strings.ReplaceAll(c.MimeType, " ", ""), AppMIME) && string(c.Meta.UI.CSP) != want {
+		var contents []map[string]json.RawMessage
+		if json.Unmarshal(res["contents"], &contents) != nil {
+			return
+		}
+		for _, c := range contents {
+			var mime string
+			if json.Unmarshal(c["mimeType"], &mime) != nil || !strings.EqualFold(strings.ReplaceAll(mime, " ", ""), AppMIME) {
+				continue
+			}
+			var meta, ui map[string]json.RawMessage
+			_ = json.Unmarshal(c["_meta"], &meta)
+			_ = json.Unmarshal(meta["ui"], &ui)
+			if string(ui["csp"]) != want {
 				t.Fatalf("appCSP(%q) = %q; want every app's csp %s", out, got, want)
 			}
 		}
