@@ -18,25 +18,7 @@ func TestKitTSKeyValue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a TypeScript component and runs mcphost serve")
 	}
-	dir := t.TempDir()
-	if err := tskit.Write(dir, "kts"); err != nil {
-		t.Fatal(err)
-	}
-	tsToolchain(t, dir)
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join("..", "..", "sandbox", "component", "testdata", "wit", "wasi-keyvalue", "store.wit"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("wit/deps/wasi-keyvalue/store.wit", string(b))
+	dir, write := tsKitProject(t, "kts", "wasi-keyvalue/store.wit")
 	write("wit/world.wit", `package local:plugin;
 
 world plugin {

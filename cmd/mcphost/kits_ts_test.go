@@ -33,10 +33,14 @@ func tsToolchain(t *testing.T, dir string) {
 // `mcphost call`, returns what wasi:config/store holds for a key: one a
 // wassette policy.yaml grants from the environment, one from the plugin's
 // config table, and none; its log line comes through wasi:logging.
-func TestKitTSImports(t *testing.T) {
-	bin := mcphostBinary(t)
+// tsKitProject writes the TypeScript kit's template as plugin name into
+// a temporary directory, with the toolchain linked and each of witDeps
+// (paths below sandbox/component/testdata/wit) copied to wit/deps/, and
+// returns the directory and a function that writes a file into it.
+func tsKitProject(t *testing.T, name string, witDeps ...string) (string, func(name, text string)) {
+	t.Helper()
 	dir := t.TempDir()
-	if err := tskit.Write(dir, "kimports"); err != nil {
+	if err := tskit.Write(dir, name); err != nil {
 		t.Fatal(err)
 	}
 	tsToolchain(t, dir)
@@ -49,13 +53,19 @@ func TestKitTSImports(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, dep := range []string{"wasi-config/store.wit", "wasi-logging/logging.wit"} {
+	for _, dep := range witDeps {
 		b, err := os.ReadFile(filepath.Join("..", "..", "sandbox", "component", "testdata", "wit", dep))
 		if err != nil {
 			t.Fatal(err)
 		}
 		write(filepath.Join("wit", "deps", dep), string(b))
 	}
+	return dir, write
+}
+
+func TestKitTSImports(t *testing.T) {
+	bin := mcphostBinary(t)
+	dir, write := tsKitProject(t, "kimports", "wasi-config/store.wit", "wasi-logging/logging.wit")
 	write("wit/world.wit", `package local:plugin;
 
 world plugin {

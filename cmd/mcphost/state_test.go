@@ -44,6 +44,28 @@ type logWatch struct {
 	closed chan struct{} // closed at EOF
 }
 
+// startPiped starts cmd with its stdin and stdout piped to the test and
+// its stderr watched.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, *logWatch) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout, watchLog(stderr)
+}
+
 func watchLog(r io.Reader) *logWatch {
 	w := &logWatch{added: make(chan struct{}), closed: make(chan struct{})}
 	go func() { // ends at the process's EOF on stderr
@@ -139,22 +161,7 @@ func checkKeepsCount(t *testing.T, transport string) {
 	}
 	cmd := exec.CommandContext(ctx, mcphostBinary(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()) // a cold cache: the compile happens while it serves
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	log := watchLog(stderr)
+	stdin, stdout, log := startPiped(t, cmd)
 	var conn mcp.Transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
 	if transport == "http" {
 		line, err := log.wait(ctx, "msg=listening addr=http://")
@@ -264,22 +271,7 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		// loaded the machine is; the default is 10 s.
 		cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "4m")
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		log := watchLog(stderr)
+		stdin, stdout, log := startPiped(t, cmd)
 		lines := bufio.NewScanner(stdout)
 		var last string
 		for _, m := range session {
