@@ -126,10 +126,60 @@ render() {
 			}
 		}' "$raw"
 		echo
+		echo "## Timeouts: close-on-done against the loop poll"
+		echo
+		echo "Per-call p50 of the same guest under wazero's \`CloseOnContextDone\` and under"
+		echo "\`sandbox/looppoll\`, timeouts on in both, interleaved in one process"
+		echo "(\`BenchmarkTimeouts\`, sandbox). The ratio is why the sandbox polls at loop"
+		echo "headers (RATIONALE.md, sandbox)."
+		echo
+		awk '
+		/^BenchmarkTimeouts\/.*\/ratio/ {
+			split($1, p, "/"); g = p[2]; r = cod = poll = ""
+			for (i = 3; i < NF; i += 2) {
+				if ($(i + 1) == "close-on-done/poll") r = $i
+				if ($(i + 1) == "p50-close-on-done-µs") cod = $i
+				if ($(i + 1) == "p50-poll-µs") poll = $i
+			}
+			rows[++n] = sprintf("| %s | %s | %s | %.2f |", g, cod, poll, r)
+		}
+		END {
+			if (n == 0) { print "(BenchmarkTimeouts did not run.)"; exit }
+			print "| guest | close-on-done p50 µs | poll p50 µs | close-on-done ÷ poll |"; print "|---|---:|---:|---:|"
+			for (i = 1; i <= n; i++) print rows[i]
+		}' "$raw"
+		echo
+		echo "## The boundary: the native kernel against the Extism Go SDK"
+		echo
+		echo "One call across the host↔guest boundary on mcphost's kernel (**native**) and"
+		echo "on the Extism Go SDK, the test oracle (\`BenchmarkCallEcho\`, \`BenchmarkBoundary\`,"
+		echo "\`BenchmarkEchoMiB\`, sandbox). The gap is why the binary runs its own kernel"
+		echo "(RATIONALE.md, sandbox)."
+		echo
+		awk '
+		/^Benchmark(CallEcho|Boundary|EchoMiB)\/(native|extism)/ {
+			split($1, p, "/"); b = p[1]; sub(/^Benchmark/, "", b); k = p[2]; sub(/-[0-9]+$/, "", k)
+			if (!(b in seen)) { seen[b] = 1; order[++n] = b }
+			for (i = 3; i < NF; i += 2) {
+				if ($(i + 1) == "ns/op") ns[b, k] = $i
+				if ($(i + 1) == "allocs/op") al[b, k] = $i
+			}
+		}
+		END {
+			if (n == 0) { print "(The boundary benchmarks did not run.)"; exit }
+			print "| benchmark | native ns/op | native allocs | extism ns/op | extism allocs | extism ÷ native |"; print "|---|---:|---:|---:|---:|---:|"
+			for (i = 1; i <= n; i++) {
+				b = order[i]; r = (ns[b, "native"] > 0) ? sprintf("%.1f", ns[b, "extism"] / ns[b, "native"]) : ""
+				printf "| %s | %s | %s | %s | %s | %s |\n", b, ns[b, "native"], al[b, "native"], ns[b, "extism"], al[b, "extism"], r
+			}
+		}' "$raw"
+		echo
 		echo "## Raw output"
 		echo
-		echo "Everything else the script measures (3 MB echo, start-up, RSS, the"
-		echo "boundary alone, timeouts), as \`go test -bench\` printed it."
+		echo "Everything the script measures as \`go test -bench\` printed it, including the"
+		echo "3 MB echo round trip (\`Echo3MB\`, the SDK's hand-written scanning), and start →"
+		echo "tools listed and RSS with the root plugins.toml (\`Startup/warm\`, \`RSS\`: the"
+		echo "list cache that compiles plugins on first use)."
 		echo
 		echo '```'
 		grep -vE '^(goos|goarch|pkg|PASS|ok )' "$raw" || true
