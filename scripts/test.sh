@@ -10,7 +10,7 @@
 #   C, AssemblyScript, TS    scripts/kits.sh --env        (apt, npm; TestKitTemplates)
 #   components               scripts/components.sh --env  (npm jco; the component tests)
 #   Chromium, MCP Apps SDK   scripts/apps-browser.sh --env (apt, npm; TestAppsBrowser)
-#   TypeScript SDK clients   scripts/ts-sdk.sh            (npm; TestTSClient, TestOAuthTypeScriptSDK)
+#   TypeScript SDK clients   scripts/ts-sdk.sh            (npm; TestTSClient, TestOAuthTypeScriptSDK, TestInspectorCLI)
 #   Jaeger                   scripts/jaeger.sh            (go build, ~12 min cold; TestJaegerTrace)
 # A step that fails is named with the tests that will skip; with CI=true
 # it fails the run instead, and so do the tests that would skip.
@@ -67,7 +67,7 @@ if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 		echo "setup: redis-server is not installed and sudo asks for a password; the store's Redis tests will skip (run scripts/redis.sh once)"
 		missing+=(redis-server)
 	fi
-	setup "the TypeScript SDK clients" "TestTSClient and TestOAuthTypeScriptSDK" bash scripts/ts-sdk.sh || :
+	setup "the TypeScript SDK clients" "TestTSClient, TestOAuthTypeScriptSDK and TestInspectorCLI" bash scripts/ts-sdk.sh || :
 	if [ -z "${MCPHOST_JAEGER:-}" ]; then
 		echo "setup: Jaeger is a go build of about 12 minutes the first time (cached after)"
 		setup Jaeger TestJaegerTrace bash scripts/jaeger.sh && MCPHOST_JAEGER=$(cat "$log.out") || :
