@@ -16,7 +16,7 @@ import (
 func addConfig(add func(iface, name string, f component.HostFunc)) {
 	for _, iface := range []string{"wasi:config/store", "wasi:config/runtime"} {
 		add(iface, "get", func(hc *component.HostCall, args []any) (any, error) {
-			w := wasiOf(hc)
+			w := stateOf(hc)
 			v, found := w.Config[args[0].(string)]
 			if !found {
 				v, found = w.Env[args[0].(string)]
@@ -27,7 +27,7 @@ func addConfig(add func(iface, name string, f component.HostFunc)) {
 			return ok(component.Case{Index: 1, Val: v}), nil
 		})
 		add(iface, "get-all", func(hc *component.HostCall, _ []any) (any, error) {
-			return ok(configPairs(wasiOf(hc))), nil
+			return ok(configPairs(stateOf(hc))), nil
 		})
 	}
 }

@@ -13,6 +13,13 @@ import (
 	"github.com/mcphost/mcphost/sandbox/component"
 )
 
+// Preopen is one directory shown to the guest.
+type Preopen struct {
+	Guest    string
+	FS       experimentalsys.FS
+	ReadOnly bool
+}
+
 // descriptor is a wasi:filesystem descriptor: a directory (f nil) or an
 // open file, always beneath one preopen.
 type descriptor struct {
@@ -66,7 +73,7 @@ func errCode(hc *component.HostCall, errno experimentalsys.Errno) any {
 func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 	fsTypes := "wasi:filesystem/types"
 	add("wasi:filesystem/preopens", "get-directories", func(hc *component.HostCall, _ []any) (any, error) {
-		w := wasiOf(hc)
+		w := stateOf(hc)
 		out := make([]any, len(w.Preopens))
 		for i := range w.Preopens {
 			out[i] = []any{&descriptor{p: &w.Preopens[i], dir: true}, w.Preopens[i].Guest}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/mcphost/mcphost/sandbox/component"
@@ -41,13 +40,6 @@ type State struct {
 	KV KeyValue
 }
 
-// Preopen is one directory shown to the guest.
-type Preopen struct {
-	Guest    string
-	FS       experimentalsys.FS
-	ReadOnly bool
-}
-
 // Host returns the implementations of the WASI 0.2 functions mcphost
 // provides, keyed by [component.Key], for [component.Compile]. Each reads
 // its state from the calling instance's State, which must be a *State.
@@ -58,7 +50,7 @@ func Host() map[string]component.HostFunc {
 
 	// wasi:cli
 	add("wasi:cli/environment", "get-environment", func(hc *component.HostCall, _ []any) (any, error) {
-		w := wasiOf(hc)
+		w := stateOf(hc)
 		keys := make([]string, 0, len(w.Env))
 		for k := range w.Env {
 			keys = append(keys, k)
@@ -81,10 +73,10 @@ func Host() map[string]component.HostFunc {
 	})
 	add("wasi:cli/stdin", "get-stdin", func(*component.HostCall, []any) (any, error) { return &inputStream{}, nil })
 	add("wasi:cli/stdout", "get-stdout", func(hc *component.HostCall, _ []any) (any, error) {
-		return &outputStream{w: wasiOf(hc).Stdout}, nil
+		return &outputStream{w: stateOf(hc).Stdout}, nil
 	})
 	add("wasi:cli/stderr", "get-stderr", func(hc *component.HostCall, _ []any) (any, error) {
-		return &outputStream{w: wasiOf(hc).Stderr}, nil
+		return &outputStream{w: stateOf(hc).Stderr}, nil
 	})
 	for _, t := range []string{"stdin", "stdout", "stderr"} {
 		add("wasi:cli/terminal-"+t, "get-terminal-"+t, func(*component.HostCall, []any) (any, error) { return component.Case{Index: 0}, nil })
@@ -208,7 +200,7 @@ func Host() map[string]component.HostFunc {
 	return h
 }
 
-func wasiOf(hc *component.HostCall) *State {
+func stateOf(hc *component.HostCall) *State {
 	w, ok := hc.Inst.State.(*State)
 	if !ok {
 		panic(errors.New("instance has no State state"))

@@ -466,7 +466,7 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 
 	add("wasi:http/outgoing-handler", "handle", func(hc *component.HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
-		if wasiOf(hc).HTTP == nil {
+		if stateOf(hc).HTTP == nil {
 			r.Drop()
 			return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
 		}
@@ -494,7 +494,7 @@ func (f *fields) cloneImmutable(hc *component.HostCall) *fields {
 // body is read up to MaxHTTPBytes (HTTP-response-body-size with the
 // limit). A failure is an error-code of type errT.
 func send(hc *component.HostCall, req *outgoingRequest, opts *requestOptions, errT *component.Type) (*incomingResponse, any) {
-	w := wasiOf(hc)
+	w := stateOf(hc)
 	code := func(name string) any { return component.Case{Index: enumCase(errT, name)} }
 	internal := func(msg string) any {
 		return component.Case{Index: enumCase(errT, "internal-error"), Val: component.Case{Index: 1, Val: msg}}

@@ -25,10 +25,10 @@ type KeyValue interface {
 	Increment(ctx context.Context, key string, delta int64) (int64, error)
 }
 
-// KVStoreNames are the identifiers store.open accepts: Spin's "default"
+// kvStoreNames are the identifiers store.open accepts: Spin's "default"
 // label, and "" (wasmCloud's default link). Each opens the plugin's own
 // bucket; any other is no-such-store.
-var KVStoreNames = []string{"default", ""}
+var kvStoreNames = []string{"default", ""}
 
 // kvKeysPage is the page size of list-keys.
 const kvKeysPage = 100
@@ -54,10 +54,10 @@ func addKeyValue(add func(iface, name string, f component.HostFunc)) {
 		return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "other"), Val: err.Error()}}
 	}
 	add(store, "open", func(hc *component.HostCall, args []any) (any, error) {
-		w := wasiOf(hc)
+		w := stateOf(hc)
 		name := args[0].(string)
 		known := false
-		for _, n := range KVStoreNames {
+		for _, n := range kvStoreNames {
 			known = known || name == n
 		}
 		switch {

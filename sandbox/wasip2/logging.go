@@ -12,7 +12,7 @@ import (
 func addLogging(add func(iface, name string, f component.HostFunc)) {
 	levels := []slog.Level{slog.LevelDebug - 4, slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelError + 4}
 	add("wasi:logging/logging", "log", func(hc *component.HostCall, args []any) (any, error) {
-		log := wasiOf(hc).Log
+		log := stateOf(hc).Log
 		level := levels[min(int(args[0].(component.Case).Index), len(levels)-1)]
 		if log == nil || !log.Enabled(hc.Ctx, level) {
 			return nil, nil
