@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/wasip2"
 )
 
 // EngineOptions configure an [Engine].
@@ -124,8 +124,8 @@ type Limits struct {
 // KV is a plugin's key-value state, kept apart from its instances (in
 // the server's store, which replicas share): what the kv host function
 // (kv.go) and wasi:keyvalue serve. It is defined beside wasi:keyvalue's
-// host code, which cannot import this package.
-type KV = component.KeyValue
+// host code (sandbox/wasip2), which cannot import this package.
+type KV = wasip2.KeyValue
 
 // Kind classifies a failed call.
 type Kind int

@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/sandbox/component"
 	"github.com/mcphost/mcphost/sandbox/looppoll"
 	"github.com/mcphost/mcphost/sandbox/rootfs"
+	"github.com/mcphost/mcphost/sandbox/wasip2"
 	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
@@ -67,7 +68,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	// wazero's close-on-done would start a goroutine for each core call,
 	// and a tool call makes several (realloc, the export, post-return).
 	b.rt = wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(false))
-	b.cp, err = component.Compile(ctx, b.rt, c, component.WASIHost(), func(wasm []byte) ([]byte, error) {
+	b.cp, err = component.Compile(ctx, b.rt, c, wasip2.Host(), func(wasm []byte) ([]byte, error) {
 		out, _, err := looppoll.Instrument(wasm)
 		return out, err
 	})
@@ -76,7 +77,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 		log.Warn("loop poll unavailable: timeouts use wazero's close-on-done, which costs a goroutine per core call", "err", err)
 		b.rt.Close(ctx)
 		b.rt = wazero.NewRuntimeWithConfig(ctx, rc)
-		b.cp, err = component.Compile(ctx, b.rt, c, component.WASIHost(), nil)
+		b.cp, err = component.Compile(ctx, b.rt, c, wasip2.Host(), nil)
 	}
 	if err != nil {
 		b.close(ctx, true)
@@ -143,15 +144,15 @@ func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfi
 // _initialize) run now. Gated mounts (may_request_paths) are behind the
 // pool instance's gate, or closed without one.
 func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.Writer, pool *instance) (guest, error) {
-	pre := make([]component.Preopen, len(b.mounts))
+	pre := make([]wasip2.Preopen, len(b.mounts))
 	for i, m := range b.mounts {
 		gate, held := rootfs.Gate(closedGate), (*rootfs.Handles)(nil)
 		if pool != nil {
 			gate, held = pool.gate(m.host), &pool.handles
 		}
-		pre[i] = component.Preopen{Guest: m.guest, FS: m.with(gate, held), ReadOnly: m.readOnly}
+		pre[i] = wasip2.Preopen{Guest: m.guest, FS: m.with(gate, held), ReadOnly: m.readOnly}
 	}
-	w := &component.WASI{
+	w := &wasip2.State{
 		Env: b.lim.Env, Config: b.lim.Config, Stdout: stdout, Stderr: stderr,
 		Preopens: pre, HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log, KV: b.lim.KV,
 		Refused: func(err error) bool { var r *RefusedError; return errors.As(err, &r) },

@@ -1,8 +1,8 @@
 // Package sandbox runs Wasm plugins under wazero with limits: Extism-ABI
 // core modules and WebAssembly components.
 //
-// It and its subpackages (sandbox/component, sandbox/rootfs) are the only
-// code of the binary that imports wazero. Its tests import the Extism Go
+// It and its subpackages (sandbox/component, sandbox/wasip2,
+// sandbox/rootfs, …) are the only code of the binary that imports wazero. Its tests import the Extism Go
 // SDK as an oracle (differential_test.go; the binary never links it), as
 // does sdk-guest/internal/wasmrun, the test helper that runs the guest
 // SDK's own tests. It owns: compiling modules once through an
@@ -17,7 +17,8 @@
 // host functions, and sorting failures into typed errors ([*CallError]
 // with a [Kind]).
 //
-// It also runs WebAssembly components (sandbox/component, component.go):
+// It also runs WebAssembly components (sandbox/component, with the WASI
+// 0.2 host functions of sandbox/wasip2, wired in componentbackend.go):
 // a component is told from a core module by its header, runs on its own
 // loader whatever the runtime, and answers list_tools and call_tool like
 // a v2 plugin, so pools, limits and fault sorting are the same.
@@ -56,7 +57,7 @@
 // the mechanism of any module the rewriter refuses (the load logs why).
 // Both work the same on the interpreter. A component's core modules are
 // all rewritten, and its instance's poll sets the globals of each of its
-// core instances (component.go). Either way an interrupted instance is
+// core instances (componentbackend.go). Either way an interrupted instance is
 // thrown away. A host function that blocks is bounded only by ctx, the
 // instance's clock on a polled instance, which carries the call's
 // deadline; that is why a [Peer] must honour it.

@@ -93,7 +93,7 @@ func (c *cx) alloc(align, size uint32) uint32 {
 
 // load reads a value of type t at ptr.
 func (c *cx) load(t *Type, ptr uint32) any {
-	c.charge(slotBytes)
+	c.charge(SlotBytes)
 	l := t.layout
 	c.checkAlign(ptr, l.align)
 	b := c.read(ptr, l.size)
@@ -216,7 +216,7 @@ func (c *cx) loadList(e *Type, ptr, n uint32) any {
 		c.charge(int64(n))
 		return append([]byte(nil), c.read(ptr, n)...)
 	}
-	c.charge(int64(n) * slotBytes)
+	c.charge(int64(n) * SlotBytes)
 	out := make([]any, n)
 	for i := range out {
 		out[i] = c.load(e, ptr+uint32(i)*el.size)
@@ -342,7 +342,7 @@ func (c *cx) lowerSeq(t *Type, v any) (ptr, n uint32) {
 // Slots joined by a variant hold raw bits, so taking the low bits of a
 // wider slot is the coercion the canonical ABI specifies.
 func (c *cx) liftFlat(t *Type, vals []uint64, i *int) any {
-	c.charge(slotBytes)
+	c.charge(SlotBytes)
 	next := func() uint64 {
 		if *i >= len(vals) {
 			trap("too few core values")

@@ -13,7 +13,7 @@ type Limits struct {
 	// ValueBytes bounds each crossing of the canonical ABI (a call's
 	// arguments, or its result, in either direction), counted while the
 	// value is lifted or lowered: lifting counts what the host allocates
-	// (strings and byte lists at their length, slotBytes for every other
+	// (strings and byte lists at their length, SlotBytes for every other
 	// element), lowering what it writes into the guest (a list at its
 	// size in memory, lowerNode for every element). The crossing traps
 	// before the count would pass the bound.
@@ -49,10 +49,12 @@ func (l Limits) hostBytes() int64 {
 	return l.HostBytes
 }
 
+// SlotBytes is what one value costs the host beyond its bytes: a Go
+// interface slot and its boxed scalar. Host functions count their own
+// objects' entries so too.
+const SlotBytes = 16
+
 const (
-	// slotBytes is what one value costs the host beyond its bytes: a Go
-	// interface slot and its boxed scalar.
-	slotBytes = 16
 	// lowerNode is what lowering one value counts beyond the memory it
 	// writes (the host allocates nothing for it).
 	lowerNode = 1
@@ -160,58 +162,28 @@ func (m *hostMem) release(n int64) {
 // HostBytes returns the bytes the host holds for inst's guest now.
 func (inst *Instance) HostBytes() int64 { return inst.mem.used }
 
+// Charge counts n more bytes the host holds for inst's guest (a host
+// object that grows: wasi:http's fields and bodies), saying what they
+// are for. Past Limits.HostBytes it panics with a *HostMemoryError, which
+// fails the call: call it only from a [HostFunc].
+func (inst *Instance) Charge(what string, n int64) { inst.mem.charge(what, n) }
+
+// Release gives back n bytes counted by Charge.
+func (inst *Instance) Release(n int64) { inst.mem.release(n) }
+
+// Sized is a host object behind a handle whose size is fixed when it is
+// made (a directory listing, an error's message): the handle is charged
+// HostBytes beside handleBytes while it lives. Objects that grow charge
+// themselves ([Instance.Charge]).
+type Sized interface{ HostBytes() int64 }
+
 // objectBytes is what a handle's object holds when that is fixed at its
-// creation (a directory listing, an error's message), charged with the
-// handle. Objects that grow hold their own charge (held).
+// creation ([Sized]).
 func objectBytes(v any) int64 {
-	switch x := v.(type) {
-	case *dirStream:
-		var n int64
-		for _, e := range x.ents {
-			n += int64(len(e.Name)) + 2*slotBytes
-		}
-		return n
-	case *ioError:
-		return int64(len(x.msg))
+	if s, ok := v.(Sized); ok {
+		return s.HostBytes()
 	}
 	return 0
-}
-
-// held is what one host object charged to its instance; free gives it
-// back once.
-type held struct {
-	mem *hostMem
-	n   int64
-}
-
-// grow charges n more bytes to h.
-func (h *held) grow(what string, n int64) {
-	if h.mem != nil {
-		h.mem.charge(what, n)
-	}
-	h.n += n
-}
-
-// shrink gives back n of the bytes h holds.
-func (h *held) shrink(n int64) {
-	n = min(n, h.n)
-	if h.mem != nil {
-		h.mem.release(n)
-	}
-	h.n -= n
-}
-
-// move hands n of the bytes h holds over to a new holder.
-func (h *held) move(n int64) held {
-	n = min(n, h.n)
-	h.n -= n
-	return held{mem: h.mem, n: n}
-}
-
-// Close frees h (an input stream's closer holds what it reads).
-func (h *held) Close() error {
-	h.free()
-	return nil
 }
 
 // Cause returns the error a component's call failed with as this
@@ -230,12 +202,4 @@ func Cause(err error) error {
 		return hm
 	}
 	return err
-}
-
-// free releases everything h holds.
-func (h *held) free() {
-	if h.mem != nil {
-		h.mem.release(h.n)
-	}
-	h.n = 0
 }

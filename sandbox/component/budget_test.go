@@ -71,7 +71,7 @@ func TestLiftBudget(t *testing.T) {
 		{"budget", context.Background(), 1 << 20,
 			func(r any) bool { e, ok := r.(*ValueBudgetError); return ok && e.Limit == 1<<20 }, 1 << 20},
 		{"call ended", canceled, 1 << 40,
-			func(r any) bool { e, ok := r.(*stopped); return ok && errors.Is(e, context.Canceled) }, ctxEvery * (region + 2*slotBytes)},
+			func(r any) bool { e, ok := r.(*stopped); return ok && errors.Is(e, context.Canceled) }, ctxEvery * (region + 2*SlotBytes)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &cx{ctx: tt.ctx, mem: mem, budget: budget{limit: tt.limit}}
@@ -104,46 +104,38 @@ func TestLiftBudget(t *testing.T) {
 
 func isBudget(r any) bool { _, ok := r.(*ValueBudgetError); return ok }
 
-// TestHostMemory charges one instance's account as wasi:http's fields do:
-// past the limit a charge fails (panics with a plain *HostMemoryError)
-// and holds nothing; dropping what was held gives it back.
+// sized is a host object of a fixed size (as a wasi:io error is).
+type sized int64
+
+func (s sized) HostBytes() int64 { return int64(s) }
+
+// TestHostMemory charges one instance's account as host functions do
+// (wasi:http's fields: sandbox/wasip2's TestFieldsHostMemory): past the
+// limit a charge fails (panics with a plain *HostMemoryError) and holds
+// nothing; a handle costs handleBytes and what its [Sized] object holds,
+// until it is removed (dropped, or its ownership lifted).
 func TestHostMemory(t *testing.T) {
 	inst := &Instance{mem: hostMem{limit: 1 << 20}}
-	hc := &HostCall{Inst: inst}
-	f := newFields(hc)
-	value := strings.Repeat("v", 100<<10)
-	for range 10 {
-		f.add("x-hoard", value)
-	}
-	r := catch(func() { f.add("x-hoard", value) })
+	inst.Charge("a test", 1<<20-100)
+	r := catch(func() { inst.Charge("a hoard", 101) })
 	e, ok := r.(*HostMemoryError)
-	if !ok || e.Limit != 1<<20 || !strings.Contains(e.Error(), "memory limit of 1048576 bytes") {
-		t.Fatalf("the 11th value of 100 KiB under a limit of 1 MiB: %v", r)
+	if !ok || e.Limit != 1<<20 || e.Need != 101 || e.Held != 1<<20-100 || !strings.Contains(e.Error(), "memory limit of 1048576 bytes") {
+		t.Fatalf("101 bytes over 1 MiB less 100: %v", r)
 	}
-	if len(f.list) != 10 || inst.HostBytes() != 10*entryBytes([2]string{"x-hoard", value}) {
-		t.Errorf("after the refusal: %d fields holding %d bytes", len(f.list), inst.HostBytes())
+	if inst.HostBytes() != 1<<20-100 {
+		t.Errorf("after the refusal: %d bytes held", inst.HostBytes())
 	}
-	if r := catch(func() { f.clone(hc) }); r == nil {
-		t.Error("a clone of 1 MiB of fields fit beside them under a limit of 1 MiB")
-	}
-	f.drop()
+	inst.Release(1<<20 - 100)
 	if inst.HostBytes() != 0 {
-		t.Errorf("dropped fields still hold %d bytes", inst.HostBytes())
+		t.Errorf("released, still %d bytes held", inst.HostBytes())
 	}
-	g := f.clone(hc)
-	g.add("x-again", value)
-	if inst.HostBytes() == 0 {
-		t.Error("fields built after a drop are not charged")
-	}
-	g.drop()
 
-	// A handle costs handleBytes and what its object holds, until it is
-	// removed (dropped, or its ownership lifted).
 	inst.handles.mem = &inst.mem
 	res := &Resource{Name: "error"}
-	h := inst.handles.add(res, &ioError{msg: value}, true)
-	if want := handleBytes + int64(len(value)); inst.HostBytes() != want {
-		t.Errorf("a handle to an error of %d bytes: %d bytes held, want %d", len(value), inst.HostBytes(), want)
+	const size = 100 << 10
+	h := inst.handles.add(res, sized(size), true)
+	if want := handleBytes + int64(size); inst.HostBytes() != want {
+		t.Errorf("a handle to an object of %d bytes: %d bytes held, want %d", size, inst.HostBytes(), want)
 	}
 	inst.handles.remove(res, h)
 	if inst.HostBytes() != 0 {

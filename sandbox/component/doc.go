@@ -12,9 +12,18 @@
 // shim, adapter and fixup modules wire themselves as they would under any
 // host; the canonical ABI (lift and lower of every value type, flattening,
 // spilling of more than 16 flat parameters, return pointers, post-return,
-// utf8 and utf16 strings); the handle table; the mapping of exported
-// functions to MCP tools and of WIT values to and from JSON (tools.go,
-// json.go); and the WASI 0.2 host functions (wasi.go, http.go).
+// utf8 and utf16 strings); the handle table and what the host holds for
+// each instance (budget.go); and the mapping of exported functions to MCP
+// tools and of WIT values to and from JSON (tools.go, json.go).
+//
+// Imports are served by whatever implementations [Compile] is given,
+// keyed by [Key] ("interface#function"): a [HostFunc] takes and returns
+// Go values as [Case] documents, and objects it hands out become handles
+// (a [Dropper] is told when its handle goes, a [Sized] one is charged to
+// the instance, and a growing one charges itself with
+// [Instance.Charge]). The WASI 0.2 interfaces mcphost serves are
+// sandbox/wasip2's, which imports this package; this one knows no WASI
+// interface by name.
 //
 // Nested components are read once into templates (decode.go) and
 // resolved for each instantiation, bounded in depth and in total work;
@@ -28,12 +37,9 @@
 // fixed-size lists, 64-bit memories, latin1+utf16 strings. A malformed
 // binary's error names the section, the item and the cause.
 //
-// It ignores: limits, pools, timeouts, how a guest is stopped (Compile
-// takes the sandbox's rewrite of each core module, the loop poll) and the
-// sorting of failures (the sandbox package runs a component's instances
-// like a core module's); TOML; and JSON-RPC. The one timing it owns is the
-// phases of a wasi:http request, which its request-options bound, always
-// inside the call's context. Confinement comes from what the host puts in [WASI]:
-// preopens are sandbox/rootfs mounts, HTTP goes through the sandbox's
-// client, and wasi:sockets is absent, so its functions trap.
+// It ignores: what any imported interface means (sandbox/wasip2), limits
+// beyond the two of [Limits], pools, timeouts, how a guest is stopped
+// (Compile takes the sandbox's rewrite of each core module, the loop poll)
+// and the sorting of failures (the sandbox package runs a component's
+// instances like a core module's); TOML; and JSON-RPC.
 package component

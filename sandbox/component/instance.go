@@ -32,6 +32,11 @@ type HostCall struct {
 	Type *FuncType
 }
 
+// Dropper is a host object behind a handle that holds something (an
+// open file, bytes charged with [Instance.Charge]): Drop releases it when
+// the guest drops the handle or the instance closes with it live.
+type Dropper interface{ Drop() }
+
 // Func is an exported function the host can call.
 type Func struct {
 	Name      string // the function's name, as written in WIT
@@ -54,7 +59,7 @@ type Compiled struct {
 	// Limits bound each instance; set them before the first Instantiate.
 	Limits Limits
 	// Unprovided are those of Missing whose interface the host implements
-	// nothing of (wasi:logging/logging, a vendor's own): the component
+	// nothing of (wasi:sockets, a vendor's own): the component
 	// was built for another host. The rest are functions the host leaves
 	// out of an interface it serves, such as the incoming half of
 	// wasi:http that componentize-js always imports.
@@ -233,8 +238,8 @@ func (cp *Compiled) hostFunc(h *hostFunc, impls map[string]HostFunc, missing map
 						panic(err)
 					}
 				}
-			case interface{ drop() }:
-				x.drop()
+			case Dropper:
+				x.Drop()
 			}
 		}, nil
 	}
@@ -611,8 +616,8 @@ func (h *handles) remove(res *Resource, i uint32) any {
 
 func (h *handles) closeAll() {
 	for i := range h.slots {
-		if d, ok := h.slots[i].v.(interface{ drop() }); ok && h.slots[i].live {
-			d.drop()
+		if d, ok := h.slots[i].v.(Dropper); ok && h.slots[i].live {
+			d.Drop()
 		}
 	}
 	h.slots, h.free = nil, nil

@@ -1,8 +1,10 @@
-package component
+package wasip2
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // KeyValue is a plugin's key-value state (sandbox.KV): what
@@ -23,10 +25,10 @@ type KeyValue interface {
 	Increment(ctx context.Context, key string, delta int64) (int64, error)
 }
 
-// KVStoreNames are the identifiers store.open accepts: Spin's "default"
+// kvStoreNames are the identifiers store.open accepts: Spin's "default"
 // label, and "" (wasmCloud's default link). Each opens the plugin's own
 // bucket; any other is no-such-store.
-var KVStoreNames = []string{"default", ""}
+var kvStoreNames = []string{"default", ""}
 
 // kvKeysPage is the page size of list-keys.
 const kvKeysPage = 100
@@ -42,20 +44,20 @@ type kvBucket struct {
 // addKeyValue serves wasi:keyvalue/store and wasi:keyvalue/atomics as
 // wasmCloud (0.2.0-draft: list-keys' cursor an option<u64>, increment's
 // delta a u64) and Spin (0.2.0-draft2: the cursor an option<string>,
-// the delta an s64) serve them, from WASI.KV: a guest opens the store
+// the delta an s64) serve them, from State.KV: a guest opens the store
 // "default" (or ""), which is the plugin's own bucket, shared by the
 // server's replicas. A failure of the store is the error case other,
 // with the store's message, never an empty value.
-func addKeyValue(add func(iface, name string, f HostFunc)) {
+func addKeyValue(add func(iface, name string, f component.HostFunc)) {
 	const store, atomics = "wasi:keyvalue/store", "wasi:keyvalue/atomics"
-	fail := func(hc *HostCall, err error) any {
-		return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "other"), Val: err.Error()}}
+	fail := func(hc *component.HostCall, err error) any {
+		return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "other"), Val: err.Error()}}
 	}
-	add(store, "open", func(hc *HostCall, args []any) (any, error) {
-		w := wasiOf(hc)
+	add(store, "open", func(hc *component.HostCall, args []any) (any, error) {
+		w := stateOf(hc)
 		name := args[0].(string)
 		known := false
-		for _, n := range KVStoreNames {
+		for _, n := range kvStoreNames {
 			known = known || name == n
 		}
 		switch {
@@ -63,46 +65,46 @@ func addKeyValue(add func(iface, name string, f HostFunc)) {
 			if w.Log != nil {
 				w.Log.Warn("wasi:keyvalue: no such store; open \"default\", the plugin's own bucket", "store", name)
 			}
-			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "no-such-store")}}, nil
+			return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "no-such-store")}}, nil
 		case w.KV == nil:
-			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "access-denied")}}, nil
+			return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "access-denied")}}, nil
 		}
 		return ok(&kvBucket{kv: w.KV}), nil
 	})
-	add(store, "[method]bucket.get", func(hc *HostCall, args []any) (any, error) {
+	add(store, "[method]bucket.get", func(hc *component.HostCall, args []any) (any, error) {
 		v, found, err := args[0].(*kvBucket).kv.Get(hc.Ctx, args[1].(string))
 		switch {
 		case err != nil:
 			return fail(hc, err), nil
 		case !found:
-			return ok(Case{Index: 0}), nil
+			return ok(component.Case{Index: 0}), nil
 		}
 		if v == nil {
 			v = []byte{}
 		}
-		return ok(Case{Index: 1, Val: v}), nil
+		return ok(component.Case{Index: 1, Val: v}), nil
 	})
-	add(store, "[method]bucket.set", func(hc *HostCall, args []any) (any, error) {
+	add(store, "[method]bucket.set", func(hc *component.HostCall, args []any) (any, error) {
 		if err := args[0].(*kvBucket).kv.Set(hc.Ctx, args[1].(string), args[2].([]byte)); err != nil {
 			return fail(hc, err), nil
 		}
 		return ok(nil), nil
 	})
-	add(store, "[method]bucket.delete", func(hc *HostCall, args []any) (any, error) {
+	add(store, "[method]bucket.delete", func(hc *component.HostCall, args []any) (any, error) {
 		if err := args[0].(*kvBucket).kv.Delete(hc.Ctx, args[1].(string)); err != nil {
 			return fail(hc, err), nil
 		}
 		return ok(nil), nil
 	})
-	add(store, "[method]bucket.exists", func(hc *HostCall, args []any) (any, error) {
+	add(store, "[method]bucket.exists", func(hc *component.HostCall, args []any) (any, error) {
 		found, err := args[0].(*kvBucket).kv.Exists(hc.Ctx, args[1].(string))
 		if err != nil {
 			return fail(hc, err), nil
 		}
 		return ok(found), nil
 	})
-	add(store, "[method]bucket.list-keys", func(hc *HostCall, args []any) (any, error) {
-		b, c := args[0].(*kvBucket), args[1].(Case)
+	add(store, "[method]bucket.list-keys", func(hc *component.HostCall, args []any) (any, error) {
+		b, c := args[0].(*kvBucket), args[1].(component.Case)
 		cursor := ""
 		switch v := c.Val.(type) {
 		case string: // draft2
@@ -121,18 +123,18 @@ func addKeyValue(add func(iface, name string, f HostFunc)) {
 		for i, k := range keys {
 			list[i] = k
 		}
-		nextCase := Case{Index: 0}
+		nextCase := component.Case{Index: 0}
 		if next != "" {
-			if hc.Type.Params[1].Type.Elem.Kind == String {
-				nextCase = Case{Index: 1, Val: next}
+			if hc.Type.Params[1].Type.Elem.Kind == component.String {
+				nextCase = component.Case{Index: 1, Val: next}
 			} else {
 				b.cursors = append(b.cursors, next)
-				nextCase = Case{Index: 1, Val: uint64(len(b.cursors))}
+				nextCase = component.Case{Index: 1, Val: uint64(len(b.cursors))}
 			}
 		}
 		return ok([]any{list, nextCase}), nil
 	})
-	add(atomics, "increment", func(hc *HostCall, args []any) (any, error) {
+	add(atomics, "increment", func(hc *component.HostCall, args []any) (any, error) {
 		b, key := args[0].(*kvBucket), args[1].(string)
 		var delta int64
 		switch d := args[2].(type) {
@@ -145,7 +147,7 @@ func addKeyValue(add func(iface, name string, f HostFunc)) {
 		if err != nil {
 			return fail(hc, err), nil
 		}
-		if hc.Type.Result.Ok.Kind == U64 {
+		if hc.Type.Result.Ok.Kind == component.U64 {
 			return ok(uint64(n)), nil
 		}
 		return ok(n), nil

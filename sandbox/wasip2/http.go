@@ -1,4 +1,4 @@
-package component
+package wasip2
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // HTTPDoer sends a request. The sandbox gives each component its
@@ -34,10 +36,10 @@ type fields struct {
 }
 
 // newFields is an empty fields charged to hc's instance.
-func newFields(hc *HostCall) *fields { return &fields{held: held{mem: &hc.Inst.mem}} }
+func newFields(hc *component.HostCall) *fields { return &fields{held: holdFor(hc)} }
 
 // entryBytes is what one field costs the host.
-func entryBytes(kv [2]string) int64 { return int64(len(kv[0])+len(kv[1])) + 2*slotBytes }
+func entryBytes(kv [2]string) int64 { return int64(len(kv[0])+len(kv[1])) + 2*component.SlotBytes }
 
 // add appends a field, charged to f.
 func (f *fields) add(name, value string) {
@@ -47,7 +49,7 @@ func (f *fields) add(name, value string) {
 }
 
 // clone is a copy of f, charged to hc's instance.
-func (f *fields) clone(hc *HostCall) *fields {
+func (f *fields) clone(hc *component.HostCall) *fields {
 	c := newFields(hc)
 	var n int64
 	for _, kv := range f.list {
@@ -58,7 +60,7 @@ func (f *fields) clone(hc *HostCall) *fields {
 	return c
 }
 
-func (f *fields) drop() {
+func (f *fields) Drop() {
 	f.list = nil
 	f.held.free()
 }
@@ -94,8 +96,8 @@ func validFieldName(name string) bool {
 }
 
 type outgoingRequest struct {
-	method    Case // of the guest's method variant
-	methodT   *Type
+	method    component.Case // of the guest's method variant
+	methodT   *component.Type
 	scheme    string
 	authority string
 	path      string
@@ -108,19 +110,19 @@ type outgoingRequest struct {
 
 // setString charges a new value of the request's string k and frees the
 // old one's.
-func (r *outgoingRequest) setString(hc *HostCall, k int, n int) {
+func (r *outgoingRequest) setString(hc *component.HostCall, k int, n int) {
 	r.held[k].free()
-	r.held[k] = held{mem: &hc.Inst.mem}
+	r.held[k] = holdFor(hc)
 	r.held[k].grow("a request's "+[...]string{"method", "scheme", "authority", "path"}[k], int64(n))
 }
 
-func (r *outgoingRequest) drop() {
+func (r *outgoingRequest) Drop() {
 	for i := range r.held {
 		r.held[i].free()
 	}
-	r.headers.drop()
+	r.headers.Drop()
 	if r.body != nil {
-		r.body.drop()
+		r.body.Drop()
 	}
 }
 
@@ -142,7 +144,7 @@ func (b *outgoingBody) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-func (b *outgoingBody) drop() {
+func (b *outgoingBody) Drop() {
 	b.dropped = true
 	b.buf = bytes.Buffer{}
 	b.held.free()
@@ -150,7 +152,7 @@ func (b *outgoingBody) drop() {
 
 // requestOptions holds the guest's timeouts, each an option<duration>
 // (nanoseconds) as the guest set it, by timeout kind.
-type requestOptions struct{ timeouts [numTimeouts]Case }
+type requestOptions struct{ timeouts [numTimeouts]component.Case }
 
 // The request-options timeouts, by the phase of a request each bounds.
 const (
@@ -178,9 +180,9 @@ type futureResponse struct {
 	taken bool
 }
 
-func (f *futureResponse) drop() {
+func (f *futureResponse) Drop() {
 	if !f.taken {
-		f.req.drop()
+		f.req.Drop()
 	}
 }
 
@@ -191,8 +193,8 @@ type incomingResponse struct {
 	held    held // the body's bytes (the headers are charged to themselves)
 }
 
-func (r *incomingResponse) drop() {
-	r.headers.drop()
+func (r *incomingResponse) Drop() {
+	r.headers.Drop()
 	r.body = nil
 	r.held.free()
 }
@@ -204,7 +206,7 @@ type incomingBody struct {
 	streamed bool
 }
 
-func (b *incomingBody) drop() {
+func (b *incomingBody) Drop() {
 	if !b.streamed {
 		b.held.free()
 	}
@@ -212,27 +214,27 @@ func (b *incomingBody) drop() {
 
 type futureTrailers struct{}
 
-func addHTTP(add func(iface, name string, f HostFunc)) {
+func addHTTP(add func(iface, name string, f component.HostFunc)) {
 	types := "wasi:http/types"
-	m := func(name string, f HostFunc) { add(types, name, f) }
-	hdrErr := func(hc *HostCall, name string) any {
-		return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, name)}}
+	m := func(name string, f component.HostFunc) { add(types, name, f) }
+	hdrErr := func(hc *component.HostCall, name string) any {
+		return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, name)}}
 	}
-	m("[constructor]fields", func(hc *HostCall, _ []any) (any, error) { return newFields(hc), nil })
-	m("[static]fields.from-list", func(hc *HostCall, args []any) (any, error) {
+	m("[constructor]fields", func(hc *component.HostCall, _ []any) (any, error) { return newFields(hc), nil })
+	m("[static]fields.from-list", func(hc *component.HostCall, args []any) (any, error) {
 		f := newFields(hc)
 		for _, e := range args[0].([]any) {
 			kv := e.([]any)
 			name, value := kv[0].(string), kv[1].([]byte)
 			if bad := checkField(name, value); bad != "" {
-				f.drop()
+				f.Drop()
 				return hdrErr(hc, bad), nil
 			}
 			f.add(name, string(value))
 		}
 		return ok(f), nil
 	})
-	m("[method]fields.get", func(_ *HostCall, args []any) (any, error) {
+	m("[method]fields.get", func(_ *component.HostCall, args []any) (any, error) {
 		f, name := args[0].(*fields), args[1].(string)
 		out := []any{}
 		for _, kv := range f.list {
@@ -242,7 +244,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		}
 		return out, nil
 	})
-	m("[method]fields.has", func(_ *HostCall, args []any) (any, error) {
+	m("[method]fields.has", func(_ *component.HostCall, args []any) (any, error) {
 		f, name := args[0].(*fields), args[1].(string)
 		return slices.ContainsFunc(f.list, func(kv [2]string) bool { return strings.EqualFold(kv[0], name) }), nil
 	})
@@ -255,7 +257,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 			return false
 		})
 	}
-	m("[method]fields.set", func(hc *HostCall, args []any) (any, error) {
+	m("[method]fields.set", func(hc *component.HostCall, args []any) (any, error) {
 		f, name := args[0].(*fields), args[1].(string)
 		if f.immutable {
 			return hdrErr(hc, "immutable"), nil
@@ -272,7 +274,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		}
 		return ok(nil), nil
 	})
-	m("[method]fields.delete", func(hc *HostCall, args []any) (any, error) {
+	m("[method]fields.delete", func(hc *component.HostCall, args []any) (any, error) {
 		f := args[0].(*fields)
 		if f.immutable {
 			return hdrErr(hc, "immutable"), nil
@@ -280,7 +282,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		del(f, args[1].(string))
 		return ok(nil), nil
 	})
-	m("[method]fields.append", func(hc *HostCall, args []any) (any, error) {
+	m("[method]fields.append", func(hc *component.HostCall, args []any) (any, error) {
 		f, name, v := args[0].(*fields), args[1].(string), args[2].([]byte)
 		if f.immutable {
 			return hdrErr(hc, "immutable"), nil
@@ -291,7 +293,7 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		f.add(name, string(v))
 		return ok(nil), nil
 	})
-	m("[method]fields.entries", func(_ *HostCall, args []any) (any, error) {
+	m("[method]fields.entries", func(_ *component.HostCall, args []any) (any, error) {
 		f := args[0].(*fields)
 		out := make([]any, len(f.list))
 		for i, kv := range f.list {
@@ -299,31 +301,31 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		}
 		return out, nil
 	})
-	m("[method]fields.clone", func(hc *HostCall, args []any) (any, error) { return args[0].(*fields).clone(hc), nil })
+	m("[method]fields.clone", func(hc *component.HostCall, args []any) (any, error) { return args[0].(*fields).clone(hc), nil })
 
-	m("[constructor]outgoing-request", func(hc *HostCall, args []any) (any, error) {
+	m("[constructor]outgoing-request", func(hc *component.HostCall, args []any) (any, error) {
 		h := args[0].(*fields)
 		h.immutable = true
 		return &outgoingRequest{headers: h, path: "/", scheme: "https"}, nil
 	})
-	m("[method]outgoing-request.body", func(hc *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.body", func(hc *component.HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		if r.body != nil {
-			return Case{Index: 1}, nil
+			return component.Case{Index: 1}, nil
 		}
-		r.body = &outgoingBody{held: held{mem: &hc.Inst.mem}}
+		r.body = &outgoingBody{held: holdFor(hc)}
 		return ok(r.body), nil
 	})
-	m("[method]outgoing-request.method", func(hc *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.method", func(hc *component.HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		if r.methodT == nil {
-			return Case{Index: enumCase(hc.Type.Result, "get")}, nil
+			return component.Case{Index: enumCase(hc.Type.Result, "get")}, nil
 		}
 		return r.method, nil
 	})
-	m("[method]outgoing-request.set-method", func(hc *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.set-method", func(hc *component.HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
-		r.method, r.methodT = args[1].(Case), hc.Type.Params[1].Type
+		r.method, r.methodT = args[1].(component.Case), hc.Type.Params[1].Type
 		n := 0
 		if s, isStr := r.method.Val.(string); isStr {
 			n = len(s)
@@ -333,15 +335,15 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 	})
 	optString := func(s string) any {
 		if s == "" {
-			return Case{Index: 0}
+			return component.Case{Index: 0}
 		}
-		return Case{Index: 1, Val: s}
+		return component.Case{Index: 1, Val: s}
 	}
-	m("[method]outgoing-request.path-with-query", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.path-with-query", func(_ *component.HostCall, args []any) (any, error) {
 		return optString(args[0].(*outgoingRequest).path), nil
 	})
-	m("[method]outgoing-request.set-path-with-query", func(hc *HostCall, args []any) (any, error) {
-		r, c := args[0].(*outgoingRequest), args[1].(Case)
+	m("[method]outgoing-request.set-path-with-query", func(hc *component.HostCall, args []any) (any, error) {
+		r, c := args[0].(*outgoingRequest), args[1].(component.Case)
 		r.path = "/"
 		if c.Index == 1 {
 			r.path = c.Val.(string)
@@ -349,11 +351,11 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		r.setString(hc, 3, len(r.path))
 		return ok(nil), nil
 	})
-	m("[method]outgoing-request.authority", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.authority", func(_ *component.HostCall, args []any) (any, error) {
 		return optString(args[0].(*outgoingRequest).authority), nil
 	})
-	m("[method]outgoing-request.set-authority", func(hc *HostCall, args []any) (any, error) {
-		r, c := args[0].(*outgoingRequest), args[1].(Case)
+	m("[method]outgoing-request.set-authority", func(hc *component.HostCall, args []any) (any, error) {
+		r, c := args[0].(*outgoingRequest), args[1].(component.Case)
 		r.authority = ""
 		if c.Index == 1 {
 			r.authority = c.Val.(string)
@@ -361,22 +363,22 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		r.setString(hc, 2, len(r.authority))
 		return ok(nil), nil
 	})
-	m("[method]outgoing-request.scheme", func(hc *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.scheme", func(hc *component.HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
 		t := hc.Type.Result.Elem
 		switch r.scheme {
 		case "http":
-			return Case{Index: 1, Val: Case{Index: enumCase(t, "HTTP")}}, nil
+			return component.Case{Index: 1, Val: component.Case{Index: enumCase(t, "HTTP")}}, nil
 		case "https":
-			return Case{Index: 1, Val: Case{Index: enumCase(t, "HTTPS")}}, nil
+			return component.Case{Index: 1, Val: component.Case{Index: enumCase(t, "HTTPS")}}, nil
 		}
-		return Case{Index: 1, Val: Case{Index: enumCase(t, "other"), Val: r.scheme}}, nil
+		return component.Case{Index: 1, Val: component.Case{Index: enumCase(t, "other"), Val: r.scheme}}, nil
 	})
-	m("[method]outgoing-request.set-scheme", func(hc *HostCall, args []any) (any, error) {
-		r, c := args[0].(*outgoingRequest), args[1].(Case)
+	m("[method]outgoing-request.set-scheme", func(hc *component.HostCall, args []any) (any, error) {
+		r, c := args[0].(*outgoingRequest), args[1].(component.Case)
 		r.scheme = "https"
 		if c.Index == 1 {
-			s := c.Val.(Case)
+			s := c.Val.(component.Case)
 			t := hc.Type.Params[1].Type.Elem
 			r.scheme = strings.ToLower(t.Fields[s.Index].Name)
 			if s.Val != nil {
@@ -386,97 +388,97 @@ func addHTTP(add func(iface, name string, f HostFunc)) {
 		r.setString(hc, 1, len(r.scheme))
 		return ok(nil), nil
 	})
-	m("[method]outgoing-request.headers", func(hc *HostCall, args []any) (any, error) {
+	m("[method]outgoing-request.headers", func(hc *component.HostCall, args []any) (any, error) {
 		return args[0].(*outgoingRequest).headers.cloneImmutable(hc), nil
 	})
-	m("[constructor]request-options", func(*HostCall, []any) (any, error) { return &requestOptions{}, nil })
+	m("[constructor]request-options", func(*component.HostCall, []any) (any, error) { return &requestOptions{}, nil })
 	for k, o := range timeoutNames {
 		// Each bounds its phase of the request; the call's own timeout
 		// bounds them all (send).
-		m("[method]request-options."+o, func(_ *HostCall, args []any) (any, error) {
+		m("[method]request-options."+o, func(_ *component.HostCall, args []any) (any, error) {
 			return args[0].(*requestOptions).timeouts[k], nil
 		})
-		m("[method]request-options.set-"+o, func(_ *HostCall, args []any) (any, error) {
-			args[0].(*requestOptions).timeouts[k] = args[1].(Case)
+		m("[method]request-options.set-"+o, func(_ *component.HostCall, args []any) (any, error) {
+			args[0].(*requestOptions).timeouts[k] = args[1].(component.Case)
 			return ok(nil), nil
 		})
 	}
-	m("[method]outgoing-body.write", func(_ *HostCall, args []any) (any, error) {
+	m("[method]outgoing-body.write", func(_ *component.HostCall, args []any) (any, error) {
 		return ok(&outputStream{w: args[0].(*outgoingBody)}), nil
 	})
-	m("[static]outgoing-body.finish", func(_ *HostCall, args []any) (any, error) {
+	m("[static]outgoing-body.finish", func(_ *component.HostCall, args []any) (any, error) {
 		args[0].(*outgoingBody).finished = true
-		if c := args[1].(Case); c.Index == 1 {
-			c.Val.(*fields).drop() // trailers are not sent
+		if c := args[1].(component.Case); c.Index == 1 {
+			c.Val.(*fields).Drop() // trailers are not sent
 		}
 		return ok(nil), nil
 	})
-	m("[method]future-incoming-response.subscribe", func(*HostCall, []any) (any, error) { return &pollable{}, nil })
-	m("[method]future-incoming-response.get", func(hc *HostCall, args []any) (any, error) {
+	m("[method]future-incoming-response.subscribe", func(*component.HostCall, []any) (any, error) { return &pollable{}, nil })
+	m("[method]future-incoming-response.get", func(hc *component.HostCall, args []any) (any, error) {
 		f := args[0].(*futureResponse)
 		if f.taken {
-			return Case{Index: 1, Val: Case{Index: 1}}, nil
+			return component.Case{Index: 1, Val: component.Case{Index: 1}}, nil
 		}
 		f.taken = true
 		errT := hc.Type.Result.Elem.Ok.Err
 		resp, code := send(hc, f.req, f.opts, errT)
-		f.req.drop() // sent: what it held is no longer needed
+		f.req.Drop() // sent: what it held is no longer needed
 		if code != nil {
-			return Case{Index: 1, Val: ok(Case{Index: 1, Val: code})}, nil
+			return component.Case{Index: 1, Val: ok(component.Case{Index: 1, Val: code})}, nil
 		}
-		return Case{Index: 1, Val: ok(ok(resp))}, nil
+		return component.Case{Index: 1, Val: ok(ok(resp))}, nil
 	})
-	m("[method]incoming-response.status", func(_ *HostCall, args []any) (any, error) {
+	m("[method]incoming-response.status", func(_ *component.HostCall, args []any) (any, error) {
 		return uint64(args[0].(*incomingResponse).status), nil
 	})
-	m("[method]incoming-response.headers", func(hc *HostCall, args []any) (any, error) {
+	m("[method]incoming-response.headers", func(hc *component.HostCall, args []any) (any, error) {
 		return args[0].(*incomingResponse).headers.cloneImmutable(hc), nil
 	})
-	m("[method]incoming-response.consume", func(_ *HostCall, args []any) (any, error) {
+	m("[method]incoming-response.consume", func(_ *component.HostCall, args []any) (any, error) {
 		r := args[0].(*incomingResponse)
 		if r.body == nil {
-			return Case{Index: 1}, nil
+			return component.Case{Index: 1}, nil
 		}
 		b := &incomingBody{r: bytes.NewReader(r.body), held: r.held.move(int64(len(r.body)))}
 		r.body = nil
 		return ok(b), nil
 	})
-	m("[method]incoming-body.stream", func(_ *HostCall, args []any) (any, error) {
+	m("[method]incoming-body.stream", func(_ *component.HostCall, args []any) (any, error) {
 		// At most once (as wasi:http says): the stream takes the body's
 		// bytes, and what they hold, with it.
 		b := args[0].(*incomingBody)
 		if b.streamed {
-			return Case{Index: 1}, nil
+			return component.Case{Index: 1}, nil
 		}
 		b.streamed = true
 		h := b.held.move(b.held.n)
 		return ok(&inputStream{r: b.r, c: &h}), nil
 	})
-	m("[static]incoming-body.finish", func(_ *HostCall, args []any) (any, error) {
-		args[0].(*incomingBody).drop()
+	m("[static]incoming-body.finish", func(_ *component.HostCall, args []any) (any, error) {
+		args[0].(*incomingBody).Drop()
 		return &futureTrailers{}, nil
 	})
-	m("[method]future-trailers.subscribe", func(*HostCall, []any) (any, error) { return &pollable{}, nil })
-	m("[method]future-trailers.get", func(*HostCall, []any) (any, error) {
-		return Case{Index: 1, Val: ok(ok(Case{Index: 0}))}, nil
+	m("[method]future-trailers.subscribe", func(*component.HostCall, []any) (any, error) { return &pollable{}, nil })
+	m("[method]future-trailers.get", func(*component.HostCall, []any) (any, error) {
+		return component.Case{Index: 1, Val: ok(ok(component.Case{Index: 0}))}, nil
 	})
-	m("http-error-code", func(*HostCall, []any) (any, error) { return Case{Index: 0}, nil })
+	m("http-error-code", func(*component.HostCall, []any) (any, error) { return component.Case{Index: 0}, nil })
 
-	add("wasi:http/outgoing-handler", "handle", func(hc *HostCall, args []any) (any, error) {
+	add("wasi:http/outgoing-handler", "handle", func(hc *component.HostCall, args []any) (any, error) {
 		r := args[0].(*outgoingRequest)
-		if wasiOf(hc).HTTP == nil {
-			r.drop()
-			return Case{Index: 1, Val: Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
+		if stateOf(hc).HTTP == nil {
+			r.Drop()
+			return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
 		}
 		f := &futureResponse{req: r}
-		if c := args[1].(Case); c.Index == 1 {
+		if c := args[1].(component.Case); c.Index == 1 {
 			f.opts = c.Val.(*requestOptions)
 		}
 		return ok(f), nil
 	})
 }
 
-func (f *fields) cloneImmutable(hc *HostCall) *fields {
+func (f *fields) cloneImmutable(hc *component.HostCall) *fields {
 	c := f.clone(hc)
 	c.immutable = true
 	return c
@@ -491,11 +493,11 @@ func (f *fields) cloneImmutable(hc *HostCall) *fields {
 // own timeout ends a phase first, the answer is that phase's code too. The
 // body is read up to MaxHTTPBytes (HTTP-response-body-size with the
 // limit). A failure is an error-code of type errT.
-func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) (*incomingResponse, any) {
-	w := wasiOf(hc)
-	code := func(name string) any { return Case{Index: enumCase(errT, name)} }
+func send(hc *component.HostCall, req *outgoingRequest, opts *requestOptions, errT *component.Type) (*incomingResponse, any) {
+	w := stateOf(hc)
+	code := func(name string) any { return component.Case{Index: enumCase(errT, name)} }
 	internal := func(msg string) any {
-		return Case{Index: enumCase(errT, "internal-error"), Val: Case{Index: 1, Val: msg}}
+		return component.Case{Index: enumCase(errT, "internal-error"), Val: component.Case{Index: 1, Val: msg}}
 	}
 	// The authority alone names the destination: no user information
 	// (which Go's client would send as credentials) and a path that
@@ -579,7 +581,7 @@ func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) 
 			w.Log.Warn("http response body over the limit; raise the plugin's memory for a larger one",
 				"url", u.Redacted(), "limit", limit)
 		}
-		return Case{Index: enumCase(errT, "HTTP-response-body-size"), Val: Case{Index: 1, Val: uint64(limit)}}
+		return component.Case{Index: enumCase(errT, "HTTP-response-body-size"), Val: component.Case{Index: 1, Val: uint64(limit)}}
 	}
 	if resp.ContentLength > limit {
 		return nil, tooBig()
@@ -600,7 +602,7 @@ func send(hc *HostCall, req *outgoingRequest, opts *requestOptions, errT *Type) 
 			h.add(strings.ToLower(k), v)
 		}
 	}
-	r := &incomingResponse{status: uint16(resp.StatusCode), headers: h, body: b, held: held{mem: &hc.Inst.mem}}
+	r := &incomingResponse{status: uint16(resp.StatusCode), headers: h, body: b, held: holdFor(hc)}
 	r.held.grow("a response body", int64(len(b)))
 	return r, nil
 }

@@ -1,10 +1,12 @@
-package component
+package wasip2
 
 import (
 	"context"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // pagedKV is a KeyValue over a map whose Keys pages in key order (the
@@ -47,34 +49,34 @@ func (k *pagedKV) Increment(_ context.Context, key string, d int64) (int64, erro
 // a list-keys walk over 250 keys in pages of 100 ends with no cursor, and
 // increment takes and returns s64.
 func TestKeyValueDraft2(t *testing.T) {
-	fns := map[string]HostFunc{}
-	addKeyValue(func(iface, name string, f HostFunc) { fns[Key(iface, name)] = f })
+	fns := map[string]component.HostFunc{}
+	addKeyValue(func(iface, name string, f component.HostFunc) { fns[component.Key(iface, name)] = f })
 	kv := &pagedKV{m: map[string][]byte{}}
 	for i := range 250 {
 		kv.m[strconv.Itoa(1000+i)] = []byte("v")
 	}
-	errType := &Type{Kind: Variant, Fields: []Field{{Name: "no-such-store"}, {Name: "access-denied"}, {Name: "other", Type: &Type{Kind: String}}}}
-	hc := &HostCall{Ctx: context.Background(), Inst: &Instance{State: &WASI{KV: kv}}}
+	errType := &component.Type{Kind: component.Variant, Fields: []component.Field{{Name: "no-such-store"}, {Name: "access-denied"}, {Name: "other", Type: &component.Type{Kind: component.String}}}}
+	hc := &component.HostCall{Ctx: context.Background(), Inst: &component.Instance{State: &State{KV: kv}}}
 	b := &kvBucket{kv: kv}
 
-	hc.Type = &FuncType{
-		Params: []Field{{Name: "self"}, {Name: "cursor", Type: &Type{Kind: Option, Elem: &Type{Kind: String}}}},
-		Result: &Type{Kind: Result, Err: errType},
+	hc.Type = &component.FuncType{
+		Params: []component.Field{{Name: "self"}, {Name: "cursor", Type: &component.Type{Kind: component.Option, Elem: &component.Type{Kind: component.String}}}},
+		Result: &component.Type{Kind: component.Result, Err: errType},
 	}
 	var all []any
-	cursor := Case{Index: 0}
+	cursor := component.Case{Index: 0}
 	for page := 0; ; page++ {
-		out, err := fns[Key("wasi:keyvalue/store@0.2.0-draft2", "[method]bucket.list-keys")](hc, []any{b, cursor})
+		out, err := fns[component.Key("wasi:keyvalue/store@0.2.0-draft2", "[method]bucket.list-keys")](hc, []any{b, cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := out.(Case)
+		res := out.(component.Case)
 		if res.Index != 0 {
 			t.Fatalf("page %d: %+v", page, res)
 		}
 		rec := res.Val.([]any)
 		all = append(all, rec[0].([]any)...)
-		cursor = rec[1].(Case)
+		cursor = rec[1].(component.Case)
 		if cursor.Index == 0 {
 			break
 		}
@@ -86,13 +88,13 @@ func TestKeyValueDraft2(t *testing.T) {
 		t.Errorf("list-keys walked %d keys; want 250, 1000…1249", len(all))
 	}
 
-	hc.Type = &FuncType{Result: &Type{Kind: Result, Ok: &Type{Kind: S64}, Err: errType}}
+	hc.Type = &component.FuncType{Result: &component.Type{Kind: component.Result, Ok: &component.Type{Kind: component.S64}, Err: errType}}
 	for _, d := range []int64{5, -7} {
-		out, err := fns[Key("wasi:keyvalue/atomics@0.2.0-draft2", "increment")](hc, []any{b, "n", d})
+		out, err := fns[component.Key("wasi:keyvalue/atomics@0.2.0-draft2", "increment")](hc, []any{b, "n", d})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := out.(Case).Val; d == -7 && got != int64(-2) {
+		if got := out.(component.Case).Val; d == -7 && got != int64(-2) {
 			t.Errorf("increment by -7 after 5: %#v; want int64 -2", got)
 		}
 	}
