@@ -99,8 +99,8 @@
 // settings in the environment.
 //
 // A destination the rules refuse and Limits.MayRequestHosts names goes
-// to Limits.Consent, an interface the caller gives (package plugins asks a
-// person through the call's Peer); the sandbox only asks and obeys. A
+// to Limits.Consent, an interface the caller gives (package plugins/consent
+// asks a person through the call's Peer); the sandbox only asks and obeys. A
 // connection allowed that way is closed after its response, never pooled
 // (consentTransport). Limits.MayRequestPaths are mounted like allowed
 // paths, each behind a rootfs.Gated gate (instance.gate): in each call the
@@ -109,7 +109,7 @@
 // allows; the files it opened under the mount are closed when the call
 // ends (rootfs.Handles), so a descriptor kept for a later call fails with
 // EACCES there. A guest's own request to the client that uses the
-// input key reserved for those questions (abi.ConsentInputKeyPrefix) is
+// input key reserved for those questions (abi.HoldsConsentKey) is
 // refused, so no guest can word one.
 //
 // # Traces

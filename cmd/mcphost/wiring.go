@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
@@ -47,7 +48,7 @@ type runtime struct {
 // cache are listed from it and compiled on first use (serve); the author
 // commands load every plugin at once, so that they report what loading
 // finds.
-func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *plugins.Grants, st store.Store, stName string) *plugins.Loader {
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *consent.Grants, st store.Store, stName string) *plugins.Loader {
 	cache := cacheRoot()
 	opts := plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
