@@ -117,8 +117,10 @@
 // With [EngineOptions].Tracer set, loads, guest calls and the host
 // functions they make (outbound HTTP with its allowed_hosts decision and
 // the trace context injected into its headers, file opens, secret reads by
-// name, requests to the client) are spans (trace.go). The sandbox imports
-// no tracing library: the caller implements [Tracer].
+// name, requests to the client) are spans (trace.go), started on
+// OpenTelemetry's trace API (go.opentelemetry.io/otel/trace), the one the
+// host's spans use: the caller brings the SDK and the exporter, and
+// [EngineOptions].Propagator the headers the trace context travels in.
 //
 // Nothing here changes process-wide state.
 

@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"
@@ -66,8 +69,8 @@ func listCacheDir() string { return filepath.Join(cacheRoot(), "lists") }
 // buildCacheDir holds Go-source builds and the extracted SDK.
 func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
-func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer, interpret bool) (*runtime, error) {
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr,
+func newRuntime(ctx context.Context, log *slog.Logger, tr trace.Tracer, interpret bool) (*runtime, error) {
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr, Propagator: host.Propagator,
 		InterpretUntilCompiled: interpret})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
