@@ -232,7 +232,7 @@ func TestPluginCacheHints(t *testing.T) {
 	}
 }
 
-// TestConsentRounds: a consent question (plugins.ConsentParams) is one
+// TestConsentRounds: a consent question (consent.Params) is one
 // more input request, except that an answer the client sends before it
 // was asked does not count (it is asked), an answer to it after a round
 // that asked it does, and a client without elicitation gets the plugin's

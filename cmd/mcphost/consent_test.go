@@ -271,7 +271,7 @@ func TestConsent(t *testing.T) {
 // TestAgentsCannotGrant: what an agent can reach is tools, resources and
 // prompts, and none of those mcphost serves (every example plugin loaded
 // together, and mcphost adds none of its own) touches grants; in the
-// code, only a person's answer (plugins/consent.go) adds a grant and only
+// code, only a person's answer (plugins/consent/consent.go) adds a grant and only
 // the command line (cmd/mcphost/grants.go) revokes one.
 func TestAgentsCannotGrant(t *testing.T) {
 	if testing.Short() {

@@ -17,7 +17,7 @@ import (
 
 // Params returns the elicitation that asks a person whether plugin may
 // connect to target ("host:port"). Its input key (for the stateless era)
-// is [Key]'s, which no guest may use.
+// is in the space no guest may use ([IsKey]).
 func Params(plugin, target string) json.RawMessage {
 	return question(plugin, askingFor(sandbox.Reach{Plugin: plugin, Host: target}), GrantsFileName)
 }
@@ -66,22 +66,22 @@ func question(plugin string, a asking, kept string) json.RawMessage {
 		"required": []string{"decision"},
 	}
 	s, _ := json.Marshal(schema)
-	meta, _ := json.Marshal(map[string]string{abi.MetaInputKey: Key(plugin, a.once)})
+	meta, _ := json.Marshal(map[string]string{abi.MetaInputKey: inputKey(plugin, a.once)})
 	b, _ := json.Marshal(abi.ElicitParams{Message: msg, RequestedSchema: s, Meta: meta})
 	return b
 }
 
-// Key is the input key (abi.MetaInputKey) of the question about plugin's
-// reach for what: abi.ConsentInputKeyPrefix, the plugin and what ("host:port",
-// "read:/dir" or "write:/dir"). The host answers a key with that prefix
-// only from a person's reply to a question it asked, and the sandbox
-// refuses a guest's request that holds one (abi.HoldsConsentKey), so no
-// plugin can word a question whose answer is taken for consent.
-func Key(plugin, what string) string {
+// inputKey is the input key (abi.MetaInputKey) of the question about
+// plugin's reach for what ("host:port", "read:/dir" or "write:/dir").
+func inputKey(plugin, what string) string {
 	return abi.ConsentInputKeyPrefix + plugin + ":" + what
 }
 
-// IsKey reports whether key is a consent question's input key.
+// IsKey reports whether key is a consent question's input key: one that
+// begins with abi.ConsentInputKeyPrefix. The host takes an answer to such
+// a key only from a person's reply to a question it asked, and the
+// sandbox refuses a guest's request that holds one (abi.HoldsConsentKey),
+// so no plugin can word a question whose answer is taken for consent.
 func IsKey(key string) bool { return strings.HasPrefix(key, abi.ConsentInputKeyPrefix) }
 
 // notKept tells the person that their allow_always answer was not kept.

@@ -108,7 +108,7 @@ func TestConsentAllow(t *testing.T) {
 // TestConsentParams checks the question: one property, decision, an enum
 // of the three answers; a message naming the plugin and host:port; an
 // input key in the host's reserved space.
-func TestParams(t *testing.T) {
+func TestConsentParams(t *testing.T) {
 	var p struct {
 		Message         string `json:"message"`
 		RequestedSchema struct {
@@ -132,8 +132,8 @@ func TestParams(t *testing.T) {
 		strings.Join(d.Enum, ",") != "allow_once,allow_always,deny" || strings.Join(p.RequestedSchema.Required, ",") != "decision" {
 		t.Errorf("requestedSchema %+v; want one required string property decision: allow_once, allow_always, deny", p.RequestedSchema)
 	}
-	if key := p.Meta[abi.MetaInputKey]; !strings.HasPrefix(key, abi.ConsentInputKeyPrefix) {
-		t.Errorf("input key %q; want the prefix %q", key, abi.ConsentInputKeyPrefix)
+	if key := p.Meta[abi.MetaInputKey]; !strings.HasPrefix(key, abi.ConsentInputKeyPrefix) || !IsKey(key) || IsKey("fetch:[::1]:8080") {
+		t.Errorf("input key %q; want the prefix %q, which IsKey (and only it) recognises", key, abi.ConsentInputKeyPrefix)
 	}
 }
 

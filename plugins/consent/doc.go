@@ -17,7 +17,7 @@
 //     or an input_required round in the stateless era): the message names
 //     the plugin and host:port (or the directory, and read or write), and
 //     the requested schema has one property, decision, one of allow_once,
-//     allow_always and deny ([Params]; its input key is [Key]'s);
+//     allow_always and deny ([Params]; its input key passes [IsKey]);
 //  3. allow_once allows the rest of this call; allow_always also stores a
 //     grant (when the grants cannot be written, it allows this call only,
 //     and the tool call's result says so to the person, after the
