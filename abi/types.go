@@ -414,13 +414,6 @@ const ResourceNotFound = "resource not found"
 // client has answered, when the same request gets the answer.
 const MetaInputKey = "io.mcphost/inputKey"
 
-// ConsentInputKeyPrefix begins the MetaInputKey of the host's own
-// requests for a person's consent (a plugin reaching beyond its
-// allowed_hosts). A guest's request may not use it: the host refuses
-// one that does, so no plugin can word a question whose answer the host
-// takes for consent.
-const ConsentInputKeyPrefix = "io.mcphost/consent:"
-
 // ElicitResult is the client's answer to elicitation.
 type ElicitResult struct {
 	Action  string          `json:"action"` // accept, decline, cancel

@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 )
 
 // meta2026 is the per-request _meta of a 2026-07-28 client with caps.
@@ -231,7 +232,7 @@ func TestPluginCacheHints(t *testing.T) {
 	}
 }
 
-// TestConsentRounds: a consent question (plugins.ConsentParams) is one
+// TestConsentRounds: a consent question (consent.Params) is one
 // more input request, except that an answer the client sends before it
 // was asked does not count (it is asked), an answer to it after a round
 // that asked it does, and a client without elicitation gets the plugin's
@@ -240,7 +241,7 @@ func TestConsentRounds(t *testing.T) {
 	srv := newServer(t, newFixture(), Options{RequestStateKey: []byte("k1")})
 	c := startClient(t, srv)
 	caps := meta2026(`{"elicitation":{}}`)
-	params, _ := json.Marshal(json.RawMessage(plugins.ConsentParams("fetch", "example.com:443")))
+	params, _ := json.Marshal(json.RawMessage(consent.Params("fetch", "example.com:443")))
 	ask := `"arguments":{"method":"elicitation/create","params":` + string(params) + `}`
 	key := "io.mcphost/consent:fetch:example.com:443"
 	answer := `{"action":"accept","content":{"decision":"allow_always"}}`

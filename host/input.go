@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/plugins/consent"
 )
 
 // Multi round-trip requests (2026-07-28, "input_required"). A stateless
@@ -135,7 +135,7 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 			bad = jsonrpc.InvalidParams("invalid params: inputResponses[%q] must be an object (the client's result)", key)
 			return false
 		}
-		if strings.HasPrefix(key, abi.ConsentInputKeyPrefix) && !slices.Contains(in.consent, key) {
+		if consent.IsKey(key) && !slices.Contains(in.consent, key) {
 			return true // never asked: the question goes out when the plugin reaches for it
 		}
 		in.responses[key] = append(json.RawMessage(nil), v...)
@@ -246,14 +246,14 @@ func (srv *Server) inputRequired(req *request) json.RawMessage {
 	if err != nil {
 		asked = emptyJSON
 	}
-	var consent []string
+	var questions []string
 	for k := range in.asked {
-		if strings.HasPrefix(k, abi.ConsentInputKeyPrefix) {
-			consent = append(consent, k)
+		if consent.IsKey(k) {
+			questions = append(questions, k)
 		}
 	}
-	slices.Sort(consent)
-	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses, Consent: consent})
+	slices.Sort(questions)
+	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses, Consent: questions})
 	b := append([]byte(`{"resultType":"input_required","inputRequests":`), asked...)
 	b = append(b, `,"requestState":`...)
 	b = jsonscan.AppendString(b, state)

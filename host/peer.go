@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
-	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/consent"
 )
 
 // peer is the [plugins.Peer] of one request: the host functions of the
@@ -135,10 +134,10 @@ func (p *peer) request(ctx context.Context, method string, params json.RawMessag
 }
 
 // consentAsk reports whether params are the host's own question for a
-// person's consent (plugins.ConsentParams), which no guest can send.
+// person's consent (consent.Params), which no guest can send.
 func consentAsk(params json.RawMessage) bool {
 	key, _ := inputKey(params)
-	return strings.HasPrefix(key, abi.ConsentInputKeyPrefix)
+	return consent.IsKey(key)
 }
 
 // mayRequest checks the client's capabilities and version for a

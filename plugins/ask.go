@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -56,7 +57,7 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
-	ctx, notes := withNotes(ctx)
+	ctx, notes := consent.WithNotes(ctx)
 	var out json.RawMessage
 	var err error
 	if t.Plugin.ABI == 1 || t.Plugin.tools[t.Original] == nil {
@@ -90,7 +91,7 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 	}
 	// What the person must hear from mcphost itself (an answer that
 	// could not be kept) follows the plugin's content.
-	return notes.appendTo(out)
+	return notes.AppendTo(out)
 }
 
 // Read reads uri, which p serves, for the client behind peer. A guest that

@@ -29,23 +29,20 @@
 //     generation for concurrent readers ([Registry]), runs calls, and
 //     drives reloads ([Manager], which owns a [watch.Watcher]).
 //
-// It also owns consent (consent.go, grants.go): the [sandbox.Consent] of
-// the modules a Loader with [LoaderOptions].Grants loads, which asks the
-// person behind the client, through the call's Peer, about a host a
-// plugin's may_request_hosts names and its allowed_hosts does not allow,
-// or about reading or writing a directory its may_request_paths mounts,
-// and keeps allow_always answers in plugins.grants.toml ([Grants]), read
-// again on every Build and watched beside plugins.toml. Each grant stands
-// for the code (sha256, signer) the person approved; an answer that
-// cannot be kept is said in the tool call's result.
+// Consent has its own package, [consent]: a Loader with
+// [LoaderOptions].Grants gives each module it loads the [consent.Decider]
+// for its code (sha256, signer) as its [sandbox.Consent], gives each
+// module call its allow_once answers ([consent.WithOnce]) and each tool
+// call a place for consent's notes to the person ([consent.WithNotes]),
+// and reads the grants file again on every Build (the Manager watches it
+// beside plugins.toml).
 //
 // It also serves MCP Apps (apps.go): the pages of a plugin's [plugin.ui]
 // table as ui://<plugin>/<page> resources named in its tools'
 // _meta.ui.resourceUri, and the table's CSP on every app a plugin serves.
 //
 // It knows nothing about JSON-RPC: it reports changes; it does not send
-// notifications. The consent question is MCP elicitation params (abi
-// types); the host carries it like a plugin's own elicitation.
+// notifications.
 //
 // # Life of a reload
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -75,7 +76,7 @@ func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, erro
 	peer := &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
 	peer.limit.call = newBucket(callRate, callBurst)
 	peer.limit.plugin = c.root().flood.bucket()
-	out, err := c.module.Call(sandbox.WithPeer(withOnce(ctx), peer), export, in)
+	out, err := c.module.Call(sandbox.WithPeer(consent.WithOnce(ctx), peer), export, in)
 	peer.limit.finish(ctx, peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {

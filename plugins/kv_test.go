@@ -89,7 +89,12 @@ func kvReplicas(t *testing.T, name string, wasm []byte, extra string) (replica f
 	srv = redistest.Start(t)
 	storeName = "store " + store.Redact(srv.URL())
 	replica = func() *Generation {
-		l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), Store: openTestStore(t, srv.URL()), StoreName: storeName})
+		st, err := store.Open(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), Store: st, StoreName: storeName})
 		g, err := l.Build(ctx, cfg, nil)
 		if err != nil || len(g.Failures) > 0 {
 			t.Fatalf("Build: %v %v", err, g.Failures)

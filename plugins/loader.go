@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/progress"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/plugins/store"
@@ -59,12 +60,12 @@ type LoaderOptions struct {
 	// Observer, when not nil, is told about every tool call of the
 	// plugins this loader loads (see [Observer]).
 	Observer Observer
-	// Grants, when not nil, turns on consent (consent.go): a plugin's
+	// Grants, when not nil, turns on consent (package consent): a plugin's
 	// connection to a host its may_request_hosts names and its
 	// allowed_hosts does not allow asks the person behind the client,
 	// and allow_always answers are kept here. Every Build reads the file
 	// again. nil refuses such connections as before, naming the key.
-	Grants *Grants
+	Grants *consent.Grants
 	// Store keeps each plugin's key-value state (kv.go), shared by the
 	// replicas on it; StoreName names it in errors (its URL, password
 	// masked). nil is an in-process store of the loader's own.
@@ -85,8 +86,8 @@ type Loader struct {
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
 	signals    *listSignals // plugins that signalled a list change (dynamic.go)
 	obs        Observer
-	grants     *Grants
-	consent    *consent // nil without Grants; each plugin's is forCode its code
+	grants     *consent.Grants
+	consent    *consent.Decider // nil without Grants; each plugin's is For its code
 
 	// compiles holds a slot per compile running (one per CPU). Only the
 	// compile and instantiation take one: a build or download waiting on
@@ -125,7 +126,7 @@ func NewLoader(opts LoaderOptions) *Loader {
 	}
 	if opts.Grants != nil {
 		l.grants = opts.Grants
-		l.consent = &consent{grants: opts.Grants, log: l.log}
+		l.consent = consent.New(opts.Grants, l.log)
 	}
 	l.cache = source.NewCache(source.CacheOptions{BuildDir: opts.BuildCacheDir, DownloadDir: opts.DownloadCacheDir,
 		Max: opts.CacheMax, ExtraDirs: opts.CacheDirs, Logger: l.log})
@@ -428,7 +429,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	if l.consent != nil {
 		// A grant stands for the code a person approved.
-		lim.Consent = l.consent.forCode(Code{Digest: "sha256:" + sum, Signer: signer.String()})
+		lim.Consent = l.consent.For(consent.Code{Digest: "sha256:" + sum, Signer: signer.String()})
 	}
 	lim.KV = pluginKV(l.store, l.storeName, spec.Name, lim)
 	model := instanceModel(spec, server, wasm)

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcphost/mcphost/sandbox/wasip2"
 )
 
@@ -25,8 +28,13 @@ type EngineOptions struct {
 	// Logger receives guest logs and stdout/stderr lines. nil means slog.Default().
 	Logger *slog.Logger
 	// Tracer, when not nil, receives a span for each load, guest call and
-	// host function call (see [Tracer]).
-	Tracer Tracer
+	// host function call (see the package doc's Traces). nil starts none.
+	Tracer trace.Tracer
+	// Propagator writes the trace context of a traced call (W3C
+	// traceparent, tracestate, baggage) into the headers of its plugin's
+	// outbound HTTP requests, so the server it calls continues the same
+	// trace; nil writes none. It matters only with a Tracer.
+	Propagator propagation.TextMapPropagator
 	// InterpretUntilCompiled makes Load serve a core module whose compiled
 	// code is not in the cache on wazero's interpreter while the compiler
 	// runs in the background; later calls move to the compiled code

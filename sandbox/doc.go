@@ -100,8 +100,8 @@
 // settings in the environment.
 //
 // A destination the rules refuse and Limits.MayRequestHosts names goes
-// to Limits.Consent, an interface the caller gives (package plugins asks a
-// person through the call's Peer); the sandbox only asks and obeys. A
+// to Limits.Consent, an interface the caller gives (package plugins/consent
+// asks a person through the call's Peer); the sandbox only asks and obeys. A
 // connection allowed that way is closed after its response, never pooled
 // (consentTransport). Limits.MayRequestPaths are mounted like allowed
 // paths, each behind a rootfs.Gated gate (instance.gate): in each call the
@@ -110,7 +110,7 @@
 // allows; the files it opened under the mount are closed when the call
 // ends (rootfs.Handles), so a descriptor kept for a later call fails with
 // EACCES there. A guest's own request to the client that uses the
-// input key reserved for those questions (abi.ConsentInputKeyPrefix) is
+// input key reserved for those questions (abi.HoldsConsentKey) is
 // refused, so no guest can word one.
 //
 // # Traces
@@ -118,8 +118,10 @@
 // With [EngineOptions].Tracer set, loads, guest calls and the host
 // functions they make (outbound HTTP with its allowed_hosts decision and
 // the trace context injected into its headers, file opens, secret reads by
-// name, requests to the client) are spans (trace.go). The sandbox imports
-// no tracing library: the caller implements [Tracer].
+// name, requests to the client) are spans (trace.go), started on
+// OpenTelemetry's trace API (go.opentelemetry.io/otel/trace), the one the
+// host's spans use: the caller brings the SDK and the exporter, and
+// [EngineOptions].Propagator the headers the trace context travels in.
 //
 // Nothing here changes process-wide state.
 

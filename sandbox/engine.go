@@ -15,13 +15,15 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Engine compiles and runs modules. All modules of an Engine share one
 // on-disk compilation cache. An Engine is safe for concurrent use.
 type Engine struct {
 	log   *slog.Logger
-	tr    Tracer // nil: no spans
+	tr    *tracer // nil: no spans
 	dir   string
 	cache *compileCache
 
@@ -63,7 +65,7 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
+	return &Engine{log: log, tr: newTracer(opts), dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
 		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string)}, nil
 }
 
@@ -113,13 +115,13 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 	if e.tr == nil {
 		return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
 	}
-	ctx, sp := e.tr.Start(ctx, "load "+name, slog.String("mcp.plugin", name), slog.Int("wasm.bytes", len(wasm)))
+	ctx, sp := e.tr.Start(ctx, "load "+name, trace.WithAttributes(attribute.String("mcp.plugin", name), attribute.Int("wasm.bytes", len(wasm))))
 	m, err := e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
 	var le *LoadError
 	if errors.As(err, &le) {
-		sp.SetAttrs(slog.String("error.type", le.Stage))
+		sp.SetAttributes(attribute.String("error.type", le.Stage))
 	}
-	sp.End(err)
+	endSpan(sp, err)
 	return m, err
 }
 

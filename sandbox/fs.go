@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcphost/mcphost/sandbox/rootfs"
 )
@@ -106,13 +107,13 @@ func (f tracedFS) OpenFile(p string, flag experimentalsys.Oflag, perm iofs.FileM
 		return f.FS.OpenFile(p, flag, perm)
 	}
 	write := flag&(experimentalsys.O_RDWR|experimentalsys.O_WRONLY|experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_APPEND) != 0
-	sp := start("open", slog.String("file.path", path.Join(f.guest, p)), slog.Bool("mcphost.fs.write", write))
+	sp := start("open", attribute.String("file.path", path.Join(f.guest, p)), attribute.Bool("mcphost.fs.write", write))
 	file, errno := f.FS.OpenFile(p, flag, perm)
 	var err error
 	if errno != 0 {
-		sp.SetAttrs(slog.String("error.type", errno.Error()))
+		sp.SetAttributes(attribute.String("error.type", errno.Error()))
 		err = errno
 	}
-	sp.End(err)
+	endSpan(sp, err)
 	return file, errno
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -96,7 +95,7 @@ func (h hostFunc) answer(ctx context.Context, log *slog.Logger, lim Limits, payl
 		return hostError(perr)
 	case peer == nil:
 		return hostError(ErrNoPeer)
-	case consentKey(payload):
+	case abi.HoldsConsentKey(payload):
 		log.Warn("host request refused: its input key is reserved for the host's consent questions", "func", h.Name)
 		return hostError(errConsentKey)
 	}
@@ -114,23 +113,6 @@ func (h hostFunc) answer(ctx context.Context, log *slog.Logger, lim Limits, payl
 var errBadPayload = errors.New("host function payload is not valid JSON")
 
 var errConsentKey = errors.New("a request may not hold a string beginning with \"" + abi.ConsentInputKeyPrefix + "\": that input key is the host's own, for asking a person's consent")
-
-// consentKey reports whether a guest's request holds a string that begins
-// with abi.ConsentInputKeyPrefix, reserved for the host's consent
-// questions. Every string is checked, wherever it is, so neither a
-// duplicate _meta key nor an escaped spelling slips one past.
-func consentKey(payload []byte) bool {
-	d := json.NewDecoder(bytes.NewReader(payload))
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return false
-		}
-		if s, ok := tok.(string); ok && strings.HasPrefix(s, abi.ConsentInputKeyPrefix) {
-			return true
-		}
-	}
-}
 
 func hostError(err error) []byte {
 	b, _ := json.Marshal(abi.HostError{Error: err.Error()})

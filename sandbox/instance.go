@@ -34,7 +34,7 @@ type instance struct {
 	call interface{ Done() <-chan struct{} }
 	// span starts a span in the call being served, for traced file
 	// opens (tracedFS); nil when the call is not traced.
-	span   func(name string, attrs ...slog.Attr) Span
+	span   startSpan
 	traced bool // its mounts are tracedFS
 	// ask asks the module's Consent in the call being served; nil
 	// outside a call or without Consent. answers are the call's
@@ -121,7 +121,7 @@ func (inst *instance) nanosleep(ns int64) {
 
 // begin prepares the instance for a call bounded by ctx.
 func (inst *instance) begin(ctx context.Context) {
-	var span func(string, ...slog.Attr) Span
+	var span startSpan
 	if inst.traced {
 		span = spanIn(ctx)
 	}
@@ -204,7 +204,7 @@ func (inst *instance) gate(dir string) rootfs.Gate {
 }
 
 // spanner returns how to start a span in the call being served, or nil.
-func (inst *instance) spanner() func(string, ...slog.Attr) Span {
+func (inst *instance) spanner() startSpan {
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	return inst.span

@@ -8,71 +8,44 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/abi"
 )
 
-// recTracer records spans with their parents (through ctx) and injects a
-// header naming the span the request was made in.
-type recTracer struct {
-	mu    sync.Mutex
-	spans []*recSpan
-}
-
+// recSpan is an ended span as TestTracer checks it: the name of its
+// parent and its attributes as strings.
 type recSpan struct {
-	t      *recTracer
-	name   string
-	parent string
-	attrs  map[string]string
-	err    error
-	ended  bool
+	name, parent string
+	attrs        map[string]string
+	failed       bool // status Error
+	spanContext  trace.SpanContext
 }
 
-type recSpanKey struct{}
-
-func (t *recTracer) Start(ctx context.Context, name string, attrs ...slog.Attr) (context.Context, Span) {
-	sp := &recSpan{t: t, name: name, attrs: map[string]string{}}
-	if p, ok := ctx.Value(recSpanKey{}).(*recSpan); ok {
-		sp.parent = p.name
+// recSpans returns the spans named name that rec saw end, in order.
+func recSpans(rec *tracetest.SpanRecorder, name string) []recSpan {
+	ended := rec.Ended()
+	names := map[trace.SpanID]string{}
+	for _, s := range ended {
+		names[s.SpanContext().SpanID()] = s.Name()
 	}
-	sp.SetAttrs(attrs...)
-	t.mu.Lock()
-	t.spans = append(t.spans, sp)
-	t.mu.Unlock()
-	return context.WithValue(ctx, recSpanKey{}, sp), sp
-}
-
-func (t *recTracer) Inject(ctx context.Context, h http.Header) {
-	if p, ok := ctx.Value(recSpanKey{}).(*recSpan); ok {
-		h.Set("traceparent", "span:"+p.name)
-	}
-}
-
-func (s *recSpan) SetAttrs(attrs ...slog.Attr) {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
-	for _, a := range attrs {
-		s.attrs[a.Key] = a.Value.String()
-	}
-}
-
-func (s *recSpan) End(err error) {
-	s.t.mu.Lock()
-	defer s.t.mu.Unlock()
-	s.err, s.ended = err, true
-}
-
-// byName returns the ended spans named name.
-func (t *recTracer) byName(name string) []*recSpan {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []*recSpan
-	for _, s := range t.spans {
-		if s.name == name && s.ended {
-			out = append(out, s)
+	var out []recSpan
+	for _, s := range ended {
+		if s.Name() != name {
+			continue
 		}
+		sp := recSpan{name: s.Name(), parent: names[s.Parent().SpanID()], attrs: map[string]string{},
+			failed: s.Status().Code == codes.Error, spanContext: s.SpanContext()}
+		for _, a := range s.Attributes() {
+			sp.attrs[string(a.Key)] = a.Value.Emit()
+		}
+		out = append(out, sp)
 	}
 	return out
 }
@@ -84,8 +57,10 @@ func (t *recTracer) byName(name string) []*recSpan {
 // value) and file opens (by guest path).
 func TestTracer(t *testing.T) {
 	needGuest(t)
-	tr := &recTracer{}
-	eng, err := NewEngine(context.Background(), EngineOptions{CacheDir: testEngine.CacheDir(), Logger: slog.New(slog.DiscardHandler), Tracer: tr})
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	eng, err := NewEngine(context.Background(), EngineOptions{CacheDir: testEngine.CacheDir(), Logger: slog.New(slog.DiscardHandler),
+		Tracer: tp.Tracer("test"), Propagator: propagation.TraceContext{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +79,7 @@ func TestTracer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := tr.byName("load traced"); len(l) != 1 || l[0].attrs["mcp.plugin"] != "traced" || l[0].err != nil {
+	if l := recSpans(rec, "load traced"); len(l) != 1 || l[0].attrs["mcp.plugin"] != "traced" || l[0].failed {
 		t.Errorf("load spans %+v; want one for plugin traced", l)
 	}
 
@@ -113,29 +88,29 @@ func TestTracer(t *testing.T) {
 		in           string
 		span         string
 		want         map[string]string
-		header       string // the traceparent the server got; "" when it got no request
+		header       bool // the server got a request, with the span's traceparent
 	}{
 		{"allowed", "http", srv.URL + "/x", "http_request GET",
 			map[string]string{"server.address": "127.0.0.1", "mcphost.egress.decision": "allowed", "http.response.status_code": "200"},
-			"span:http_request GET"},
+			true},
 		{"refused", "http", "http://localhost:" + portOf(t, srv) + "/", "http_request GET",
-			map[string]string{"server.address": "localhost", "mcphost.egress.decision": "refused", "mcphost.egress.key": "allowed_hosts", "error.type": "refused"}, ""},
+			map[string]string{"server.address": "localhost", "mcphost.egress.decision": "refused", "mcphost.egress.key": "allowed_hosts", "error.type": "refused"}, false},
 		{"file open", "read", "/data/notes.txt", "open",
-			map[string]string{"file.path": "/data/notes.txt", "mcphost.fs.write": "false"}, ""},
+			map[string]string{"file.path": "/data/notes.txt", "mcphost.fs.write": "false"}, false},
 		{"file missing", "read", "/data/nope.txt", "open",
-			map[string]string{"file.path": "/data/nope.txt", "error.type": "no such file or directory"}, ""},
+			map[string]string{"file.path": "/data/nope.txt", "error.type": "no such file or directory"}, false},
 		{"secret", "host", string(hostCall(abi.HostKeyringSecret, `{"service":"gh","user":"token"}`)), "host get_keyring_secret",
-			map[string]string{"mcphost.secret.name": "gh/token", "mcphost.secret.found": "true"}, ""},
+			map[string]string{"mcphost.secret.name": "gh/token", "mcphost.secret.found": "true"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := len(tr.byName(tc.span))
+			before := len(recSpans(rec, tc.span))
 			_, _ = m.Call(context.Background(), tc.export, []byte(tc.in))
-			spans := tr.byName(tc.span)[before:]
+			spans := recSpans(rec, tc.span)[before:]
 			var sp *recSpan
-			for _, s := range spans {
+			for i, s := range spans {
 				if tc.span != "open" || s.attrs["file.path"] == tc.in {
-					sp = s
+					sp = &spans[i]
 				}
 			}
 			if sp == nil {
@@ -154,15 +129,16 @@ func TestTracer(t *testing.T) {
 					t.Errorf("attribute %s holds the secret's value", k)
 				}
 			}
-			if tc.header != "" {
-				if h := <-got; h != tc.header {
-					t.Errorf("server got traceparent %q; want %q", h, tc.header)
+			if tc.header {
+				want := "00-" + sp.spanContext.TraceID().String() + "-" + sp.spanContext.SpanID().String() + "-01"
+				if h := <-got; h != want {
+					t.Errorf("server got traceparent %q; want %q (the %s span's)", h, want, tc.span)
 				}
 			}
 		})
 	}
-	calls := tr.byName("wasm http")
-	if len(calls) != 2 || calls[0].err != nil || calls[1].attrs["error.type"] != KindHostPanic.String() {
+	calls := recSpans(rec, "wasm http")
+	if len(calls) != 2 || calls[0].failed || !calls[1].failed || calls[1].attrs["error.type"] != KindHostPanic.String() {
 		t.Errorf("guest call spans %+v; want a success and a host function failure", calls)
 	}
 }

@@ -21,7 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/consent"
 )
 
 // upstream is a loopback HTTP server that counts what reaches it: the
@@ -232,7 +232,7 @@ func TestConsent(t *testing.T) {
 					t.Fatalf("allow_always: got %q (isError %v)", text, isErr)
 				}
 				expectAsked("allow_always", 1)
-				g, err := plugins.OpenGrants(plugins.GrantsFile(conf))
+				g, err := consent.OpenGrants(consent.GrantsFile(conf))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -271,7 +271,7 @@ func TestConsent(t *testing.T) {
 // TestAgentsCannotGrant: what an agent can reach is tools, resources and
 // prompts, and none of those mcphost serves (every example plugin loaded
 // together, and mcphost adds none of its own) touches grants; in the
-// code, only a person's answer (plugins/consent.go) adds a grant and only
+// code, only a person's answer (plugins/consent/consent.go) adds a grant and only
 // the command line (cmd/mcphost/grants.go) revokes one.
 func TestAgentsCannotGrant(t *testing.T) {
 	if testing.Short() {
@@ -329,12 +329,12 @@ func TestAgentsCannotGrant(t *testing.T) {
 		}
 	}
 	t.Logf("%d tools, resources, templates and prompts; none touches grants", len(seen))
-	if g, err := plugins.OpenGrants(plugins.GrantsFile(file)); err != nil || len(g.List()) != 0 {
+	if g, err := consent.OpenGrants(consent.GrantsFile(file)); err != nil || len(g.List()) != 0 {
 		t.Errorf("grants after listing: %v, %v; want none", g.List(), err)
 	}
 
 	// In the code: every call of a method named Grant or Revoke (the
-	// writers of a *plugins.Grants), found by parsing every Go file.
+	// writers of a *consent.Grants), found by parsing every Go file.
 	writers := map[string][]string{}
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
@@ -365,7 +365,7 @@ func TestAgentsCannotGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"plugins/consent.go": "Grant", "cmd/mcphost/grants.go": "Revoke"}
+	want := map[string]string{"plugins/consent/consent.go": "Grant", "cmd/mcphost/grants.go": "Revoke"}
 	if len(writers) != len(want) {
 		t.Errorf("Grant and Revoke are called from %v; want only %v", writers, want)
 	}
@@ -571,11 +571,11 @@ func TestConsentPath(t *testing.T) {
 				if text, isErr := read(cs); isErr || text != "a private note" {
 					t.Fatalf("allow_always: got %q (isError %v); want the file", text, isErr)
 				}
-				g, err := plugins.OpenGrants(plugins.GrantsFile(conf))
+				g, err := consent.OpenGrants(consent.GrantsFile(conf))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if list := g.List(); len(list) != 1 || list[0].Plugin != "files" || list[0].Path != dir || list[0].Access != plugins.AccessRead {
+				if list := g.List(); len(list) != 1 || list[0].Plugin != "files" || list[0].Path != dir || list[0].Access != consent.AccessRead {
 					t.Errorf("plugins.grants.toml holds %+v; want files → read %s", list, dir)
 				}
 				p2 := &person{}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/consent"
 )
 
 var (
@@ -157,8 +157,8 @@ func TestConsentGrantFollowsCode(t *testing.T) {
 			if text, isErr := open(connectConsent(t, version, "stdio", conf, p)); isErr || text != "a private note" {
 				t.Fatalf("allow_always: got %q (isError %v)", text, isErr)
 			}
-			grants := func() []plugins.Grant {
-				g, err := plugins.OpenGrants(plugins.GrantsFile(conf))
+			grants := func() []consent.Grant {
+				g, err := consent.OpenGrants(consent.GrantsFile(conf))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +186,7 @@ func TestConsentGrantFollowsCode(t *testing.T) {
 				t.Errorf("grants %+v; want one, given to %s", l, digest(second))
 			}
 			out, err := exec.Command(mcphostBinary(t), "grants", "list", "--config", conf).CombinedOutput()
-			if want := plugins.ShortDigest(digest(second)); err != nil || !strings.Contains(string(out), want) {
+			if want := consent.ShortDigest(digest(second)); err != nil || !strings.Contains(string(out), want) {
 				t.Errorf("grants list: %s, %v; want it to name %s", out, err, want)
 			}
 		})
@@ -207,7 +207,7 @@ func TestConsentNotKeptSaid(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			conf, _ := holdSetup(t, wasm)
-			if err := os.Mkdir(plugins.GrantsFile(conf), 0o755); err != nil {
+			if err := os.Mkdir(consent.GrantsFile(conf), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			p := &person{withdrawn: make(chan struct{})}
@@ -221,7 +221,7 @@ func TestConsentNotKeptSaid(t *testing.T) {
 				t.Errorf("first content %q; want the plugin's", got)
 			}
 			note := textOf(t, &mcp.CallToolResult{Content: res.Content[1:]})
-			for _, want := range []string{"allow_always", "could not be kept", plugins.GrantsFileName, "this call only", "asked again"} {
+			for _, want := range []string{"allow_always", "could not be kept", consent.GrantsFileName, "this call only", "asked again"} {
 				if !strings.Contains(note, want) {
 					t.Errorf("note %q; want it to contain %q", note, want)
 				}

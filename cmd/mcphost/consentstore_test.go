@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/internal/redistest"
-	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
 )
 
@@ -31,14 +31,14 @@ func storeConsentConfig(t *testing.T, url string) string {
 }
 
 // storeGrants returns the grants in the store at url.
-func storeGrants(t *testing.T, url string) []plugins.Grant {
+func storeGrants(t *testing.T, url string) []consent.Grant {
 	t.Helper()
 	st, err := store.Open(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	g := plugins.StoreGrants(st, url)
+	g := consent.StoreGrants(st, url)
 	if err := g.ReloadContext(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func TestConsentStore(t *testing.T) {
 				t.Errorf("B asked %q; want no question: A's grant stands", q)
 			}
 			for _, conf := range []string{confA, confB} {
-				if _, err := os.Stat(filepath.Join(filepath.Dir(conf), plugins.GrantsFileName)); !os.IsNotExist(err) {
-					t.Errorf("%s beside %s: %v; want none (grants are in the store)", plugins.GrantsFileName, conf, err)
+				if _, err := os.Stat(filepath.Join(filepath.Dir(conf), consent.GrantsFileName)); !os.IsNotExist(err) {
+					t.Errorf("%s beside %s: %v; want none (grants are in the store)", consent.GrantsFileName, conf, err)
 				}
 			}
 			if list := storeGrants(t, srv.URL()); len(list) != 1 || list[0].Plugin != "fetch" || list[0].Host != target || list[0].Code == "" {

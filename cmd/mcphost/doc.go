@@ -20,7 +20,7 @@
 // (see package plugins' Manager), logging one line per reload;
 // --watch-debounce sets how long files must stay quiet first (100ms).
 //
-// serve opens plugins.grants.toml beside plugins.toml (package plugins'
+// serve opens plugins.grants.toml beside plugins.toml (package consent's
 // Grants), which makes a plugin's may_request_hosts and may_request_paths
 // a question to the person behind the client; grants lists and revokes
 // what it holds.

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
 )
 
@@ -69,8 +69,8 @@ func cmdGrants(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "PLUGIN\tTARGET\tALLOWS\tGRANTED\tCODE\tSIGNER")
 		for _, gr := range list {
-			code := cmp.Or(plugins.ShortDigest(gr.Code), "(none: asked again)")
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", gr.Plugin, gr.Target(), allows(gr), gr.Granted.Format(time.RFC3339), code, cmp.Or(gr.Signer, "-"))
+			code := cmp.Or(consent.ShortDigest(gr.Code), "(none: asked again)")
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", gr.Plugin, gr.Target(), gr.Allows(), gr.Granted.Format(time.RFC3339), code, cmp.Or(gr.Signer, "-"))
 		}
 		return tw.Flush()
 	case "revoke":
@@ -106,19 +106,11 @@ func cmdGrants(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return errUsage
 }
 
-// allows names what a grant allows: connect, read or write.
-func allows(gr plugins.Grant) string {
-	if gr.Path != "" {
-		return gr.Access
-	}
-	return "connect"
-}
-
 // openGrants opens the grants serve would use: in the store storeURL
 // names (else MCPHOST_STORE, else the config's [server] store), or else
 // in the file beside the config --config names (or ./plugins.toml, as
 // serve finds it). The caller calls closeStore when done.
-func openGrants(ctx context.Context, configFile, storeURL string) (g *plugins.Grants, closeStore func(), err error) {
+func openGrants(ctx context.Context, configFile, storeURL string) (g *consent.Grants, closeStore func(), err error) {
 	if configFile == "" {
 		if _, err := os.Stat("plugins.toml"); err == nil {
 			configFile = "plugins.toml"
@@ -139,11 +131,11 @@ func openGrants(ctx context.Context, configFile, storeURL string) (g *plugins.Gr
 		if err != nil {
 			return nil, nil, fmt.Errorf("--store: %w", err)
 		}
-		return plugins.StoreGrants(st, store.Redact(storeURL)), func() { st.Close() }, nil
+		return consent.StoreGrants(st, store.Redact(storeURL)), func() { st.Close() }, nil
 	}
 	if configFile == "" {
 		return nil, nil, errors.New("no plugins.toml here, no --config and no store given: grants live beside plugins.toml, or in the store ([server] store, " + store.EnvURL + ")")
 	}
-	g, err = plugins.OpenGrants(plugins.GrantsFile(configFile))
+	g, err = consent.OpenGrants(consent.GrantsFile(configFile))
 	return g, func() {}, err
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/redistest"
-	"github.com/mcphost/mcphost/plugins"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -24,8 +24,8 @@ func TestGrantsCommandStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	replica := plugins.StoreGrants(st, srv.URL())
-	code := plugins.Code{Digest: "sha256:" + strings.Repeat("cd", 32)}
+	replica := consent.StoreGrants(st, srv.URL())
+	code := consent.Code{Digest: "sha256:" + strings.Repeat("cd", 32)}
 	r := sandbox.Reach{Plugin: "fetch", Host: "api.example", Port: 443}
 	if err := replica.Grant(t.Context(), r, code, time.Now()); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,9 @@ import (
 	"strings"
 	"syscall"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -200,7 +201,7 @@ type common struct {
 	config    string
 	logLevel  string
 	logFormat string
-	tracer    sandbox.Tracer // serve's traces (traces.go); nil: none
+	tracer    trace.Tracer // serve's sandbox traces (traces.go); nil: none
 	// interpret: serve new code on the interpreter until it is compiled
 	// (serve's; sandbox.EngineOptions.InterpretUntilCompiled).
 	interpret bool

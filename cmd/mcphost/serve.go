@@ -19,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/host/streamable"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/plugins/watch"
 )
@@ -113,16 +114,16 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer stop()
 	}
-	var grants *plugins.Grants
+	var grants *consent.Grants
 	stName := "the in-process store"
 	if url := store.URL(cfg.Server.Store); url != "" {
 		stName = "store " + store.Redact(url)
 		// Shared by every replica on the store, read on every check.
-		grants = plugins.StoreGrants(st, store.Redact(url))
+		grants = consent.StoreGrants(st, store.Redact(url))
 	} else if cfg.File != "" {
 		// A bad file is said and stands for no grants: the person is
 		// asked again.
-		if grants, err = plugins.OpenGrants(plugins.GrantsFile(cfg.File)); err != nil {
+		if grants, err = consent.OpenGrants(consent.GrantsFile(cfg.File)); err != nil {
 			log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "err", err)
 		}
 	}

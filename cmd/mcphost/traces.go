@@ -4,20 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // tracing is the OpenTelemetry trace pipeline of `mcphost serve`, built
@@ -103,12 +97,13 @@ func (t *tracing) tracer() trace.Tracer {
 	return t.tp.Tracer("github.com/mcphost/mcphost")
 }
 
-// sandbox is the sandbox's Tracer, or nil when tracing is off.
-func (t *tracing) sandbox() sandbox.Tracer {
+// sandbox is the sandbox's tracer, or nil when tracing is off; its
+// outbound HTTP carries the trace context host.Propagator writes.
+func (t *tracing) sandbox() trace.Tracer {
 	if t == nil {
 		return nil
 	}
-	return sandboxTracer{t.tp.Tracer("github.com/mcphost/mcphost/sandbox")}
+	return t.tp.Tracer("github.com/mcphost/mcphost/sandbox")
 }
 
 // shutdown flushes the spans still buffered and stops the exporter. Every
@@ -123,45 +118,4 @@ func (t *tracing) shutdown(log *slog.Logger) {
 	if err := t.tp.Shutdown(ctx); err != nil {
 		log.Warn("traces: flush on exit failed; the spans still buffered are lost", "err", err)
 	}
-}
-
-// sandboxTracer gives the sandbox's spans to OpenTelemetry.
-type sandboxTracer struct{ tr trace.Tracer }
-
-func (s sandboxTracer) Start(ctx context.Context, name string, attrs ...slog.Attr) (context.Context, sandbox.Span) {
-	ctx, sp := s.tr.Start(ctx, name, trace.WithAttributes(otelAttrs(attrs)...))
-	return ctx, otelSpan{sp}
-}
-
-func (sandboxTracer) Inject(ctx context.Context, h http.Header) {
-	host.Propagator.Inject(ctx, propagation.HeaderCarrier(h))
-}
-
-type otelSpan struct{ sp trace.Span }
-
-func (s otelSpan) SetAttrs(attrs ...slog.Attr) { s.sp.SetAttributes(otelAttrs(attrs)...) }
-
-func (s otelSpan) End(err error) {
-	if err != nil {
-		s.sp.SetStatus(codes.Error, err.Error())
-	}
-	s.sp.End()
-}
-
-// otelAttrs converts the sandbox's attributes (strings, ints, bools).
-func otelAttrs(attrs []slog.Attr) []attribute.KeyValue {
-	out := make([]attribute.KeyValue, 0, len(attrs))
-	for _, a := range attrs {
-		switch v := a.Value; v.Kind() {
-		case slog.KindInt64:
-			out = append(out, attribute.Int64(a.Key, v.Int64()))
-		case slog.KindBool:
-			out = append(out, attribute.Bool(a.Key, v.Bool()))
-		case slog.KindFloat64:
-			out = append(out, attribute.Float64(a.Key, v.Float64()))
-		default:
-			out = append(out, attribute.String(a.Key, v.String()))
-		}
-	}
-	return out
 }

@@ -10,8 +10,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
@@ -47,7 +51,7 @@ type runtime struct {
 // cache are listed from it and compiled on first use (serve); the author
 // commands load every plugin at once, so that they report what loading
 // finds.
-func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *plugins.Grants, st store.Store, stName string) *plugins.Loader {
+func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *consent.Grants, st store.Store, stName string) *plugins.Loader {
 	cache := cacheRoot()
 	opts := plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
@@ -65,8 +69,8 @@ func listCacheDir() string { return filepath.Join(cacheRoot(), "lists") }
 // buildCacheDir holds Go-source builds and the extracted SDK.
 func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
-func newRuntime(ctx context.Context, log *slog.Logger, tr sandbox.Tracer, interpret bool) (*runtime, error) {
-	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr,
+func newRuntime(ctx context.Context, log *slog.Logger, tr trace.Tracer, interpret bool) (*runtime, error) {
+	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr, Propagator: host.Propagator,
 		InterpretUntilCompiled: interpret})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

@@ -1,4 +1,4 @@
-package plugins
+package consent
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 )
 
 // GrantsFileName is the file, beside plugins.toml, that holds what a
-// person allowed for good (an allow_always answer, consent.go). No plugin
+// person allowed for good (an allow_always answer). No plugin
 // may mount it writable (config's guard).
 const GrantsFileName = config.GrantsFileName
 
@@ -76,6 +76,15 @@ func ShortDigest(digest string) string {
 		return digest[:len("sha256:")+12]
 	}
 	return digest
+}
+
+// Allows names what gr allows: "connect" for a host, else its Access
+// ("read" or "write").
+func (gr Grant) Allows() string {
+	if gr.Path != "" {
+		return gr.Access
+	}
+	return "connect"
 }
 
 // allows reports whether gr stands for r, for any code.

@@ -1,11 +1,9 @@
-package sandbox
+package abi
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/mcphost/mcphost/abi"
 )
 
 // TestConsentKey: a guest's request that names itself with the host's
@@ -28,22 +26,22 @@ func TestConsentKey(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := consentKey([]byte(tc.payload)); got != tc.want {
-				t.Errorf("consentKey(%s) = %v; want %v", tc.payload, got, tc.want)
+			if got := HoldsConsentKey([]byte(tc.payload)); got != tc.want {
+				t.Errorf("HoldsConsentKey(%s) = %v; want %v", tc.payload, got, tc.want)
 			}
 		})
 	}
 }
 
 // FuzzConsentKey: a guest's payload is untrusted. Whatever it holds,
-// consentKey does not panic, and a payload it passes has no input key in
+// HoldsConsentKey does not panic, and a payload it passes has no input key in
 // the reserved space as encoding/json reads it.
 func FuzzConsentKey(f *testing.F) {
 	f.Add([]byte(`{"_meta":{"io.mcphost/inputKey":"io.mcphost/consent:x"}}`))
 	f.Add([]byte(`{"_meta":{"io.mcphost/inputKey":"mine"},"message":"m"}`))
 	f.Add([]byte(`{"_meta":{"io.mcphost\/inputKey":"io.mcphost\/consent:x","io.mcphost/inputKey":"a"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if consentKey(b) {
+		if HoldsConsentKey(b) {
 			return
 		}
 		var p struct {
@@ -53,8 +51,8 @@ func FuzzConsentKey(f *testing.F) {
 			return
 		}
 		var key string
-		if json.Unmarshal(p.Meta[abi.MetaInputKey], &key) == nil && strings.HasPrefix(key, abi.ConsentInputKeyPrefix) {
-			t.Fatalf("consentKey passed %q, whose input key is %q", b, key)
+		if json.Unmarshal(p.Meta[MetaInputKey], &key) == nil && strings.HasPrefix(key, ConsentInputKeyPrefix) {
+			t.Fatalf("HoldsConsentKey passed %q, whose input key is %q", b, key)
 		}
 	})
 }

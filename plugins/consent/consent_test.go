@@ -1,4 +1,4 @@
-package plugins
+package consent
 
 import (
 	"context"
@@ -65,9 +65,9 @@ func TestConsentAllow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &consent{grants: g, log: discard(), code: testCode}
+			c := &Decider{grants: g, log: discard(), code: testCode}
 			p := &askPeer{answer: tc.answer, err: tc.err}
-			ctx := withOnce(context.Background())
+			ctx := WithOnce(context.Background())
 			if !tc.noPeer {
 				ctx = sandbox.WithPeer(ctx, p)
 			}
@@ -97,7 +97,7 @@ func TestConsentAllow(t *testing.T) {
 			}
 			// A new call: only a stored grant spares the question.
 			before := len(p.asked)
-			c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), reach)
+			c.Allow(sandbox.WithPeer(WithOnce(context.Background()), p), reach)
 			if asked := len(p.asked) > before; asked == tc.stored {
 				t.Errorf("a new call asked = %v; want %v", asked, !tc.stored)
 			}
@@ -121,7 +121,7 @@ func TestConsentParams(t *testing.T) {
 		} `json:"requestedSchema"`
 		Meta map[string]string `json:"_meta"`
 	}
-	if err := json.Unmarshal(ConsentParams("fetch", "[::1]:8080"), &p); err != nil {
+	if err := json.Unmarshal(Params("fetch", "[::1]:8080"), &p); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.Message, `Plugin "fetch"`) || !strings.Contains(p.Message, "[::1]:8080") {
@@ -132,8 +132,8 @@ func TestConsentParams(t *testing.T) {
 		strings.Join(d.Enum, ",") != "allow_once,allow_always,deny" || strings.Join(p.RequestedSchema.Required, ",") != "decision" {
 		t.Errorf("requestedSchema %+v; want one required string property decision: allow_once, allow_always, deny", p.RequestedSchema)
 	}
-	if key := p.Meta[abi.MetaInputKey]; !strings.HasPrefix(key, abi.ConsentInputKeyPrefix) {
-		t.Errorf("input key %q; want the prefix %q", key, abi.ConsentInputKeyPrefix)
+	if key := p.Meta[abi.MetaInputKey]; !strings.HasPrefix(key, abi.ConsentInputKeyPrefix) || !IsKey(key) || IsKey("fetch:[::1]:8080") {
+		t.Errorf("input key %q; want the prefix %q, which IsKey (and only it) recognises", key, abi.ConsentInputKeyPrefix)
 	}
 }
 
@@ -212,15 +212,15 @@ func TestConsentPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &consent{grants: g, log: discard(), code: testCode}
+	c := &Decider{grants: g, log: discard(), code: testCode}
 	read := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
 	write := sandbox.Reach{Plugin: "files", Path: "/srv/docs", Write: true}
 	accept := func(d string) *askPeer {
 		return &askPeer{answer: `{"action":"accept","content":{"decision":"` + d + `"}}`}
 	}
 
-	p := accept(DecisionAllowAlways)
-	if err := c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), read); err != nil {
+	p := accept(AllowAlways)
+	if err := c.Allow(sandbox.WithPeer(WithOnce(context.Background()), p), read); err != nil {
 		t.Fatalf("allow_always: %v", err)
 	}
 	var q struct {
@@ -239,9 +239,9 @@ func TestConsentPath(t *testing.T) {
 	if l := reloaded.List(); len(l) != 1 || l[0].Path != "/srv/docs" || l[0].Access != AccessRead || l[0].Host != "" {
 		t.Fatalf("grants after allow_always %+v; want one read grant for /srv/docs", l)
 	}
-	c2 := &consent{grants: reloaded, log: discard(), code: testCode}
-	p2 := accept(DecisionDeny)
-	ctx := sandbox.WithPeer(withOnce(context.Background()), p2)
+	c2 := &Decider{grants: reloaded, log: discard(), code: testCode}
+	p2 := accept(Deny)
+	ctx := sandbox.WithPeer(WithOnce(context.Background()), p2)
 	if err := c2.Allow(ctx, read); err != nil || len(p2.asked) != 0 {
 		t.Errorf("a read with the grant reloaded: %v, asked %d; want allowed unasked", err, len(p2.asked))
 	}
@@ -251,8 +251,8 @@ func TestConsentPath(t *testing.T) {
 	}
 
 	other := sandbox.Reach{Plugin: "files", Path: "/srv/out"}
-	p3 := accept(DecisionAllowOnce)
-	ctx = sandbox.WithPeer(withOnce(context.Background()), p3)
+	p3 := accept(AllowOnce)
+	ctx = sandbox.WithPeer(WithOnce(context.Background()), p3)
 	if err := c2.Allow(ctx, sandbox.Reach{Plugin: "files", Path: "/srv/out", Write: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +288,8 @@ func TestGrantFollowsCode(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ask := func(code Code, answer string) (error, int) {
 		p := &askPeer{answer: `{"action":"accept","content":{"decision":"` + answer + `"}}`}
-		c := &consent{grants: g, log: log, code: code}
-		err := c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), reach)
+		c := &Decider{grants: g, log: log, code: code}
+		err := c.Allow(sandbox.WithPeer(WithOnce(context.Background()), p), reach)
 		return err, len(p.asked)
 	}
 	steps := []struct {
@@ -300,11 +300,11 @@ func TestGrantFollowsCode(t *testing.T) {
 		err    bool
 		logged string // in the log of this step
 	}{
-		{"an old grant is asked again", a, DecisionAllowAlways, 1, false, "written before grants named the code"},
-		{"the same code is not asked", a, DecisionDeny, 0, false, ""},
-		{"other code is asked again", b, DecisionDeny, 1, true, "given to other code"},
-		{"other code granted", b, DecisionAllowAlways, 1, false, "given to other code"},
-		{"the first code is asked again", a, DecisionDeny, 1, true, "given to other code"},
+		{"an old grant is asked again", a, AllowAlways, 1, false, "written before grants named the code"},
+		{"the same code is not asked", a, Deny, 0, false, ""},
+		{"other code is asked again", b, Deny, 1, true, "given to other code"},
+		{"other code granted", b, AllowAlways, 1, false, "given to other code"},
+		{"the first code is asked again", a, Deny, 1, true, "given to other code"},
 	}
 	for _, st := range steps {
 		logs.Reset()
@@ -342,10 +342,10 @@ func TestConsentNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	reach := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
-	c := &consent{grants: g, log: discard(), code: testCode}
+	c := &Decider{grants: g, log: discard(), code: testCode}
 	p := &askPeer{answer: `{"action":"accept","content":{"decision":"allow_always"}}`}
-	ctx, notes := withNotes(context.Background())
-	if err := c.Allow(sandbox.WithPeer(withOnce(ctx), p), reach); err != nil {
+	ctx, notes := WithNotes(context.Background())
+	if err := c.Allow(sandbox.WithPeer(WithOnce(ctx), p), reach); err != nil {
 		t.Fatalf("Allow: %v; want allowed for this call", err)
 	}
 	if g.Has(reach, testCode) {
@@ -359,7 +359,7 @@ func TestConsentNotKept(t *testing.T) {
 		{"no content", `{"isError":false}`, `{"content":[{"type":"text","text":"NOTE"}],"isError":false}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := notes.appendTo(json.RawMessage(tc.in))
+			out, err := notes.AppendTo(json.RawMessage(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,8 +381,8 @@ func TestConsentNotKept(t *testing.T) {
 			}
 		})
 	}
-	_, none := withNotes(context.Background())
-	if out, err := none.appendTo(json.RawMessage(`{"content":[]}`)); err != nil || string(out) != `{"content":[]}` {
+	_, none := WithNotes(context.Background())
+	if out, err := none.AppendTo(json.RawMessage(`{"content":[]}`)); err != nil || string(out) != `{"content":[]}` {
 		t.Errorf("no notes: %s, %v; want the result as it was", out, err)
 	}
 }
@@ -395,3 +395,5 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
