@@ -120,6 +120,7 @@ func (p *peer) request(ctx context.Context, method string, params json.RawMessag
 	*buf = jsonrpc.AppendRequest(*buf, id, method, params)
 	s.send(*buf, req.id)
 	putBuf(buf)
+	s.workers.kick() // the answer comes by reading: a reader running a call must read on
 	select {
 	case r := <-ch:
 		if r.err != nil {
