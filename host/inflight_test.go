@@ -174,6 +174,13 @@ func TestReaderRunsCalls(t *testing.T) {
 			out := make(chanOut, 16)
 			c := srv.Connect(out, ConnInfo{ID: "t"})
 			defer c.Close()
+			defer func() { // a failed case must not leave Close waiting for a slow call
+				select {
+				case <-fx.Release:
+				default:
+					close(fx.Release)
+				}
+			}()
 			ticks := newFakeTicks()
 			c.s.workers.ticker = ticks.ticker // before any call: the watchdog starts after
 			c.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"t","version":"1"}}}`))
