@@ -45,7 +45,7 @@ func (s *session) handleBatch(ctx context.Context, raw []byte, related json.RawM
 			s.reply(msg.ID, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"), b, i)
 		default:
 			if t, ok := s.dispatch(ctx, &msg, b, i); ok {
-				s.queue(t)
+				s.workers.queue(t)
 			}
 		}
 	}

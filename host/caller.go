@@ -41,38 +41,3 @@ func (c *Caller) may(name string) bool { return c == nil || c.May == nil || c.Ma
 func forbidden(kind, name string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Forbidden: the access token's scopes do not unlock " + kind + " " + name}
 }
-
-// templateName returns the name of the resource template uri is read
-// through, or "" when uri is a listed resource or matches no template.
-func (sc scope) templateName(uri string) string {
-	if sc.g == nil || sc.g.Resource(uri) != nil {
-		return ""
-	}
-	if t, _ := sc.g.MatchTemplate(uri); t != nil {
-		return t.Def.Name
-	}
-	return ""
-}
-
-// templateNamed returns the name of the resource template whose
-// uriTemplate is exactly uriTemplate (completion/complete refers to it so).
-func (sc scope) templateNamed(uriTemplate string) string {
-	if sc.g == nil {
-		return ""
-	}
-	for _, t := range sc.g.Templates {
-		if t.Def.URITemplate == uriTemplate {
-			return t.Def.Name
-		}
-	}
-	return ""
-}
-
-// ResourceTemplateName returns the name of the resource template that a
-// resources/read of uri goes through in the current generation, or ""
-// (the HTTP transport authorizes reads by it).
-func (srv *Server) ResourceTemplateName(uri string) string {
-	g, release := srv.reg.Acquire()
-	defer release()
-	return scope{g: g}.templateName(uri)
-}

@@ -59,6 +59,9 @@
 //     Server: one method per entry, with the eras that define it),
 //     concurrency, cancellation, batches (2025-03-26 only) and the way
 //     back to the client;
+//   - pool.go: the workers that run a connection's requests, and the
+//     watchdog that lets a transport's reader run a lone request itself
+//     without ever being stuck in it; it knows nothing of sessions;
 //   - listing.go (pagination and the gateway's server_id scope), tools.go,
 //     resources.go, prompts.go: the handlers, shared by both eras; each asks
 //     its plugin one question (plugins.Tool.Run, Plugin.Read,

@@ -139,20 +139,20 @@ func (srv *Server) decorate(body []byte, m *method, h *cacheHints) []byte {
 	}
 	complete := true
 	if rt := jsonrpc.Member(body, "resultType"); rt == nil {
-		body = setMember(body, "resultType", []byte(`"complete"`))
+		body = jsonrpc.SetMember(body, "resultType", []byte(`"complete"`))
 	} else {
 		complete = string(rt) == `"complete"`
 	}
-	body = setMember(body, "_meta", setMember(jsonrpc.Member(body, "_meta"), metaServerInfo, srv.serverInfo))
+	body = jsonrpc.SetMember(body, "_meta", jsonrpc.SetMember(jsonrpc.Member(body, "_meta"), metaServerInfo, srv.serverInfo))
 	if m.cache && complete {
 		if h == nil {
 			h = &cacheHints{ttlMs: srv.opts.CacheTTL.Milliseconds(), scope: srv.opts.CacheScope}
 		}
 		if jsonrpc.Member(body, "ttlMs") == nil {
-			body = setMember(body, "ttlMs", strconv.AppendInt(nil, h.ttlMs, 10))
+			body = jsonrpc.SetMember(body, "ttlMs", strconv.AppendInt(nil, h.ttlMs, 10))
 		}
 		if jsonrpc.Member(body, "cacheScope") == nil {
-			body = setMember(body, "cacheScope", jsonscan.AppendString(nil, h.scope))
+			body = jsonrpc.SetMember(body, "cacheScope", jsonscan.AppendString(nil, h.scope))
 		}
 	}
 	return body

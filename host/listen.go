@@ -68,7 +68,7 @@ func listen(ctx context.Context, s *session, req *request) (any, error) {
 
 // tag sets _meta's subscriptionId in params.
 func (l *listener) tag(params []byte) []byte {
-	return setMember(params, "_meta", setMember(jsonrpc.Member(params, "_meta"), metaSubscription, l.id))
+	return jsonrpc.SetMember(params, "_meta", jsonrpc.SetMember(jsonrpc.Member(params, "_meta"), metaSubscription, l.id))
 }
 
 // wants reports whether l asked for method (about uri, for

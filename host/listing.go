@@ -281,7 +281,7 @@ func renamed(raw []byte, name, current string) []byte {
 	if name == current {
 		return raw
 	}
-	return setMember(raw, "name", jsonscan.AppendString(nil, name))
+	return jsonrpc.SetMember(raw, "name", jsonscan.AppendString(nil, name))
 }
 
 // listing is one paginated list method: where its items live, their sort
@@ -421,4 +421,39 @@ func (srv *Server) cacheHints(from []*plugins.Plugin) *cacheHints {
 type cacheHints struct {
 	ttlMs int64
 	scope string
+}
+
+// templateName returns the name of the resource template uri is read
+// through, or "" when uri is a listed resource or matches no template.
+func (sc scope) templateName(uri string) string {
+	if sc.g == nil || sc.g.Resource(uri) != nil {
+		return ""
+	}
+	if t, _ := sc.g.MatchTemplate(uri); t != nil {
+		return t.Def.Name
+	}
+	return ""
+}
+
+// templateNamed returns the name of the resource template whose
+// uriTemplate is exactly uriTemplate (completion/complete refers to it so).
+func (sc scope) templateNamed(uriTemplate string) string {
+	if sc.g == nil {
+		return ""
+	}
+	for _, t := range sc.g.Templates {
+		if t.Def.URITemplate == uriTemplate {
+			return t.Def.Name
+		}
+	}
+	return ""
+}
+
+// ResourceTemplateName returns the name of the resource template that a
+// resources/read of uri goes through in the current generation, or ""
+// (the HTTP transport authorizes reads by it).
+func (srv *Server) ResourceTemplateName(uri string) string {
+	g, release := srv.reg.Acquire()
+	defer release()
+	return scope{g: g}.templateName(uri)
 }

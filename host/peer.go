@@ -50,7 +50,7 @@ func (p *peer) Notify(_ context.Context, method string, params json.RawMessage) 
 		if token == nil {
 			return nil
 		}
-		params = protocol.FilterProgress(setMember(params, "progressToken", token), req.version())
+		params = protocol.FilterProgress(jsonrpc.SetMember(params, "progressToken", token), req.version())
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed":
 		// A plugin's own change reaches the stateless era's listeners
 		// whichever request it was serving, and the session of the
@@ -119,6 +119,7 @@ func (p *peer) request(ctx context.Context, method string, params json.RawMessag
 	*buf = jsonrpc.AppendRequest(*buf, id, method, params)
 	s.send(*buf, req.id)
 	putBuf(buf)
+	s.workers.kick() // the answer comes by reading: a reader running a call must read on
 	select {
 	case r := <-ch:
 		if r.err != nil {
@@ -222,34 +223,4 @@ func progressToken(meta json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return tok
-}
-
-// setMember returns obj with key set to val (replaced in place, or added
-// at the end). A nil or non-object obj becomes {key: val}.
-func setMember(obj []byte, key string, val []byte) []byte {
-	if !jsonrpc.IsObject(obj) {
-		obj = emptyJSON
-	}
-	found := false
-	out := jsonrpc.RewriteObject(nil, obj, func(dst, k, v []byte) ([]byte, bool) {
-		if jsonrpc.KeyIs(k, key) {
-			if found {
-				return dst, false
-			}
-			found = true
-			return append(dst, val...), true
-		}
-		return append(dst, v...), true
-	})
-	if found {
-		return out
-	}
-	out = out[:len(out)-1]
-	if len(out) > 1 {
-		out = append(out, ',')
-	}
-	out = jsonscan.AppendString(out, key)
-	out = append(out, ':')
-	out = append(out, val...)
-	return append(out, '}')
 }

@@ -49,11 +49,8 @@ type session struct {
 	gone     bool                  // the client can no longer answer
 	goneCh   chan struct{}         // closed when gone is set: listens end
 
-	wg    sync.WaitGroup          // requests in flight and batch collectors
-	work  chan task               // hands requests to idle workers
-	idle  atomic.Int32            // workers waiting on work
-	quit  chan struct{}           // closed by close: idle workers exit
-	spare atomic.Pointer[handoff] // runHere's watchdog, between requests
+	wg      sync.WaitGroup // requests in flight and batch collectors
+	workers *pool[task]    // runs concurrent requests (inflight.go)
 
 	closeOnce sync.Once
 }
@@ -106,10 +103,9 @@ func (srv *Server) newSession(out Outbound, id string) *session {
 		inflight: make(map[string]*request),
 		pending:  make(map[string]chan reply),
 		subs:     make(map[string]struct{}),
-		work:     make(chan task),
 		goneCh:   make(chan struct{}),
-		quit:     make(chan struct{}),
 	}
+	s.workers = newPool(s.run, maxIdleWorkers)
 	srv.addSession(s)
 	return s
 }
@@ -156,7 +152,7 @@ func (req *request) admits(level string) bool {
 // modify it afterwards.
 func (s *session) handle(ctx context.Context, raw []byte) {
 	if t, ok := s.handleMessage(ctx, raw, nil); ok {
-		s.queue(t)
+		s.workers.queue(t)
 	}
 }
 
@@ -306,7 +302,7 @@ func (s *session) close() {
 	s.closeOnce.Do(func() {
 		s.clientGone()
 		s.wg.Wait()
-		close(s.quit)
+		s.workers.close()
 		s.srv.removeSession(s)
 	})
 }

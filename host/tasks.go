@@ -213,7 +213,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 	if jsonrpc.Member(cc.Meta, "progressToken") == nil {
 		// The guest reports progress only with a token; a task's progress
 		// becomes its statusMessage.
-		cc.Meta = setMember(cc.Meta, "progressToken", jsonscan.AppendString(nil, "task-"+j.id))
+		cc.Meta = jsonrpc.SetMember(cc.Meta, "progressToken", jsonscan.AppendString(nil, "task-"+j.id))
 	}
 	go func() {
 		defer ts.wg.Done()

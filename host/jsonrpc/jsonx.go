@@ -163,6 +163,36 @@ func RewriteObject(dst, obj []byte, fn func(dst, key, val []byte) ([]byte, bool)
 	return append(dst, '}')
 }
 
+// SetMember returns obj with key set to val (replaced in place, or added
+// at the end). A nil or non-object obj becomes {key: val}.
+func SetMember(obj []byte, key string, val []byte) []byte {
+	if !IsObject(obj) {
+		obj = []byte("{}")
+	}
+	found := false
+	out := RewriteObject(nil, obj, func(dst, k, v []byte) ([]byte, bool) {
+		if KeyIs(k, key) {
+			if found {
+				return dst, false
+			}
+			found = true
+			return append(dst, val...), true
+		}
+		return append(dst, v...), true
+	})
+	if found {
+		return out
+	}
+	out = out[:len(out)-1]
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = jsonscan.AppendString(out, key)
+	out = append(out, ':')
+	out = append(out, val...)
+	return append(out, '}')
+}
+
 // RewriteArray appends arr to dst with each element passed through fn.
 func RewriteArray(dst, arr []byte, fn func(dst, val []byte) []byte) []byte {
 	dst = append(dst, '[')
