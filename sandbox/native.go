@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/mcphost/mcphost/sandbox/guestmem"
 	"github.com/mcphost/mcphost/sandbox/looppoll"
 )
 
@@ -111,7 +112,7 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 	g := &nativeGuest{b: b, k: kernel{limit: int(b.lim.MemoryPages) * pageSize}, fns: make(map[string]api.Function)}
 	// No start functions: a reactor's initialiser runs before the first
 	// call, inside that call's time budget.
-	mod, err := b.rt.InstantiateModule(&callContext{Context: ctx, g: g}, b.cm, mc.WithName("").WithStartFunctions())
+	mod, err := b.rt.InstantiateModule(&callContext{Context: guestmem.With(ctx), g: g}, b.cm, mc.WithName("").WithStartFunctions())
 	if err != nil {
 		return nil, err
 	}

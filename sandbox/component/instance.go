@@ -12,6 +12,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/mcphost/mcphost/sandbox/guestmem"
 )
 
 // hostModule is the name of the wazero module holding a component's host
@@ -377,7 +379,7 @@ func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, erro
 		if cm == nil {
 			continue
 		}
-		mod, err := cp.rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+		mod, err := cp.rt.InstantiateModule(guestmem.With(ctx), cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 		if err != nil {
 			inst.Close(context.Background())
 			return nil, fmt.Errorf("core instance %d: %w", i, err)
