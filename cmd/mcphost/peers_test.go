@@ -54,24 +54,54 @@ var (
 	peerErr  error
 )
 
-// peerBinary builds internal/benchpeer once per test binary.
+// peerBinary builds internal/benchpeer once per test binary, as
+// releaseBuild does.
 func peerBinary(tb testing.TB) string {
 	tb.Helper()
 	peerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcphost-peer")
-		if err != nil {
-			peerErr = err
-			return
-		}
-		peerBin = filepath.Join(dir, "peer")
-		if out, err := exec.Command("go", "build", "-o", peerBin, "github.com/mcphost/mcphost/internal/benchpeer").CombinedOutput(); err != nil {
-			peerErr = &buildErr{err, out}
-		}
+		peerBin, peerErr = releaseBuild("mcphost-peer", "github.com/mcphost/mcphost/internal/benchpeer")
 	})
 	if peerErr != nil {
 		tb.Fatalf("building internal/benchpeer: %v", peerErr)
 	}
 	return peerBin
+}
+
+var (
+	benchBinOnce sync.Once
+	benchBin     string
+	benchBinErr  error
+)
+
+// benchBinary builds cmd/mcphost once per test binary as releaseBuild
+// does, for the benchmarks that compare it with its peers or report its
+// memory: they measure the binary that ships.
+func benchBinary(tb testing.TB) string {
+	tb.Helper()
+	benchBinOnce.Do(func() { benchBin, benchBinErr = releaseBuild("mcphost-bench", ".") })
+	if benchBinErr != nil {
+		tb.Fatalf("building mcphost: %v", benchBinErr)
+	}
+	return benchBin
+}
+
+// releaseBuild builds pkg into a new temporary directory with
+// scripts/release.sh's flags (no cgo, -trimpath, no symbol table or
+// DWARF) and returns the executable's path. The flags change how many of
+// the executable's pages a process keeps resident, which is much of
+// mcphost's peak RSS (see exeRSS), so peers are built the same way.
+func releaseBuild(prefix, pkg string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, filepath.Base(prefix))
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", &buildErr{err, out}
+	}
+	return bin, nil
 }
 
 func serveLimit() {
