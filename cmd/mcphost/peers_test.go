@@ -48,41 +48,33 @@ func peerCommand(tb testing.TB, name string, args ...string) *exec.Cmd {
 	return exec.Command(peerBinary(tb), append([]string{"-sdk", name}, args...)...)
 }
 
-var (
-	peerOnce sync.Once
-	peerBin  string
-	peerErr  error
-)
-
 // peerBinary builds internal/benchpeer once per test binary, as
 // releaseBuild does.
 func peerBinary(tb testing.TB) string {
-	tb.Helper()
-	peerOnce.Do(func() {
-		peerBin, peerErr = releaseBuild("mcphost-peer", "github.com/mcphost/mcphost/internal/benchpeer")
-	})
-	if peerErr != nil {
-		tb.Fatalf("building internal/benchpeer: %v", peerErr)
-	}
-	return peerBin
+	return peerBuild.path(tb, "github.com/mcphost/mcphost/internal/benchpeer")
 }
-
-var (
-	benchBinOnce sync.Once
-	benchBin     string
-	benchBinErr  error
-)
 
 // benchBinary builds cmd/mcphost once per test binary as releaseBuild
 // does, for the benchmarks that compare it with its peers or report its
 // memory: they measure the binary that ships.
-func benchBinary(tb testing.TB) string {
+func benchBinary(tb testing.TB) string { return benchBuild.path(tb, ".") }
+
+var peerBuild, benchBuild releaseOnce
+
+// releaseOnce is a package built by releaseBuild once per test binary.
+type releaseOnce struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+func (r *releaseOnce) path(tb testing.TB, pkg string) string {
 	tb.Helper()
-	benchBinOnce.Do(func() { benchBin, benchBinErr = releaseBuild("mcphost-bench", ".") })
-	if benchBinErr != nil {
-		tb.Fatalf("building mcphost: %v", benchBinErr)
+	r.once.Do(func() { r.bin, r.err = releaseBuild(pkg) })
+	if r.err != nil {
+		tb.Fatalf("building %s: %v", pkg, r.err)
 	}
-	return benchBin
+	return r.bin
 }
 
 // releaseBuild builds pkg into a new temporary directory with
@@ -90,12 +82,12 @@ func benchBinary(tb testing.TB) string {
 // DWARF) and returns the executable's path. The flags change how many of
 // the executable's pages a process keeps resident, which is much of
 // mcphost's peak RSS (see exeRSS), so peers are built the same way.
-func releaseBuild(prefix, pkg string) (string, error) {
-	dir, err := os.MkdirTemp("", prefix)
+func releaseBuild(pkg string) (string, error) {
+	dir, err := os.MkdirTemp("", "mcphost-bench")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, filepath.Base(prefix))
+	bin := filepath.Join(dir, "bin")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
