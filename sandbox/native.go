@@ -112,7 +112,9 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 	g := &nativeGuest{b: b, k: kernel{limit: int(b.lim.MemoryPages) * pageSize}, fns: make(map[string]api.Function)}
 	// No start functions: a reactor's initialiser runs before the first
 	// call, inside that call's time budget.
-	mod, err := b.rt.InstantiateModule(&callContext{Context: guestmem.With(ctx), g: g}, b.cm, mc.WithName("").WithStartFunctions())
+	mctx, mems := guestmem.With(ctx)
+	mod, err := b.rt.InstantiateModule(&callContext{Context: mctx, g: g}, b.cm, mc.WithName("").WithStartFunctions())
+	guestmem.UnmapWith(g, mems) // every call goes through g
 	if err != nil {
 		return nil, err
 	}

@@ -367,6 +367,8 @@ func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, erro
 	inst.mem.limit = cp.Limits.hostBytes()
 	inst.handles.mem = &inst.mem
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
+	ctx, mems := guestmem.With(ctx)
+	guestmem.UnmapWith(inst, mems) // every call goes through inst
 	ctx = experimental.WithImportResolver(ctx, func(name string) api.Module {
 		// The host module is found by its name (wazero wants its own
 		// instance type from a resolver, which host modules are not).
@@ -379,7 +381,7 @@ func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, erro
 		if cm == nil {
 			continue
 		}
-		mod, err := cp.rt.InstantiateModule(guestmem.With(ctx), cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+		mod, err := cp.rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 		if err != nil {
 			inst.Close(context.Background())
 			return nil, fmt.Errorf("core instance %d: %w", i, err)

@@ -8,8 +8,9 @@
 // leaves the old one to the collector, and the memory counts toward the
 // heap the collector paces itself on (GOGC), so a process whose guests
 // hold 12 MiB of memory lets its heap run 12 MiB further before it
-// collects. A reserved mapping grows in place, is not scanned, and goes
-// back to the system when its module closes.
+// collects. A reserved mapping grows in place and is not scanned; its
+// pages go back to the system when its module closes, its address space
+// when the instance that owns it is collected ([UnmapWith]).
 //
 // Elsewhere (and where the mapping fails) guests keep wazero's Go-heap
 // memory; [Supported] says which one is in use.

@@ -4,6 +4,7 @@ package guestmem
 
 import (
 	"context"
+	"runtime"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -25,10 +26,13 @@ func TestModuleMemoryMapped(t *testing.T) {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
-	mod, err := rt.InstantiateWithConfig(With(ctx), memModule, wazero.NewModuleConfig().WithName(""))
+	mctx, ms := With(ctx)
+	mod, err := rt.InstantiateWithConfig(mctx, memModule, wazero.NewModuleConfig().WithName(""))
 	if err != nil {
 		t.Fatal(err)
 	}
+	owner := &struct{ mod any }{mod}
+	UnmapWith(owner, ms)
 	mem := mod.Memory()
 	first, _ := mem.Read(0, mem.Size())
 	if !mem.WriteString(100, "kept") {
@@ -57,6 +61,26 @@ func TestModuleMemoryMapped(t *testing.T) {
 	if n := resident(t, all); n != 0 {
 		t.Errorf("after close: %d pages resident; want 0", n)
 	}
+	if got, _ := mem.Read(100, 4); string(got) != "\x00\x00\x00\x00" {
+		t.Errorf("after close: read %q; want zeros (still mapped while its owner lives)", got)
+	}
+	runtime.KeepAlive(owner)
+	// Once the owner is gone, so is the address space.
+	owner = nil
+	for i := 0; i < 50 && mapped(all); i++ {
+		runtime.GC()
+	}
+	if mapped(all) {
+		t.Error("the memory is still mapped after its owner was collected")
+	}
+}
+
+// mapped reports whether b's first page is mapped (mincore fails with
+// ENOMEM on an unmapped range).
+func mapped(b []byte) bool {
+	vec := make([]byte, 1)
+	_, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(b))), 1, uintptr(unsafe.Pointer(&vec[0])))
+	return e != syscall.ENOMEM
 }
 
 // TestReallocate: the allocator's contract as wazero uses it, including a
@@ -73,7 +97,9 @@ func TestReallocate(t *testing.T) {
 		{"zero pages", 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := allocator{}.Allocate(0, tc.max)
+			ms := &Memories{}
+			m := allocator{ms}.Allocate(0, tc.max)
+			defer ms.regions[0].unmap()
 			defer m.Free()
 			buf := m.Reallocate(tc.grow)
 			if (buf != nil) != tc.ok || uint64(len(buf)) != map[bool]uint64{true: tc.grow}[tc.ok] {
