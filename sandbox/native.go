@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/sandbox/guestmem"
 	"github.com/mcphost/mcphost/sandbox/looppoll"
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // Import modules a guest may use.
@@ -56,7 +57,7 @@ func nativeWith(intr interruptMode) newBackend {
 // newNativeBackend compiles wasm once (through the Engine's cache) in a new
 // runtime configured by rc, and instantiates what the guest imports.
 func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, intr interruptMode, log *slog.Logger) (backend, map[string]signature, error) {
-	rt, cm, poll, err := compileNative(ctx, rc, wasm, intr, log)
+	rt, cm, poll, err := compileNative(ctx, rc, wasmbin.MergeData(wasm), intr, log)
 	if err != nil {
 		return nil, nil, err
 	}
