@@ -2,10 +2,12 @@
 // core modules and WebAssembly components.
 //
 // It and its subpackages (sandbox/component, sandbox/wasip2,
-// sandbox/rootfs, …) are the only code of the binary that imports wazero. Its tests import the Extism Go
-// SDK as an oracle (differential_test.go; the binary never links it), as
-// does sdk-guest/internal/wasmrun, the test helper that runs the guest
-// SDK's own tests. It owns: compiling modules once through an
+// sandbox/rootfs, sandbox/guestmem, which keeps guests' linear memories
+// outside the Go heap, …) are the only code of the binary that imports
+// wazero. Its tests import the Extism Go SDK as an oracle
+// (differential_test.go; the binary never links it), as does
+// sdk-guest/internal/wasmrun, the test helper that runs the guest SDK's
+// own tests. It owns: compiling modules once through an
 // on-disk compilation cache that checks its entries and heals
 // (compilecache.go), telling a file that is not a loadable module by its
 // header ([FormatError], wasmformat.go), pools of warm instances, memory and time

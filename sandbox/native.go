@@ -12,7 +12,9 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/mcphost/mcphost/sandbox/guestmem"
 	"github.com/mcphost/mcphost/sandbox/looppoll"
+	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 // Import modules a guest may use.
@@ -55,7 +57,7 @@ func nativeWith(intr interruptMode) newBackend {
 // newNativeBackend compiles wasm once (through the Engine's cache) in a new
 // runtime configured by rc, and instantiates what the guest imports.
 func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, intr interruptMode, log *slog.Logger) (backend, map[string]signature, error) {
-	rt, cm, poll, err := compileNative(ctx, rc, wasm, intr, log)
+	rt, cm, poll, err := compileNative(ctx, rc, wasmbin.MergeData(wasm), intr, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +113,9 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 	g := &nativeGuest{b: b, k: kernel{limit: int(b.lim.MemoryPages) * pageSize}, fns: make(map[string]api.Function)}
 	// No start functions: a reactor's initialiser runs before the first
 	// call, inside that call's time budget.
-	mod, err := b.rt.InstantiateModule(&callContext{Context: ctx, g: g}, b.cm, mc.WithName("").WithStartFunctions())
+	mctx, mems := guestmem.With(ctx)
+	mod, err := b.rt.InstantiateModule(&callContext{Context: mctx, g: g}, b.cm, mc.WithName("").WithStartFunctions())
+	guestmem.UnmapWith(g, mems) // every call goes through g
 	if err != nil {
 		return nil, err
 	}

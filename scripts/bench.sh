@@ -86,10 +86,10 @@ render() {
 		echo "(one POST of \`tools/call\` with the 2026-07-28 per-request \`_meta\`; the peers"
 		echo "run their SDK's stateless option). Every response is decoded (JSON or SSE) on"
 		echo "a reader goroutine. Servers as above (go, c, gosdk, mcpgo), each its own"
-		echo "process per form; peak RSS is its VmHWM after the last round. Iterations a"
-		echo "round: \`-peers.http-iters\` (3000), none started after \`-peers.http-time\`"
-		echo "(10 s). Alone: \`go test -run '^\$' -bench 'Peers/http' -benchtime 1x"
-		echo "./cmd/mcphost -peers.client http\`."
+		echo "process per form, built as scripts/release.sh builds; peak RSS is its VmHWM"
+		echo "after the last round. Iterations a round: \`-peers.http-iters\` (3000), none"
+		echo "started after \`-peers.http-time\` (10 s). Alone: \`go test -run '^\$' -bench"
+		echo "'Peers/http' -benchtime 1x ./cmd/mcphost -peers.client http\`."
 		echo
 		awk '
 		/^BenchmarkPeers\/http\// {
@@ -98,22 +98,26 @@ render() {
 				unit = $(i + 1)
 				if (unit ~ /^iters\/s:/) { k = substr(unit, 9); if (!(k in sc)) { sc[k] = 1; scols[++ns] = k }; rate[form, k] = $i }
 				if (unit ~ /^peakRSS-MB:/) { k = substr(unit, 12); rss[form, k] = $i }
+				if (unit ~ /^exeRSS-MB:/) { k = substr(unit, 11); exe[form, k] = $i }
 				if (unit ~ /^x:/) { k = substr(unit, 3); if (!(k in xc)) { xc[k] = 1; xcols[++nx] = k }; ratio[form, k] = $i }
 			}
 		}
 		END {
 			if (nrows == 0) { print "(The HTTP workload did not run.)"; exit }
-			print "Iterations per second, and peak RSS in MiB:"; print ""
+			print "Iterations per second, peak RSS in MiB, and how much of the resident set"
+			print "the executable'"'"'s own pages were after the last round (see"
+			print "[operations.md](operations.md#memory) for where the rest goes):"; print ""
 			h = "| form | measure |"; s = "|---|---|"
 			for (j = 1; j <= ns; j++) { h = h " " scols[j] " |"; s = s "---:|" }
 			print h; print s
 			for (r = 1; r <= nrows; r++) {
-				l = "| " rows[r] " | iterations/s |"; m = "| " rows[r] " | peak RSS MiB |"
+				l = "| " rows[r] " | iterations/s |"; m = "| " rows[r] " | peak RSS MiB |"; e = "| " rows[r] " | executable MiB |"
 				for (j = 1; j <= ns; j++) {
 					l = l " " (((rows[r], scols[j]) in rate) ? sprintf("%.0f", rate[rows[r], scols[j]]) : "") " |"
 					m = m " " (((rows[r], scols[j]) in rss) ? sprintf("%.1f", rss[rows[r], scols[j]]) : "") " |"
+					e = e " " (((rows[r], scols[j]) in exe) ? sprintf("%.1f", exe[rows[r], scols[j]]) : "") " |"
 				}
-				print l; print m
+				print l; print m; print e
 			}
 			print ""; print "Ratios of iterations/s (server ÷ peer, median of per-round ratios):"; print ""
 			h = "| form |"; s = "|---|"

@@ -52,9 +52,12 @@ import (
 // gosdk, mcpgo, go and c over Streamable HTTP, with each server's peak
 // RSS.
 //
-// -peers.baseline names another mcphost binary (an older build) to
-// measure beside this one as "before-go" and "before-c":
+// mcphost and the peers are built as scripts/release.sh builds (see
+// releaseBuild). -peers.baseline names another mcphost binary (an older
+// build, built the same way for its memory to compare) to measure beside
+// this one as "before-go" and "before-c":
 //
+//	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /tmp/old/mcphost ./cmd/mcphost  # in the old tree
 //	go test -run '^$' -bench Peers -benchtime 20000x ./cmd/mcphost -peers.baseline /tmp/old/mcphost
 func BenchmarkPeers(b *testing.B) {
 	var clients []string
@@ -116,7 +119,7 @@ func startBenchServers(b *testing.B) []*benchServer {
 		servers = append(servers, startBenchServer(b, name, peerCommand(b, name), "wasm_echo"))
 	}
 	cConfig, cTool := cKitConfig(b)
-	for _, m := range []struct{ prefix, bin string }{{"", mcphostBinary(b)}, {"before-", *peersBaseline}} {
+	for _, m := range []struct{ prefix, bin string }{{"", benchBinary(b)}, {"before-", *peersBaseline}} {
 		if m.bin == "" {
 			continue
 		}
@@ -509,7 +512,7 @@ func BenchmarkEcho3MB(b *testing.B) {
 //
 //	go test -run '^$' -bench RSS -benchtime 1x ./cmd/mcphost
 func BenchmarkRSS(b *testing.B) {
-	bin := mcphostBinary(b)
+	bin := benchBinary(b)
 	root, _ := filepath.Abs("../..")
 	cache := b.TempDir()
 	startOnce(b, bin, root, cache) // fill the caches

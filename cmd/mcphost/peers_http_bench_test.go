@@ -40,7 +40,9 @@ import (
 // (b.N does not count: -benchtime 1x is enough), starting none after
 // -peers.http-time. Metrics:
 // "iters/s:<server>" and "x:<server>/<peer>" (medians, as over stdio) and
-// "peakRSS-MB:<server>" read from /proc after the last round.
+// "peakRSS-MB:<server>" read from /proc after the last round, with
+// "exeRSS-MB:<server>", how much of the resident set is then the
+// executable's own pages.
 const httpUsers = 50
 
 var (
@@ -90,7 +92,7 @@ func startHTTPServers(b testing.TB, form string) []*httpServer {
 		}
 	}
 	cConfig, cTool := cKitConfig(b)
-	for _, m := range []struct{ prefix, bin string }{{"", mcphostBinary(b)}, {"before-", *peersBaseline}} {
+	for _, m := range []struct{ prefix, bin string }{{"", benchBinary(b)}, {"before-", *peersBaseline}} {
 		if m.bin == "" {
 			continue
 		}
@@ -189,6 +191,11 @@ func httpRounds(b *testing.B, servers []*httpServer, form string) {
 		} else {
 			b.Logf("%s: no peak RSS: %v", s.name, err)
 		}
+		if mb, err := exeRSS(s.cmd.Process.Pid); err == nil {
+			b.ReportMetric(mb, "exeRSS-MB:"+s.name)
+		} else {
+			b.Logf("%s: no executable RSS: %v", s.name, err)
+		}
 	}
 	names := make([]string, len(servers))
 	for i, s := range servers {
@@ -210,6 +217,42 @@ func peakRSS(pid int) (float64, error) {
 		}
 	}
 	return 0, errors.New("no VmHWM line in /proc/PID/status")
+}
+
+// exeRSS is how much of process pid's resident set, in MiB, is its
+// executable's own pages (code, read-only data, pclntab): file pages
+// that a peak RSS counts and that grow with the binary, not with the
+// load. Linux maps page-cache folios whole, so a large binary's count
+// depends on how its file was written and read, not only on the code
+// that ran.
+func exeRSS(pid int) (float64, error) {
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return 0, err
+	}
+	smaps, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return 0, err
+	}
+	var kb float64
+	mine := false
+	for l := range strings.SplitSeq(string(smaps), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"): // a mapping's header line
+			mine = len(f) >= 6 && strings.Join(f[5:], " ") == exe
+		case mine && len(f) == 3 && f[0] == "Rss:":
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return 0, fmt.Errorf("smaps line %q: %w", l, err)
+			}
+			kb += v
+		}
+	}
+	if kb == 0 {
+		return 0, fmt.Errorf("no resident page of %s in /proc/%d/smaps", exe, pid)
+	}
+	return kb / 1024, nil
 }
 
 // run makes n iterations of form from httpUsers virtual users at once,
@@ -437,6 +480,13 @@ func TestPeersHTTP(t *testing.T) {
 			for _, s := range startHTTPServers(t, form) {
 				if done, err := s.run(form, 2*httpUsers, time.Now().Add(time.Minute)); err != nil || done != 2*httpUsers {
 					t.Errorf("%s: %d of %d iterations: %v", s.name, done, 2*httpUsers, err)
+				}
+				peak, err := peakRSS(s.cmd.Process.Pid)
+				if err != nil {
+					t.Errorf("%s: peak RSS: %v", s.name, err)
+				}
+				if exe, err := exeRSS(s.cmd.Process.Pid); err != nil || exe > peak {
+					t.Errorf("%s: executable's RSS %.1f MiB (%v); want some, at most the peak of %.1f MiB", s.name, exe, err, peak)
 				}
 			}
 		})

@@ -48,30 +48,52 @@ func peerCommand(tb testing.TB, name string, args ...string) *exec.Cmd {
 	return exec.Command(peerBinary(tb), append([]string{"-sdk", name}, args...)...)
 }
 
-var (
-	peerOnce sync.Once
-	peerBin  string
-	peerErr  error
-)
-
-// peerBinary builds internal/benchpeer once per test binary.
+// peerBinary builds internal/benchpeer once per test binary, as
+// releaseBuild does.
 func peerBinary(tb testing.TB) string {
+	return peerBuild.path(tb, "github.com/mcphost/mcphost/internal/benchpeer")
+}
+
+// benchBinary builds cmd/mcphost once per test binary as releaseBuild
+// does, for the benchmarks that compare it with its peers or report its
+// memory: they measure the binary that ships.
+func benchBinary(tb testing.TB) string { return benchBuild.path(tb, ".") }
+
+var peerBuild, benchBuild releaseOnce
+
+// releaseOnce is a package built by releaseBuild once per test binary.
+type releaseOnce struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+func (r *releaseOnce) path(tb testing.TB, pkg string) string {
 	tb.Helper()
-	peerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcphost-peer")
-		if err != nil {
-			peerErr = err
-			return
-		}
-		peerBin = filepath.Join(dir, "peer")
-		if out, err := exec.Command("go", "build", "-o", peerBin, "github.com/mcphost/mcphost/internal/benchpeer").CombinedOutput(); err != nil {
-			peerErr = &buildErr{err, out}
-		}
-	})
-	if peerErr != nil {
-		tb.Fatalf("building internal/benchpeer: %v", peerErr)
+	r.once.Do(func() { r.bin, r.err = releaseBuild(pkg) })
+	if r.err != nil {
+		tb.Fatalf("building %s: %v", pkg, r.err)
 	}
-	return peerBin
+	return r.bin
+}
+
+// releaseBuild builds pkg into a new temporary directory with
+// scripts/release.sh's flags (no cgo, -trimpath, no symbol table or
+// DWARF) and returns the executable's path. The flags change how many of
+// the executable's pages a process keeps resident, which is much of
+// mcphost's peak RSS (see exeRSS), so peers are built the same way.
+func releaseBuild(pkg string) (string, error) {
+	dir, err := os.MkdirTemp("", "mcphost-bench")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bin")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", &buildErr{err, out}
+	}
+	return bin, nil
 }
 
 func serveLimit() {

@@ -12,6 +12,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/mcphost/mcphost/sandbox/guestmem"
 )
 
 // hostModule is the name of the wazero module holding a component's host
@@ -370,6 +372,8 @@ func (cp *Compiled) Instantiate(ctx context.Context, state any) (*Instance, erro
 	inst.mem.limit = cp.Limits.hostBytes()
 	inst.handles.mem = &inst.mem
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
+	ctx, mems := guestmem.With(ctx)
+	guestmem.UnmapWith(inst, mems) // every call goes through inst
 	ctx = experimental.WithImportResolver(ctx, func(name string) api.Module {
 		// The host module is found by its name (wazero wants its own
 		// instance type from a resolver, which host modules are not).

@@ -4,8 +4,10 @@
 // LEB128 integers all of it is written in. It is the one reader of Wasm
 // binaries: sandbox's format check, sandbox/component's decoder and
 // sandbox/looppoll's rewriter read through it, and plugins asks sandbox
-// rather than reading bytes itself.
+// rather than reading bytes itself. It rewrites one thing: [MergeData]
+// coalesces a core module's data segments before it is compiled.
 //
 // Every function fails with an error, never a panic or a read past the
-// end, whatever the bytes; FuzzRead holds it to that.
+// end, whatever the bytes; FuzzRead holds it to that, and FuzzMergeData
+// holds MergeData to writing the memory the module wrote.
 package wasmbin
