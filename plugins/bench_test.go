@@ -38,7 +38,7 @@ func BenchmarkCallToolNative(b *testing.B) {
 	cc := abi.Context{ID: json.RawMessage(`1`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := tl.Call(ctx, args, cc); err != nil {
+		if _, err := tl.Run(ctx, nil, args, cc); err != nil {
 			b.Fatal(err)
 		}
 	}
