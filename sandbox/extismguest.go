@@ -193,21 +193,21 @@ func (g *extismV2) envelope(request any, cc abi.Context) ([]byte, error) {
 	return b, nil
 }
 
-// InternalID is the context id of the v2 calls mcphost makes on its own,
+// internalID is the context id of the v2 calls mcphost makes on its own,
 // outside any client request: the lists read at load, after a reload and
 // after a plugin signals a list change. hyper-mcp's guests deserialize
 // context.id strictly as a number or a string, so it is never absent.
-const InternalID = `"mcphost/internal"`
+const internalID = `"mcphost/internal"`
 
 var emptyMeta = json.RawMessage(`{}`)
 
 // fillContext makes cc what hyper-mcp sends: "id" and "_meta" always
 // present, "_meta" {} when the client sent none (guests built from
 // hyper-mcp's Rust template refuse a context without it), and the id
-// [InternalID] for calls that serve no client request.
+// [internalID] for calls that serve no client request.
 func fillContext(cc abi.Context) abi.Context {
 	if isNull(cc.ID) {
-		cc.ID = json.RawMessage(InternalID)
+		cc.ID = json.RawMessage(internalID)
 	}
 	if isNull(cc.Meta) {
 		cc.Meta = emptyMeta
