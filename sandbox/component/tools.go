@@ -1,7 +1,6 @@
 package component
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -182,19 +181,11 @@ type ArgumentError struct{ Msg string }
 func (e *ArgumentError) Error() string { return "invalid arguments: " + e.Msg }
 
 // Args converts a tool call's arguments, a JSON object (empty or null for
-// none), to the values of the tool's parameters: one pass over the JSON,
-// numbers kept exact (json.Number) for the integer types, then each value
-// checked against its WIT type. Arguments that do not fit are an
-// *ArgumentError.
+// none), to the values of the tool's parameters, in one pass over the
+// JSON: each value is checked against its WIT type as it is read.
+// Arguments that do not fit are an *ArgumentError.
 func (t *Tool) Args(arguments []byte) ([]any, error) {
-	var v any
-	if len(bytes.TrimSpace(arguments)) > 0 {
-		var err error
-		if v, err = jsonscan.Decode(arguments); err != nil {
-			return nil, &ArgumentError{Msg: err.Error()}
-		}
-	}
-	return decodeArgs(t.Func.Type, v)
+	return argsFromJSON(t.Func.Type.Params, arguments)
 }
 
 // CallTool calls tool on inst with args (from [Tool.Args]) and returns
@@ -206,24 +197,6 @@ func (inst *Instance) CallTool(ctx context.Context, tool *Tool, args []any) ([]b
 		return nil, err
 	}
 	return resultJSON(tool.Func.Type.Result, res)
-}
-
-// decodeArgs converts a tool call's arguments, decoded as encoding/json
-// does with UseNumber (nil when absent or null), to the values of ft's
-// parameters.
-func decodeArgs(ft *FuncType, v any) ([]any, error) {
-	m := map[string]any{}
-	if v != nil {
-		var ok bool
-		if m, ok = v.(map[string]any); !ok {
-			return nil, &ArgumentError{Msg: "arguments are not an object"}
-		}
-	}
-	args, err := fieldsFromJSON(ft.Params, m, "")
-	if err != nil {
-		return nil, &ArgumentError{Msg: err.Error()}
-	}
-	return args, nil
 }
 
 // resultJSON is the CallToolResult of a value of t, written by appending
