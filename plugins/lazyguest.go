@@ -14,19 +14,20 @@ import (
 // export section and loads the module on the first call. A component's
 // tools are known only once it is compiled, so its guest is a lazyGuest,
 // which loads the module on the first question and asks the component's
-// own Guest.
-func lazyGuestOf(lm *lazyModule, runtime string) sandbox.Guest {
+// own Guest. version is the ABI the list cache recorded.
+func lazyGuestOf(lm *lazyModule, runtime string, version int) sandbox.Guest {
 	if runtime != "component" {
 		if g, err := sandbox.NewGuest(lm, lm.name); err == nil {
 			return g
 		}
 	}
-	return &lazyGuest{lm: lm}
+	return &lazyGuest{lm: lm, abi: version}
 }
 
 // lazyGuest is the Guest of the module lm loads on first use.
 type lazyGuest struct {
-	lm *lazyModule
+	lm  *lazyModule
+	abi int // as the list cache recorded it
 
 	mu sync.Mutex
 	g  sandbox.Guest // once loaded
@@ -48,8 +49,8 @@ func (lg *lazyGuest) guest(ctx context.Context) (sandbox.Guest, error) {
 	return lg.g, nil
 }
 
-// ABI is 2: only components are served by a lazyGuest.
-func (lg *lazyGuest) ABI() int { return 2 }
+// ABI is what the list cache recorded, without loading.
+func (lg *lazyGuest) ABI() int { return lg.abi }
 
 func (lg *lazyGuest) Lists(ctx context.Context) (*sandbox.Lists, error) {
 	g, err := lg.guest(ctx)
