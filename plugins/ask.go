@@ -52,7 +52,7 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if err := t.ValidateArguments(args); err != nil {
+	if err := t.validateArguments(args); err != nil {
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
@@ -77,7 +77,7 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 			}
 		})
 		if !isError {
-			if err := t.ValidateStructured(structured); err != nil {
+			if err := t.validateStructured(structured); err != nil {
 				return nil, err
 			}
 		}

@@ -199,21 +199,21 @@ func TestValidateArguments(t *testing.T) {
 		{`{"s":`, `tool "p_v": invalid arguments: invalid JSON: unexpected EOF`},
 	}
 	for _, tt := range args {
-		err := v.ValidateArguments(json.RawMessage(tt.args))
+		err := v.validateArguments(json.RawMessage(tt.args))
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tt.want {
-			t.Errorf("ValidateArguments(%s):\n got %q\nwant %q", tt.args, got, tt.want)
+			t.Errorf("validateArguments(%s):\n got %q\nwant %q", tt.args, got, tt.want)
 		}
 		var ve *ValidationError
 		if err != nil && !errors.As(err, &ve) {
-			t.Errorf("ValidateArguments(%s): got %T; want *ValidationError", tt.args, err)
+			t.Errorf("validateArguments(%s): got %T; want *ValidationError", tt.args, err)
 		}
 	}
-	if err := free.ValidateArguments(nil); err != nil {
-		t.Errorf("free.ValidateArguments(nil) = %v; want nil", err)
+	if err := free.validateArguments(nil); err != nil {
+		t.Errorf("free.validateArguments(nil) = %v; want nil", err)
 	}
 
 	structured := []struct {
@@ -228,13 +228,13 @@ func TestValidateArguments(t *testing.T) {
 		{free, `{"anything":1}`, ""},
 	}
 	for _, tt := range structured {
-		err := tt.tool.ValidateStructured(json.RawMessage(tt.v))
+		err := tt.tool.validateStructured(json.RawMessage(tt.v))
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tt.want {
-			t.Errorf("%s.ValidateStructured(%s):\n got %q\nwant %q", tt.tool.Name, tt.v, got, tt.want)
+			t.Errorf("%s.validateStructured(%s):\n got %q\nwant %q", tt.tool.Name, tt.v, got, tt.want)
 		}
 	}
 }

@@ -81,8 +81,8 @@ sha256 = "%s"
 			t.Errorf("%s: no such tool", tt.tool)
 			continue
 		}
-		if err := tl.ValidateArguments(json.RawMessage(tt.args)); (err != nil) != tt.invalid {
-			t.Errorf("%s(%s): ValidateArguments = %v; want invalid %v", tt.tool, tt.args, err, tt.invalid)
+		if err := tl.validateArguments(json.RawMessage(tt.args)); (err != nil) != tt.invalid {
+			t.Errorf("%s(%s): validateArguments = %v; want invalid %v", tt.tool, tt.args, err, tt.invalid)
 		}
 		if tt.invalid {
 			continue

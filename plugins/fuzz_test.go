@@ -49,8 +49,8 @@ func FuzzGuestOutput(f *testing.F) {
 			if !ValidToolName(tl.Name) || !json.Valid(tl.Raw) || g.Tool(tl.Name) != tl {
 				t.Fatalf("tool %q: invalid name or raw %s", tl.Name, tl.Raw)
 			}
-			_ = tl.ValidateArguments(nil)
-			_ = tl.ValidateStructured(json.RawMessage(`{}`))
+			_ = tl.validateArguments(nil)
+			_ = tl.validateStructured(json.RawMessage(`{}`))
 			res, err := tl.Plugin.callTool(ctx, tl.Original, nil, abi.Context{}, false)
 			var oe *OutputError
 			switch {

@@ -220,8 +220,8 @@ func TestLenientSchemas(t *testing.T) {
 			if want := strings.Replace(zig, `"get"`, `"p_get"`, 1); string(tl.Raw) != want {
 				t.Errorf("raw: got %s; want it exactly as declared (but namespaced) %s", tl.Raw, want)
 			}
-			if err := tl.ValidateArguments(json.RawMessage(`{"id":5}`)); err != nil {
-				t.Errorf("ValidateArguments: got %v; want none for a tool served without validation", err)
+			if err := tl.validateArguments(json.RawMessage(`{"id":5}`)); err != nil {
+				t.Errorf("validateArguments: got %v; want none for a tool served without validation", err)
 			}
 			if w := g.Plugin("p").Warnings(); len(w) > 0 && !strings.Contains(strings.Join(w, " "), `tool "get"`) {
 				t.Errorf("warnings %q do not name the tool", w)

@@ -94,8 +94,8 @@ path = "broken.wasm"
 		}
 	}
 	tl := g.Tool("frompath_echo")
-	if err := tl.ValidateArguments(json.RawMessage(`{"msg":1}`)); err == nil {
-		t.Errorf("ValidateArguments with a number for a string: got nil; want an error")
+	if err := tl.validateArguments(json.RawMessage(`{"msg":1}`)); err == nil {
+		t.Errorf("validateArguments with a number for a string: got nil; want an error")
 	}
 	out, err := tl.Run(ctx, nil, json.RawMessage(`{"msg":"hi"}`), abi.Context{ID: json.RawMessage(`1`)})
 	if err != nil {
