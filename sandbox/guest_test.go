@@ -157,8 +157,8 @@ func TestComponentGuestNoEnvelope(t *testing.T) {
 	if m.HasExport(abi.ExportCallTool) || m.HasExport(abi.ExportListTools) || len(m.Exports()) != 0 {
 		t.Errorf("component exports %q; want none at the byte level", m.Exports())
 	}
-	if _, err := m.Call(ctx, abi.ExportCallTool, envelope); !errors.Is(err, ErrMissingExport) {
-		t.Errorf("call_tool with an envelope: %v; want ErrMissingExport", err)
+	if _, err := m.Call(ctx, abi.ExportCallTool, envelope); !errors.Is(err, ErrMissingExport) || !strings.Contains(err.Error(), "NewGuest") {
+		t.Errorf("call_tool with an envelope: %v; want ErrMissingExport naming the Guest", err)
 	}
 	g, err := NewGuest(m, "kinds")
 	if err != nil {

@@ -126,6 +126,9 @@ func (m *Module) Stats() Stats {
 // away; the next call gets a fresh one. Other calls are unaffected.
 func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	sig, ok := m.sigs[export]
+	if !ok && m.component() != nil {
+		return nil, m.fail(export, KindMissingExport, "a component exports no Extism function: ask it through its Guest (NewGuest)", nil)
+	}
 	if !ok {
 		return nil, m.fail(export, KindMissingExport, "", nil)
 	}
