@@ -59,6 +59,7 @@ type Tool struct {
 	Raw      json.RawMessage // the plugin's JSON for this tool, verbatim, with "name" set to Name
 
 	in, out *jsonschema.Schema // compiled inputSchema and outputSchema (nil when absent)
+	index   int                // its place in the guest's list (sandbox.ToolRef)
 	flat    *flatSchema        // in's one-pass form, when it has one
 	outFlat *flatSchema        // out's one-pass form, when it has one
 }

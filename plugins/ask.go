@@ -53,20 +53,14 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if err := t.ValidateArguments(args); err != nil {
+	if err := t.validateArguments(args); err != nil {
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
 	ctx, notes := consent.WithNotes(ctx)
-	var out json.RawMessage
-	var err error
-	if t.Plugin.ABI == 1 || t.Plugin.tools[t.Original] == nil {
-		out, err = t.Plugin.CallTool(sandbox.WithPeer(ctx, peer), t.Original, args, cc)
-	} else {
-		// The arguments were validated against the schema just now, when
-		// there is one: the call does not scan them again.
-		out, err = t.Plugin.callTool(sandbox.WithPeer(ctx, peer), t.Original, nonEmpty(args), cc, t.in != nil)
-	}
+	// The arguments were validated against the schema just now, when
+	// there is one: the call does not scan them again.
+	out, err := t.Plugin.callTool(sandbox.WithPeer(ctx, peer), t.Original, args, cc, t.in != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +78,7 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 			}
 		})
 		if !isError {
-			if err := t.ValidateStructured(structured); err != nil {
+			if err := t.validateStructured(structured); err != nil {
 				return nil, err
 			}
 		}
@@ -102,7 +96,7 @@ func (p *Plugin) Read(ctx context.Context, peer Peer, uri string, cc abi.Context
 	if out, ok := p.readApp(uri); ok { // apps.go
 		return out, nil
 	}
-	out, err := p.ReadResource(sandbox.WithPeer(ctx, peer), uri, cc)
+	out, err := p.readResource(sandbox.WithPeer(ctx, peer), uri, cc)
 	if err != nil && guestNotFound(err) {
 		return nil, fmt.Errorf("plugin %q: resource %q: %w (%w)", p.Name, uri, ErrNotFound, err)
 	}
@@ -115,20 +109,20 @@ func (p *Plugin) Read(ctx context.Context, peer Peer, uri string, cc abi.Context
 // Render renders the prompt with args for the client behind peer.
 func (pr *Prompt) Render(ctx context.Context, peer Peer, args map[string]string, cc abi.Context) (json.RawMessage, error) {
 	cc.Plugin = pr.Plugin.Name
-	return pr.Plugin.GetPrompt(sandbox.WithPeer(ctx, peer), pr.Def.Name, args, cc)
+	return pr.Plugin.getPrompt(sandbox.WithPeer(ctx, peer), pr.Def.Name, args, cc)
 }
 
 // CompleteFor asks p to complete an argument for the client behind peer.
 // A plugin without the export gives an error matching ErrMissingExport.
 func (p *Plugin) CompleteFor(ctx context.Context, peer Peer, params abi.CompleteParams, cc abi.Context) (json.RawMessage, error) {
 	cc.Plugin = p.Name
-	return p.Complete(sandbox.WithPeer(ctx, peer), params, cc)
+	return p.complete(sandbox.WithPeer(ctx, peer), params, cc)
 }
 
 // RootsChanged tells p that the roots of the client behind peer changed.
 func (p *Plugin) RootsChanged(ctx context.Context, peer Peer, cc abi.Context) error {
 	cc.Plugin = p.Name
-	return p.RootsListChanged(sandbox.WithPeer(ctx, peer), cc)
+	return p.rootsListChanged(sandbox.WithPeer(ctx, peer), cc)
 }
 
 // guestNotFound reports whether a guest failed with the guest SDK's

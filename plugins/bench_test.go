@@ -38,7 +38,7 @@ func BenchmarkCallToolNative(b *testing.B) {
 	cc := abi.Context{ID: json.RawMessage(`1`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := tl.Call(ctx, args, cc); err != nil {
+		if _, err := tl.Run(ctx, nil, args, cc); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,7 +55,7 @@ func BenchmarkValidateArguments(b *testing.B) {
 	args := json.RawMessage(`{"msg":"hello","n":3}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := tl.ValidateArguments(args); err != nil {
+		if err := tl.validateArguments(args); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -103,7 +103,7 @@ func BenchmarkValidateStructured(b *testing.B) {
 		b.Run([]string{"onepass", "jsonschema"}[i], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := tl.ValidateStructured(out); err != nil {
+				if err := tl.validateStructured(out); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -42,26 +42,26 @@ func TestPluginCalls(t *testing.T) {
 		wantInput string
 	}{
 		{"call_tool", func() (json.RawMessage, error) {
-			return g.Tool("p_echo").Call(ctx, json.RawMessage(`{"n":12345678901234567890}`), cc)
+			return g.Tool("p_echo").Run(ctx, nil, json.RawMessage(`{"n":12345678901234567890}`), cc)
 		}, abi.ExportCallTool,
 			`{"request":{"name":"echo","arguments":{"n":12345678901234567890}},"context":{"id":"req-1","_meta":{"progressToken":5},"protocolVersion":"2025-11-25","plugin":"p"}}`},
 		{"call_tool without arguments", func() (json.RawMessage, error) {
-			return p.CallTool(ctx, "echo", nil, abi.Context{})
+			return p.callTool(ctx, "echo", nil, abi.Context{}, false)
 		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"read_resource", func() (json.RawMessage, error) {
-			return p.ReadResource(ctx, "mem://x", cc)
+			return p.readResource(ctx, "mem://x", cc)
 		}, abi.ExportReadResource,
 			`{"request":{"uri":"mem://x"},"context":{"id":"req-1","_meta":{"progressToken":5},"protocolVersion":"2025-11-25","plugin":"p"}}`},
 		{"get_prompt", func() (json.RawMessage, error) {
-			return g.Prompt("greet").Get(ctx, map[string]string{"who": "ann"}, abi.Context{})
+			return g.Prompt("greet").Render(ctx, nil, map[string]string{"who": "ann"}, abi.Context{})
 		}, abi.ExportGetPrompt, `{"request":{"name":"greet","arguments":{"who":"ann"}},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"complete strips ref/", func() (json.RawMessage, error) {
-			return p.Complete(ctx, abi.CompleteParams{Ref: abi.CompleteRef{Type: "ref/prompt", Name: "greet"},
+			return p.complete(ctx, abi.CompleteParams{Ref: abi.CompleteRef{Type: "ref/prompt", Name: "greet"},
 				Argument: abi.CompleteArgument{Name: "who", Value: "a"}}, abi.Context{})
 		}, abi.ExportComplete,
 			`{"request":{"ref":{"type":"prompt","name":"greet"},"argument":{"name":"who","value":"a"}},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"client sent null _meta", func() (json.RawMessage, error) {
-			return p.CallTool(ctx, "echo", nil, abi.Context{ID: json.RawMessage(`3`), Meta: json.RawMessage(`null`)})
+			return p.callTool(ctx, "echo", nil, abi.Context{ID: json.RawMessage(`3`), Meta: json.RawMessage(`null`)}, false)
 		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"id":3,"_meta":{},"plugin":"p"}}`},
 	}
 	for _, tt := range tests {
@@ -82,7 +82,7 @@ func TestPluginCalls(t *testing.T) {
 	if got, want := m.input(abi.ExportListTools), `{"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`; got != want {
 		t.Errorf("list_tools input at load:\n got %s\nwant %s", got, want)
 	}
-	if err := p.RootsListChanged(ctx, abi.Context{ID: json.RawMessage(`9`)}); err != nil {
+	if err := p.rootsListChanged(ctx, abi.Context{ID: json.RawMessage(`9`)}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := m.input(abi.ExportOnRootsListChanged), `{"context":{"_meta":{},"plugin":"p"}}`; got != want {
@@ -112,32 +112,32 @@ func TestPluginCallErrors(t *testing.T) {
 			abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) { return nil, errBoom }}},
 			callT, "native: call_tool: guest error: boom", []error{sandbox.ErrGuest, errBoom}},
 		{"unknown tool", out(`{}`), func(p *Plugin) error {
-			_, err := p.CallTool(ctx, "nope", nil, abi.Context{})
+			_, err := p.callTool(ctx, "nope", nil, abi.Context{}, false)
 			return err
 		}, `plugin "p": tool "nope": not found`, []error{ErrNotFound}},
 		{"missing call_tool", fake{tools: []string{tool("t")}, exports: map[string]handler{abi.ExportCallTool: nil}},
 			callT, `plugin "p" does not export "call_tool"`, []error{ErrNotSupported, sandbox.ErrMissingExport}},
 		{"missing get_prompt", fake{prompts: []string{prompt("q")}}, func(p *Plugin) error {
-			_, err := p.GetPrompt(ctx, "q", nil, abi.Context{})
+			_, err := p.getPrompt(ctx, "q", nil, abi.Context{})
 			return err
 		}, `plugin "p" does not export "get_prompt"`, []error{ErrNotSupported}},
 		{"completion not an object", fake{exports: map[string]handler{abi.ExportComplete: reply(`{"completion":[]}`)}},
 			func(p *Plugin) error {
-				_, err := p.Complete(ctx, abi.CompleteParams{}, abi.Context{})
+				_, err := p.complete(ctx, abi.CompleteParams{}, abi.Context{})
 				return err
 			}, `plugin "p": complete: bad output: "completion" is not an object`, nil},
 		{"contents missing", fake{exports: map[string]handler{abi.ExportReadResource: reply(`{"contents":null}`)}},
 			func(p *Plugin) error {
-				_, err := p.ReadResource(ctx, "x://y", abi.Context{})
+				_, err := p.readResource(ctx, "x://y", abi.Context{})
 				return err
 			}, `plugin "p": read_resource: bad output: "contents" is not an array`, nil},
 		{"messages missing", fake{prompts: []string{prompt("q")}, exports: map[string]handler{abi.ExportGetPrompt: reply(`{}`)}},
 			func(p *Plugin) error {
-				_, err := p.GetPrompt(ctx, "q", nil, abi.Context{})
+				_, err := p.getPrompt(ctx, "q", nil, abi.Context{})
 				return err
 			}, `plugin "p": get_prompt: bad output: missing "messages"`, nil},
 		{"invalid arguments JSON", out(`{"content":[]}`), func(p *Plugin) error {
-			_, err := p.CallTool(ctx, "t", json.RawMessage(`{bad`), abi.Context{})
+			_, err := p.callTool(ctx, "t", json.RawMessage(`{bad`), abi.Context{}, false)
 			return err
 		}, `plugin "p": encode input:`, nil},
 	}
@@ -166,7 +166,7 @@ func TestPluginCallErrors(t *testing.T) {
 }
 
 func callT(p *Plugin) error {
-	_, err := p.CallTool(context.Background(), "t", nil, abi.Context{})
+	_, err := p.callTool(context.Background(), "t", nil, abi.Context{}, false)
 	return err
 }
 
@@ -199,21 +199,21 @@ func TestValidateArguments(t *testing.T) {
 		{`{"s":`, `tool "p_v": invalid arguments: invalid JSON: unexpected EOF`},
 	}
 	for _, tt := range args {
-		err := v.ValidateArguments(json.RawMessage(tt.args))
+		err := v.validateArguments(json.RawMessage(tt.args))
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tt.want {
-			t.Errorf("ValidateArguments(%s):\n got %q\nwant %q", tt.args, got, tt.want)
+			t.Errorf("validateArguments(%s):\n got %q\nwant %q", tt.args, got, tt.want)
 		}
 		var ve *ValidationError
 		if err != nil && !errors.As(err, &ve) {
-			t.Errorf("ValidateArguments(%s): got %T; want *ValidationError", tt.args, err)
+			t.Errorf("validateArguments(%s): got %T; want *ValidationError", tt.args, err)
 		}
 	}
-	if err := free.ValidateArguments(nil); err != nil {
-		t.Errorf("free.ValidateArguments(nil) = %v; want nil", err)
+	if err := free.validateArguments(nil); err != nil {
+		t.Errorf("free.validateArguments(nil) = %v; want nil", err)
 	}
 
 	structured := []struct {
@@ -228,13 +228,13 @@ func TestValidateArguments(t *testing.T) {
 		{free, `{"anything":1}`, ""},
 	}
 	for _, tt := range structured {
-		err := tt.tool.ValidateStructured(json.RawMessage(tt.v))
+		err := tt.tool.validateStructured(json.RawMessage(tt.v))
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tt.want {
-			t.Errorf("%s.ValidateStructured(%s):\n got %q\nwant %q", tt.tool.Name, tt.v, got, tt.want)
+			t.Errorf("%s.validateStructured(%s):\n got %q\nwant %q", tt.tool.Name, tt.v, got, tt.want)
 		}
 	}
 }

@@ -111,7 +111,7 @@ policy = "missing.yaml"
 			t.Errorf("%s: no such tool (tools %q)", tt.tool, toolNames(g))
 			continue
 		}
-		out, err := tl.Call(ctx, json.RawMessage(tt.args), abi.Context{ID: json.RawMessage(`1`)})
+		out, err := tl.Run(ctx, nil, json.RawMessage(tt.args), abi.Context{ID: json.RawMessage(`1`)})
 		if err != nil {
 			t.Errorf("%s: %v", tt.tool, err)
 			continue

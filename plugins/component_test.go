@@ -81,13 +81,13 @@ sha256 = "%s"
 			t.Errorf("%s: no such tool", tt.tool)
 			continue
 		}
-		if err := tl.ValidateArguments(json.RawMessage(tt.args)); (err != nil) != tt.invalid {
-			t.Errorf("%s(%s): ValidateArguments = %v; want invalid %v", tt.tool, tt.args, err, tt.invalid)
+		if err := tl.validateArguments(json.RawMessage(tt.args)); (err != nil) != tt.invalid {
+			t.Errorf("%s(%s): validateArguments = %v; want invalid %v", tt.tool, tt.args, err, tt.invalid)
 		}
 		if tt.invalid {
 			continue
 		}
-		out, err := tl.Call(ctx, json.RawMessage(tt.args), abi.Context{ID: json.RawMessage(`1`)})
+		out, err := tl.Run(ctx, nil, json.RawMessage(tt.args), abi.Context{ID: json.RawMessage(`1`)})
 		if err != nil {
 			t.Errorf("%s: %v", tt.tool, err)
 			continue
@@ -136,7 +136,7 @@ func TestComponentReload(t *testing.T) {
 		t.Errorf("Diff: %+v; want tools changed and c reloaded", c)
 	}
 	g1.Close(ctx)
-	out, err := g2.Tool("c_roundtrip").Call(ctx, json.RawMessage(`{"x":7}`), abi.Context{})
+	out, err := g2.Tool("c_roundtrip").Run(ctx, nil, json.RawMessage(`{"x":7}`), abi.Context{})
 	if err != nil || !strings.Contains(string(out), `"7001"`) {
 		t.Errorf("c_roundtrip after reload: %s, %v", out, err)
 	}

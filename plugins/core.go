@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/source"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // core is a loaded module and what it listed when it loaded. Every
@@ -20,9 +21,10 @@ import (
 type core struct {
 	name         string
 	module       Module
-	native       Module // the spec's Native module, for reuse checks (nil for Wasm)
-	hash         string // code SHA-256 and limits; equal hashes may share the core
-	runtime      string // what the module runs on (Plugin.Runtime)
+	guest        sandbox.Guest // what the plugin's calls ask: module's, or a lazy module's (lazyGuest)
+	native       Module        // the spec's Native module, for reuse checks (nil for Wasm)
+	hash         string        // code SHA-256 and limits; equal hashes may share the core
+	runtime      string        // what the module runs on (Plugin.Runtime)
 	abi          int
 	guestVersion int
 	strict       bool           // strict_schemas: refuse tools with invalid schemas
@@ -57,6 +59,7 @@ type core struct {
 
 type listedTool struct {
 	def     abi.Tool
+	index   int             // its place in the guest's list (sandbox.ToolRef)
 	raw     json.RawMessage // compact
 	in, out *jsonschema.Schema
 	flat    *flatSchema // in's one-pass form, when it has one

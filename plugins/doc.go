@@ -21,7 +21,9 @@
 //     source, a compile here), repeated while it runs; it imports none of
 //     the others.
 //   - plugins (this folder): the loader and the registry. It loads modules
-//     through sandbox, detects each plugin's ABI, reads its lists, names
+//     through sandbox and asks each through its sandbox.Guest (which
+//     speaks the plugin's kind: Extism v1, v2 or a component's WIT
+//     types), reads its lists, names
 //     its tools (namespaced by plugin, always matching
 //     ^[a-zA-Z0-9_-]{1,64}$, collisions resolved deterministically with a
 //     warning), compiles tool schemas, builds a [Generation]

@@ -136,7 +136,7 @@ func (l *Loader) relistCore(ctx context.Context, c *core) (*core, error) {
 	if !root.acquire() {
 		return nil, fmt.Errorf("plugin %q is closed", c.name)
 	}
-	nc := &core{name: c.name, module: c.module, native: c.native, hash: c.hash, abi: c.abi, runtime: c.runtime, sum: c.sum, signer: c.signer,
+	nc := &core{name: c.name, module: c.module, guest: c.guest, native: c.native, hash: c.hash, abi: c.abi, runtime: c.runtime, sum: c.sum, signer: c.signer,
 		guestVersion: c.guestVersion, strict: c.strict, model: c.model, log: c.log, signal: c.signal, obs: c.obs, base: root,
 		unprovided: c.unprovided}
 	nc.discarded.Store(c.discarded.Load())

@@ -137,7 +137,7 @@ func TestDynamicLists(t *testing.T) {
 			return nil, fmt.Errorf("unknown tool %q", name)
 		}
 		cp := &clientPeer{}
-		_, err := tl.Call(sandbox.WithPeer(ctx, cp), nil, abi.Context{})
+		_, err := tl.Run(ctx, cp, nil, abi.Context{})
 		return cp, err
 	}
 	current := func() ([]string, *Plugin) {
@@ -235,7 +235,7 @@ func TestDynamicListsHammer(t *testing.T) {
 		if tl == nil {
 			return fmt.Errorf("unknown tool %q in generation %d", name, g.ID)
 		}
-		_, err := tl.Call(ctx, nil, abi.Context{})
+		_, err := tl.Run(ctx, nil, nil, abi.Context{})
 		return err
 	}
 	addOne := func(i int) {
@@ -354,7 +354,7 @@ func TestDynamicListsAcrossReplicas(t *testing.T) {
 		}
 	}
 	g, release := a.reg.Acquire()
-	_, err := g.Tool("dyn_add").Call(sandbox.WithPeer(ctx, &clientPeer{}), nil, abi.Context{})
+	_, err := g.Tool("dyn_add").Run(ctx, &clientPeer{}, nil, abi.Context{})
 	release()
 	if err != nil {
 		t.Fatal(err)

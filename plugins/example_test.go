@@ -61,7 +61,7 @@ func ExampleLoader_Build() {
 	for _, f := range gen.Failures {
 		fmt.Printf("failed: %s\n", f.Plugin)
 	}
-	out, err := gen.Tool("greeter_hello").Call(ctx, json.RawMessage(`{}`), abi.Context{})
+	out, err := gen.Tool("greeter_hello").Run(ctx, nil, json.RawMessage(`{}`), abi.Context{})
 	if err != nil {
 		panic(err)
 	}

@@ -46,6 +46,9 @@ func (m *fakeModule) Close(ctx context.Context) error {
 	return m.Module.Close(ctx)
 }
 
+// exporter is implemented by modules that can list their exports.
+type exporter interface{ Exports() []string }
+
 func (m *fakeModule) Exports() []string { return m.Module.(exporter).Exports() }
 
 func (m *fakeModule) count(export string) int {

@@ -39,7 +39,7 @@ func TestFloodLimit(t *testing.T) {
 	var peers []*clientPeer
 	for range 8 {
 		p := &clientPeer{}
-		if _, err := tl.Call(sandbox.WithPeer(context.Background(), p), nil, abi.Context{}); err != nil {
+		if _, err := tl.Run(context.Background(), p, nil, abi.Context{}); err != nil {
 			t.Fatal(err)
 		}
 		peers = append(peers, p)

@@ -26,7 +26,8 @@ func FuzzGuestOutput(f *testing.F) {
 		ctx := context.Background()
 		reply := func(context.Context, []byte) ([]byte, error) { return out, nil }
 		exports := map[string]func(context.Context, []byte) ([]byte, error){}
-		for _, e := range v2Exports {
+		for _, e := range []string{abi.ExportListTools, abi.ExportCallTool, abi.ExportListResources, abi.ExportListResourceTemplates,
+			abi.ExportReadResource, abi.ExportListPrompts, abi.ExportGetPrompt, abi.ExportComplete} {
 			exports[e] = reply
 		}
 		empty := ""
@@ -45,9 +46,9 @@ func FuzzGuestOutput(f *testing.F) {
 			if !ValidToolName(tl.Name) || !json.Valid(tl.Raw) || g.Tool(tl.Name) != tl {
 				t.Fatalf("tool %q: invalid name or raw %s", tl.Name, tl.Raw)
 			}
-			_ = tl.ValidateArguments(nil)
-			_ = tl.ValidateStructured(json.RawMessage(`{}`))
-			res, err := tl.Call(ctx, nil, abi.Context{})
+			_ = tl.validateArguments(nil)
+			_ = tl.validateStructured(json.RawMessage(`{}`))
+			res, err := tl.Plugin.callTool(ctx, tl.Original, nil, abi.Context{}, false)
 			var oe *OutputError
 			switch {
 			case err == nil && !json.Valid(res):

@@ -166,7 +166,7 @@ func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prom
 		tools: map[string]*Tool{}, prompts: map[string]*Prompt{}}
 	for k, j := range tools {
 		lt := c.tools[j]
-		t := &Tool{Name: names[k], Original: lt.def.Name, Plugin: p, Def: lt.def, Raw: lt.raw, in: lt.in, out: lt.out, flat: lt.flat, outFlat: lt.outFlat}
+		t := &Tool{Name: names[k], Original: lt.def.Name, Plugin: p, Def: lt.def, Raw: lt.raw, in: lt.in, out: lt.out, index: lt.index, flat: lt.flat, outFlat: lt.outFlat}
 		if t.Name != t.Original {
 			t.Raw = setMember(lt.raw, "name", t.Name)
 		}

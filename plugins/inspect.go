@@ -11,17 +11,8 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox"
 )
-
-// v2Exports are the exports that make a module a hyper-mcp v2 plugin.
-var v2Exports = []string{
-	abi.ExportListTools, abi.ExportCallTool, abi.ExportListResources, abi.ExportListResourceTemplates,
-	abi.ExportReadResource, abi.ExportListPrompts, abi.ExportGetPrompt, abi.ExportComplete,
-}
-
-// exporter is implemented by modules that can list their exports
-// (*sandbox.Module and [NativeModule] do); it only improves messages.
-type exporter interface{ Exports() []string }
 
 // versioner is implemented by modules that can call a plain i32 export
 // (*sandbox.Module does), used for mcphost_abi_version.
@@ -29,33 +20,16 @@ type versioner interface {
 	CallI32(ctx context.Context, export string) (int32, error)
 }
 
-// detectABI tells the ABI by export names, as hyper-mcp does: "describe"
-// and "call" make v1; any v2 export makes v2.
-func detectABI(m Module) (int, error) {
-	if m.HasExport(abi.ExportDescribe) && m.HasExport(abi.ExportCall) {
-		return 1, nil
-	}
-	for _, e := range v2Exports {
-		if m.HasExport(e) {
-			return 2, nil
-		}
-	}
-	if x, ok := m.(exporter); ok {
-		return 0, fmt.Errorf("unknown ABI: exports %q (want list_tools, call_tool, … or describe and call)", x.Exports())
-	}
-	return 0, fmt.Errorf("unknown ABI: no known export (want list_tools, call_tool, … or describe and call)")
-}
-
-// inspect detects c's ABI and reads its lists. A list export that fails or
+// inspect makes c's guest (which detects its ABI) and reads its lists. A list export that fails or
 // returns something that is not a list makes the whole plugin fail;
 // malformed items are skipped with a warning.
 func (l *Loader) inspect(ctx context.Context, c *core) (*listEntry, error) {
 	m := c.module
-	v, err := detectABI(m)
+	g, err := sandbox.NewGuest(m, c.name)
 	if err != nil {
 		return nil, err
 	}
-	c.abi = v
+	c.guest, c.abi = g, g.ABI()
 	if vm, ok := m.(versioner); ok && m.HasExport(abi.ExportABIVersion) {
 		n, err := vm.CallI32(ctx, abi.ExportABIVersion)
 		if err != nil {
@@ -72,44 +46,13 @@ func (l *Loader) inspect(ctx context.Context, c *core) (*listEntry, error) {
 // readLists calls c's list exports and keeps what they return in c; it
 // returns the raw items too, for the list cache.
 func (l *Loader) readLists(ctx context.Context, c *core) (*listEntry, error) {
-	e, err := rawLists(ctx, c.module, c.abi, c.name)
+	ls, err := c.guest.Lists(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e.GuestVersion = c.guestVersion
+	e := &listEntry{ABI: c.abi, GuestVersion: c.guestVersion, Lists: *ls}
 	l.useLists(c, e)
 	return e, nil
-}
-
-// listCall calls a list export and returns the items of its member array.
-// An absent or null member is an empty list.
-func listCall(ctx context.Context, m Module, export string, input []byte, member string) ([]json.RawMessage, error) {
-	out, err := m.Call(ctx, export, input)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", export, err)
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(out, &top); err != nil || top == nil {
-		return nil, fmt.Errorf("%s: output is not a JSON object: %s", export, snippet(out))
-	}
-	raw, ok := top[member]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("%s: %q is not an array", export, member)
-	}
-	return items, nil
-}
-
-// snippet shortens guest output for a message.
-func snippet(b []byte) string {
-	const n = 120
-	if len(b) > n {
-		return fmt.Sprintf("%q…", b[:n])
-	}
-	return fmt.Sprintf("%q", b)
 }
 
 func compact(raw json.RawMessage) json.RawMessage {
@@ -147,7 +90,7 @@ func (l *Loader) readTools(c *core, raws []json.RawMessage) []listedTool {
 	var out []listedTool
 	seen := map[string]bool{}
 	for i, raw := range raws {
-		var t listedTool
+		t := listedTool{index: i}
 		if err := json.Unmarshal(raw, &t.def); err != nil {
 			l.skip(plugin, "tool", i, nameOf(raw), fmt.Errorf("invalid tool: %w", err))
 			continue

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -68,15 +69,16 @@ func (p *Plugin) Instances() Model { return p.core.model }
 // statser is implemented by *sandbox.Module.
 type statser interface{ Stats() sandbox.Stats }
 
-// call runs export on the module. After a failure of a single-instance
-// plugin that threw its instance away (a trap, a timeout, running out of
-// memory), it logs that the plugin's state was lost: the next call runs
-// on a fresh instance.
-func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, error) {
+// ask asks the plugin's guest one question (q, named by its export for
+// logs), with the plugin's peer around the call's own. After a failure of
+// a single-instance plugin that threw its instance away (a trap, a
+// timeout, running out of memory), it logs that the plugin's state was
+// lost: the next call runs on a fresh instance.
+func (c *core) ask(ctx context.Context, export string, q func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	peer := &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
 	peer.limit.call = newBucket(callRate, callBurst)
 	peer.limit.plugin = c.root().flood.bucket()
-	out, err := c.module.Call(sandbox.WithPeer(consent.WithOnce(ctx), peer), export, in)
+	out, err := q(sandbox.WithPeer(consent.WithOnce(ctx), peer))
 	peer.limit.finish(ctx, peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {

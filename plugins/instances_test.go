@@ -73,14 +73,14 @@ func TestInstanceModel(t *testing.T) {
 	}
 	// A fault on a single instance says the plugin's state was lost.
 	p := g.Plugin("pe")
-	if _, err := p.CallTool(ctx, "t", nil, abi.Context{}); err == nil {
+	if _, err := p.callTool(ctx, "t", nil, abi.Context{}, false); err == nil {
 		t.Fatal("trapping call: got no error")
 	}
 	if got := rec.Matching("WARN plugin instance re-created after a fault: its state was lost plugin=pe"); len(got) != 1 {
 		t.Errorf("log: got %q; want one state-lost warning", got)
 	}
 	// A guest error keeps the instance, so nothing was lost.
-	if _, err := g.Plugin("pa").CallTool(ctx, "nope", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
+	if _, err := g.Plugin("pa").callTool(ctx, "nope", nil, abi.Context{}, false); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown tool: got %v", err)
 	}
 	if got := rec.Matching("WARN plugin instance re-created"); len(got) != 1 {

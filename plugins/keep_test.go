@@ -61,7 +61,7 @@ func TestBuildKeepsPrevious(t *testing.T) {
 	if c := Diff(g1, g2); !c.Tools || !reflect.DeepEqual(c.Reloaded, []string{"b", "gone"}) {
 		t.Errorf("Diff: got %+v; want tools changed and b, gone reloaded (a kept)", c)
 	}
-	if _, err := g2.Tool("a_x").Call(ctx, nil, abi.Context{}); err != nil {
+	if _, err := g2.Tool("a_x").Run(ctx, nil, nil, abi.Context{}); err != nil {
 		t.Errorf("call of the kept tool: %v", err)
 	}
 

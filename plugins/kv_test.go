@@ -104,7 +104,7 @@ func kvReplicas(t *testing.T, name string, wasm []byte, extra string) (replica f
 	}
 	callArgs = func(g *Generation, tool, args string) abi.CallToolResult {
 		t.Helper()
-		out, err := g.Tool(tool).Call(ctx, json.RawMessage(args), abi.Context{})
+		out, err := g.Tool(tool).Run(ctx, nil, json.RawMessage(args), abi.Context{})
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}

@@ -30,14 +30,10 @@ const listCacheFormat = 2 // 2: skills
 // listEntry is what a plugin listed when it loaded: the raw items of each
 // list, as the guest returned them.
 type listEntry struct {
-	Format       int               `json:"format"`
-	ABI          int               `json:"abi"`
-	GuestVersion int               `json:"guestVersion,omitempty"`
-	Tools        []json.RawMessage `json:"tools,omitempty"`
-	Resources    []json.RawMessage `json:"resources,omitempty"`
-	Templates    []json.RawMessage `json:"templates,omitempty"`
-	Prompts      []json.RawMessage `json:"prompts,omitempty"`
-	Skills       []json.RawMessage `json:"skills,omitempty"` // abi.SkillFile items of mcphost_list_skills
+	Format       int `json:"format"`
+	ABI          int `json:"abi"`
+	GuestVersion int `json:"guestVersion,omitempty"`
+	sandbox.Lists
 }
 
 // equal reports whether e and o list the same items.
@@ -116,43 +112,6 @@ func (l *Loader) saveLists(key string, e *listEntry) {
 	}
 }
 
-// rawLists calls m's list exports (v1: describe) and returns their items.
-func rawLists(ctx context.Context, m Module, version int, name string) (*listEntry, error) {
-	e := &listEntry{ABI: version}
-	if version == 1 {
-		raws, err := listCall(ctx, m, abi.ExportDescribe, nil, "tools")
-		if err != nil {
-			return nil, err
-		}
-		e.Tools = raws
-		return e, nil
-	}
-	input, err := json.Marshal(abi.Input{Context: fillContext(abi.Context{Plugin: name})})
-	if err != nil {
-		return nil, err
-	}
-	for _, x := range []struct {
-		export, member string
-		to             *[]json.RawMessage
-	}{
-		{abi.ExportListTools, "tools", &e.Tools},
-		{abi.ExportListResources, "resources", &e.Resources},
-		{abi.ExportListResourceTemplates, "resourceTemplates", &e.Templates},
-		{abi.ExportListPrompts, "prompts", &e.Prompts},
-		{abi.ExportListSkills, "files", &e.Skills},
-	} {
-		if !m.HasExport(x.export) {
-			continue
-		}
-		raws, err := listCall(ctx, m, x.export, input, x.member)
-		if err != nil {
-			return nil, err
-		}
-		*x.to = raws
-	}
-	return e, nil
-}
-
 // useLists fills c's lists from e.
 func (l *Loader) useLists(c *core, e *listEntry) {
 	c.tools = l.readTools(c, e.Tools)
@@ -167,7 +126,7 @@ func (l *Loader) useLists(c *core, e *listEntry) {
 // the entry and signals a list change so that clients see the real lists.
 func (l *Loader) checkLists(c *core, key string, cached *listEntry) func(context.Context, Module) {
 	return func(ctx context.Context, m Module) {
-		now, err := rawLists(ctx, m, cached.ABI, c.name)
+		now, err := freshLists(ctx, m, c.name)
 		if err != nil {
 			l.log.Warn("plugin lists not re-read on first use; the cached lists keep serving", "plugin", c.name, "err", err)
 			return
@@ -184,4 +143,17 @@ func (l *Loader) checkLists(c *core, key string, cached *listEntry) func(context
 		l.log.Info("plugin lists differ from the cached ones; re-reading them", "plugin", c.name)
 		c.signal()
 	}
+}
+
+// freshLists reads the lists of a module just loaded.
+func freshLists(ctx context.Context, m Module, name string) (*listEntry, error) {
+	g, err := sandbox.NewGuest(m, name)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := g.Lists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &listEntry{ABI: g.ABI(), Lists: *ls}, nil
 }

@@ -81,7 +81,7 @@ func TestListCache(t *testing.T) {
 	done := make(chan error, 8)
 	for range 8 {
 		go func() {
-			out, err := g.Tool("clock_now").Call(ctx, json.RawMessage(`{}`), abi.Context{})
+			out, err := g.Tool("clock_now").Run(ctx, nil, json.RawMessage(`{}`), abi.Context{})
 			if err == nil && !strings.Contains(string(out), "12:00") {
 				err = &OutputError{Plugin: "clock", Msg: string(out)}
 			}
@@ -129,7 +129,7 @@ func TestListCache(t *testing.T) {
 	if err != nil || loads.Load() != 0 || g.Tool("clock_gone") == nil {
 		t.Fatalf("stale entry: %v, %d loads, gone %v; want the cached lists, unloaded", err, loads.Load(), g.Tool("clock_gone"))
 	}
-	if _, err := g.Tool("clock_now").Call(ctx, json.RawMessage(`{}`), abi.Context{}); err != nil {
+	if _, err := g.Tool("clock_now").Run(ctx, nil, json.RawMessage(`{}`), abi.Context{}); err != nil {
 		t.Fatalf("call: %v", err)
 	}
 	if got := l.signals.take(); !slices.Equal(got, []string{"clock"}) {

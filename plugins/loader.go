@@ -479,6 +479,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 				}
 				c := &core{name: spec.Name, module: lm, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
+				c.guest = lazyGuestOf(lm, runtime, e.ABI)
 				l.useLists(c, e)
 				lm.loaded = l.checkLists(c, key, e)
 				c.refs.Store(1)

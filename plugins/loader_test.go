@@ -220,8 +220,8 @@ func TestLenientSchemas(t *testing.T) {
 			if want := strings.Replace(zig, `"get"`, `"p_get"`, 1); string(tl.Raw) != want {
 				t.Errorf("raw: got %s; want it exactly as declared (but namespaced) %s", tl.Raw, want)
 			}
-			if err := tl.ValidateArguments(json.RawMessage(`{"id":5}`)); err != nil {
-				t.Errorf("ValidateArguments: got %v; want none for a tool served without validation", err)
+			if err := tl.validateArguments(json.RawMessage(`{"id":5}`)); err != nil {
+				t.Errorf("validateArguments: got %v; want none for a tool served without validation", err)
 			}
 			if w := g.Plugin("p").Warnings(); len(w) > 0 && !strings.Contains(strings.Join(w, " "), `tool "get"`) {
 				t.Errorf("warnings %q do not name the tool", w)
@@ -303,7 +303,7 @@ func TestBuildV1(t *testing.T) {
 	if got := m.input(abi.ExportDescribe); got != "" {
 		t.Errorf("describe input: got %q; want empty", got)
 	}
-	out, err := p.CallTool(context.Background(), "time", []byte(`{"tz":"UTC"}`), abi.Context{ID: []byte("7")})
+	out, err := p.callTool(context.Background(), "time", []byte(`{"tz":"UTC"}`), abi.Context{ID: []byte("7")}, false)
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -313,10 +313,10 @@ func TestBuildV1(t *testing.T) {
 	if !strings.Contains(string(out), `"content"`) {
 		t.Errorf("CallTool output: got %s; want a CallToolResult", out)
 	}
-	if _, err := p.GetPrompt(context.Background(), "x", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
+	if _, err := p.getPrompt(context.Background(), "x", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GetPrompt on v1: got %v; want ErrNotFound", err)
 	}
-	if _, err := p.ReadResource(context.Background(), "x://y", abi.Context{}); !errors.Is(err, ErrNotSupported) ||
+	if _, err := p.readResource(context.Background(), "x://y", abi.Context{}); !errors.Is(err, ErrNotSupported) ||
 		!errors.Is(err, sandbox.ErrMissingExport) {
 		t.Errorf("ReadResource on v1: got %v; want ErrNotSupported and sandbox.ErrMissingExport", err)
 	}

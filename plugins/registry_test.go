@@ -56,7 +56,7 @@ func TestRegistryBasics(t *testing.T) {
 	if n := m1.closes.Load(); n != 0 {
 		t.Fatalf("g1's module closed %d times while held; want 0", n)
 	}
-	if _, err := held.Tool("p_a").Call(ctx, nil, abi.Context{}); err != nil {
+	if _, err := held.Tool("p_a").Run(ctx, nil, nil, abi.Context{}); err != nil {
 		t.Errorf("call on the held old generation: %v", err)
 	}
 	release()
@@ -99,7 +99,7 @@ func TestRegistryHammer(t *testing.T) {
 			for !stop.Load() || calls.Load() == 0 {
 				g, release := r.Acquire()
 				for _, tl := range g.Tools {
-					if _, err := tl.Call(ctx, nil, abi.Context{}); err != nil {
+					if _, err := tl.Run(ctx, nil, nil, abi.Context{}); err != nil {
 						errs <- fmt.Errorf("generation %d: %w", g.ID, err)
 						release()
 						return

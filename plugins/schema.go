@@ -112,9 +112,9 @@ func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
 	}
 }
 
-// ValidateArguments checks args against the tool's inputSchema. Absent or
+// validateArguments checks args against the tool's inputSchema. Absent or
 // null arguments are checked as {}.
-func (t *Tool) ValidateArguments(args json.RawMessage) error {
+func (t *Tool) validateArguments(args json.RawMessage) error {
 	if t.in == nil {
 		return nil
 	}
@@ -139,10 +139,10 @@ func (t *Tool) ValidateArguments(args json.RawMessage) error {
 	return nil
 }
 
-// ValidateStructured checks a result's structuredContent against the
+// validateStructured checks a result's structuredContent against the
 // tool's outputSchema. It returns nil when the tool has no outputSchema,
 // and an error when it has one but v is absent.
-func (t *Tool) ValidateStructured(v json.RawMessage) error {
+func (t *Tool) validateStructured(v json.RawMessage) error {
 	if t.out == nil {
 		return nil
 	}

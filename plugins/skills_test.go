@@ -79,7 +79,7 @@ func TestToolFilters(t *testing.T) {
 				if p, got := g.Hidden(h.Name); p == nil || got.Filter != h.Filter {
 					t.Errorf("Hidden(%q) = %v, %v; want the %s filter", h.Name, p, got, h.Filter)
 				}
-				if _, err := g.Plugin("p").CallTool(context.Background(), h.Original, nil, abi.Context{}); err == nil {
+				if _, err := g.Plugin("p").callTool(context.Background(), h.Original, nil, abi.Context{}, false); err == nil {
 					t.Errorf("CallTool(%q) of a hidden tool succeeded", h.Original)
 				}
 			}

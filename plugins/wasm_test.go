@@ -94,10 +94,10 @@ path = "broken.wasm"
 		}
 	}
 	tl := g.Tool("frompath_echo")
-	if err := tl.ValidateArguments(json.RawMessage(`{"msg":1}`)); err == nil {
-		t.Errorf("ValidateArguments with a number for a string: got nil; want an error")
+	if err := tl.validateArguments(json.RawMessage(`{"msg":1}`)); err == nil {
+		t.Errorf("validateArguments with a number for a string: got nil; want an error")
 	}
-	out, err := tl.Call(ctx, json.RawMessage(`{"msg":"hi"}`), abi.Context{ID: json.RawMessage(`1`)})
+	out, err := tl.Run(ctx, nil, json.RawMessage(`{"msg":"hi"}`), abi.Context{ID: json.RawMessage(`1`)})
 	if err != nil {
 		t.Fatalf("Call: %v", err)
 	}
@@ -123,7 +123,7 @@ path = "broken.wasm"
 	if err := g.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g2.Tool("fromsource_echo").Call(ctx, nil, abi.Context{}); err != nil {
+	if _, err := g2.Tool("fromsource_echo").Run(ctx, nil, nil, abi.Context{}); err != nil {
 		t.Errorf("call after closing the older generation: %v", err)
 	}
 	if err := g2.Close(ctx); err != nil {
@@ -206,19 +206,19 @@ func TestWasmGenerated(t *testing.T) {
 		{"v2_now", `{"content":[{"type":"text","text":"12:00"}]}`},
 		{"v1_legacy", `{"content":[]}`},
 	} {
-		out, err := g.Tool(tt.tool).Call(ctx, json.RawMessage(`{}`), abi.Context{})
+		out, err := g.Tool(tt.tool).Run(ctx, nil, json.RawMessage(`{}`), abi.Context{})
 		if err != nil || string(out) != tt.want {
 			t.Errorf("call %s: got %s, %v; want %s", tt.tool, out, err, tt.want)
 		}
 	}
 	var oe *OutputError
-	if _, err := g.Tool("badout_t").Call(ctx, nil, abi.Context{}); !errors.As(err, &oe) {
+	if _, err := g.Tool("badout_t").Run(ctx, nil, nil, abi.Context{}); !errors.As(err, &oe) {
 		t.Errorf("badout: got %v; want an *OutputError", err)
 	}
-	if _, err := g.Plugin("v2").GetPrompt(ctx, "x", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
+	if _, err := g.Plugin("v2").getPrompt(ctx, "x", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GetPrompt on a plugin without prompts: got %v; want ErrNotFound", err)
 	}
-	if _, err := g.Plugin("v2").Complete(ctx, abi.CompleteParams{}, abi.Context{}); !errors.Is(err, ErrNotSupported) {
+	if _, err := g.Plugin("v2").complete(ctx, abi.CompleteParams{}, abi.Context{}); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("Complete without the export: got %v; want ErrNotSupported", err)
 	}
 }
@@ -252,7 +252,7 @@ func TestWasmHammer(t *testing.T) {
 			for !stop.Load() {
 				g, release := r.Acquire()
 				for _, tl := range g.Tools {
-					if _, err := tl.Call(ctx, nil, abi.Context{}); err != nil {
+					if _, err := tl.Run(ctx, nil, nil, abi.Context{}); err != nil {
 						errs <- fmt.Errorf("generation %d, tool %s: %w", g.ID, tl.Name, err)
 						release()
 						return

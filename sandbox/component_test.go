@@ -40,10 +40,15 @@ func componentWasm(t *testing.T, name string) []byte {
 // componentDir is where scripts/components.sh put the components.
 func componentDir() string { return os.Getenv("MCPHOST_COMPONENTS") }
 
+// componentCall calls the tool name of the component m through its
+// Guest, the tool resolved by its place in the list as plugins does.
 func componentCall(t *testing.T, m *Module, name string, args string) (abi.CallToolResult, error) {
 	t.Helper()
-	in := `{"request":{"name":` + strings.TrimSpace(mustJSON(name)) + `,"arguments":` + args + `},"context":{}}`
-	out, err := m.Call(context.Background(), abi.ExportCallTool, []byte(in))
+	g, err := NewGuest(m, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.CallTool(context.Background(), toolRef(t, g, name), json.RawMessage(args), abi.Context{})
 	var res abi.CallToolResult
 	if err == nil {
 		if jerr := json.Unmarshal(out, &res); jerr != nil {
@@ -51,6 +56,37 @@ func componentCall(t *testing.T, m *Module, name string, args string) (abi.CallT
 		}
 	}
 	return res, err
+}
+
+// guestLists returns m's Guest and its lists.
+func guestLists(t testing.TB, m *Module) (Guest, *Lists) {
+	t.Helper()
+	g, err := NewGuest(m, m.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := g.Lists(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, ls
+}
+
+// toolRef resolves the tool name in g's list, as plugins does at load.
+func toolRef(t testing.TB, g Guest, name string) ToolRef {
+	t.Helper()
+	ls, err := g.Lists(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, raw := range ls.Tools {
+		var def abi.Tool
+		if json.Unmarshal(raw, &def) == nil && def.Name == name {
+			return ToolRef{Name: name, Index: i}
+		}
+	}
+	t.Fatalf("no tool %q in the list", name)
+	return ToolRef{}
 }
 
 func mustJSON(v any) string {
@@ -118,13 +154,17 @@ func TestComponentListTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close(context.Background())
-	out, err := m.Call(context.Background(), abi.ExportListTools, []byte(`{}`))
-	if err != nil {
-		t.Fatal(err)
+	g, ls := guestLists(t, m)
+	if g.ABI() != 2 || ls.Resources != nil || ls.Templates != nil || ls.Prompts != nil || ls.Skills != nil {
+		t.Errorf("ABI %d, lists %+v; want 2 and only tools", g.ABI(), ls)
 	}
 	var list abi.ListToolsResult
-	if err := json.Unmarshal(out, &list); err != nil {
-		t.Fatal(err)
+	for _, raw := range ls.Tools {
+		var def abi.Tool
+		if err := json.Unmarshal(raw, &def); err != nil {
+			t.Fatal(err)
+		}
+		list.Tools = append(list.Tools, def)
 	}
 	byName := map[string]abi.Tool{}
 	for _, tl := range list.Tools {
@@ -251,10 +291,14 @@ func BenchmarkComponentCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close(context.Background())
-	in := []byte(`{"request":{"name":"greet","arguments":{"name":"wörld"}},"context":{}}`)
+	g, err := NewGuest(m, "kinds")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref, args := toolRef(b, g, "greet"), json.RawMessage(`{"name":"wörld"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := m.Call(context.Background(), abi.ExportCallTool, in); err != nil {
+		if _, err := g.CallTool(context.Background(), ref, args, abi.Context{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -285,16 +329,22 @@ func BenchmarkComponentVsExtismC(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer me.Close(ctx)
-	in := []byte(`{"request":{"name":"greet","arguments":{"name":"wörld"}},"context":{}}`)
-	oc, _ := mc.Call(ctx, abi.ExportCallTool, in)
-	oe, _ := me.Call(ctx, abi.ExportCallTool, in)
+	gc, err1 := NewGuest(mc, "kinds")
+	ge, err2 := NewGuest(me, "greet")
+	if err := errors.Join(err1, err2); err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"name":"wörld"}`)
+	refs := [2]ToolRef{toolRef(b, gc, "greet"), toolRef(b, ge, "greet")}
+	oc, _ := gc.CallTool(ctx, refs[0], args, abi.Context{})
+	oe, _ := ge.CallTool(ctx, refs[1], args, abi.Context{})
 	var rc, re abi.CallToolResult
 	json.Unmarshal(oc, &rc)
 	json.Unmarshal(oe, &re)
 	if len(rc.Content) != 1 || len(re.Content) != 1 || rc.Content[0].Text != re.Content[0].Text {
 		b.Fatalf("the two do not do the same work: %s vs %s", oc, oe)
 	}
-	sides := [2]*Module{mc, me}
+	sides := [2]Guest{gc, ge}
 	const rounds, block = 9, 50
 	var perCall [2][]float64 // ns per call, by side and round
 	ratios := make([]float64, rounds)
@@ -308,7 +358,7 @@ func BenchmarkComponentVsExtismC(b *testing.B) {
 				side := (r + k) % 2
 				start := time.Now()
 				for range n {
-					if _, err := sides[side].Call(ctx, abi.ExportCallTool, in); err != nil {
+					if _, err := sides[side].CallTool(ctx, refs[side], args, abi.Context{}); err != nil {
 						b.Fatal(err)
 					}
 				}

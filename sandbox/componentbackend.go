@@ -3,16 +3,15 @@ package sandbox
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"slices"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/component"
@@ -27,14 +26,15 @@ import (
 func IsComponent(wasm []byte) bool { return wasmbin.IsComponent(wasm) }
 
 // componentBackend runs a WebAssembly component (sandbox/component) in
-// its own wazero runtime. To the pool it looks like a hyper-mcp v2
-// plugin: list_tools maps its exported functions to tools, call_tool
-// calls one through the canonical ABI.
+// its own wazero runtime. It exports no Extism functions: its Guest
+// (componentPlugin) lists its exported functions as tools and calls one
+// through the canonical ABI, its arguments converted once from JSON to
+// WIT values.
 type componentBackend struct {
 	rt     wazero.Runtime
 	cp     *component.Compiled
 	tools  []component.Tool
-	list   []byte
+	defs   []json.RawMessage // each tool's abi.Tool JSON, in tools' order
 	lim    Limits
 	log    *slog.Logger
 	client *http.Client
@@ -44,12 +44,6 @@ type componentBackend struct {
 	// in live, when the backend closes.
 	poll bool
 	live livePolls
-}
-
-// componentExports are the plugin-ABI exports a component answers.
-var componentExports = map[string]signature{
-	abi.ExportListTools: {results: []api.ValueType{api.ValueTypeI32}},
-	abi.ExportCallTool:  {results: []api.ValueType{api.ValueTypeI32}},
 }
 
 // log carries the plugin's name; mountLog, which rootfs's warnings
@@ -103,11 +97,14 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	for _, s := range skipped {
 		log.Warn("component function is not a tool", "function", s.Name, "reason", s.Reason)
 	}
-	if b.list, err = b.cp.ListTools(); err != nil {
-		b.close(ctx, true)
-		return nil, nil, err
+	b.defs = make([]json.RawMessage, len(b.tools))
+	for i, t := range b.tools {
+		if b.defs[i], err = json.Marshal(t.Def); err != nil {
+			b.close(ctx, true)
+			return nil, nil, err
+		}
 	}
-	return b, maps.Clone(componentExports), nil
+	return b, nil, nil
 }
 
 // componentFormatError is a FormatError for a component the decoder
@@ -127,9 +124,7 @@ func componentFormatError(wasm []byte, err error) error {
 // "interface#function" (component.Key): a call that reaches one traps,
 // so `mcphost validate` fails on them. nil for a core module.
 func (m *Module) UnprovidedImports() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if b, ok := m.be.(*componentBackend); ok {
+	if b := m.component(); b != nil {
 		return slices.Clone(b.cp.Unprovided)
 	}
 	return nil
@@ -200,36 +195,40 @@ type componentGuest struct {
 	poll *poll // nil unless the backend's core modules are instrumented
 }
 
-func (g *componentGuest) call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
+// call refuses: a component exports no Extism functions; its Guest calls
+// its tools (callTool).
+func (g *componentGuest) call(_ context.Context, export string, _ []byte) (uint32, []byte, error) {
 	if g.inst.IsClosed() {
 		return 0, nil, errModuleClosed
 	}
-	switch export {
-	case abi.ExportListTools:
-		return 0, g.b.list, nil
-	case abi.ExportCallTool:
-		if g.poll != nil {
-			g.poll.arm(ctx)
-		}
-		out, err := g.inst.CallTool(ctx, g.b.tools, input)
-		if g.poll != nil {
-			if code := g.poll.disarm(ctx); code != 0 {
-				// Stopped wherever it was, with its interrupt set: never
-				// to be used again. Its context ended before it returned,
-				// so even a result is too late, as under close-on-done.
-				g.inst.Close(context.Background())
-				return 1, nil, interruptedError(code, cmp.Or(err, context.Cause(ctx)))
-			}
-		}
-		if err != nil {
-			// The guest broke the canonical ABI inside a host function
-			// (a dead handle, a bad pointer) or passed a limit there: its
-			// trap, not the host's failure.
-			return 1, nil, component.Cause(err)
-		}
-		return 0, out, nil
+	return 1, nil, fmt.Errorf("unknown function: %s (a component is called through its Guest)", export)
+}
+
+// callTool runs tool with its arguments, converted to WIT values.
+func (g *componentGuest) callTool(ctx context.Context, tool *component.Tool, args []any) (uint32, []byte, error) {
+	if g.inst.IsClosed() {
+		return 0, nil, errModuleClosed
 	}
-	return 1, nil, fmt.Errorf("unknown function: %s", export)
+	if g.poll != nil {
+		g.poll.arm(ctx)
+	}
+	out, err := g.inst.CallTool(ctx, tool, args)
+	if g.poll != nil {
+		if code := g.poll.disarm(ctx); code != 0 {
+			// Stopped wherever it was, with its interrupt set: never
+			// to be used again. Its context ended before it returned,
+			// so even a result is too late, as under close-on-done.
+			g.inst.Close(context.Background())
+			return 1, nil, interruptedError(code, cmp.Or(err, context.Cause(ctx)))
+		}
+	}
+	if err != nil {
+		// The guest broke the canonical ABI inside a host function
+		// (a dead handle, a bad pointer) or passed a limit there: its
+		// trap, not the host's failure.
+		return 1, nil, component.Cause(err)
+	}
+	return 0, out, nil
 }
 
 func (g *componentGuest) guestError() string { return "" }
@@ -240,3 +239,68 @@ func (g *componentGuest) close() {
 	}
 	g.inst.Close(context.Background())
 }
+
+// componentPlugin is the Guest of a component: its exported functions are
+// its tools, called through their WIT types. It lists no resources,
+// templates or prompts, and answers no other question.
+type componentPlugin struct {
+	m      *Module
+	b      *componentBackend
+	plugin string
+}
+
+func (g *componentPlugin) ABI() int { return 2 }
+
+// Lists returns the tools' definitions, made from the WIT types at load.
+func (g *componentPlugin) Lists(context.Context) (*Lists, error) {
+	return &Lists{Tools: slices.Clone(g.b.defs)}, nil
+}
+
+// CallTool converts args to the values of the tool's parameters and
+// calls its function on a pooled instance. Arguments that do not fit,
+// and a tool the component does not have, are an error result (isError),
+// as a guest's own refusal would be.
+func (g *componentPlugin) CallTool(ctx context.Context, ref ToolRef, args json.RawMessage, _ abi.Context) (json.RawMessage, error) {
+	t := g.b.tool(ref)
+	if t == nil {
+		return component.ErrorResult(fmt.Sprintf("unknown tool %q", ref.Name))
+	}
+	if len(args) > g.m.lim.MaxInputBytes {
+		return nil, g.m.fail(abi.ExportCallTool, KindBadInput, fmt.Sprintf("%d bytes, limit %d", len(args), g.m.lim.MaxInputBytes), nil)
+	}
+	vals, err := t.Args(args)
+	if err != nil {
+		return component.ErrorResult(err.Error())
+	}
+	out, _, err := g.m.run(ctx, abi.ExportCallTool, callInput{tool: t, args: vals}, false)
+	return out, err
+}
+
+// tool is the tool ref names: the one at its index, or, should the list
+// it was resolved in not be this backend's, the one of its name.
+func (b *componentBackend) tool(ref ToolRef) *component.Tool {
+	if i := ref.Index; i >= 0 && i < len(b.tools) && b.tools[i].Name == ref.Name {
+		return &b.tools[i]
+	}
+	for i := range b.tools {
+		if b.tools[i].Name == ref.Name {
+			return &b.tools[i]
+		}
+	}
+	return nil
+}
+
+func (g *componentPlugin) ReadResource(context.Context, string, abi.Context) (json.RawMessage, error) {
+	return nil, &UnsupportedError{Plugin: g.plugin, Export: abi.ExportReadResource}
+}
+
+func (g *componentPlugin) GetPrompt(context.Context, string, map[string]string, abi.Context) (json.RawMessage, error) {
+	return nil, &UnsupportedError{Plugin: g.plugin, Export: abi.ExportGetPrompt}
+}
+
+func (g *componentPlugin) Complete(context.Context, abi.CompleteParams, abi.Context) (json.RawMessage, error) {
+	return nil, &UnsupportedError{Plugin: g.plugin, Export: abi.ExportComplete}
+}
+
+// RootsListChanged does nothing: a component has no export to hear it.
+func (g *componentPlugin) RootsListChanged(context.Context, abi.Context) error { return nil }

@@ -20,10 +20,23 @@
 // with a [Kind]).
 //
 // It also runs WebAssembly components (sandbox/component, with the WASI
-// 0.2 host functions of sandbox/wasip2, wired in componentbackend.go):
-// a component is told from a core module by its header, runs on its own
-// loader whatever the runtime, and answers list_tools and call_tool like
-// a v2 plugin, so pools, limits and fault sorting are the same.
+// 0.2 host functions of sandbox/wasip2, wired in componentbackend.go): a
+// component is told from a core module by its
+// header and runs on its own loader whatever the runtime, with the same
+// pools, limits and fault sorting.
+//
+// # The Guest
+//
+// Package plugins asks a plugin its questions through a [Guest]
+// ([NewGuest]): its lists, a tool call, a resource read, a prompt, a
+// completion, a roots change. There is one kind of Guest per kind of
+// plugin, each speaking its own wire (guest.go): an Extism v1 plugin gets
+// {"params":…} on describe and call, a v2 (hyper-mcp) plugin
+// {"request":…,"context":…} envelopes (extismguest.go), and a component
+// is called through its WIT types, the tool found by its place in the
+// list and its arguments converted once from JSON to WIT values, with no
+// envelope in between (componentbackend.go). A component's [Module]
+// exports no Extism function: [Module.Call] refuses every export.
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
 // MCP session through a [Peer] carried by the call's context ([WithPeer]).

@@ -126,6 +126,9 @@ func (m *Module) Stats() Stats {
 // away; the next call gets a fresh one. Other calls are unaffected.
 func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	sig, ok := m.sigs[export]
+	if !ok && m.component() != nil {
+		return nil, m.fail(export, KindMissingExport, "a component exports no Extism function: ask it through its Guest (NewGuest)", nil)
+	}
 	if !ok {
 		return nil, m.fail(export, KindMissingExport, "", nil)
 	}
@@ -135,7 +138,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 	if len(input) > m.lim.MaxInputBytes {
 		return nil, m.fail(export, KindBadInput, fmt.Sprintf("%d bytes, limit %d", len(input), m.lim.MaxInputBytes), nil)
 	}
-	out, _, err := m.run(ctx, export, input, false)
+	out, _, err := m.run(ctx, export, callInput{bytes: input}, false)
 	return out, err
 }
 
@@ -149,13 +152,13 @@ func (m *Module) CallI32(ctx context.Context, export string) (int32, error) {
 	if len(sig.params) != 0 || len(sig.results) != 1 || sig.results[0] != api.ValueTypeI32 {
 		return 0, m.fail(export, KindMissingExport, "export type is "+sig.String()+", want () -> i32", nil)
 	}
-	_, rc, err := m.run(ctx, export, nil, true)
+	_, rc, err := m.run(ctx, export, callInput{}, true)
 	return int32(rc), err
 }
 
 // run serves one call on a pooled instance. plain means rc is the result,
 // not an Extism status.
-func (m *Module) run(ctx context.Context, export string, input []byte, plain bool) ([]byte, uint32, error) {
+func (m *Module) run(ctx context.Context, export string, input callInput, plain bool) ([]byte, uint32, error) {
 	if tr := m.e.tr; tr != nil {
 		ctx, sp := startCall(ctx, tr, m.name, export)
 		out, rc, err := m.runOnce(ctx, export, input, plain)
@@ -166,7 +169,7 @@ func (m *Module) run(ctx context.Context, export string, input []byte, plain boo
 }
 
 // runOnce is run without a span.
-func (m *Module) runOnce(ctx context.Context, export string, input []byte, plain bool) ([]byte, uint32, error) {
+func (m *Module) runOnce(ctx context.Context, export string, input callInput, plain bool) ([]byte, uint32, error) {
 	for attempt := 0; ; attempt++ {
 		inst, err := m.acquire(ctx)
 		if err != nil {
@@ -188,7 +191,7 @@ func (m *Module) runOnce(ctx context.Context, export string, input []byte, plain
 			callCtx, cancel = context.WithTimeout(ctx, m.lim.Timeout)
 		}
 		inst.begin(callCtx)
-		rc, out, err := inst.g.call(callCtx, export, input)
+		rc, out, err := input.call(callCtx, inst.g, export)
 		inst.end()
 		if err != nil && err.Error() == errModuleClosed.Error() && !m.killed.Load() && attempt == 0 {
 			// The guest called proc_exit(0) during its previous call, which

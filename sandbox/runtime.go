@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/sandbox/component"
 )
 
 // RuntimeNative names what every module runs on: mcphost's own
@@ -37,4 +39,23 @@ type guest interface {
 	// guestError is the error_set message of the last call, or "".
 	guestError() string
 	close()
+}
+
+// callInput is what one call gives its guest: an Extism export's input
+// bytes, or a component's tool and its arguments as WIT values.
+type callInput struct {
+	bytes []byte
+	tool  *component.Tool
+	args  []any
+}
+
+// call runs in on g: a component's tool through its WIT types, anything
+// else as an Extism export.
+func (in callInput) call(ctx context.Context, g guest, export string) (uint32, []byte, error) {
+	if in.tool != nil {
+		if cg, ok := g.(*componentGuest); ok {
+			return cg.callTool(ctx, in.tool, in.args)
+		}
+	}
+	return g.call(ctx, export, in.bytes)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
@@ -91,8 +90,8 @@ func describeDecodeError(wasm []byte, err error) error {
 
 // FuncExports returns the names of the functions a Wasm binary exports,
 // read from its header and export section without compiling anything:
-// a core module's exported functions, and for a component the v2 plugin
-// ABI's tool exports, which sandbox/component answers (a component is
+// a core module's exported functions, and none for a component, which
+// exports no Extism function (its Guest calls its WIT functions; it is
 // stateful: it never exports abi.ExportStateless). It reads untrusted
 // bytes; anything that is not a module or a component it can read is an
 // error.
@@ -101,7 +100,7 @@ func FuncExports(wasm []byte) ([]string, error) {
 	case wasmbin.NotWasm:
 		return nil, errors.New("not a Wasm binary")
 	case wasmbin.Component:
-		return []string{abi.ExportCallTool, abi.ExportListTools}, nil
+		return nil, nil
 	}
 	exports, err := wasmbin.Exports(wasm)
 	if err != nil {

@@ -123,6 +123,37 @@ func TestMembers(t *testing.T) {
 	}
 }
 
+// TestArray: Array hands each element's start to elem and ends where the
+// array does; what is not an array, or an array cut short, is an error.
+func TestArray(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		want []string
+		ok   bool
+	}{
+		{`[1, "a,]" ,[2,[3]] , {"k":[]}]`, []string{`1`, `"a,]"`, `[2,[3]]`, `{"k":[]}`}, true},
+		{`[ ]`, nil, true},
+		{`[1,]`, []string{`1`}, false},
+		{`[1 2]`, []string{`1`}, false},
+		{`[1`, []string{`1`}, false},
+		{`[`, nil, false},
+		{`{}`, nil, false},
+	} {
+		s := []byte(tt.doc)
+		var got []string
+		end, err := Scanner{}.Array(s, 0, func(v0 int) (int, error) {
+			e, err := ScanValue(s, v0, 1)
+			if err == nil {
+				got = append(got, string(s[v0:e]))
+			}
+			return e, err
+		})
+		if (err == nil) != tt.ok || !reflect.DeepEqual(got, tt.want) || tt.ok && end != len(s) {
+			t.Errorf("Array(%q) = %q, end %d, %v; want %q, ok %v", tt.doc, got, end, err, tt.want, tt.ok)
+		}
+	}
+}
+
 func TestOnStringSkipsKeys(t *testing.T) {
 	doc := []byte(`{"k":"v","a":["x",{"k2":"y"}],"n":1}`)
 	var got []string

@@ -282,6 +282,29 @@ func (sc Scanner) Object(s []byte, i int, member func(key String, v0 int) (int, 
 	return i, nil
 }
 
+// Array scans the array whose '[' is s[i] and returns its end. It calls
+// elem with the start of each element (space skipped); elem scans the
+// element, with [Scanner.Value] or as it likes, and returns its end.
+func (sc Scanner) Array(s []byte, i int, elem func(v0 int) (int, error)) (int, error) {
+	if i >= len(s) || s[i] != '[' {
+		return i, ErrSyntax
+	}
+	i = SkipSpace(s, i+1)
+	if i < len(s) && s[i] == ']' {
+		return i + 1, nil
+	}
+	for more := true; more; {
+		var err error
+		if i, err = elem(i); err != nil {
+			return i, err
+		}
+		if i, more, err = next(s, i, ']'); err != nil {
+			return i, err
+		}
+	}
+	return i, nil
+}
+
 // memberKey scans the key at s[i] of an object's member and the colon
 // after it, and returns the key and the start of the value.
 func memberKey(s []byte, i int) (String, int, error) {

@@ -9,13 +9,12 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
-// Module is the byte-level ABI of a plugin: a *sandbox.Module, or a
+// Module is a plugin's code as a Spec carries it: a *sandbox.Module, or a
 // plugin implemented in Go rather than Wasm (tests, benchmarks,
-// built-ins) that a Spec carries as Native. plugins.Module is this
-// interface. Call must be safe for concurrent use.
+// built-ins) that a Spec carries as Native: a sandbox.Caller that the
+// generations holding it close. plugins.Module is this interface.
 type Module interface {
-	Call(ctx context.Context, export string, input []byte) ([]byte, error)
-	HasExport(name string) bool
+	sandbox.Caller
 	Close(ctx context.Context) error
 }
 

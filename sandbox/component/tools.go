@@ -175,79 +175,28 @@ func wrapSchema(t *Type) map[string]any {
 		"required": []string{"result"}, "additionalProperties": false}
 }
 
-// ListTools returns the tools as abi.ListToolsResult JSON.
-func (cp *Compiled) ListTools() ([]byte, error) {
-	tools, _, err := cp.Tools()
-	if err != nil {
-		return nil, err
-	}
-	defs := make([]abi.Tool, len(tools))
-	for i, t := range tools {
-		defs[i] = t.Def
-	}
-	return json.Marshal(abi.ListToolsResult{Tools: defs})
-}
-
 // ArgumentError is a tool call whose arguments do not fit the function.
 type ArgumentError struct{ Msg string }
 
 func (e *ArgumentError) Error() string { return "invalid arguments: " + e.Msg }
 
-// CallTool serves the call_tool export of the plugin ABI on inst: input
-// is {"request":{"name":…,"arguments":…}}, the output a CallToolResult.
-// A result's err, or arguments that do not fit, come back as isError; a
-// guest failure is the error.
-func (inst *Instance) CallTool(ctx context.Context, tools []Tool, input []byte) ([]byte, error) {
-	// One pass over the input, numbers kept exact (json.Number) for the
-	// integer types.
-	v, err := jsonscan.Decode(input)
-	if err != nil {
-		return nil, &ArgumentError{Msg: err.Error()}
-	}
-	var name string
-	var arguments any
-	if top, ok := v.(map[string]any); ok {
-		if req, ok := top["request"].(map[string]any); ok {
-			name, _ = req["name"].(string)
-			arguments = req["arguments"]
-		}
-	}
-	var tool *Tool
-	for i := range tools {
-		if tools[i].Name == name {
-			tool = &tools[i]
-		}
-	}
-	if tool == nil {
-		return errorResult(fmt.Sprintf("unknown tool %q", name))
-	}
-	args, err := decodeArgs(tool.Func.Type, arguments)
-	if err != nil {
-		return errorResult(err.Error())
-	}
+// Args converts a tool call's arguments, a JSON object (empty or null for
+// none), to the values of the tool's parameters, in one pass over the
+// JSON: each value is checked against its WIT type as it is read.
+// Arguments that do not fit are an *ArgumentError.
+func (t *Tool) Args(arguments []byte) ([]any, error) {
+	return argsFromJSON(t.Func.Type.Params, arguments)
+}
+
+// CallTool calls tool on inst with args (from [Tool.Args]) and returns
+// the CallToolResult: a result's err comes back as isError; a guest
+// failure is the error.
+func (inst *Instance) CallTool(ctx context.Context, tool *Tool, args []any) ([]byte, error) {
 	res, err := inst.Call(ctx, tool.Func, args)
 	if err != nil {
 		return nil, err
 	}
 	return resultJSON(tool.Func.Type.Result, res)
-}
-
-// decodeArgs converts a tool call's arguments, decoded as encoding/json
-// does with UseNumber (nil when absent or null), to the values of ft's
-// parameters.
-func decodeArgs(ft *FuncType, v any) ([]any, error) {
-	m := map[string]any{}
-	if v != nil {
-		var ok bool
-		if m, ok = v.(map[string]any); !ok {
-			return nil, &ArgumentError{Msg: "arguments are not an object"}
-		}
-	}
-	args, err := fieldsFromJSON(ft.Params, m, "")
-	if err != nil {
-		return nil, &ArgumentError{Msg: err.Error()}
-	}
-	return args, nil
 }
 
 // resultJSON is the CallToolResult of a value of t, written by appending
@@ -269,7 +218,7 @@ func resultJSON(t *Type, v any) ([]byte, error) {
 		}
 		if t == nil {
 			if isErr {
-				return errorResult("error")
+				return ErrorResult("error")
 			}
 			return []byte(`{"content":[]}`), nil
 		}
@@ -314,7 +263,9 @@ func textOf(j any) (string, error) {
 	return string(b), err
 }
 
-func errorResult(msg string) ([]byte, error) {
+// ErrorResult is the CallToolResult of a call that failed with msg
+// (isError).
+func ErrorResult(msg string) ([]byte, error) {
 	return json.Marshal(abi.CallToolResult{Content: []abi.Content{{Type: "text", Text: msg}}, IsError: true})
 }
 

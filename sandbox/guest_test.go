@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
+)
+
+// wireCaller is a plugin written in Go at the byte level of the Extism
+// ABI: each export gets its input and returns its output. It keeps the
+// last input of each export.
+type wireCaller struct {
+	exports map[string]func(in []byte) []byte
+	mu      sync.Mutex
+	inputs  map[string]string
+}
+
+func (w *wireCaller) HasExport(name string) bool { _, ok := w.exports[name]; return ok }
+
+func (w *wireCaller) Call(_ context.Context, export string, input []byte) ([]byte, error) {
+	f, ok := w.exports[export]
+	if !ok {
+		return nil, &CallError{Module: "wire", Export: export, Kind: KindMissingExport}
+	}
+	w.mu.Lock()
+	if w.inputs == nil {
+		w.inputs = map[string]string{}
+	}
+	w.inputs[export] = string(input)
+	w.mu.Unlock()
+	return f(input), nil
+}
+
+func (w *wireCaller) input(export string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.inputs[export]
+}
+
+// greetResult is what the kinds component's greet and greet-extism.c
+// answer: the greeting as text and as structuredContent.
+func greetResult(name string) []byte {
+	s := string(jsonscan.AppendString(nil, "¡hola, "+name+"!"))
+	return []byte(`{"content":[{"type":"text","text":` + s + `}],"structuredContent":{"result":` + s + `}}`)
+}
+
+const greetTool = `{"name":"greet","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`
+
+// greetV1 is an mcp.run servlet with the greet tool.
+func greetV1() *wireCaller {
+	return &wireCaller{exports: map[string]func([]byte) []byte{
+		abi.ExportDescribe: func([]byte) []byte { return []byte(`{"tools":[` + greetTool + `]}`) },
+		abi.ExportCall: func(in []byte) []byte {
+			var v abi.V1CallInput
+			var args struct{ Name string }
+			if json.Unmarshal(in, &v) != nil || json.Unmarshal(v.Params.Arguments, &args) != nil {
+				return []byte(`{"content":[{"type":"text","text":"bad input"}],"isError":true}`)
+			}
+			return greetResult(args.Name)
+		},
+	}}
+}
+
+// TestGuestKinds asks the same questions of the three kinds of guest, each
+// with the greet tool: an Extism v1 servlet (in Go), an Extism v2 plugin
+// (greet-extism.c) and a component (kinds). Each answers the call with
+// the same result, from what its own wire carried.
+func TestGuestKinds(t *testing.T) {
+	ctx := context.Background()
+	v1 := greetV1()
+	kinds := map[string]Caller{"v1": v1}
+	for kind, file := range map[string]string{"v2": "greet-extism", "component": "kinds"} {
+		m, err := testEngine.Load(ctx, kind, componentWasm(t, file), Limits{Instances: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close(context.Background()) })
+		kinds[kind] = m
+	}
+	cc := abi.Context{ID: json.RawMessage(`7`), ProtocolVersion: "2025-11-25"}
+	for _, tt := range []struct {
+		kind  string
+		abi   int
+		tools int
+	}{
+		{"v1", 1, 1},
+		{"v2", 2, 1},
+		{"component", 2, 19},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			g, err := NewGuest(kinds[tt.kind], "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.ABI() != tt.abi {
+				t.Errorf("ABI %d, want %d", g.ABI(), tt.abi)
+			}
+			ls, err := g.Lists(ctx)
+			if err != nil || len(ls.Tools) != tt.tools {
+				t.Fatalf("Lists: %d tools, %v; want %d", len(ls.Tools), err, tt.tools)
+			}
+			ref := toolRef(t, g, "greet")
+			out, err := g.CallTool(ctx, ref, json.RawMessage(`{"name":"wörld \"✓\""}`), cc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := greetResult(`wörld "✓"`); !sameJSON(out, want) {
+				t.Errorf("CallTool: %s\nwant %s", out, want)
+			}
+			// A stale index still finds the tool by its name, or none.
+			if out, err := g.CallTool(ctx, ToolRef{Name: "greet", Index: ref.Index + 1}, json.RawMessage(`{"name":"x"}`), cc); err != nil || !sameJSON(out, greetResult("x")) {
+				t.Errorf("CallTool with a stale index: %s, %v", out, err)
+			}
+			// Questions the plugin has no export for.
+			_, err = g.ReadResource(ctx, "x://y", cc)
+			var ue *UnsupportedError
+			if !errors.As(err, &ue) || ue.Plugin != "p" || ue.Export != abi.ExportReadResource ||
+				!errors.Is(err, ErrNotSupported) || !errors.Is(err, ErrMissingExport) {
+				t.Errorf("ReadResource: %v; want an UnsupportedError for read_resource", err)
+			}
+			if _, err := g.GetPrompt(ctx, "q", nil, cc); !errors.Is(err, ErrNotSupported) {
+				t.Errorf("GetPrompt: %v; want ErrNotSupported", err)
+			}
+			if _, err := g.Complete(ctx, abi.CompleteParams{}, cc); !errors.Is(err, ErrNotSupported) {
+				t.Errorf("Complete: %v; want ErrNotSupported", err)
+			}
+			if err := g.RootsListChanged(ctx, cc); err != nil {
+				t.Errorf("RootsListChanged without a listener: %v", err)
+			}
+		})
+	}
+	if got, want := v1.input(abi.ExportCall), `{"params":{"name":"greet","arguments":{"name":"x"}}}`; got != want {
+		t.Errorf("v1 call input %s, want %s", got, want)
+	}
+}
+
+// TestComponentGuestNoEnvelope checks that a component is reached only
+// through its typed Guest: its module serves no Extism export at the byte
+// level (so no envelope can reach it), and arguments that do not fit its
+// WIT types, or a tool it does not have, are an error result made before
+// any instance runs.
+func TestComponentGuestNoEnvelope(t *testing.T) {
+	ctx := context.Background()
+	m, err := testEngine.Load(ctx, "kinds", componentWasm(t, "kinds"), Limits{Instances: 1, MaxInputBytes: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	envelope := []byte(`{"request":{"name":"greet","arguments":{"name":"x"}},"context":{}}`)
+	if m.HasExport(abi.ExportCallTool) || m.HasExport(abi.ExportListTools) || len(m.Exports()) != 0 {
+		t.Errorf("component exports %q; want none at the byte level", m.Exports())
+	}
+	if _, err := m.Call(ctx, abi.ExportCallTool, envelope); !errors.Is(err, ErrMissingExport) || !strings.Contains(err.Error(), "NewGuest") {
+		t.Errorf("call_tool with an envelope: %v; want ErrMissingExport naming the Guest", err)
+	}
+	g, err := NewGuest(m, "kinds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := m.Stats().Calls
+	for _, tt := range []struct {
+		ref  ToolRef
+		args string
+		want string
+	}{
+		{ToolRef{Name: "nope", Index: 0}, `{}`, `unknown tool "nope"`},
+		{toolRef(t, g, "greet"), `{"name":3}`, `invalid arguments: name: want a string, got a number`},
+		{toolRef(t, g, "greet"), `{"name":"a","x":1}`, `invalid arguments: : unknown member "x"`},
+		{toolRef(t, g, "add"), `{"a":256,"b":0,"c":0,"d":0,"e":0}`, `invalid arguments: a: 256 is not an integer from 0 to 255`},
+	} {
+		out, err := g.CallTool(ctx, tt.ref, json.RawMessage(tt.args), abi.Context{})
+		var res abi.CallToolResult
+		if err != nil || json.Unmarshal(out, &res) != nil || !res.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.want {
+			t.Errorf("%s(%s): %s, %v; want the error result %q", tt.ref.Name, tt.args, out, err, tt.want)
+		}
+	}
+	if n := m.Stats().Calls - before; n != 0 {
+		t.Errorf("refused arguments ran %d calls on an instance; want none", n)
+	}
+	big := json.RawMessage(`{"name":"` + strings.Repeat("x", 2<<10) + `"}`)
+	var ce *CallError
+	if _, err := g.CallTool(ctx, toolRef(t, g, "greet"), big, abi.Context{}); !errors.As(err, &ce) || ce.Kind != KindBadInput || ce.Export != abi.ExportCallTool {
+		t.Errorf("arguments over max_input_bytes: %v; want KindBadInput on call_tool", err)
+	}
+}
+
+// TestExtismGuestUnknownABI refuses a module that is neither v1 (describe
+// alone is not enough) nor v2, naming what it wants.
+func TestExtismGuestUnknownABI(t *testing.T) {
+	_, err := NewGuest(&wireCaller{exports: map[string]func([]byte) []byte{abi.ExportDescribe: nil}}, "p")
+	if want := "unknown ABI: no known export (want list_tools, call_tool, … or describe and call)"; err == nil || err.Error() != want {
+		t.Errorf("NewGuest: %v; want %q", err, want)
+	}
+}
+
+// sameJSON reports whether a and b decode to the same value.
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// appendContext writes what json.Marshal writes, up to the escaping of
+// strings: encoding/json reads back the same context.
+func TestAppendContextMatchesMarshal(t *testing.T) {
+	for _, cc := range []abi.Context{
+		{},
+		{ID: json.RawMessage(`1`), Meta: json.RawMessage(`{"progressToken":"t"}`), ProtocolVersion: "2025-11-25", Plugin: "echo"},
+		{ID: json.RawMessage(`"a b"`), Meta: json.RawMessage("{ \"k\" :\t[1, 2]\n}")},
+		{ID: json.RawMessage(`"<&>"`), Plugin: "p<>&", ProtocolVersion: "ünï\u2028\"\\\x01"},
+		{Meta: json.RawMessage(`{}`)},
+		{ID: json.RawMessage("\"\u2028\u2029x\""), Meta: json.RawMessage(`{"a":"\u2028"}`)},
+	} {
+		want, err := json.Marshal(cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendContext(nil, cc)
+		if err != nil || !sameJSON(got, want) {
+			t.Errorf("appendContext(%+v) = %s, %v; want %s", cc, got, err, want)
+		}
+	}
+	if _, err := appendContext(nil, abi.Context{Meta: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("invalid _meta accepted")
+	}
+}
