@@ -109,5 +109,12 @@ func attachUnmap[T any](owner *T, ms *Memories) {
 		for _, r := range ms.regions {
 			r.unmap()
 		}
+		if unmapped != nil {
+			unmapped(ms)
+		}
 	}, ms)
 }
+
+// unmapped, when set (by tests), is called after a cleanup has unmapped
+// ms's regions.
+var unmapped func(ms *Memories)

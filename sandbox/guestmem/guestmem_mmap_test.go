@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/tetratelabs/wazero"
@@ -65,10 +66,26 @@ func TestModuleMemoryMapped(t *testing.T) {
 		t.Errorf("after close: read %q; want zeros (still mapped while its owner lives)", got)
 	}
 	runtime.KeepAlive(owner)
-	// Once the owner is gone, so is the address space.
+	// Once the owner is gone, so is the address space: the cleanup runs
+	// on its own goroutine after a collection finds the owner unreachable.
+	done := make(chan struct{})
+	unmapped = func(got *Memories) {
+		if got == ms {
+			close(done)
+		}
+	}
+	defer func() { unmapped = nil }()
 	owner = nil
-	for i := 0; i < 50 && mapped(all); i++ {
+	deadline := time.After(time.Minute)
+	for collected := false; !collected; {
 		runtime.GC()
+		select {
+		case <-done:
+			collected = true
+		case <-time.After(50 * time.Millisecond): // collect again: the owner may have been live at this one
+		case <-deadline:
+			t.Fatal("the owner was not collected and cleaned up within a minute")
+		}
 	}
 	if mapped(all) {
 		t.Error("the memory is still mapped after its owner was collected")
