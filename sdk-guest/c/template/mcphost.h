@@ -11,6 +11,13 @@
  * write the JSON output with mcp_output, return 0. Return non-zero after
  * mcp_error to fail the call (the host turns that into an isError result).
  * The payloads are MCP's own shapes; see abi/README.md in mcphost.
+ *
+ * Input and output cross into the guest in one host call each through
+ * mcphost's bulk copies (mcphost:host/io, abi.IONamespace in mcphost)
+ * instead of one call per 8 bytes. A plain Extism host such as hyper-mcp
+ * does not define that import and refuses to instantiate a module that
+ * names it: build for one with -DMCP_EXTISM_ONLY, which copies 8 bytes a
+ * call as Extism's own kernel does.
  */
 #ifndef MCPHOST_H
 #define MCPHOST_H
@@ -29,6 +36,7 @@
 /* ---- Extism kernel (extism:host/env) ---------------------------------- */
 
 MCP_ENV("input_length") uint64_t extism_input_length(void);
+MCP_ENV("input_offset") uint64_t extism_input_offset(void);
 MCP_ENV("input_load_u8") uint32_t extism_input_load_u8(uint64_t);
 MCP_ENV("input_load_u64") uint64_t extism_input_load_u64(uint64_t);
 MCP_ENV("length") uint64_t extism_length(uint64_t);
@@ -44,6 +52,33 @@ MCP_ENV("config_get") uint64_t extism_config_get(uint64_t);
 MCP_ENV("log_info") void extism_log_info(uint64_t);
 MCP_ENV("log_warn") void extism_log_warn(uint64_t);
 MCP_ENV("log_error") void extism_log_error(uint64_t);
+
+/* ---- mcphost's bulk copies (mcphost:host/io) --------------------------- */
+/* mcp_io_read copies up to n bytes of the kernel block at off into dst and
+ * returns how many; mcp_io_write returns a new kernel block holding the n
+ * bytes at src (0 when the kernel is out of memory). Both answer "not
+ * supported" (-1, 0) on hosts that only stub them: the helpers below ask
+ * once (a read of block 0) and copy 8 bytes a call after a -1. */
+
+#ifndef MCP_EXTISM_ONLY
+__attribute__((import_module("mcphost:host/io"), import_name("read"))) int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n);
+__attribute__((import_module("mcphost:host/io"), import_name("write"))) uint64_t mcp_io_write(const void *src, uint32_t n);
+
+static int mcp__bulk; /* 1: the host copies in bulk; -1: it does not; 0: not asked yet */
+
+static inline bool mcp__has_bulk(void) {
+	if (mcp__bulk == 0) mcp__bulk = mcp_io_read(0, NULL, 0) < 0 ? -1 : 1;
+	return mcp__bulk > 0;
+}
+#else
+static inline bool mcp__has_bulk(void) { return false; }
+static inline int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n) { (void)off, (void)dst, (void)n; return -1; }
+static inline uint64_t mcp_io_write(const void *src, uint32_t n) { (void)src, (void)n; return 0; }
+#endif
+
+/* mcp__copied is how many bytes a bulk read copied; the 8-byte loop copies
+ * the rest. */
+static inline size_t mcp__copied(int32_t n) { return n > 0 ? (size_t)n : 0; }
 
 /* ---- MCP host functions (extism:host/user) ----------------------------- */
 /* Each takes the kernel offset of a JSON payload (see mcp_kernel_put) and,
@@ -67,6 +102,7 @@ MCP_USER("kv") uint64_t mcp_host_kv(uint64_t);
 /* mcp_kernel_put copies n bytes into a new block of kernel memory and
  * returns its offset (the caller, or the host it is handed to, owns it). */
 static inline uint64_t mcp_kernel_put(const char *p, size_t n) {
+	if (n > 0 && n <= UINT32_MAX && mcp__has_bulk()) return mcp_io_write(p, (uint32_t)n);
 	uint64_t off = extism_alloc(n);
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
@@ -87,6 +123,7 @@ static inline char *mcp_kernel_get(uint64_t off, size_t *n) {
 	char *buf = malloc(len + 1);
 	if (!buf) return NULL;
 	size_t i = 0;
+	if (len > 0 && len <= UINT32_MAX && mcp__has_bulk()) i = mcp__copied(mcp_io_read(off, buf, (uint32_t)len));
 	for (; i + 8 <= len; i += 8) {
 		uint64_t v = extism_load_u64(off + i);
 		memcpy(buf + i, &v, 8);
@@ -104,6 +141,7 @@ static inline char *mcp_input(size_t *n) {
 	char *buf = malloc(len + 1);
 	if (!buf) return NULL;
 	size_t i = 0;
+	if (len > 0 && len <= UINT32_MAX && mcp__has_bulk()) i = mcp__copied(mcp_io_read(extism_input_offset(), buf, (uint32_t)len));
 	for (; i + 8 <= len; i += 8) {
 		uint64_t v = extism_input_load_u64(i);
 		memcpy(buf + i, &v, 8);
