@@ -56,15 +56,16 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
-	ctx, notes := withNotes(ctx)
+	tc := newToolCall(ctx, peer)
+	notes := &tc.notes
 	var out json.RawMessage
 	var err error
 	if t.Plugin.ABI == 1 || t.Plugin.tools[t.Original] == nil {
-		out, err = t.Plugin.CallTool(sandbox.WithPeer(ctx, peer), t.Original, args, cc)
+		out, err = t.Plugin.CallTool(tc, t.Original, args, cc)
 	} else {
 		// The arguments were validated against the schema just now, when
 		// there is one: the call does not scan them again.
-		out, err = t.Plugin.callTool(sandbox.WithPeer(ctx, peer), t.Original, nonEmpty(args), cc, t.in != nil)
+		out, err = t.Plugin.callTool(tc, t.Original, nonEmpty(args), cc, t.in != nil)
 	}
 	if err != nil {
 		return nil, err

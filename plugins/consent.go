@@ -61,17 +61,13 @@ func (c *consent) forCode(code Code) *consent {
 	return &cc
 }
 
-// onceKey carries the targets allowed once during one module call.
+// onceKey carries the targets allowed once during one module call (a
+// moduleCall answers it).
 type onceKey struct{}
 
 type onceSet struct {
 	mu      sync.Mutex
 	targets map[string]bool
-}
-
-// withOnce gives a module call its own set of allow_once answers.
-func withOnce(ctx context.Context) context.Context {
-	return context.WithValue(ctx, onceKey{}, &onceSet{})
 }
 
 func (s *onceSet) has(target string) bool {
@@ -242,19 +238,12 @@ func notKept(plugin string, a asking, why, fix string) string {
 }
 
 // notesKey carries what a call's result must tell the person beyond what
-// the plugin returned.
+// the plugin returned (a toolCall answers it).
 type notesKey struct{}
 
 type notes struct {
 	mu   sync.Mutex
 	list []string
-}
-
-// withNotes gives a call a place for notes to the person (addNote), which
-// the caller adds to its result.
-func withNotes(ctx context.Context) (context.Context, *notes) {
-	n := &notes{}
-	return context.WithValue(ctx, notesKey{}, n), n
 }
 
 // addNote adds a note to the result of the call of ctx, if it has a place

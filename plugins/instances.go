@@ -72,11 +72,9 @@ type statser interface{ Stats() sandbox.Stats }
 // memory), it logs that the plugin's state was lost: the next call runs
 // on a fresh instance.
 func (c *core) call(ctx context.Context, export string, in []byte) ([]byte, error) {
-	peer := &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
-	peer.limit.call = newBucket(callRate, callBurst)
-	peer.limit.plugin = c.root().flood.bucket()
-	out, err := c.module.Call(sandbox.WithPeer(withOnce(ctx), peer), export, in)
-	peer.limit.finish(ctx, peer.inner, c.name)
+	mc := newModuleCall(ctx, c)
+	out, err := c.module.Call(mc, export, in)
+	mc.peer.limit.finish(ctx, mc.peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {
 			if d := st.Stats().Discarded; d > c.discarded.Swap(d) {
