@@ -76,10 +76,14 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		var isError bool
 		var structured json.RawMessage
 		jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
-			switch key := jsonscan.Unquote(out[k.Start:k.End], k); {
-			case key == "isError":
+			key := out[k.Start+1 : k.End-1] // a plain key is its literal
+			if k.Escaped || k.High {
+				key = []byte(jsonscan.Unquote(out[k.Start:k.End], k))
+			}
+			switch string(key) {
+			case "isError":
 				isError = string(raw) == "true"
-			case key == "structuredContent":
+			case "structuredContent":
 				structured = raw
 			}
 		})
