@@ -94,6 +94,10 @@ func TestTemplateOnExtism(t *testing.T) {
 			if got := bytes.Contains(wasm, []byte("mcphost:host/io")); got != tc.bulk {
 				t.Fatalf("imports mcphost:host/io: %v, want %v", got, tc.bulk)
 			}
+			// Its calls keep nothing, and it says so (MCP_STATELESS).
+			if !bytes.Contains(wasm, []byte("mcphost_stateless")) {
+				t.Error("the template does not export mcphost_stateless")
+			}
 			p := wasmrun.Load(t, path, wasmrun.Options{})
 			// A text longer than a few 8-byte words each way.
 			text := strings.Repeat("one two\n", 40)

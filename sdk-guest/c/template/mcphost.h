@@ -30,6 +30,16 @@
 #include <string.h>
 
 #define MCP_EXPORT(name) __attribute__((export_name(name)))
+
+/* MCP_STATELESS, once at file scope, declares the plugin stateless: it
+ * keeps nothing from one call to the next in its globals (state that must
+ * last goes through mcp_kv_*), so mcphost serves it from a warm pool of
+ * instances and runs its calls in parallel. Without it a plugin has one
+ * long-lived instance and its calls wait their turn, as on hyper-mcp. The
+ * declaration is the export mcphost_stateless, which is never called. */
+#define MCP_STATELESS \
+	MCP_EXPORT("mcphost_stateless") void mcp__stateless(void); \
+	void mcp__stateless(void) {}
 #define MCP_ENV(name) __attribute__((import_module("extism:host/env"), import_name(name)))
 #define MCP_USER(name) __attribute__((import_module("extism:host/user"), import_name(name)))
 
