@@ -53,9 +53,9 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-// TestTemplateOnExtism builds the template twice, as mcphost serves it
-// (importing mcphost's bulk copies) and with -DMCP_EXTISM_ONLY, and runs
-// both on Extism's go-sdk, whose stubs of the bulk copies answer "not
+// TestTemplateOnExtism builds the template as mcphost serves it
+// (importing mcphost's bulk copies), with -DMCP_EXTISM_ONLY, and declared
+// stateless (MCP_STATELESS), and runs each on Extism's go-sdk, whose stubs of the bulk copies answer "not
 // supported" (wasmrun): the first takes the 8-byte path after asking, the
 // second never names the import, so a plain Extism host instantiates it.
 // mcphost's own bulk path is run by TestKitTemplates and TestCKitKV in
@@ -68,16 +68,31 @@ func TestTemplateOnExtism(t *testing.T) {
 		t.Skip("skipping: clang is not installed; run scripts/kit-deps.sh")
 	}
 	for _, tc := range []struct {
-		name, cc string
-		bulk     bool // the module imports mcphost:host/io
+		name, cc  string
+		bulk      bool // the module imports mcphost:host/io
+		stateless bool // MCP_STATELESS added: it exports mcphost_stateless
 	}{
-		{"bulk", "clang", true},
-		{"extism-only", "clang -DMCP_EXTISM_ONLY", false},
+		{"bulk", "clang", true, false},
+		{"extism-only", "clang -DMCP_EXTISM_ONLY", false, false},
+		{"stateless", "clang", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if err := Write(dir, "kc"); err != nil {
 				t.Fatal(err)
+			}
+			if tc.stateless {
+				f, err := os.OpenFile(filepath.Join(dir, "plugin.c"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = f.WriteString("\nMCP_STATELESS\n")
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			build := BuildCommand()
 			cmd := exec.Command(build[0], build[1:]...)
@@ -94,9 +109,8 @@ func TestTemplateOnExtism(t *testing.T) {
 			if got := bytes.Contains(wasm, []byte("mcphost:host/io")); got != tc.bulk {
 				t.Fatalf("imports mcphost:host/io: %v, want %v", got, tc.bulk)
 			}
-			// Its calls keep nothing, and it says so (MCP_STATELESS).
-			if !bytes.Contains(wasm, []byte("mcphost_stateless")) {
-				t.Error("the template does not export mcphost_stateless")
+			if got := bytes.Contains(wasm, []byte("mcphost_stateless")); got != tc.stateless {
+				t.Errorf("exports mcphost_stateless: %v, want %v", got, tc.stateless)
 			}
 			p := wasmrun.Load(t, path, wasmrun.Options{})
 			// A text longer than a few 8-byte words each way.
