@@ -198,6 +198,27 @@ static inline void mcp_buf_write(mcp_buf *b, const char *s, size_t n) {
 
 static inline void mcp_buf_puts(mcp_buf *b, const char *s) { mcp_buf_write(b, s, strlen(s)); }
 
+/* mcp_buf_uint and mcp_buf_int write an integer as JSON does, without
+ * printf's cost (a call of snprintf is most of a small tool's time). */
+static inline void mcp_buf_uint(mcp_buf *b, uint64_t v) {
+	char d[20];
+	size_t i = sizeof d;
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	mcp_buf_write(b, d + i, sizeof d - i);
+}
+
+static inline void mcp_buf_int(mcp_buf *b, int64_t v) {
+	if (v < 0) {
+		mcp_buf_write(b, "-", 1);
+		mcp_buf_uint(b, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	mcp_buf_uint(b, (uint64_t)v);
+}
+
 static inline void mcp_buf_printf(mcp_buf *b, const char *fmt, ...) {
 	char tmp[256];
 	va_list ap;
