@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
-	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -57,10 +56,11 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		return nil, err
 	}
 	cc.Plugin = t.Plugin.Name
-	ctx, notes := consent.WithNotes(ctx)
+	tc := newToolCall(ctx, peer)
+	notes := &tc.notes
 	// The arguments were validated against the schema just now, when
 	// there is one: the call does not scan them again.
-	out, err := t.Plugin.callTool(sandbox.WithPeer(ctx, peer), t.Original, args, cc, t.in != nil)
+	out, err := t.Plugin.callTool(tc, t.Original, args, cc, t.in != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +70,14 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 		var isError bool
 		var structured json.RawMessage
 		jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
-			switch key := jsonscan.Unquote(out[k.Start:k.End], k); {
-			case key == "isError":
+			key := out[k.Start+1 : k.End-1] // a plain key is its literal
+			if k.Escaped || k.High {
+				key = []byte(jsonscan.Unquote(out[k.Start:k.End], k))
+			}
+			switch string(key) {
+			case "isError":
 				isError = string(raw) == "true"
-			case key == "structuredContent":
+			case "structuredContent":
 				structured = raw
 			}
 		})

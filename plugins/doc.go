@@ -34,8 +34,9 @@
 // Consent has its own package, [consent]: a Loader with
 // [LoaderOptions].Grants gives each module it loads the [consent.Decider]
 // for its code (sha256, signer) as its [sandbox.Consent], gives each
-// module call its allow_once answers ([consent.WithOnce]) and each tool
-// call a place for consent's notes to the person ([consent.WithNotes]),
+// module call its allow_once answers ([consent.Once]) and each tool call
+// a place for consent's notes to the person ([consent.Notes]), both on
+// the call's context (callstate.go),
 // and reads the grants file again on every Build (the Manager watches it
 // beside plugins.toml).
 //

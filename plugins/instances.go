@@ -8,7 +8,6 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -70,16 +69,14 @@ func (p *Plugin) Instances() Model { return p.core.model }
 type statser interface{ Stats() sandbox.Stats }
 
 // ask asks the plugin's guest one question (q, named by its export for
-// logs), with the plugin's peer around the call's own. After a failure of
-// a single-instance plugin that threw its instance away (a trap, a
-// timeout, running out of memory), it logs that the plugin's state was
-// lost: the next call runs on a fresh instance.
+// logs), with the plugin's peer around the call's own (a moduleCall).
+// After a failure of a single-instance plugin that threw its instance
+// away (a trap, a timeout, running out of memory), it logs that the
+// plugin's state was lost: the next call runs on a fresh instance.
 func (c *core) ask(ctx context.Context, export string, q func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	peer := &listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
-	peer.limit.call = newBucket(callRate, callBurst)
-	peer.limit.plugin = c.root().flood.bucket()
-	out, err := q(sandbox.WithPeer(consent.WithOnce(ctx), peer))
-	peer.limit.finish(ctx, peer.inner, c.name)
+	mc := newModuleCall(ctx, c)
+	out, err := q(mc)
+	mc.peer.limit.finish(ctx, mc.peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {
 			if d := st.Stats().Discarded; d > c.discarded.Swap(d) {

@@ -266,6 +266,15 @@ func WithPeer(ctx context.Context, p Peer) context.Context {
 	return context.WithValue(ctx, peerKey{}, p)
 }
 
+// IsPeerKey reports whether key is the one WithPeer stores its Peer
+// under, so that a caller's own context type, made once for a call
+// anyway, can carry the call's Peer in its Value method instead of a
+// context.WithValue per call: PeerFrom finds it either way.
+func IsPeerKey(key any) bool {
+	_, ok := key.(peerKey)
+	return ok
+}
+
 // PeerFrom returns the Peer in ctx, or nil.
 func PeerFrom(ctx context.Context) Peer {
 	p, _ := ctx.Value(peerKey{}).(Peer)

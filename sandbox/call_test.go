@@ -33,6 +33,28 @@ func TestCallEcho(t *testing.T) {
 	}
 }
 
+// TestEchoOutputsKept: outputs larger than the arena an instance keeps
+// are handed over without a copy (the arena goes with the call); each
+// stays as it was while the instance serves more calls, big and small.
+func TestEchoOutputsKept(t *testing.T) {
+	t.Parallel()
+	m := load(t, Limits{Instances: 1})
+	ins := []string{strings.Repeat("a", 3*keepArena), "small", "SMALL", strings.Repeat("b", 5*keepArena), strings.Repeat("c", keepArena/2)}
+	outs := make([][]byte, len(ins))
+	for i, in := range ins {
+		out, err := m.Call(context.Background(), "echo", []byte(in))
+		if err != nil {
+			t.Fatalf("echo %d bytes: %v", len(in), err)
+		}
+		outs[i] = out
+	}
+	for i, in := range ins {
+		if string(outs[i]) != in {
+			t.Errorf("output %d (%d bytes) changed after later calls", i, len(in))
+		}
+	}
+}
+
 func TestExports(t *testing.T) {
 	t.Parallel()
 	m := load(t, Limits{Instances: 1})

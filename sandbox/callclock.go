@@ -56,14 +56,15 @@ var _ context.Context = (*callClock)(nil)
 // deadline is the earlier of its own and the request's, as with
 // context.WithTimeout.
 func (c *callClock) start(parent context.Context, d time.Duration) {
-	deadline := time.Now().Add(d)
+	now := time.Now()
+	deadline := now.Add(d)
 	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
 		deadline = pd
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.parent, c.deadline, c.err, c.expired, c.done, c.onEnd = parent, deadline, nil, false, nil, nil
-	first := min(time.Until(deadline), watchAfter)
+	first := min(deadline.Sub(now), watchAfter) // one clock read a call
 	if c.timer == nil {
 		c.timer = time.AfterFunc(first, c.tick)
 		c.onCancel = c.cancel

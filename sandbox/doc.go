@@ -39,7 +39,9 @@
 // exports no Extism function: [Module.Call] refuses every export.
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
-// MCP session through a [Peer] carried by the call's context ([WithPeer]).
+// MCP session through a [Peer] carried by the call's context ([WithPeer],
+// or a caller's own context type answering [IsPeerKey]'s key, which saves
+// a context.WithValue per call).
 //
 // # Calls and instances
 //

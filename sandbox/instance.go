@@ -28,21 +28,18 @@ type instance struct {
 	clock *callClock
 
 	mu sync.Mutex
-	// call is the context of the call being served, as nanosleep needs
-	// it: asking for its Done channel only when a guest sleeps keeps a
-	// callClock from making one per call.
-	call interface{ Done() <-chan struct{} }
+	// call is the context of the call being served (nil outside one),
+	// for the host functions that wait: nanosleep asks for its Done
+	// channel only when a guest sleeps, which keeps a callClock from
+	// making one per call, and gate asks consent with it.
+	call context.Context
 	// span starts a span in the call being served, for traced file
 	// opens (tracedFS); nil when the call is not traced.
 	span   startSpan
 	traced bool // its mounts are tracedFS
-	// ask asks the module's Consent in the call being served; nil
-	// outside a call or without Consent. answers are the call's
-	// decisions on gated mounts (gate), made on the first and emptied
-	// after each call; inCall says a call is being served.
-	ask     func(Reach) error
+	// answers are the call's decisions on gated mounts (gate), made on
+	// the first and emptied after each call.
 	answers map[Reach]bool
-	inCall  bool
 	// handles are the files the call opened under gated mounts: an
 	// answer stands for its call only, so end revokes them.
 	handles rootfs.Handles
@@ -125,15 +122,9 @@ func (inst *instance) begin(ctx context.Context) {
 	if inst.traced {
 		span = spanIn(ctx)
 	}
-	var ask func(Reach) error
-	if c := inst.consent; c != nil {
-		ask = func(r Reach) error { return c.Allow(ctx, r) }
-	}
 	inst.mu.Lock()
 	inst.call = ctx
 	inst.span = span
-	inst.ask = ask
-	inst.inCall = true
 	inst.mu.Unlock()
 	inst.stdout.reset()
 	inst.stderr.reset()
@@ -147,8 +138,6 @@ func (inst *instance) end() {
 	inst.mu.Lock()
 	inst.call = nil
 	inst.span = nil
-	inst.ask = nil
-	inst.inCall = false
 	clear(inst.answers)
 	inst.mu.Unlock()
 }
@@ -168,7 +157,7 @@ func (inst *instance) gate(dir string) rootfs.Gate {
 		if !asked && !write && inst.answers[Reach{Plugin: inst.plugin, Path: dir, Write: true}] {
 			allowed, asked = true, true
 		}
-		ask := inst.ask
+		call := inst.call
 		inst.mu.Unlock()
 		switch {
 		case asked && allowed:
@@ -181,13 +170,13 @@ func (inst *instance) gate(dir string) rootfs.Gate {
 			access = "write"
 		}
 		var err error
-		if ask == nil {
+		if call == nil || inst.consent == nil {
 			err = fmt.Errorf("may_request_paths names it, but no person can be asked here (mcphost serve asks a client that declares elicitation); add %q to allowed_paths in [[plugin]] %s", dir, inst.plugin)
 		} else {
-			err = ask(r)
+			err = inst.consent.Allow(call, r)
 		}
 		inst.mu.Lock()
-		if inst.inCall {
+		if inst.call != nil {
 			if inst.answers == nil {
 				inst.answers = map[Reach]bool{}
 			}

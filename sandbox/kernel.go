@@ -43,7 +43,7 @@ const (
 // reset forgets every block and register, as go-sdk's kernel reset does
 // before each call.
 func (k *kernel) reset() {
-	if cap(k.mem) > keepArena {
+	if k.dropped() {
 		k.mem = nil
 	}
 	k.mem = k.mem[:0]
@@ -51,9 +51,24 @@ func (k *kernel) reset() {
 	k.input, k.inputLen, k.output, k.outputLen, k.err = 0, 0, 0, 0, 0
 }
 
+// dropped reports whether reset lets the arena go rather than keep it
+// for the next call: then nothing writes its bytes again, and what the
+// call left in it (its output) may be kept without a copy.
+func (k *kernel) dropped() bool { return cap(k.mem) > keepArena }
+
 // alloc returns the offset of a new zeroed block of n bytes, or 0 when n is
 // 0 or the arena is full.
 func (k *kernel) alloc(n uint64) uint64 {
+	off := k.reserve(n)
+	if off != 0 {
+		clear(k.mem[off-kernelBase:][:n])
+	}
+	return off
+}
+
+// reserve is alloc without the zeroing, for a block its caller fills:
+// the arena's bytes past its length may hold an earlier call's data.
+func (k *kernel) reserve(n uint64) uint64 {
 	if n == 0 {
 		return 0
 	}
@@ -64,7 +79,6 @@ func (k *kernel) alloc(n uint64) uint64 {
 	end := start + int(n)
 	// Grow without a temporary: slices.Grow copies only what is in use.
 	k.mem = slices.Grow(k.mem, end-len(k.mem))[:end]
-	clear(k.mem[start:end])
 	off := kernelBase + uint64(start)
 	k.blocks = append(k.blocks, block{off: off, len: n})
 	return off
@@ -72,7 +86,7 @@ func (k *kernel) alloc(n uint64) uint64 {
 
 // write returns a new block holding b, or 0.
 func (k *kernel) write(b []byte) uint64 {
-	off := k.alloc(uint64(len(b)))
+	off := k.reserve(uint64(len(b)))
 	if off != 0 {
 		copy(k.mem[off-kernelBase:], b)
 	}

@@ -75,6 +75,14 @@ func TestKernel(t *testing.T) {
 	if k.length(b) != 0 || k.inputLen != 0 || k.errorMessage() != "" || k.memoryBytes() != 0 {
 		t.Error("reset left blocks or registers behind")
 	}
+	// The arena is kept across calls; its old bytes must not show
+	// through a new block, though write fills its blocks without
+	// zeroing them first.
+	w := k.write([]byte("01234567abcdefgh"))
+	k.reset()
+	if c := k.alloc(16); c != w || k.loadU64(c) != 0 || k.loadU64(c+8) != 0 {
+		t.Errorf("a block over the last call's bytes: at %d (was %d), %#x %#x; want zeroed", c, w, k.loadU64(c), k.loadU64(c+8))
+	}
 }
 
 // FuzzKernel drives the kernel with arbitrary operations, as a hostile

@@ -287,7 +287,12 @@ func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (ui
 		guestErr = errors.New(msg)
 	}
 	var out []byte
-	if b := k.outputBytes(); len(b) > 0 {
+	if b := k.outputBytes(); len(b) > 0 && k.dropped() && len(b) >= cap(k.mem)/4 {
+		// The deferred reset lets the arena go, and the output is most
+		// of it (an echo's: the input is the rest): keeping it saves a
+		// copy of a large output and pins little more than it.
+		out = b
+	} else if len(b) > 0 {
 		out = append([]byte(nil), b...)
 	}
 	return rc, out, guestErr

@@ -479,32 +479,56 @@ func (c *realClient) run(n, inflight int) error {
 }
 
 // BenchmarkEcho3MB is one tools/call round trip of a 3 MB text through the
-// Go-guest echo tool over `mcphost serve`'s stdio.
+// Go-guest echo tool over `mcphost serve`'s stdio. With -peers.baseline,
+// the older build serves the same calls, alternating with this one, and
+// its median is reported as "p50-µs:before" beside "x:p50/before" (this
+// build's median ÷ the older one's: below 1 is faster).
 //
 //	go test -run '^$' -bench Echo3MB -benchtime 20x ./cmd/mcphost
 func BenchmarkEcho3MB(b *testing.B) {
-	w, r, stop := startPeer(b, 1<<20, mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
-	defer stop()
 	text := bytes.Repeat([]byte("x"), 3<<20)
 	req := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wasm_echo","arguments":{"text":"`), text...), `"}}}`+"\n"...)
-	call := func() {
-		if _, err := w.Write(req); err != nil {
+	type server struct {
+		w   io.WriteCloser
+		r   *bufio.Reader
+		lat []time.Duration
+	}
+	var servers []*server
+	for _, bin := range []string{mcphostBinary(b), *peersBaseline} {
+		if bin == "" {
+			continue
+		}
+		w, r, stop := startPeer(b, 1<<20, bin, "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
+		defer stop()
+		servers = append(servers, &server{w: w, r: r, lat: make([]time.Duration, 0, b.N)})
+	}
+	call := func(s *server) time.Duration {
+		t0 := time.Now()
+		if _, err := s.w.Write(req); err != nil {
 			b.Fatal(err)
 		}
-		if line := readResponse(b, r); len(line) < len(text) || bytes.Contains(line[:min(len(line), 200)], []byte(`"error"`)) {
+		if line := readResponse(b, s.r); len(line) < len(text) || bytes.Contains(line[:min(len(line), 200)], []byte(`"error"`)) {
 			b.Fatalf("response of %d bytes: %.200s", len(line), line)
 		}
+		return time.Since(t0)
 	}
-	call() // warm-up
+	for _, s := range servers {
+		call(s) // warm-up
+	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(req)))
-	lat := make([]time.Duration, 0, b.N)
 	for b.Loop() {
-		t0 := time.Now()
-		call()
-		lat = append(lat, time.Since(t0))
+		for _, s := range servers {
+			s.lat = append(s.lat, call(s))
+		}
 	}
-	reportLatency(b, lat)
+	reportLatency(b, servers[0].lat)
+	if len(servers) > 1 {
+		before := servers[1].lat
+		slices.Sort(before)
+		b.ReportMetric(float64(before[len(before)/2].Microseconds()), "p50-µs:before")
+		b.ReportMetric(float64(servers[0].lat[len(servers[0].lat)/2])/float64(before[len(before)/2]), "x:p50/before")
+	}
 }
 
 // BenchmarkRSS reports the resident memory of `mcphost serve` with the

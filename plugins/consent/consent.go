@@ -45,7 +45,21 @@ func (c *Decider) For(code Code) *Decider {
 // onceKey carries the targets allowed once during one module call.
 type onceKey struct{}
 
-type onceSet struct {
+// IsOnceKey reports whether key is the one a module call's allow_once
+// answers are asked by: a context that carries them itself (rather than
+// through [WithOnce]) answers it with its *[Once].
+func IsOnceKey(key any) bool { _, ok := key.(onceKey); return ok }
+
+// OnceFrom returns the allow_once answers of the module call of ctx
+// ([WithOnce], or a context answering [IsOnceKey]), or nil.
+func OnceFrom(ctx context.Context) *Once {
+	o, _ := ctx.Value(onceKey{}).(*Once)
+	return o
+}
+
+// Once is a module call's allow_once answers. Its zero value is empty
+// and ready to use.
+type Once struct {
 	mu      sync.Mutex
 	targets map[string]bool
 }
@@ -54,10 +68,10 @@ type onceSet struct {
 // call of a module whose Limits.Consent is a Decider runs with one, or
 // allow_once allows nothing beyond the one reach it was asked for.
 func WithOnce(ctx context.Context) context.Context {
-	return context.WithValue(ctx, onceKey{}, &onceSet{})
+	return context.WithValue(ctx, onceKey{}, &Once{})
 }
 
-func (s *onceSet) has(target string) bool {
+func (s *Once) has(target string) bool {
 	if s == nil {
 		return false
 	}
@@ -66,7 +80,7 @@ func (s *onceSet) has(target string) bool {
 	return s.targets[target]
 }
 
-func (s *onceSet) add(target string) {
+func (s *Once) add(target string) {
 	if s == nil {
 		return
 	}
@@ -82,7 +96,7 @@ func (s *onceSet) add(target string) {
 // see the package doc for the order in which it decides.
 func (c *Decider) Allow(ctx context.Context, r sandbox.Reach) error {
 	a := askingFor(r)
-	once, _ := ctx.Value(onceKey{}).(*onceSet)
+	once := OnceFrom(ctx)
 	if once.has(a.once) || r.Path != "" && !r.Write && once.has("write:"+r.Path) {
 		return nil
 	}

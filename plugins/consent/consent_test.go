@@ -344,7 +344,8 @@ func TestConsentNotKept(t *testing.T) {
 	reach := sandbox.Reach{Plugin: "files", Path: "/srv/docs"}
 	c := &Decider{grants: g, log: discard(), code: testCode}
 	p := &askPeer{answer: `{"action":"accept","content":{"decision":"allow_always"}}`}
-	ctx, notes := WithNotes(context.Background())
+	notes := &Notes{}
+	ctx := context.WithValue(context.Background(), notesKey{}, notes) // as a tool call's context answers it
 	if err := c.Allow(sandbox.WithPeer(WithOnce(ctx), p), reach); err != nil {
 		t.Fatalf("Allow: %v; want allowed for this call", err)
 	}

@@ -14,6 +14,11 @@ import (
 // the plugin returned.
 type notesKey struct{}
 
+// IsNotesKey reports whether key is the one a call's [Notes] are asked
+// by: a context that carries them itself (rather than through
+// [WithNotes]) answers it with its *Notes.
+func IsNotesKey(key any) bool { _, ok := key.(notesKey); return ok }
+
 // Notes are what a call's result must tell the person beyond what the
 // plugin returned. It is safe for concurrent use.
 type Notes struct {
@@ -21,19 +26,17 @@ type Notes struct {
 	list []string
 }
 
-// WithNotes gives a call a place for notes to the person (what consent
-// must tell them beyond what the plugin returned, such as an allow_always
-// answer that could not be kept), which the caller adds to its result
-// with [Notes.AppendTo].
-func WithNotes(ctx context.Context) (context.Context, *Notes) {
-	n := &Notes{}
-	return context.WithValue(ctx, notesKey{}, n), n
+// NotesFrom returns the notes of the call of ctx: those of a context
+// that answers [IsNotesKey] (a tool call's, in plugins), or nil.
+func NotesFrom(ctx context.Context) *Notes {
+	n, _ := ctx.Value(notesKey{}).(*Notes)
+	return n
 }
 
 // addNote adds a note to the result of the call of ctx, if it has a place
 // for them (tool calls do); the caller logs it either way.
 func addNote(ctx context.Context, note string) {
-	n, _ := ctx.Value(notesKey{}).(*Notes)
+	n := NotesFrom(ctx)
 	if n == nil {
 		return
 	}

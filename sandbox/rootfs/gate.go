@@ -46,6 +46,7 @@ func (f *FS) WithGate(gate Gate, h *Handles) *Gated { return &Gated{FS: f, gate:
 type Handles struct {
 	mu    sync.Mutex
 	files []*heldFile
+	some  atomic.Bool // files is not empty: Expire, at every call's end, locks only then
 }
 
 // hold wraps f so that Expire can end it.
@@ -56,6 +57,7 @@ func (h *Handles) hold(f experimentalsys.File) experimentalsys.File {
 	hf := &heldFile{File: f}
 	h.mu.Lock()
 	h.files = append(h.files, hf)
+	h.some.Store(true)
 	h.mu.Unlock()
 	return hf
 }
@@ -64,9 +66,13 @@ func (h *Handles) hold(f experimentalsys.File) experimentalsys.File {
 // closed itself. From then on each of them fails every use with EACCES;
 // closing one succeeds.
 func (h *Handles) Expire() int {
+	if !h.some.Load() {
+		return 0 // as if it ran before any hold still under way
+	}
 	h.mu.Lock()
 	files := h.files
 	h.files = nil
+	h.some.Store(false)
 	h.mu.Unlock()
 	n := 0
 	for _, f := range files {

@@ -11,6 +11,13 @@
  * write the JSON output with mcp_output, return 0. Return non-zero after
  * mcp_error to fail the call (the host turns that into an isError result).
  * The payloads are MCP's own shapes; see abi/README.md in mcphost.
+ *
+ * Input and output cross into the guest in one host call each through
+ * mcphost's bulk copies (mcphost:host/io, abi.IONamespace in mcphost)
+ * instead of one call per 8 bytes. A plain Extism host such as hyper-mcp
+ * does not define that import and refuses to instantiate a module that
+ * names it: build for one with -DMCP_EXTISM_ONLY, which copies 8 bytes a
+ * call as Extism's own kernel does.
  */
 #ifndef MCPHOST_H
 #define MCPHOST_H
@@ -23,12 +30,23 @@
 #include <string.h>
 
 #define MCP_EXPORT(name) __attribute__((export_name(name)))
+
+/* MCP_STATELESS, once at file scope, declares the plugin stateless: it
+ * keeps nothing from one call to the next in its globals (state that must
+ * last goes through mcp_kv_*), so mcphost serves it from a warm pool of
+ * instances and runs its calls in parallel. Without it a plugin has one
+ * long-lived instance and its calls wait their turn, as on hyper-mcp. The
+ * declaration is the export mcphost_stateless, which is never called. */
+#define MCP_STATELESS \
+	MCP_EXPORT("mcphost_stateless") void mcp__stateless(void); \
+	void mcp__stateless(void) {}
 #define MCP_ENV(name) __attribute__((import_module("extism:host/env"), import_name(name)))
 #define MCP_USER(name) __attribute__((import_module("extism:host/user"), import_name(name)))
 
 /* ---- Extism kernel (extism:host/env) ---------------------------------- */
 
 MCP_ENV("input_length") uint64_t extism_input_length(void);
+MCP_ENV("input_offset") uint64_t extism_input_offset(void);
 MCP_ENV("input_load_u8") uint32_t extism_input_load_u8(uint64_t);
 MCP_ENV("input_load_u64") uint64_t extism_input_load_u64(uint64_t);
 MCP_ENV("length") uint64_t extism_length(uint64_t);
@@ -44,6 +62,33 @@ MCP_ENV("config_get") uint64_t extism_config_get(uint64_t);
 MCP_ENV("log_info") void extism_log_info(uint64_t);
 MCP_ENV("log_warn") void extism_log_warn(uint64_t);
 MCP_ENV("log_error") void extism_log_error(uint64_t);
+
+/* ---- mcphost's bulk copies (mcphost:host/io) --------------------------- */
+/* mcp_io_read copies up to n bytes of the kernel block at off into dst and
+ * returns how many; mcp_io_write returns a new kernel block holding the n
+ * bytes at src (0 when the kernel is out of memory). Both answer "not
+ * supported" (-1, 0) on hosts that only stub them: the helpers below ask
+ * once (a read of block 0) and copy 8 bytes a call after a -1. */
+
+#ifndef MCP_EXTISM_ONLY
+__attribute__((import_module("mcphost:host/io"), import_name("read"))) int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n);
+__attribute__((import_module("mcphost:host/io"), import_name("write"))) uint64_t mcp_io_write(const void *src, uint32_t n);
+
+static int mcp__bulk; /* 1: the host copies in bulk; -1: it does not; 0: not asked yet */
+
+static inline bool mcp__has_bulk(void) {
+	if (mcp__bulk == 0) mcp__bulk = mcp_io_read(0, NULL, 0) < 0 ? -1 : 1;
+	return mcp__bulk > 0;
+}
+#else
+static inline bool mcp__has_bulk(void) { return false; }
+static inline int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n) { (void)off, (void)dst, (void)n; return -1; }
+static inline uint64_t mcp_io_write(const void *src, uint32_t n) { (void)src, (void)n; return 0; }
+#endif
+
+/* mcp__copied is how many bytes a bulk read copied; the 8-byte loop copies
+ * the rest. */
+static inline size_t mcp__copied(int32_t n) { return n > 0 ? (size_t)n : 0; }
 
 /* ---- MCP host functions (extism:host/user) ----------------------------- */
 /* Each takes the kernel offset of a JSON payload (see mcp_kernel_put) and,
@@ -67,6 +112,7 @@ MCP_USER("kv") uint64_t mcp_host_kv(uint64_t);
 /* mcp_kernel_put copies n bytes into a new block of kernel memory and
  * returns its offset (the caller, or the host it is handed to, owns it). */
 static inline uint64_t mcp_kernel_put(const char *p, size_t n) {
+	if (n > 0 && n <= UINT32_MAX && mcp__has_bulk()) return mcp_io_write(p, (uint32_t)n);
 	uint64_t off = extism_alloc(n);
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
@@ -87,6 +133,7 @@ static inline char *mcp_kernel_get(uint64_t off, size_t *n) {
 	char *buf = malloc(len + 1);
 	if (!buf) return NULL;
 	size_t i = 0;
+	if (len > 0 && len <= UINT32_MAX && mcp__has_bulk()) i = mcp__copied(mcp_io_read(off, buf, (uint32_t)len));
 	for (; i + 8 <= len; i += 8) {
 		uint64_t v = extism_load_u64(off + i);
 		memcpy(buf + i, &v, 8);
@@ -104,6 +151,7 @@ static inline char *mcp_input(size_t *n) {
 	char *buf = malloc(len + 1);
 	if (!buf) return NULL;
 	size_t i = 0;
+	if (len > 0 && len <= UINT32_MAX && mcp__has_bulk()) i = mcp__copied(mcp_io_read(extism_input_offset(), buf, (uint32_t)len));
 	for (; i + 8 <= len; i += 8) {
 		uint64_t v = extism_input_load_u64(i);
 		memcpy(buf + i, &v, 8);
@@ -149,6 +197,27 @@ static inline void mcp_buf_write(mcp_buf *b, const char *s, size_t n) {
 }
 
 static inline void mcp_buf_puts(mcp_buf *b, const char *s) { mcp_buf_write(b, s, strlen(s)); }
+
+/* mcp_buf_uint and mcp_buf_int write an integer as JSON does, without
+ * printf's cost (a call of snprintf is most of a small tool's time). */
+static inline void mcp_buf_uint(mcp_buf *b, uint64_t v) {
+	char d[20];
+	size_t i = sizeof d;
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	mcp_buf_write(b, d + i, sizeof d - i);
+}
+
+static inline void mcp_buf_int(mcp_buf *b, int64_t v) {
+	if (v < 0) {
+		mcp_buf_write(b, "-", 1);
+		mcp_buf_uint(b, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	mcp_buf_uint(b, (uint64_t)v);
+}
 
 static inline void mcp_buf_printf(mcp_buf *b, const char *fmt, ...) {
 	char tmp[256];

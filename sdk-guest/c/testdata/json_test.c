@@ -102,6 +102,28 @@ int main(void) {
 		}
 	}
 
+	struct {
+		int64_t v;
+		const char *want;
+	} ints[] = {{0, "0"}, {7, "7"}, {-7, "-7"}, {1234567890, "1234567890"},
+	            {INT64_MAX, "9223372036854775807"}, {INT64_MIN, "-9223372036854775808"}};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		mcp_buf w = {0};
+		mcp_buf_int(&w, ints[i].v);
+		if (w.len != strlen(ints[i].want) || memcmp(w.p, ints[i].want, w.len) != 0) {
+			printf("FAIL int %s: got %.*s\n", ints[i].want, (int)w.len, w.p ? w.p : "");
+			failures++;
+		}
+		free(w.p);
+	}
+	mcp_buf u = {0};
+	mcp_buf_uint(&u, UINT64_MAX);
+	if (u.len != 20 || memcmp(u.p, "18446744073709551615", 20) != 0) {
+		printf("FAIL uint max: got %.*s\n", (int)u.len, u.p ? u.p : "");
+		failures++;
+	}
+	free(u.p);
+
 	if (failures == 0) printf("PASS\n");
 	return failures != 0;
 }
