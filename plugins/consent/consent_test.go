@@ -382,7 +382,7 @@ func TestConsentNotKept(t *testing.T) {
 			}
 		})
 	}
-	_, none := WithNotes(context.Background())
+	none := &Notes{}
 	if out, err := none.AppendTo(json.RawMessage(`{"content":[]}`)); err != nil || string(out) != `{"content":[]}` {
 		t.Errorf("no notes: %s, %v; want the result as it was", out, err)
 	}
