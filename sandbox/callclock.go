@@ -38,7 +38,8 @@ type callClock struct {
 
 	mu       sync.Mutex
 	parent   context.Context // the request's; nil between calls
-	deadline time.Time
+	deadline time.Time       // the earlier of own and the request's
+	own      time.Time       // the call's own deadline (its module's timeout)
 	err      error
 	expired  bool          // the call's own deadline ended it
 	done     chan struct{} // made when asked for; closed when the call ends
@@ -57,13 +58,14 @@ var _ context.Context = (*callClock)(nil)
 // context.WithTimeout.
 func (c *callClock) start(parent context.Context, d time.Duration) {
 	now := time.Now()
-	deadline := now.Add(d)
+	own := now.Add(d)
+	deadline := own
 	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
 		deadline = pd
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.parent, c.deadline, c.err, c.expired, c.done, c.onEnd = parent, deadline, nil, false, nil, nil
+	c.parent, c.deadline, c.own, c.err, c.expired, c.done, c.onEnd = parent, deadline, own, nil, false, nil, nil
 	first := min(deadline.Sub(now), watchAfter) // one clock read a call
 	if c.timer == nil {
 		c.timer = time.AfterFunc(first, c.tick)
@@ -94,9 +96,10 @@ func (c *callClock) finish() {
 	}
 }
 
-// tick is the timer's: at the deadline it ends the call; before it (the
-// call has run watchAfter) it ends the call if the request is over,
-// else hangs the AfterFunc and waits for the deadline.
+// tick is the timer's: at the call's own deadline it ends the call;
+// before it (the call has run watchAfter, or the request's earlier
+// deadline came) it ends the call if the request is over, else hangs
+// the AfterFunc and waits for the call's own deadline.
 func (c *callClock) tick() {
 	c.mu.Lock()
 	if c.parent == nil || c.err != nil {
@@ -104,7 +107,7 @@ func (c *callClock) tick() {
 		return
 	}
 	now := time.Now()
-	if !now.Before(c.deadline) {
+	if !now.Before(c.own) {
 		c.expired = true
 		c.end(context.DeadlineExceeded)
 		return
@@ -113,8 +116,13 @@ func (c *callClock) tick() {
 		c.end(err)
 		return
 	}
+	// The request's deadline, when it is the earlier, is the request's
+	// to enforce: its own timer ends it, and the AfterFunc this call. This
+	// timer may tick first, and the request must not then look alive to
+	// whoever sorts the failure (a caller's deadline is a cancellation,
+	// not the plugin's timeout).
 	c.watchLocked()
-	c.timer.Reset(c.deadline.Sub(now))
+	c.timer.Reset(c.own.Sub(now))
 	c.mu.Unlock()
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,6 +32,29 @@ func TestCallClock(t *testing.T) {
 		if got := c.Err(); got != context.DeadlineExceeded {
 			t.Errorf("Err after finish: got %v; want it kept: %v", got, context.DeadlineExceeded)
 		}
+	})
+	t.Run("request's deadline ticks first", func(t *testing.T) {
+		// The request's deadline is the earlier, and this clock's timer
+		// ticks at it before the request's own timer has ended the
+		// request: the call goes on until the request ends, with the
+		// request's error, never as the call's own timeout.
+		t.Parallel()
+		parent := &lateDeadline{deadline: time.Now().Add(-time.Millisecond), done: make(chan struct{})}
+		var c callClock
+		c.start(parent, time.Hour)
+		c.tick()
+		if err := c.Err(); err != nil || c.expired {
+			t.Fatalf("after a tick at the request's deadline: Err %v, expired %v; want the call running until the request ends", err, c.expired)
+		}
+		if d, _ := c.Deadline(); !d.Equal(parent.deadline) {
+			t.Errorf("Deadline: got %v; want the request's %v", d, parent.deadline)
+		}
+		parent.end(context.DeadlineExceeded)
+		<-c.Done()
+		if err := c.Err(); err != context.DeadlineExceeded || c.expired {
+			t.Errorf("after the request's deadline: Err %v, expired %v; want the request's error, not expired", err, c.expired)
+		}
+		c.finish()
 	})
 	t.Run("request canceled", func(t *testing.T) {
 		t.Parallel()
@@ -179,4 +203,31 @@ func TestCallClockAllocs(t *testing.T) {
 	}); n > 1 {
 		t.Errorf("allocs per call under a cancelable context: got %v; want 0 (at most 1 under load)", n)
 	}
+}
+
+// lateDeadline is a request context whose deadline has passed but whose
+// timer has not yet ended it, until end.
+type lateDeadline struct {
+	context.Context
+	deadline time.Time
+	done     chan struct{}
+	mu       sync.Mutex
+	err      error
+}
+
+func (l *lateDeadline) Deadline() (time.Time, bool) { return l.deadline, true }
+func (l *lateDeadline) Done() <-chan struct{}       { return l.done }
+func (l *lateDeadline) Value(any) any               { return nil }
+
+func (l *lateDeadline) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *lateDeadline) end(err error) {
+	l.mu.Lock()
+	l.err = err
+	l.mu.Unlock()
+	close(l.done)
 }
