@@ -106,6 +106,26 @@ func waitOK(t *testing.T, url string) {
 	}
 }
 
+// waitScrape scrapes url (an external process's) until series has the
+// value want, for at most a minute, and returns the last value seen.
+func waitScrape(t *testing.T, url, series, want string) string {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for {
+		got := scrapeValue(t, url, series)
+		if got == want {
+			return got
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return got
+		}
+	}
+}
+
 // scrapeValue returns the value of the metric line starting with series
 // ("" when absent).
 func scrapeValue(t *testing.T, url, series string) string {
@@ -136,7 +156,9 @@ func TestMetricsScrape(t *testing.T) {
 	if got := scrapeValue(t, r.metrics, calls); got != "" {
 		t.Errorf("before any call: %s = %s; want no series", calls, got)
 	}
-	if got := scrapeValue(t, r.metrics, `mcphost_reloads_total{result="ok"}`); got != "1" {
+	// /readyz answers once the first generation is served; the load is
+	// counted just after, by the reload's report.
+	if got := waitScrape(t, r.metrics, `mcphost_reloads_total{result="ok"}`, "1"); got != "1" {
 		t.Errorf("after the initial load: reloads ok = %q; want 1", got)
 	}
 	if got := scrapeValue(t, r.metrics, `mcphost_pool_instances{plugin="hash"}`); got == "" {
