@@ -49,6 +49,8 @@ type cacheUse struct {
 	dir   string
 	cache wazero.CompilationCache
 	refs  int // guarded by c.mu
+	// compiling is held by each compile through this cache (Engine.compile).
+	compiling sync.Mutex
 }
 
 // newCompileCache prepares dir; when it cannot be created the cache is in

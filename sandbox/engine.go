@@ -36,10 +36,16 @@ type Engine struct {
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
+	// bgTurn is the one background compile's turn (tier.go): it is taken
+	// only while no Load runs (loads, below), so that compiles never
+	// starve the loads that make plugins listed and callable.
+	bgTurn chan struct{}
 
 	mu      sync.Mutex
 	closed  bool
 	modules map[*Module]*cacheUse
+	loads   int           // Loads running
+	noLoads chan struct{} // closed when loads drops to 0; replaced when it rises
 }
 
 // NewEngine opens the compilation cache in opts.CacheDir. It changes no
@@ -63,8 +69,11 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
+	noLoads := make(chan struct{})
+	close(noLoads)
 	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
-		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string)}, nil
+		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string),
+		bgTurn: make(chan struct{}, 1), noLoads: noLoads}, nil
 }
 
 func (e *Engine) isClosed() bool {
@@ -126,6 +135,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 // load is Load with the backend that compiles the module: the native
 // kernel with a way to stop its calls, or, in tests, the reference.
 func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, newBE newBackend) (*Module, error) {
+	defer e.Loading()()
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -219,6 +229,30 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	return m, nil
 }
 
+// Loading marks a load running until the returned func is called: what
+// a caller does around Load to make a plugin served (waiting for a CPU,
+// reading its lists) counts as the Load itself does. Background compiles
+// (tier.go) start only while no load runs, so that they never slow the
+// loads down.
+func (e *Engine) Loading() (done func()) {
+	e.mu.Lock()
+	if e.loads == 0 {
+		e.noLoads = make(chan struct{})
+	}
+	e.loads++
+	e.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			if e.loads--; e.loads == 0 {
+				close(e.noLoads)
+			}
+			e.mu.Unlock()
+		})
+	}
+}
+
 // runtimeConfig is the wazero configuration of a module with limits lim:
 // the optimizing compiler, or the interpreter.
 func runtimeConfig(interpreter bool, lim Limits) wazero.RuntimeConfig {
@@ -242,6 +276,10 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 		var be backend
 		var sigs map[string]signature
 		var err error
+		// One compile of the same code at a time: a second (a first call
+		// that loads while the background compile of the module's
+		// listing load still runs) then reads what the first stored.
+		use.compiling.Lock()
 		if IsComponent(wasm) {
 			// Components run on their own loader: the Extism kernel does
 			// not know the Component Model.
@@ -249,6 +287,7 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 		} else {
 			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
 		}
+		use.compiling.Unlock()
 		if err == nil || retried || !use.fault(err, log) {
 			return be, sigs, use, err
 		}
