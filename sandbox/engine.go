@@ -36,16 +36,16 @@ type Engine struct {
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
-	// bgTurn is the one background compile's turn (tier.go): it is taken
-	// only while no Load runs (loads, below), so that compiles never
-	// starve the loads that make plugins listed and callable.
-	bgTurn chan struct{}
-
 	mu      sync.Mutex
 	closed  bool
 	modules map[*Module]*cacheUse
-	loads   int           // Loads running
-	noLoads chan struct{} // closed when loads drops to 0; replaced when it rises
+	// The background compiles take turns (tier.go): one at a time, only
+	// while no load runs, those of modules still open first. turn is
+	// signalled on every change of what follows.
+	turn        *sync.Cond // on mu
+	loads       int        // loads running (Loading)
+	compileBusy bool       // a background compile has the turn
+	openWaiting int        // compiles of open modules waiting for the turn
 }
 
 // NewEngine opens the compilation cache in opts.CacheDir. It changes no
@@ -69,11 +69,10 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	noLoads := make(chan struct{})
-	close(noLoads)
-	return &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
-		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string),
-		bgTurn: make(chan struct{}, 1), noLoads: noLoads}, nil
+	e := &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
+		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string)}
+	e.turn = sync.NewCond(&e.mu)
+	return e, nil
 }
 
 func (e *Engine) isClosed() bool {
@@ -236,18 +235,14 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 // loads down.
 func (e *Engine) Loading() (done func()) {
 	e.mu.Lock()
-	if e.loads == 0 {
-		e.noLoads = make(chan struct{})
-	}
 	e.loads++
 	e.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			e.mu.Lock()
-			if e.loads--; e.loads == 0 {
-				close(e.noLoads)
-			}
+			e.loads--
+			e.turn.Broadcast()
 			e.mu.Unlock()
 		})
 	}

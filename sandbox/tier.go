@@ -109,9 +109,9 @@ func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelF
 	if hold := m.e.holdCompile; hold != nil {
 		hold(ctx)
 	}
-	err := m.e.compileTurn(ctx)
+	err := m.e.compileTurn(ctx, m)
 	if err == nil {
-		defer func() { <-m.e.bgTurn }()
+		defer m.e.endTurn()
 	}
 	start := time.Now()
 	var be backend
@@ -146,40 +146,54 @@ func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelF
 	m.swap(inst, be, use, compiled, time.Since(start))
 }
 
-// compileTurn waits, bounded by ctx, until no Load runs and no other
-// background compile does, and takes the turn (the caller gives it back
-// to e.bgTurn). A Load is what makes a plugin listed or callable; the
-// compiles it leaves behind only make later calls faster. With every
-// compile at once (the compiler's workers on every core each), the
-// loads of a first start on 2 cores took ~20× as long (0.15 s → 3.5 s a
-// 4 MB Go guest, some past their 5 s warm-up timeout), and as many
-// interpreted modules as were loading stayed in memory (~95 MB each).
-// One at a time, each still on every core, the last compile ends as soon
-// as before.
-func (e *Engine) compileTurn(ctx context.Context) error {
-	for {
-		select {
-		case e.bgTurn <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// compileTurn waits, bounded by ctx, for m's turn to compile: until no
+// load runs (Engine.Loading) and no other background compile does, and
+// while m is closed (listed only, its code compiled for later), until no
+// open module's compile waits. The caller ends the turn with endTurn.
+//
+// A load is what makes a plugin listed or callable; the compiles it
+// leaves behind only make later calls faster. With every compile at once
+// (the compiler's workers on every core each), the loads of a first start
+// on 2 cores took ~20× as long (0.15 s → 3.5 s for a 4 MB Go guest, some
+// past their 5 s warm-up timeout), and as many interpreted modules as
+// were loading stayed in memory (~95 MB each). One at a time, each still
+// on every core, the last compile ends as soon as before, and the module
+// a client calls compiles before those nobody has called.
+func (e *Engine) compileTurn(ctx context.Context, m *Module) error {
+	stop := context.AfterFunc(ctx, func() {
 		e.mu.Lock()
-		idle := e.noLoads
+		e.turn.Broadcast()
 		e.mu.Unlock()
-		select {
-		case <-idle:
-			return nil
-		default:
+	})
+	defer stop()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		// A Load runs: give the turn back (a compile of one that ends
-		// first may go) and wait for the loads to end.
-		<-e.bgTurn
-		select {
-		case <-idle:
-		case <-ctx.Done():
-			return ctx.Err()
+		open := !m.isClosing()
+		if !e.compileBusy && e.loads == 0 && (open || e.openWaiting == 0) {
+			e.compileBusy = true
+			return nil
+		}
+		if open {
+			e.openWaiting++
+			e.turn.Broadcast() // the closed modules' compiles wait behind it
+		}
+		e.turn.Wait()
+		if open {
+			e.openWaiting--
 		}
 	}
+}
+
+// endTurn ends the turn compileTurn gave.
+func (e *Engine) endTurn() {
+	e.mu.Lock()
+	e.compileBusy = false
+	e.turn.Broadcast()
+	e.mu.Unlock()
 }
 
 // warmOn creates an instance of be and, when the module exports
@@ -339,4 +353,14 @@ func (e *Engine) compilingNames() []string {
 	e.mu.Unlock()
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// isClosing reports whether m's Close has begun.
+func (m *Module) isClosing() bool {
+	select {
+	case <-m.closing:
+		return true
+	default:
+		return false
+	}
 }
