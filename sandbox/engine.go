@@ -36,9 +36,10 @@ type Engine struct {
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
-	mu          sync.Mutex
-	closed      bool
-	modules     map[*Module]*cacheUse
+
+	mu      sync.Mutex
+	closed  bool
+	modules map[*Module]*cacheUse
 	// The background compiles take turns (tier.go): one at a time, only
 	// while no load runs, those of modules still open first. turn is
 	// signalled on every change of what follows.
