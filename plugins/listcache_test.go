@@ -266,3 +266,38 @@ func TestListCacheFirstStartInterpreted(t *testing.T) {
 		})
 	}
 }
+
+// TestListCacheKeepsCompiledCode: a plugin listed from the list cache
+// loads its compiled code on first use, so a cache prune after the build
+// (the cache over its cap) leaves that code alone.
+func TestListCacheKeepsCompiledCode(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	listDir := filepath.Join(dir, "lists")
+	engine := newEngine(t)
+	one := int32(abi.Version)
+	wasm := wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("now") + `]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)
+	file := filepath.Join(dir, "clock.wasm")
+	write(t, file, string(wasm))
+	sum := sha256.Sum256(wasm)
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
+	for _, start := range []struct {
+		name string
+		max  int64 // the caches' cap
+	}{{"first", 0}, {"warm", 1}} {
+		l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), ListCacheDir: listDir,
+			CacheMax: start.max, CacheDirs: []string{engine.CacheDir()}})
+		g, err := l.Build(ctx, cfg, nil)
+		if err != nil || len(g.Failures) > 0 {
+			t.Fatalf("%s start: %v %v", start.name, err, g.Failures)
+		}
+		g.Close(ctx)
+		if files := engine.CodeFiles(hex.EncodeToString(sum[:])); len(files) == 0 {
+			t.Errorf("%s start: the plugin's compiled code is not in the cache; want it kept", start.name)
+		}
+	}
+}
