@@ -20,6 +20,7 @@ import (
 
 var (
 	coldPlugins = flag.Int("coldstart.plugins", 100, "how many distinct Go plugins BenchmarkColdStart serves")
+	coldRounds  = flag.String("coldstart.rounds", "cold,warm", "BenchmarkColdStart's rounds; \"warm\" alone starts on the caches a previous run left in -coldstart.dir")
 	coldDir     = flag.String("coldstart.dir", "", "where BenchmarkColdStart writes its plugins, plugins.toml and the servers' logs, kept (for profiling by hand); \"\" means a temporary directory")
 )
 
@@ -50,10 +51,13 @@ func BenchmarkColdStart(b *testing.B) {
 	bin := mcphostBinary(b)
 	for i := range b.N {
 		cache := filepath.Join(dir, fmt.Sprintf("cache%d", i))
-		if err := os.RemoveAll(cache); err != nil {
-			b.Fatal(err)
+		rounds := strings.Split(*coldRounds, ",")
+		if rounds[0] == "cold" {
+			if err := os.RemoveAll(cache); err != nil {
+				b.Fatal(err)
+			}
 		}
-		for _, round := range []string{"cold", "warm"} {
+		for _, round := range rounds {
 			logFile := filepath.Join(dir, fmt.Sprintf("%s%d.log", round, i))
 			r := startRound(b, bin, cfgFile, cache, logFile, n, fmt.Sprintf("p%03d_echo", n/2))
 			b.ReportMetric(float64(r.listed.Milliseconds()), round+"-ms-to-all-listed")
