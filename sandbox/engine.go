@@ -36,6 +36,9 @@ type Engine struct {
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
+	// turnTaken, when set (tests), runs in a background compile when it
+	// has taken its turn (tier.go), with the context it compiles under.
+	turnTaken func(ctx context.Context)
 
 	mu      sync.Mutex
 	closed  bool
@@ -47,6 +50,9 @@ type Engine struct {
 	loads       int        // loads running (Loading)
 	compileBusy bool       // a background compile has the turn
 	openWaiting int        // compiles of open modules waiting for the turn
+	// preempt, while a closed module's compile has the turn, stops it
+	// (Loading): it compiles again at its next turn.
+	preempt context.CancelFunc
 }
 
 // NewEngine opens the compilation cache in opts.CacheDir. It changes no
@@ -233,10 +239,15 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 // a caller does around Load to make a plugin served (waiting for a CPU,
 // reading its lists) counts as the Load itself does. Background compiles
 // (tier.go) start only while no load runs, so that they never slow the
-// loads down.
+// loads down; one that runs for a closed module (its code compiled for
+// later) stops, and starts again when the loads end.
 func (e *Engine) Loading() (done func()) {
 	e.mu.Lock()
 	e.loads++
+	if e.preempt != nil {
+		e.preempt()
+		e.preempt = nil
+	}
 	e.mu.Unlock()
 	var once sync.Once
 	return func() {

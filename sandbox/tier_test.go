@@ -590,3 +590,45 @@ func TestTierOpenModuleCompilesFirst(t *testing.T) {
 		t.Error("Stats.Interpreted of the open module: got true after its compile; want false")
 	}
 }
+
+// TestTierLoadStopsClosedCompile: a load that begins while the compile of
+// a closed module (listed only, compiled for later) runs stops it, and
+// the compile runs again, to the end, once the loads end.
+func TestTierLoadStopsClosedCompile(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	e, err := NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	turns := make(chan context.Context, 2)
+	proceed := make(chan struct{})
+	e.turnTaken = func(ctx context.Context) {
+		turns <- ctx
+		<-proceed
+	}
+	ctx := context.Background()
+	m, err := e.Load(ctx, "listed", tierWasm, Limits{InterpretFirst: true, Instances: 1})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	m.Close(ctx)
+	first := <-turns // its compile has the turn
+	done := e.Loading()
+	<-first.Done() // the load stopped it
+	proceed <- struct{}{}
+	done()
+	second := <-turns // its next turn, once the load ended
+	if second.Err() != nil {
+		t.Fatalf("second turn: context already done: %v", second.Err())
+	}
+	close(proceed)
+	<-m.compileDone
+	if !logs.Contains("background compile stopped for a load") || !logs.LineContains("compile finished and stored in the cache after the module closed", "plugin=listed") {
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		t.Errorf("log:\n%s\nwant the compile stopped for the load, then finished", logs.buf.String())
+	}
+}
