@@ -265,6 +265,28 @@ func TestListCacheFirstStartInterpreted(t *testing.T) {
 			}
 		})
 	}
+
+	// A reload of new code (a save) keeps the module it is listed from:
+	// its author calls it next.
+	l, _ := countingLoader(t, filepath.Join(dir, "lists"), engine)
+	prev, err := l.Build(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prev.Close(ctx)
+	write(t, file, string(wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("now") + `]}`},
+		wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"13:00"}]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)))
+	g, err := l.Build(ctx, cfg, prev)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("reload: %v %v", err, g.Failures)
+	}
+	defer g.Close(ctx)
+	if _, lazy := g.Plugin("clock").core.module.(*lazyModule); lazy {
+		t.Error("reloaded with new code: the module loads on first use; want the one it was listed from kept")
+	}
 }
 
 // TestListCacheKeepsCompiledCode: a plugin listed from the list cache

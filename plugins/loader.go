@@ -483,10 +483,13 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 			}
 		}
 	}
-	// With the list cache, a plugin is loaded only to be listed (see
-	// listOnly): on the interpreter, when its compiled code is not cached.
+	// With the list cache, a plugin served for the first time (a first
+	// start, one added) is loaded only to be listed (see listOnly): on the
+	// interpreter, when its compiled code is not cached. One reloaded (a
+	// save) keeps the module it is listed from: its author calls it next.
+	listing := key != "" && prev == nil
 	listLim := lim
-	listLim.InterpretFirst = lim.InterpretFirst || key != ""
+	listLim.InterpretFirst = lim.InterpretFirst || listing
 	if l.engine != nil {
 		// Until the plugin is listed, the engine's background compiles
 		// wait.
@@ -517,6 +520,8 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	if key != "" {
 		l.saveLists(key, e)
+	}
+	if listing {
 		l.listOnly(ctx, spec, c, file, wasm, lim, key, e)
 	}
 	c.refs.Store(1)
