@@ -43,16 +43,17 @@ type Engine struct {
 	mu      sync.Mutex
 	closed  bool
 	modules map[*Module]*cacheUse
-	// The background compiles take turns (tier.go): one at a time, only
-	// while no load runs, those of modules still open first. turn is
-	// signalled on every change of what follows.
+	// The background compiles take turns (tier.go): turns (compileTurns)
+	// at a time, only while no load runs, those of modules still open
+	// first. turn is signalled on every change of what follows.
+	turns       int
 	turn        *sync.Cond // on mu
 	loads       int        // loads running (Loading)
-	compileBusy bool       // a background compile has the turn
-	openWaiting int        // compiles of open modules waiting for the turn
-	// preempt, while a closed module's compile has the turn, stops it
-	// (Loading): it compiles again at its next turn.
-	preempt context.CancelFunc
+	compiles    int        // background compiles that have a turn
+	openWaiting int        // compiles of open modules waiting for a turn
+	// preempt stops the compiles of closed modules that have a turn
+	// (Loading): each compiles again at its next turn.
+	preempt map[*Module]context.CancelFunc
 }
 
 // NewEngine opens the compilation cache in opts.CacheDir. It changes no
@@ -77,8 +78,9 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
 	e := &Engine{log: log, tr: opts.Tracer, dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
-		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string)}
+		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string), turns: compileTurns}
 	e.turn = sync.NewCond(&e.mu)
+	e.preempt = make(map[*Module]context.CancelFunc)
 	return e, nil
 }
 
@@ -244,9 +246,9 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 func (e *Engine) Loading() (done func()) {
 	e.mu.Lock()
 	e.loads++
-	if e.preempt != nil {
-		e.preempt()
-		e.preempt = nil
+	for m, stop := range e.preempt {
+		stop()
+		delete(e.preempt, m)
 	}
 	e.mu.Unlock()
 	var once sync.Once

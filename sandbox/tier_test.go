@@ -557,6 +557,7 @@ func TestTierOpenModuleCompilesFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(context.Background())
+	e.turns = 1 // the two compiles contend for it
 	ctx := context.Background()
 	done := e.Loading()
 	lim := Limits{InterpretFirst: true, Instances: 1}
