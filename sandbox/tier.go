@@ -25,10 +25,10 @@ import (
 //     checks its context between functions; otherwise it finishes, even
 //     after the module closed, so that its code reaches the cache;
 //   - compiles take turns (compileTurn): one per CPU at a time, only
-//     while no load runs, an open module's before a closed one's (a plugin listed
-//     on a first start and closed, whose code is compiled for its first
-//     call); a load stops a closed module's compile, which runs again at
-//     its next turn;
+//     while no load runs, an open module's before a closed one's (a
+//     plugin listed on a first start and closed, whose code is compiled
+//     for its first call); a load stops a closed module's compile, which
+//     runs again at its next turn;
 //   - the compiled code gets one instance, warmed like Load's (its
 //     reactor's _initialize runs), before anything moves to it;
 //   - the swap makes it the module's backend: idle interpreter instances
