@@ -102,8 +102,9 @@ func (lm *lazyModule) run(done chan struct{}) {
 	// Compiling (or loading compiled code from wazero's cache) leaves
 	// tens of MB of garbage; give it back now, once per module, rather
 	// than over the scavenger's minutes (RSS after 100 calls with the root
-	// config: 70 → 54 MB).
-	debug.FreeOSMemory()
+	// config: 70 → 54 MB), once the module is published: the calls
+	// waiting for it do not wait for the collection too.
+	defer debug.FreeOSMemory()
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	defer close(done)

@@ -206,3 +206,120 @@ func sha256hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
+
+// TestListCacheFirstStartInterpreted: on a first start with the list
+// cache and the interpreter tier, a plugin whose code is not compiled yet
+// is listed from one interpreted load, whose module then closes (its
+// compile goes on in the background into the cache): the plugin serves
+// from a module that loads on first use, as on a warm start, and is
+// listed as before. A plugin served without the list cache keeps the
+// module it was listed from.
+func TestListCacheFirstStartInterpreted(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	engine, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "wazero"), Logger: discard(),
+		InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close(ctx)
+	one := int32(abi.Version)
+	file := filepath.Join(dir, "clock.wasm")
+	write(t, file, string(wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("now") + `]}`},
+		wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"12:00"}]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)))
+	cfg := config.DefaultConfig()
+	// max_instances > 1: the plugin may start on the interpreter.
+	cfg.Plugins = []config.Spec{{Name: "clock", Path: file, MaxInstances: 2}}
+	for _, tc := range []struct {
+		name      string
+		listDir   string
+		wantLazy  bool
+		wantLoads int32 // after one call
+	}{
+		{name: "list cache", listDir: filepath.Join(dir, "lists"), wantLazy: true, wantLoads: 2},
+		{name: "no list cache", wantLazy: false, wantLoads: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, loads := countingLoader(t, tc.listDir, engine)
+			g, err := l.Build(ctx, cfg, nil)
+			if err != nil || len(g.Failures) > 0 {
+				t.Fatalf("Build: %v %v", err, g.Failures)
+			}
+			defer g.Close(ctx)
+			_, lazy := g.Plugin("clock").core.module.(*lazyModule)
+			if lazy != tc.wantLazy || g.Tool("clock_now") == nil {
+				t.Fatalf("after the first load: lazy %v, tool %v; want lazy %v and the tool listed", lazy, g.Tool("clock_now"), tc.wantLazy)
+			}
+			out, err := g.Tool("clock_now").Run(ctx, nil, json.RawMessage(`{}`), abi.Context{})
+			if err != nil || !strings.Contains(string(out), "12:00") {
+				t.Fatalf("call: got %s, %v; want 12:00", out, err)
+			}
+			if got := loads.Load(); got != tc.wantLoads {
+				t.Errorf("loads after one call: got %d; want %d", got, tc.wantLoads)
+			}
+			if got := l.signals.take(); len(got) != 0 {
+				t.Errorf("lists as listed, yet signalled %v", got)
+			}
+		})
+	}
+
+	// A reload of new code (a save) keeps the module it is listed from:
+	// its author calls it next.
+	l, _ := countingLoader(t, filepath.Join(dir, "lists"), engine)
+	prev, err := l.Build(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prev.Close(ctx)
+	write(t, file, string(wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("now") + `]}`},
+		wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"13:00"}]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)))
+	g, err := l.Build(ctx, cfg, prev)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("reload: %v %v", err, g.Failures)
+	}
+	defer g.Close(ctx)
+	if _, lazy := g.Plugin("clock").core.module.(*lazyModule); lazy {
+		t.Error("reloaded with new code: the module loads on first use; want the one it was listed from kept")
+	}
+}
+
+// TestListCacheKeepsCompiledCode: a plugin listed from the list cache
+// loads its compiled code on first use, so a cache prune after the build
+// (the cache over its cap) leaves that code alone.
+func TestListCacheKeepsCompiledCode(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	listDir := filepath.Join(dir, "lists")
+	engine := newEngine(t)
+	one := int32(abi.Version)
+	wasm := wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool("now") + `]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)
+	file := filepath.Join(dir, "clock.wasm")
+	write(t, file, string(wasm))
+	sum := sha256.Sum256(wasm)
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
+	for _, start := range []struct {
+		name string
+		max  int64 // the caches' cap
+	}{{"first", 0}, {"warm", 1}} {
+		l := NewLoader(LoaderOptions{Engine: engine, Logger: discard(), ListCacheDir: listDir,
+			CacheMax: start.max, CacheDirs: []string{engine.CacheDir()}})
+		g, err := l.Build(ctx, cfg, nil)
+		if err != nil || len(g.Failures) > 0 {
+			t.Fatalf("%s start: %v %v", start.name, err, g.Failures)
+		}
+		g.Close(ctx)
+		if files := engine.CodeFiles(hex.EncodeToString(sum[:])); len(files) == 0 {
+			t.Errorf("%s start: the plugin's compiled code is not in the cache; want it kept", start.name)
+		}
+	}
+}

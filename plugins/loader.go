@@ -82,6 +82,7 @@ type Loader struct {
 	listDir    string
 	listFailed atomic.Bool // a list cache write failed, which was said
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
+	engine     *sandbox.Engine // nil: Wasm does not load
 	lastID     atomic.Uint64
 	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
 	signals    *listSignals // plugins that signalled a list change (dynamic.go)
@@ -131,6 +132,7 @@ func NewLoader(opts LoaderOptions) *Loader {
 	l.cache = source.NewCache(source.CacheOptions{BuildDir: opts.BuildCacheDir, DownloadDir: opts.DownloadCacheDir,
 		Max: opts.CacheMax, ExtraDirs: opts.CacheDirs, Logger: l.log})
 	if e := opts.Engine; e != nil {
+		l.engine = e
 		l.load = func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
 			m, err := e.Load(ctx, name, wasm, lim)
 			if err != nil {
@@ -466,27 +468,34 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if l.listDir != "" {
 		key = listKey(spec.Name, sum, lim, strict)
 		if e := l.cachedLists(key); e != nil {
-			exports, err := sandbox.FuncExports(wasm)
-			if err == nil {
-				slices.Sort(exports)
-				lm := &lazyModule{name: spec.Name, file: file, sum: sum, lim: lim, exports: exports, log: l.log, load: l.load}
-				if spec.Path != "" {
-					// The user's own file may be rewritten while this
-					// generation still serves calls (a reload in
-					// progress); the caches' files are content-keyed and
-					// are never rewritten.
-					lm.wasm = wasm
-				}
-				c := &core{name: spec.Name, module: lm, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
-					signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
+			c := &core{name: spec.Name, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
+				signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
+			if lm := l.lazy(spec, c, file, wasm, lim, key, e); lm != nil {
+				c.module = lm
 				c.guest = lazyGuestOf(lm, runtime, e.ABI)
 				l.useLists(c, e)
-				lm.loaded = l.checkLists(c, key, e)
 				c.refs.Store(1)
+				// Its compiled code is used later: no cache prune removes it
+				// meanwhile (100 plugins of 4 MB of Go hold ~1.6 GB).
+				for _, f := range l.engine.CodeFiles(sum) {
+					used.add(f)
+				}
 				l.log.Debug("plugin listed from the list cache; its module loads on first use", "plugin", spec.Name)
 				return c, false, nil
 			}
 		}
+	}
+	// With the list cache, a plugin served for the first time (a first
+	// start, one added) is loaded only to be listed (see listOnly): on the
+	// interpreter, when its compiled code is not cached. One reloaded (a
+	// save) keeps the module it is listed from: its author calls it next.
+	listing := key != "" && prev == nil
+	listLim := lim
+	listLim.InterpretFirst = lim.InterpretFirst || listing
+	if l.engine != nil {
+		// Until the plugin is listed, the engine's background compiles
+		// wait.
+		defer l.engine.Loading()()
 	}
 	l.busy.Store(spec.Name, "queued") // until a CPU is free for it
 	select {
@@ -496,7 +505,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	l.busy.Store(spec.Name, "compile")
 	done := progress.Track(ctx, l.log, spec.Name, "compile", slog.LevelDebug)
-	m, err := l.compile(ctx, spec.Name, wasm, lim)
+	m, err := l.compile(ctx, spec.Name, wasm, listLim)
 	done(err)
 	if err != nil {
 		return nil, false, fmt.Errorf("load: %w", withFile(err, file))
@@ -514,8 +523,55 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if key != "" {
 		l.saveLists(key, e)
 	}
+	if listing {
+		l.listOnly(ctx, spec, c, file, wasm, lim, key, e)
+	}
 	c.refs.Store(1)
 	return c, false, nil
+}
+
+// lazy returns a module for c that loads on first use (lazy.go), listed
+// as e says, or nil when wasm's exports do not read.
+func (l *Loader) lazy(spec *config.Spec, c *core, file string, wasm []byte, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
+	exports, err := sandbox.FuncExports(wasm)
+	if err != nil {
+		return nil
+	}
+	slices.Sort(exports)
+	lm := &lazyModule{name: spec.Name, file: file, sum: c.sum, lim: lim, exports: exports, log: l.log, load: l.load}
+	if spec.Path != "" {
+		// The user's own file may be rewritten while this generation
+		// still serves calls (a reload in progress); the caches' files
+		// are content-keyed and are never rewritten.
+		lm.wasm = wasm
+	}
+	lm.loaded = l.checkLists(c, key, e)
+	return lm
+}
+
+// listOnly ends the listing load of c, when it ran on the interpreter:
+// its module (~95 MB for a 4 MB Go guest, its instances' memory
+// included) closes, its compile goes on in the background into the
+// cache (sandbox/tier.go), and c's module becomes a lazy one, as on a
+// warm start. A first start of many plugins then holds only the modules
+// being listed, each plugin is listed after one interpreted load
+// (~0.15 s for a 4 MB Go guest) rather than a compile (~1.5 s), and its
+// first call loads what the compile stored. Its lists are re-read then,
+// as on every first use.
+func (l *Loader) listOnly(ctx context.Context, spec *config.Spec, c *core, file string, wasm []byte, lim sandbox.Limits, key string, e *listEntry) {
+	st, ok := c.module.(statser)
+	if !ok || !st.Stats().Interpreted {
+		return
+	}
+	lm := l.lazy(spec, c, file, wasm, lim, key, e)
+	if lm == nil {
+		return
+	}
+	m := c.module
+	c.module = lm
+	c.guest = lazyGuestOf(lm, c.runtime, c.abi) // the listing module's goes with it
+	_ = m.Close(context.WithoutCancel(ctx))
+	l.log.Debug("plugin listed on the interpreter; its module compiles in the background and loads on first use", "plugin", spec.Name)
 }
 
 // compile runs l.load, holding a compile slot until it returns. Compiling

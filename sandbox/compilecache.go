@@ -49,6 +49,8 @@ type cacheUse struct {
 	dir   string
 	cache wazero.CompilationCache
 	refs  int // guarded by c.mu
+	// compiling is held by each compile through this cache (Engine.compile).
+	compiling sync.Mutex
 }
 
 // newCompileCache prepares dir; when it cannot be created the cache is in
@@ -247,4 +249,17 @@ func (u *cacheUse) close(ctx context.Context) error {
 		return nil
 	}
 	return u.cache.Close(ctx)
+}
+
+// CodeFiles lists the files of the compiled code, in the cache, of the
+// module whose bytes hash to sum (SHA-256, hex), or nil when there are
+// none. A caller that will load the module later (a plugin listed from
+// the list cache loads on first use) keeps them from a cache prune with
+// them.
+func (e *Engine) CodeFiles(sum string) []string {
+	if e == nil || len(sum) != 64 || e.cache.inMemory() {
+		return nil
+	}
+	u := cacheUse{dir: filepath.Join(e.cache.dir, sum[:32])} // the key: the first half of the SHA-256
+	return u.entries()
 }

@@ -62,7 +62,10 @@
 // interpreter is closed after its last one (tier.go). A guest's state in
 // its instance cannot move, so an instance of a module that keeps state
 // (Limits.KeepsState) and has served a call stays on the interpreter
-// until it fails or the module closes.
+// until it fails or the module closes. Background compiles start only
+// while no load runs ([Engine.Loading] marks one beyond Load), one per
+// CPU, an open module's first; a module closed before its compile ran
+// is still compiled, for the cache.
 //
 // Timeouts stop guests in endless loops and guests asleep in WASI
 // poll_oneoff (our own nanosleep wakes up when the call ends). On the

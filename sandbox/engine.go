@@ -38,10 +38,24 @@ type Engine struct {
 	// holdCompile, when set (tests), runs in a background compile before
 	// the compiler starts, and may hold it until ctx ends.
 	holdCompile func(ctx context.Context)
+	// turnTaken, when set (tests), runs in a background compile when it
+	// has taken its turn (tier.go), with the context it compiles under.
+	turnTaken func(ctx context.Context)
 
 	mu      sync.Mutex
 	closed  bool
 	modules map[*Module]*cacheUse
+	// The background compiles take turns (tier.go): turns (compileTurns)
+	// at a time, only while no load runs, those of modules still open
+	// first. turn is signalled on every change of what follows.
+	turns       int
+	turn        *sync.Cond // on mu
+	loads       int        // loads running (Loading)
+	compiles    int        // background compiles that have a turn
+	openWaiting int        // compiles of open modules waiting for a turn
+	// preempt stops the compiles of closed modules that have a turn
+	// (Loading): each compiles again at its next turn.
+	preempt map[*Module]context.CancelFunc
 }
 
 // NewEngine opens the compilation cache in opts.CacheDir. It changes no
@@ -65,8 +79,11 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
 		return nil, fmt.Errorf("sandbox: cache dir %s is writable by group or others (mode %v)", dir, fi.Mode().Perm())
 	}
-	return &Engine{log: log, tr: newTracer(opts), dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
-		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string)}, nil
+	e := &Engine{log: log, tr: newTracer(opts), dir: dir, cache: cache, interpret: opts.InterpretUntilCompiled,
+		modules: make(map[*Module]*cacheUse), inCompile: make(map[*Module]string), turns: compileTurns}
+	e.turn = sync.NewCond(&e.mu)
+	e.preempt = make(map[*Module]context.CancelFunc)
+	return e, nil
 }
 
 func (e *Engine) isClosed() bool {
@@ -128,6 +145,7 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 // load is Load with the backend that compiles the module: the native
 // kernel with a way to stop its calls, or, in tests, the reference.
 func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, newBE newBackend) (*Module, error) {
+	defer e.Loading()()
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
@@ -221,6 +239,31 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	return m, nil
 }
 
+// Loading marks a load running until the returned func is called: what
+// a caller does around Load to make a plugin served (waiting for a CPU,
+// reading its lists) counts as the Load itself does. Background compiles
+// (tier.go) start only while no load runs, so that they never slow the
+// loads down; one that runs for a closed module (its code compiled for
+// later) stops, and starts again when the loads end.
+func (e *Engine) Loading() (done func()) {
+	e.mu.Lock()
+	e.loads++
+	for m, stop := range e.preempt {
+		stop()
+		delete(e.preempt, m)
+	}
+	e.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.mu.Lock()
+			e.loads--
+			e.turn.Broadcast()
+			e.mu.Unlock()
+		})
+	}
+}
+
 // runtimeConfig is the wazero configuration of a module with limits lim:
 // the optimizing compiler, or the interpreter.
 func runtimeConfig(interpreter bool, lim Limits) wazero.RuntimeConfig {
@@ -244,6 +287,10 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 		var be backend
 		var sigs map[string]signature
 		var err error
+		// One compile of the same code at a time: a second (a first call
+		// that loads while the background compile of the module's
+		// listing load still runs) then reads what the first stored.
+		use.compiling.Lock()
 		if IsComponent(wasm) {
 			// Components run on their own loader: the Extism kernel does
 			// not know the Component Model.
@@ -251,6 +298,7 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 		} else {
 			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
 		}
+		use.compiling.Unlock()
 		if err == nil || retried || !use.fault(err, log) {
 			return be, sigs, use, err
 		}

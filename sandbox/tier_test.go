@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -490,5 +492,144 @@ func callAll(n int, call func()) (stop func()) {
 	return func() {
 		close(done)
 		wg.Wait()
+	}
+}
+
+// TestTierCompileWaitsForLoads: a background compile does not start
+// while a load runs (Engine.Loading, held here as the loader holds it
+// while a plugin is listed, or another Load), so that a first start's
+// loads are not slowed by the compiles they leave behind; it runs once
+// the loads end.
+func TestTierCompileWaitsForLoads(t *testing.T) {
+	t.Parallel()
+	e, err := NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Logger: testEngine.log, InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	started := make(chan struct{}, 1)
+	e.holdCompile = func(context.Context) { started <- struct{}{} }
+	ctx := context.Background()
+	done := e.Loading()
+	m, err := e.Load(ctx, "first", tierWasm, Limits{InterpretFirst: true, Instances: 1})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	defer m.Close(ctx)
+	<-started // the compile goroutine runs: it waits for its turn
+	// A whole Load of other code (compiled in the foreground) runs
+	// meanwhile; the first module's compile still waits.
+	other, err := e.Load(ctx, "other", wasmgen.Module(wasmgen.Func{Name: "bye", Output: "bye"}), Limits{Instances: 1})
+	if err != nil {
+		t.Fatalf("Load other: %v", err)
+	}
+	defer other.Close(ctx)
+	select {
+	case <-m.compileDone:
+		t.Fatal("the background compile ran while a load was marked running")
+	default:
+	}
+	if !m.Stats().Interpreted {
+		t.Fatal("Stats.Interpreted: got false while a load was marked running; want true")
+	}
+	done()
+	done() // a second call is harmless
+	<-m.compileDone
+	if m.Stats().Interpreted {
+		t.Error("Stats.Interpreted: got true once the loads ended and the compile ran; want false")
+	}
+	out, err := m.Call(ctx, "hello", nil)
+	if err != nil || string(out) != "hello" {
+		t.Errorf("call on the compiled code: got %q, %v; want hello", out, err)
+	}
+}
+
+// TestTierOpenModuleCompilesFirst: when the loads end, the compile of a
+// module still open (one a client calls) runs before that of a module
+// already closed (listed only, its code compiled for the next load).
+func TestTierOpenModuleCompilesFirst(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	e, err := NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	e.turns = 1 // the two compiles contend for it
+	ctx := context.Background()
+	done := e.Loading()
+	lim := Limits{InterpretFirst: true, Instances: 1}
+	listed, err := e.Load(ctx, "listed", wasmgen.Module(wasmgen.Func{Name: "a", Output: "a"}), lim)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	listed.Close(ctx)
+	called, err := e.Load(ctx, "called", wasmgen.Module(wasmgen.Func{Name: "b", Output: "b"}), lim)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	defer called.Close(ctx)
+	e.mu.Lock()
+	for e.openWaiting == 0 { // the open module's compile waits for its turn
+		e.turn.Wait()
+	}
+	e.mu.Unlock()
+	done()
+	<-called.compileDone
+	<-listed.compileDone
+	// Each logs as its compile ends, before the next one's turn.
+	logs.mu.Lock()
+	out := logs.buf.String()
+	logs.mu.Unlock()
+	first, second := strings.Index(out, "plugin=called"), strings.Index(out, "plugin=listed")
+	if first < 0 || second < 0 || first > second {
+		t.Errorf("compiles ended in this order (log):\n%s\nwant the open module's (called) first", out)
+	}
+	if called.Stats().Interpreted {
+		t.Error("Stats.Interpreted of the open module: got true after its compile; want false")
+	}
+}
+
+// TestTierLoadStopsClosedCompile: a load that begins while the compile of
+// a closed module (listed only, compiled for later) runs stops it, and
+// the compile runs again, to the end, once the loads end.
+func TestTierLoadStopsClosedCompile(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	e, err := NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(t.TempDir(), "cache"),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	turns := make(chan context.Context, 2)
+	proceed := make(chan struct{})
+	e.turnTaken = func(ctx context.Context) {
+		turns <- ctx
+		<-proceed
+	}
+	ctx := context.Background()
+	m, err := e.Load(ctx, "listed", tierWasm, Limits{InterpretFirst: true, Instances: 1})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	m.Close(ctx)
+	first := <-turns // its compile has the turn
+	done := e.Loading()
+	<-first.Done() // the load stopped it
+	proceed <- struct{}{}
+	done()
+	second := <-turns // its next turn, once the load ended
+	if second.Err() != nil {
+		t.Fatalf("second turn: context already done: %v", second.Err())
+	}
+	close(proceed)
+	<-m.compileDone
+	if !logs.Contains("background compile stopped for a load") || !logs.LineContains("compile finished and stored in the cache after the module closed", "plugin=listed") {
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		t.Errorf("log:\n%s\nwant the compile stopped for the load, then finished", logs.buf.String())
 	}
 }

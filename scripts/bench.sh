@@ -212,6 +212,8 @@ echo "== 3 MB echo round trip (p50-µs)"
 bench ./cmd/mcphost 'Echo3MB' 20x
 echo "== start → tools listed, root plugins.toml (ms-to-tools; warm is the target)"
 bench ./cmd/mcphost 'Startup/warm$' 5x
+echo "== 100 distinct Go plugins (4.2 MB each): cold start → all listed (and exit, which finishes the compiles), warm start → all listed, first call"
+bench ./cmd/mcphost 'ColdStart' 1x
 echo "== RSS after 100 calls, root plugins.toml"
 bench ./cmd/mcphost 'RSS' 1x
 echo "== the boundary alone: per-call cost and allocations, per runtime"
