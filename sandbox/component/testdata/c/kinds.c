@@ -150,7 +150,8 @@ EXPORT("nap") uint64_t nap(uint32_t ms) {
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	nanosleep(&d, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (uint64_t)(b.tv_sec - a.tv_sec) * 1000 + (uint64_t)(b.tv_nsec - a.tv_nsec) / 1000000;
+	// Signed: the nanoseconds go down when the nap crosses a second.
+	return (uint64_t)((int64_t)(b.tv_sec - a.tv_sec) * 1000 + ((int64_t)b.tv_nsec - (int64_t)a.tv_nsec) / 1000000);
 }
 
 EXPORT("crash") void crash(void) {
