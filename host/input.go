@@ -39,7 +39,8 @@ import (
 //
 // Plugins therefore see the same host functions in both eras; a plugin
 // with side effects before its first request repeats them on each round,
-// which RATIONALE.md ("Why re-run plugins for input_required?") weighs.
+// which RATIONALE.md ("Why re-run plugins for `input_required` and for a
+// task's input?") weighs.
 
 // inputKeyMeta is the _meta key a guest names an input request with.
 const inputKeyMeta = abi.MetaInputKey
