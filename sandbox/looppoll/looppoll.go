@@ -255,7 +255,7 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 			if err != nil {
 				return nil, st, err
 			}
-			if len(body) > math.MaxUint32 {
+			if uint64(len(body)) > math.MaxUint32 {
 				return nil, st, &UnsupportedError{s.start, "code section over 4 GiB once instrumented"}
 			}
 			out = wasmbin.AppendSection(out, secCode, body)
