@@ -46,12 +46,14 @@ func (c *Decider) For(code Code) *Decider {
 type onceKey struct{}
 
 // IsOnceKey reports whether key is the one a module call's allow_once
-// answers are asked by: a context that carries them itself (rather than
-// through [WithOnce]) answers it with its *[Once].
+// answers are asked by: every call of a module whose Limits.Consent is a
+// Decider runs with a context that answers it with the call's own *[Once]
+// (plugins' moduleCall), or allow_once allows nothing beyond the one
+// reach it was asked for.
 func IsOnceKey(key any) bool { _, ok := key.(onceKey); return ok }
 
-// OnceFrom returns the allow_once answers of the module call of ctx
-// ([WithOnce], or a context answering [IsOnceKey]), or nil.
+// OnceFrom returns the allow_once answers of the module call of ctx (a
+// context answering [IsOnceKey]), or nil.
 func OnceFrom(ctx context.Context) *Once {
 	o, _ := ctx.Value(onceKey{}).(*Once)
 	return o
@@ -62,13 +64,6 @@ func OnceFrom(ctx context.Context) *Once {
 type Once struct {
 	mu      sync.Mutex
 	targets map[string]bool
-}
-
-// WithOnce gives a module call its own set of allow_once answers: every
-// call of a module whose Limits.Consent is a Decider runs with one, or
-// allow_once allows nothing beyond the one reach it was asked for.
-func WithOnce(ctx context.Context) context.Context {
-	return context.WithValue(ctx, onceKey{}, &Once{})
 }
 
 func (s *Once) has(target string) bool {

@@ -67,7 +67,7 @@ func TestConsentAllow(t *testing.T) {
 			}
 			c := &Decider{grants: g, log: discard(), code: testCode}
 			p := &askPeer{answer: tc.answer, err: tc.err}
-			ctx := WithOnce(context.Background())
+			ctx := withOnce(context.Background())
 			if !tc.noPeer {
 				ctx = sandbox.WithPeer(ctx, p)
 			}
@@ -97,7 +97,7 @@ func TestConsentAllow(t *testing.T) {
 			}
 			// A new call: only a stored grant spares the question.
 			before := len(p.asked)
-			c.Allow(sandbox.WithPeer(WithOnce(context.Background()), p), reach)
+			c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), reach)
 			if asked := len(p.asked) > before; asked == tc.stored {
 				t.Errorf("a new call asked = %v; want %v", asked, !tc.stored)
 			}
@@ -220,7 +220,7 @@ func TestConsentPath(t *testing.T) {
 	}
 
 	p := accept(AllowAlways)
-	if err := c.Allow(sandbox.WithPeer(WithOnce(context.Background()), p), read); err != nil {
+	if err := c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), read); err != nil {
 		t.Fatalf("allow_always: %v", err)
 	}
 	var q struct {
@@ -241,7 +241,7 @@ func TestConsentPath(t *testing.T) {
 	}
 	c2 := &Decider{grants: reloaded, log: discard(), code: testCode}
 	p2 := accept(Deny)
-	ctx := sandbox.WithPeer(WithOnce(context.Background()), p2)
+	ctx := sandbox.WithPeer(withOnce(context.Background()), p2)
 	if err := c2.Allow(ctx, read); err != nil || len(p2.asked) != 0 {
 		t.Errorf("a read with the grant reloaded: %v, asked %d; want allowed unasked", err, len(p2.asked))
 	}
@@ -252,7 +252,7 @@ func TestConsentPath(t *testing.T) {
 
 	other := sandbox.Reach{Plugin: "files", Path: "/srv/out"}
 	p3 := accept(AllowOnce)
-	ctx = sandbox.WithPeer(WithOnce(context.Background()), p3)
+	ctx = sandbox.WithPeer(withOnce(context.Background()), p3)
 	if err := c2.Allow(ctx, sandbox.Reach{Plugin: "files", Path: "/srv/out", Write: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestGrantFollowsCode(t *testing.T) {
 	ask := func(code Code, answer string) (error, int) {
 		p := &askPeer{answer: `{"action":"accept","content":{"decision":"` + answer + `"}}`}
 		c := &Decider{grants: g, log: log, code: code}
-		err := c.Allow(sandbox.WithPeer(WithOnce(context.Background()), p), reach)
+		err := c.Allow(sandbox.WithPeer(withOnce(context.Background()), p), reach)
 		return err, len(p.asked)
 	}
 	steps := []struct {
@@ -331,6 +331,12 @@ func TestGrantFollowsCode(t *testing.T) {
 	}
 }
 
+// withOnce gives ctx a module call's own allow_once answers, as plugins'
+// moduleCall does.
+func withOnce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, onceKey{}, &Once{})
+}
+
 // TestConsentNotKept: an allow_always answer whose grant cannot be written
 // (a read-only config directory; here one that does not exist) allows the
 // call, and the call's result tells the person, after the plugin's own
@@ -346,7 +352,7 @@ func TestConsentNotKept(t *testing.T) {
 	p := &askPeer{answer: `{"action":"accept","content":{"decision":"allow_always"}}`}
 	notes := &Notes{}
 	ctx := context.WithValue(context.Background(), notesKey{}, notes) // as a tool call's context answers it
-	if err := c.Allow(sandbox.WithPeer(WithOnce(ctx), p), reach); err != nil {
+	if err := c.Allow(sandbox.WithPeer(withOnce(ctx), p), reach); err != nil {
 		t.Fatalf("Allow: %v; want allowed for this call", err)
 	}
 	if g.Has(reach, testCode) {

@@ -10,7 +10,7 @@
 //  1. allows what a standing grant (plugins.grants.toml, or the shared
 //     store) given to this plugin's code (its sha256; a grant given to
 //     other code under the same name is asked again, and the log says so)
-//     or an allow_once answer earlier in the same call ([WithOnce])
+//     or an allow_once answer earlier in the same call ([Once])
 //     allows;
 //  2. otherwise asks the person behind the client, with one elicitation
 //     through the call's Peer (the host turns it into elicitation/create,
