@@ -135,14 +135,39 @@ func callErr(tb testing.TB, err error) *CallError {
 
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{} // closed and replaced on each Write
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.buf.Write(p)
+}
+
+// WaitLine waits until one line holds every one of subs, or ctx ends.
+func (b *syncBuffer) WaitLine(ctx context.Context, subs ...string) bool {
+	for {
+		b.mu.Lock()
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		written := b.written
+		b.mu.Unlock()
+		if b.LineContains(subs...) {
+			return true
+		}
+		select {
+		case <-written:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 func (b *syncBuffer) Contains(s string) bool {

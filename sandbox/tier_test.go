@@ -276,12 +276,15 @@ func TestTierEngineCloseFinishesCompile(t *testing.T) {
 	<-started
 	closed := make(chan error, 1)
 	go func() { closed <- e.Close(ctx) }()
+	// The compile is let go only once Close has said it waits for it.
+	waitCtx, cancel := context.WithTimeout(ctx, time.Minute) // a bound for a broken Close, not a pace
+	defer cancel()
+	said := testLogs.WaitLine(waitCtx, "finishing compiles for the cache", "plugins=[shutdown]")
 	close(release)
 	if err := <-closed; err != nil {
 		t.Fatalf("Engine.Close: %v", err)
 	}
-	if !testLogs.LineContains("finishing compiles for the cache", "plugins=[shutdown]") ||
-		!testLogs.LineContains("compiles finished and stored in the cache", "plugins=[shutdown]") {
+	if !said || !testLogs.LineContains("compiles finished and stored in the cache", "plugins=[shutdown]") {
 		t.Error("Engine.Close did not say which compile it finished for the cache")
 	}
 
