@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"github.com/mcphost/mcphost/plugins/source"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
+	"github.com/mcphost/mcphost/sdk-guest/kittmpl"
 	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
 	"go/format"
 	"io"
@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"text/template"
 )
 
 //go:embed kits
@@ -26,7 +25,7 @@ var kitFiles embed.FS
 
 // kit scaffolds plugins in one language. To add a language, put its
 // templates in kits/<lang>/ (each file "X.tmpl" becomes "X", with
-// [scaffold] as the data) and give its entry a dir.
+// [scaffold]'s fields substituted by kittmpl.Render) and give its entry a dir.
 type kit struct {
 	lang    string
 	dir     string   // under kits/; "" means the kit is not in this build
@@ -66,6 +65,11 @@ type scaffold struct {
 	Scheme string // the URI scheme of its resources
 	Dir    string // the absolute directory it is written to
 	SDKDir string // the SDK copy go.mod replaces the SDK's module with, relative to Dir
+}
+
+// fields is s as the templates' fields, by name.
+func (s scaffold) fields() map[string]string {
+	return map[string]string{"Name": s.Name, "Module": s.Module, "Scheme": s.Scheme, "Dir": s.Dir, "SDKDir": s.SDKDir}
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
@@ -204,15 +208,10 @@ func render(k kit, data scaffold) ([]outFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := template.New(name).Parse(string(src))
+		text, err := kittmpl.Render(name, src, data.fields())
 		if err != nil {
 			return nil, fmt.Errorf("kit %s: %w", k.lang, err)
 		}
-		var b bytes.Buffer
-		if err := t.Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("kit %s: %w", k.lang, err)
-		}
-		text := b.Bytes()
 		if strings.HasSuffix(name, ".go") {
 			if text, err = format.Source(text); err != nil {
 				return nil, fmt.Errorf("kit %s: %s: %w", k.lang, name, err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"text/template"
 )
 
 // nameRE is what a plugin name may be: mcphost's plugin-name rule, minus
@@ -18,21 +17,16 @@ import (
 // languages.
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`)
 
-// Data is what templates see.
-type Data struct {
-	Name string // the plugin name ({{.Name}})
-}
-
 // Write copies every file of fsys under root into dir, which it creates.
-// A file whose name ends in ".tmpl" is rendered with text/template and
-// written without that suffix; every other file is copied byte for byte.
-// Files named *.sh keep an executable mode. Write refuses to overwrite an
-// existing file.
+// A file whose name ends in ".tmpl" is rendered with [Render], {{.Name}}
+// being name, and written without that suffix; every other file is copied
+// byte for byte. Files named *.sh keep an executable mode. Write refuses
+// to overwrite an existing file.
 func Write(fsys fs.FS, root, dir, name string) error {
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("plugin name %q: want a letter, then up to 31 letters, digits or '_'", name)
 	}
-	data := Data{Name: name}
+	fields := map[string]string{"Name": name}
 	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -47,15 +41,10 @@ func Write(fsys fs.FS, root, dir, name string) error {
 			return err
 		}
 		if base, ok := strings.CutSuffix(out, ".tmpl"); ok {
-			t, err := template.New(path.Base(p)).Option("missingkey=error").Parse(string(b))
-			if err != nil {
-				return fmt.Errorf("template %s: %w", p, err)
+			if b, err = Render(path.Base(p), b, fields); err != nil {
+				return err
 			}
-			var buf bytes.Buffer
-			if err := t.Execute(&buf, data); err != nil {
-				return fmt.Errorf("template %s: %w", p, err)
-			}
-			out, b = base, buf.Bytes()
+			out = base
 		}
 		mode := os.FileMode(0o644)
 		if strings.HasSuffix(out, ".sh") {
@@ -75,3 +64,42 @@ func Write(fsys fs.FS, root, dir, name string) error {
 		return f.Close()
 	})
 }
+
+// Render returns the template src (called name in errors) with every
+// action {{.Field}} (spaces allowed inside the braces) replaced by
+// fields[Field]. A field not in fields and any other action are errors:
+// the kits' templates only substitute names, and Render is not
+// text/template, whose method calls by reflection keep the linker from
+// dropping any exported method of the serving binary (see
+// docs/operations.md, "Memory").
+func Render(name string, src []byte, fields map[string]string) ([]byte, error) {
+	var out bytes.Buffer
+	rest := src
+	for {
+		i := bytes.Index(rest, []byte("{{"))
+		if i < 0 {
+			out.Write(rest)
+			return out.Bytes(), nil
+		}
+		out.Write(rest[:i])
+		line := 1 + bytes.Count(src[:len(src)-len(rest)+i], []byte("\n"))
+		j := bytes.Index(rest[i:], []byte("}}"))
+		if j < 0 {
+			return nil, fmt.Errorf("template %s:%d: unclosed action", name, line)
+		}
+		action := rest[i : i+j+2]
+		field, ok := strings.CutPrefix(strings.TrimSpace(string(action[2:len(action)-2])), ".")
+		if !ok || !fieldRE.MatchString(field) {
+			return nil, fmt.Errorf("template %s:%d: %s: only {{.Field}} is supported", name, line, action)
+		}
+		v, ok := fields[field]
+		if !ok {
+			return nil, fmt.Errorf("template %s:%d: no field %q", name, line, field)
+		}
+		out.WriteString(v)
+		rest = rest[i+j+2:]
+	}
+}
+
+// fieldRE is what a field name in an action may be.
+var fieldRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)

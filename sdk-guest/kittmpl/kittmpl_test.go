@@ -1,11 +1,13 @@
 package kittmpl
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"text/template"
 )
 
 func TestWrite(t *testing.T) {
@@ -44,4 +46,56 @@ func TestWriteBadName(t *testing.T) {
 			t.Errorf("Write(%q): got nil; want an error", name)
 		}
 	}
+}
+
+func TestRender(t *testing.T) {
+	fields := map[string]string{"Name": "demo", "Dir": "/x/{{.Name}}"}
+	for _, tc := range []struct {
+		src, want, err string
+	}{
+		{src: "", want: ""},
+		{src: "no actions { } }}", want: "no actions { } }}"},
+		{src: "{{.Name}}", want: "demo"},
+		{src: "a {{ .Name }} b {{.Dir}}\n", want: "a demo b /x/{{.Name}}\n"}, // values are not rendered again
+		{src: "x\n{{.Module}}", err: `t:2: no field "Module"`},
+		{src: "{{.Name", err: "t:1: unclosed action"},
+		{src: "{{if .Name}}x{{end}}", err: "t:1: {{if .Name}}: only {{.Field}} is supported"},
+		{src: "{{.Name.X}}", err: "only {{.Field}} is supported"},
+		{src: "{{.}}", err: "only {{.Field}} is supported"},
+		{src: "{{/* c */}}", err: "only {{.Field}} is supported"},
+	} {
+		got, err := Render("t", []byte(tc.src), fields)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Render(%q): got %q, %v; want an error with %q", tc.src, got, err, tc.err)
+		case tc.err == "" && (err != nil || string(got) != tc.want):
+			t.Errorf("Render(%q): got %q, %v; want %q", tc.src, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzRender checks Render against text/template, which it stands in for:
+// whatever Render accepts, text/template renders the same.
+func FuzzRender(f *testing.F) {
+	for _, s := range []string{"{{.Name}}", "a {{ .Name }} {{", "{{.X}}}}", "}}{{", "{{.Name }}\n{{-.Name}}"} {
+		f.Add(s)
+	}
+	fields := map[string]string{"Name": "demo", "Dir": "{{.Name}}"}
+	f.Fuzz(func(t *testing.T, src string) {
+		got, err := Render("t", []byte(src), fields)
+		if err != nil {
+			return
+		}
+		tm, err := template.New("t").Option("missingkey=error").Parse(src)
+		if err != nil {
+			t.Fatalf("Render(%q) = %q, but text/template: %v", src, got, err)
+		}
+		var want bytes.Buffer
+		if err := tm.Execute(&want, fields); err != nil {
+			t.Fatalf("Render(%q) = %q, but text/template: %v", src, got, err)
+		}
+		if string(got) != want.String() {
+			t.Errorf("Render(%q) = %q; text/template gives %q", src, got, want.String())
+		}
+	})
 }
