@@ -23,7 +23,8 @@ for t in $targets; do
 	dir=$out/$name
 	mkdir -p "$dir"
 	echo "== $name"
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$dir/$exe" ./cmd/mcphost
+	# -tags grpcnotrace: see docs/operations.md, "Memory" (12 MB less executable).
+	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -tags grpcnotrace -trimpath -ldflags "-s -w -X main.version=$version" -o "$dir/$exe" ./cmd/mcphost
 	cp -R LICENSE README.md CHANGELOG.md docs "$dir/"
 	# Every relative link of the README must resolve inside the archive.
 	for l in $(grep -o '](docs/[^)#]*' README.md | cut -c3- | sort -u); do

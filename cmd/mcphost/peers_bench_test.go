@@ -57,7 +57,7 @@ import (
 // build, built the same way for its memory to compare) to measure beside
 // this one as "before-go" and "before-c":
 //
-//	CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /tmp/old/mcphost ./cmd/mcphost  # in the old tree
+//	CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags '-s -w' -o /tmp/old/mcphost ./cmd/mcphost  # in the old tree
 //	go test -run '^$' -bench Peers -benchtime 20000x ./cmd/mcphost -peers.baseline /tmp/old/mcphost
 func BenchmarkPeers(b *testing.B) {
 	var clients []string

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -79,21 +80,35 @@ func (r *releaseOnce) path(tb testing.TB, pkg string) string {
 
 // releaseBuild builds pkg into a new temporary directory with
 // scripts/release.sh's flags (no cgo, -trimpath, no symbol table or
-// DWARF) and returns the executable's path. The flags change how many of
-// the executable's pages a process keeps resident, which is much of
-// mcphost's peak RSS (see exeRSS), so peers are built the same way.
+// DWARF, the tags of releaseTags) and returns the executable's path. The
+// flags change how many of the executable's pages a process keeps
+// resident, which is much of mcphost's peak RSS (see exeRSS), so peers
+// are built the same way.
 func releaseBuild(pkg string) (string, error) {
 	dir, err := os.MkdirTemp("", "mcphost-bench")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "bin")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := releaseBuildCommand(pkg, bin, "").CombinedOutput(); err != nil {
 		return "", &buildErr{err, out}
 	}
 	return bin, nil
+}
+
+// releaseTags are the build tags scripts/release.sh builds with:
+// grpcnotrace leaves out golang.org/x/net/trace, which gRPC (linked for
+// its types by OTLP and Rekor, never run) would otherwise bring with its
+// html/template pages, whose reflective method calls keep every exported
+// method of every linked type in the binary (TestReleaseBuildDropsMethods).
+const releaseTags = "grpcnotrace"
+
+// releaseBuildCommand is the go build of pkg into bin with
+// scripts/release.sh's flags, plus extraLdflags.
+func releaseBuildCommand(pkg, bin, extraLdflags string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-tags", releaseTags, "-trimpath", "-ldflags", strings.TrimSpace("-s -w "+extraLdflags), "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }
 
 func serveLimit() {
