@@ -10,7 +10,6 @@ import (
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
 	"github.com/mcphost/mcphost/sdk-guest/kittmpl"
 	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
-	"go/format"
 	"io"
 	"io/fs"
 	"os"
@@ -192,7 +191,10 @@ type outFile struct {
 	data []byte
 }
 
-// render executes the kit's templates; Go files come out gofmt-ed.
+// render executes the kit's templates. Go files come out gofmt-ed without
+// a formatter: the templates are gofmt-ed and substitute only inside
+// strings and comments (TestGoKitGofmt), so that mcphost links no Go
+// parser and printer (docs/operations.md, "Memory").
 func render(k kit, data scaffold) ([]outFile, error) {
 	ents, err := fs.ReadDir(kitFiles, k.dir)
 	if err != nil {
@@ -211,11 +213,6 @@ func render(k kit, data scaffold) ([]outFile, error) {
 		text, err := kittmpl.Render(name, src, data.fields())
 		if err != nil {
 			return nil, fmt.Errorf("kit %s: %w", k.lang, err)
-		}
-		if strings.HasSuffix(name, ".go") {
-			if text, err = format.Source(text); err != nil {
-				return nil, fmt.Errorf("kit %s: %s: %w", k.lang, name, err)
-			}
 		}
 		out = append(out, outFile{name, text})
 	}
