@@ -32,8 +32,8 @@ func TestBinaryLinksNoExtismSDK(t *testing.T) {
 // does and checks that the linker could drop the methods nothing calls:
 // one reachable function that looks methods up by reflection
 // (text/template's field evaluation, reflect.Value.Method) makes it keep
-// every exported method of every linked type, 12 MB more executable and
-// about as much more resident (docs/operations.md, "Memory"). It also
+// every exported method of every linked type: 12 MB more executable, 5
+// MiB more resident (docs/operations.md, "Memory"). It also
 // checks that release.sh builds with the tags the benchmarks build with.
 func TestReleaseBuildDropsMethods(t *testing.T) {
 	if testing.Short() {
