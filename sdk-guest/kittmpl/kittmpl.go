@@ -89,7 +89,7 @@ func Render(name string, src []byte, fields map[string]string) ([]byte, error) {
 		}
 		action := rest[i : i+j+2]
 		field, ok := strings.CutPrefix(strings.TrimSpace(string(action[2:len(action)-2])), ".")
-		if !ok || !fieldRE.MatchString(field) {
+		if !ok || !isField(field) {
 			return nil, fmt.Errorf("template %s:%d: %s: only {{.Field}} is supported", name, line, action)
 		}
 		v, ok := fields[field]
@@ -101,5 +101,13 @@ func Render(name string, src []byte, fields map[string]string) ([]byte, error) {
 	}
 }
 
-// fieldRE is what a field name in an action may be.
-var fieldRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+// isField reports whether s may name a field in an action: a letter,
+// then letters, digits or '_'.
+func isField(s string) bool {
+	for i, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '_')) {
+			return false
+		}
+	}
+	return s != ""
+}
