@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -60,36 +59,20 @@ func (t *Tool) run(ctx context.Context, peer Peer, args json.RawMessage, cc abi.
 	notes := &tc.notes
 	// The arguments were validated against the schema just now, when
 	// there is one: the call does not scan them again.
-	out, err := t.Plugin.callTool(tc, t.Original, args, cc, t.in != nil)
+	res, err := t.Plugin.callTool(tc, t.Original, args, cc, t.in != nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(t.Def.OutputSchema) > 0 {
-		// call checked that out is a valid object; one more pass finds
-		// its members.
-		var isError bool
-		var structured json.RawMessage
-		jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
-			key := out[k.Start+1 : k.End-1] // a plain key is its literal
-			if k.Escaped || k.High {
-				key = []byte(jsonscan.Unquote(out[k.Start:k.End], k))
-			}
-			switch string(key) {
-			case "isError":
-				isError = string(raw) == "true"
-			case "structuredContent":
-				structured = raw
-			}
-		})
-		if !isError {
-			if err := t.validateStructured(structured); err != nil {
-				return nil, err
-			}
+	// The guest found isError and structuredContent in the pass that
+	// checked the result's shape.
+	if len(t.Def.OutputSchema) > 0 && !res.IsError {
+		if err := t.validateStructured(res.Structured); err != nil {
+			return nil, err
 		}
 	}
 	// What the person must hear from mcphost itself (an answer that
 	// could not be kept) follows the plugin's content.
-	return notes.AppendTo(out)
+	return notes.AppendTo(res.JSON)
 }
 
 // Read reads uri, which p serves, for the client behind peer. A guest that

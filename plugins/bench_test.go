@@ -24,23 +24,33 @@ func BenchmarkRegistryAcquire(b *testing.B) {
 // BenchmarkCallToolNative measures what plugins adds to a tool call: the
 // envelope, the native handler, and the output shape check.
 func BenchmarkCallToolNative(b *testing.B) {
-	ctx := context.Background()
-	m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
-		abi.ExportListTools: list("tools", []string{tool("echo")}),
-		abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
-			return []byte(`{"content":[{"type":"text","text":"ok"}]}`), nil
-		},
-	})
-	g := build(b, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
-	defer g.Close(ctx)
-	tl := g.Tool("p_echo")
-	args := json.RawMessage(`{"msg":"hello"}`)
-	cc := abi.Context{ID: json.RawMessage(`1`)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := tl.Run(ctx, nil, args, cc); err != nil {
-			b.Fatal(err)
-		}
+	for _, tc := range []struct{ name, def, out string }{
+		{"plain", tool("echo"), `{"content":[{"type":"text","text":"ok"}]}`},
+		// With an outputSchema, structuredContent is checked: the guest's
+		// one pass over the result found it (sandbox.ToolResult).
+		{"outputSchema", `{"name":"echo","inputSchema":{"type":"object"},"outputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}`,
+			`{"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ctx := context.Background()
+			m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+				abi.ExportListTools: list("tools", []string{tc.def}),
+				abi.ExportCallTool: func(context.Context, []byte) ([]byte, error) {
+					return []byte(tc.out), nil
+				},
+			})
+			g := build(b, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
+			defer g.Close(ctx)
+			tl := g.Tool("p_echo")
+			args := json.RawMessage(`{"msg":"hello"}`)
+			cc := abi.Context{ID: json.RawMessage(`1`)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, err := tl.Run(ctx, nil, args, cc); err != nil || len(out) != len(tc.out) {
+					b.Fatalf("got %s, %v", out, err)
+				}
+			}
+		})
 	}
 }
 

@@ -40,27 +40,33 @@ type OutputError = sandbox.OutputError
 // module's error (*sandbox.CallError for Wasm). valid says args are
 // known to be valid JSON (Tool.run validated them against the tool's
 // schema); otherwise they are checked here.
-func (p *Plugin) callTool(ctx context.Context, original string, args json.RawMessage, cc abi.Context, valid bool) (json.RawMessage, error) {
+func (p *Plugin) callTool(ctx context.Context, original string, args json.RawMessage, cc abi.Context, valid bool) (sandbox.ToolResult, error) {
 	t := p.tools[original]
 	if t == nil {
-		return nil, fmt.Errorf("plugin %q: tool %q: %w", p.Name, original, ErrNotFound)
+		return sandbox.ToolResult{}, fmt.Errorf("plugin %q: tool %q: %w", p.Name, original, ErrNotFound)
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = nil
 	} else if !valid && !jsonscan.Valid(args) {
-		return nil, fmt.Errorf("plugin %q: encode input: arguments are not valid JSON", p.Name)
+		return sandbox.ToolResult{}, fmt.Errorf("plugin %q: encode input: arguments are not valid JSON", p.Name)
 	}
 	ref := sandbox.ToolRef{Name: original, Index: t.index}
-	return p.core.ask(ctx, abi.ExportCallTool, func(ctx context.Context) (json.RawMessage, error) {
-		return p.core.guest.CallTool(ctx, ref, args, cc)
+	var res sandbox.ToolResult
+	err := p.core.ask(ctx, abi.ExportCallTool, func(ctx context.Context) (err error) {
+		res, err = p.core.guest.CallTool(ctx, ref, args, cc)
+		return err
 	})
+	return res, err
 }
 
 // readResource reads uri; the result must have a "contents" array.
 func (p *Plugin) readResource(ctx context.Context, uri string, cc abi.Context) (json.RawMessage, error) {
-	return p.core.ask(ctx, abi.ExportReadResource, func(ctx context.Context) (json.RawMessage, error) {
-		return p.core.guest.ReadResource(ctx, uri, cc)
+	var out json.RawMessage
+	err := p.core.ask(ctx, abi.ExportReadResource, func(ctx context.Context) (err error) {
+		out, err = p.core.guest.ReadResource(ctx, uri, cc)
+		return err
 	})
+	return out, err
 }
 
 // getPrompt renders the plugin's own prompt name (Prompt.Def.Name); the
@@ -69,24 +75,29 @@ func (p *Plugin) getPrompt(ctx context.Context, name string, args map[string]str
 	if p.prompts[name] == nil {
 		return nil, fmt.Errorf("plugin %q: prompt %q: %w", p.Name, name, ErrNotFound)
 	}
-	return p.core.ask(ctx, abi.ExportGetPrompt, func(ctx context.Context) (json.RawMessage, error) {
-		return p.core.guest.GetPrompt(ctx, name, args, cc)
+	var out json.RawMessage
+	err := p.core.ask(ctx, abi.ExportGetPrompt, func(ctx context.Context) (err error) {
+		out, err = p.core.guest.GetPrompt(ctx, name, args, cc)
+		return err
 	})
+	return out, err
 }
 
 // complete asks for completions; a prompt reference should carry the
 // plugin's own prompt name. The result must have a "completion" object.
 func (p *Plugin) complete(ctx context.Context, params abi.CompleteParams, cc abi.Context) (json.RawMessage, error) {
-	return p.core.ask(ctx, abi.ExportComplete, func(ctx context.Context) (json.RawMessage, error) {
-		return p.core.guest.Complete(ctx, params, cc)
+	var out json.RawMessage
+	err := p.core.ask(ctx, abi.ExportComplete, func(ctx context.Context) (err error) {
+		out, err = p.core.guest.Complete(ctx, params, cc)
+		return err
 	})
+	return out, err
 }
 
 // rootsListChanged tells the plugin the client's roots changed, when it
 // listens; otherwise it does nothing.
 func (p *Plugin) rootsListChanged(ctx context.Context, cc abi.Context) error {
-	_, err := p.core.ask(ctx, abi.ExportOnRootsListChanged, func(ctx context.Context) (json.RawMessage, error) {
-		return nil, p.core.guest.RootsListChanged(ctx, cc)
+	return p.core.ask(ctx, abi.ExportOnRootsListChanged, func(ctx context.Context) error {
+		return p.core.guest.RootsListChanged(ctx, cc)
 	})
-	return err
 }

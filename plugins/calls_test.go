@@ -46,7 +46,8 @@ func TestPluginCalls(t *testing.T) {
 		}, abi.ExportCallTool,
 			`{"request":{"name":"echo","arguments":{"n":12345678901234567890}},"context":{"id":"req-1","_meta":{"progressToken":5},"protocolVersion":"2025-11-25","plugin":"p"}}`},
 		{"call_tool without arguments", func() (json.RawMessage, error) {
-			return p.callTool(ctx, "echo", nil, abi.Context{}, false)
+			res, err := p.callTool(ctx, "echo", nil, abi.Context{}, false)
+			return res.JSON, err
 		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"read_resource", func() (json.RawMessage, error) {
 			return p.readResource(ctx, "mem://x", cc)
@@ -61,7 +62,8 @@ func TestPluginCalls(t *testing.T) {
 		}, abi.ExportComplete,
 			`{"request":{"ref":{"type":"prompt","name":"greet"},"argument":{"name":"who","value":"a"}},"context":{"id":"mcphost/internal","_meta":{},"plugin":"p"}}`},
 		{"client sent null _meta", func() (json.RawMessage, error) {
-			return p.callTool(ctx, "echo", nil, abi.Context{ID: json.RawMessage(`3`), Meta: json.RawMessage(`null`)}, false)
+			res, err := p.callTool(ctx, "echo", nil, abi.Context{ID: json.RawMessage(`3`), Meta: json.RawMessage(`null`)}, false)
+			return res.JSON, err
 		}, abi.ExportCallTool, `{"request":{"name":"echo"},"context":{"id":3,"_meta":{},"plugin":"p"}}`},
 	}
 	for _, tt := range tests {

@@ -51,8 +51,8 @@ func FuzzGuestOutput(f *testing.F) {
 			res, err := tl.Plugin.callTool(ctx, tl.Original, nil, abi.Context{}, false)
 			var oe *OutputError
 			switch {
-			case err == nil && !json.Valid(res):
-				t.Fatalf("call %s: got invalid JSON %q without an error", tl.Name, res)
+			case err == nil && !json.Valid(res.JSON):
+				t.Fatalf("call %s: got invalid JSON %q without an error", tl.Name, res.JSON)
 			case err != nil && !errors.As(err, &oe):
 				t.Fatalf("call %s: got %v; want an *OutputError", tl.Name, err)
 			}

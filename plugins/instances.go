@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -73,9 +72,9 @@ type statser interface{ Stats() sandbox.Stats }
 // After a failure of a single-instance plugin that threw its instance
 // away (a trap, a timeout, running out of memory), it logs that the
 // plugin's state was lost: the next call runs on a fresh instance.
-func (c *core) ask(ctx context.Context, export string, q func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+func (c *core) ask(ctx context.Context, export string, q func(context.Context) error) error {
 	mc := newModuleCall(ctx, c)
-	out, err := q(mc)
+	err := q(mc)
 	mc.peer.limit.finish(ctx, mc.peer.inner, c.name)
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {
@@ -85,5 +84,5 @@ func (c *core) ask(ctx context.Context, export string, q func(context.Context) (
 			}
 		}
 	}
-	return out, err
+	return err
 }

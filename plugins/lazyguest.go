@@ -60,10 +60,10 @@ func (lg *lazyGuest) Lists(ctx context.Context) (*sandbox.Lists, error) {
 	return g.Lists(ctx)
 }
 
-func (lg *lazyGuest) CallTool(ctx context.Context, tool sandbox.ToolRef, args json.RawMessage, cc abi.Context) (json.RawMessage, error) {
+func (lg *lazyGuest) CallTool(ctx context.Context, tool sandbox.ToolRef, args json.RawMessage, cc abi.Context) (sandbox.ToolResult, error) {
 	g, err := lg.guest(ctx)
 	if err != nil {
-		return nil, err
+		return sandbox.ToolResult{}, err
 	}
 	return g.CallTool(ctx, tool, args, cc)
 }

@@ -310,8 +310,8 @@ func TestBuildV1(t *testing.T) {
 	if got, want := m.input(abi.ExportCall), `{"params":{"name":"time","arguments":{"tz":"UTC"}}}`; got != want {
 		t.Errorf("call input: got %s; want %s", got, want)
 	}
-	if !strings.Contains(string(out), `"content"`) {
-		t.Errorf("CallTool output: got %s; want a CallToolResult", out)
+	if !strings.Contains(string(out.JSON), `"content"`) {
+		t.Errorf("CallTool output: got %s; want a CallToolResult", out.JSON)
 	}
 	if _, err := p.getPrompt(context.Background(), "x", nil, abi.Context{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GetPrompt on v1: got %v; want ErrNotFound", err)

@@ -51,8 +51,11 @@ func componentCall(t *testing.T, m *Module, name string, args string) (abi.CallT
 	out, err := g.CallTool(context.Background(), toolRef(t, g, name), json.RawMessage(args), abi.Context{})
 	var res abi.CallToolResult
 	if err == nil {
-		if jerr := json.Unmarshal(out, &res); jerr != nil {
-			t.Fatalf("%s: output %s: %v", name, out, jerr)
+		if jerr := json.Unmarshal(out.JSON, &res); jerr != nil {
+			t.Fatalf("%s: output %s: %v", name, out.JSON, jerr)
+		}
+		if out.IsError != res.IsError {
+			t.Fatalf("%s: ToolResult.IsError %v; the output says %v", name, out.IsError, res.IsError)
 		}
 	}
 	return res, err
@@ -339,10 +342,10 @@ func BenchmarkComponentVsExtismC(b *testing.B) {
 	oc, _ := gc.CallTool(ctx, refs[0], args, abi.Context{})
 	oe, _ := ge.CallTool(ctx, refs[1], args, abi.Context{})
 	var rc, re abi.CallToolResult
-	json.Unmarshal(oc, &rc)
-	json.Unmarshal(oe, &re)
+	json.Unmarshal(oc.JSON, &rc)
+	json.Unmarshal(oe.JSON, &re)
 	if len(rc.Content) != 1 || len(re.Content) != 1 || rc.Content[0].Text != re.Content[0].Text {
-		b.Fatalf("the two do not do the same work: %s vs %s", oc, oe)
+		b.Fatalf("the two do not do the same work: %s vs %s", oc.JSON, oe.JSON)
 	}
 	sides := [2]Guest{gc, ge}
 	const rounds, block = 9, 50

@@ -260,20 +260,38 @@ func (g *componentPlugin) Lists(context.Context) (*Lists, error) {
 // calls its function on a pooled instance. Arguments that do not fit,
 // and a tool the component does not have, are an error result (isError),
 // as a guest's own refusal would be.
-func (g *componentPlugin) CallTool(ctx context.Context, ref ToolRef, args json.RawMessage, _ abi.Context) (json.RawMessage, error) {
+func (g *componentPlugin) CallTool(ctx context.Context, ref ToolRef, args json.RawMessage, _ abi.Context) (ToolResult, error) {
 	t := g.b.tool(ref)
 	if t == nil {
-		return component.ErrorResult(fmt.Sprintf("unknown tool %q", ref.Name))
+		return errorResult(fmt.Sprintf("unknown tool %q", ref.Name))
 	}
 	if len(args) > g.m.lim.MaxInputBytes {
-		return nil, g.m.fail(abi.ExportCallTool, KindBadInput, fmt.Sprintf("%d bytes, limit %d", len(args), g.m.lim.MaxInputBytes), nil)
+		return ToolResult{}, g.m.fail(abi.ExportCallTool, KindBadInput, fmt.Sprintf("%d bytes, limit %d", len(args), g.m.lim.MaxInputBytes), nil)
 	}
 	vals, err := t.Args(args)
 	if err != nil {
-		return component.ErrorResult(err.Error())
+		return errorResult(err.Error())
 	}
 	out, _, err := g.m.run(ctx, abi.ExportCallTool, callInput{tool: t, args: vals}, false)
-	return out, err
+	if err != nil {
+		return ToolResult{}, err
+	}
+	// The result was written by component.resultJSON: read it as any
+	// tool's, in one pass.
+	r, msg := toolResult(out)
+	if msg != "" {
+		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: abi.ExportCallTool, Msg: msg}
+	}
+	return r, nil
+}
+
+// errorResult is a tool's error result (isError) saying msg.
+func errorResult(msg string) (ToolResult, error) {
+	out, err := component.ErrorResult(msg)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	return ToolResult{JSON: out, IsError: true}, nil
 }
 
 // tool is the tool ref names: the one at its index, or, should the list

@@ -56,12 +56,12 @@ func (g *extismV2) Lists(ctx context.Context) (*Lists, error) {
 }
 
 // CallTool sends call_tool {"request":{name,arguments},"context":cc}.
-func (g *extismV2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (json.RawMessage, error) {
+func (g *extismV2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (ToolResult, error) {
 	in, err := g.callToolInput(tool.Name, args, cc)
 	if err != nil {
-		return nil, err
+		return ToolResult{}, err
 	}
-	return g.call(ctx, abi.ExportCallTool, in, "content", '[')
+	return g.callTool(ctx, abi.ExportCallTool, in)
 }
 
 func (g *extismV2) ReadResource(ctx context.Context, uri string, cc abi.Context) (json.RawMessage, error) {
@@ -124,15 +124,15 @@ func (g *extismV1) Lists(ctx context.Context) (*Lists, error) {
 	return &Lists{Tools: tools}, nil
 }
 
-func (g *extismV1) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, _ abi.Context) (json.RawMessage, error) {
+func (g *extismV1) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, _ abi.Context) (ToolResult, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = nil
 	}
 	in, err := json.Marshal(abi.V1CallInput{Params: abi.CallToolParams{Name: tool.Name, Arguments: args}})
 	if err != nil {
-		return nil, fmt.Errorf("plugin %q: tool %q: encode input: %w", g.plugin, tool.Name, err)
+		return ToolResult{}, fmt.Errorf("plugin %q: tool %q: encode input: %w", g.plugin, tool.Name, err)
 	}
-	return g.call(ctx, abi.ExportCall, in, "content", '[')
+	return g.callTool(ctx, abi.ExportCall, in)
 }
 
 // RootsListChanged does nothing: v1 has no notifications.
@@ -174,6 +174,23 @@ func (g *extismV2) call(ctx context.Context, export string, in []byte, member st
 		return nil, &OutputError{Plugin: g.plugin, Export: export, Msg: msg}
 	}
 	return out, nil
+}
+
+// callTool runs export, a tool call, and reads its output as a
+// ToolResult.
+func (g *extismV2) callTool(ctx context.Context, export string, in []byte) (ToolResult, error) {
+	if !g.m.HasExport(export) {
+		return ToolResult{}, &UnsupportedError{Plugin: g.plugin, Export: export}
+	}
+	out, err := g.m.Call(ctx, export, in)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	r, msg := toolResult(out)
+	if msg != "" {
+		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: export, Msg: msg}
+	}
+	return r, nil
 }
 
 // envelope builds a v2 input: {"request":…,"context":…}, with the
@@ -313,6 +330,39 @@ func needsMarshal(raw []byte) bool {
 // given kind, and what is wrong otherwise.
 func checkShape(out []byte, member string, kind byte) string {
 	v, ok, isObject := topMember(out, member)
+	return shapeError(out, member, kind, v, ok, isObject)
+}
+
+// toolResult reads out, a CallToolResult, in one pass: it must be an
+// object with a "content" array; "" when it is, and what is wrong
+// otherwise.
+func toolResult(out []byte) (r ToolResult, msg string) {
+	var content []byte
+	var found bool
+	isObject := jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
+		key := out[k.Start+1 : k.End-1] // a plain key is its literal
+		if k.Escaped || k.High {
+			key = []byte(jsonscan.Unquote(out[k.Start:k.End], k))
+		}
+		switch string(key) {
+		case "content":
+			content, found = raw, true
+		case "isError":
+			r.IsError = string(raw) == "true"
+		case "structuredContent":
+			r.Structured = raw
+		}
+	})
+	if msg := shapeError(out, "content", '[', content, found, isObject); msg != "" {
+		return ToolResult{}, msg
+	}
+	r.JSON = out
+	return r, ""
+}
+
+// shapeError is checkShape's verdict on what one pass over out found:
+// member's value v, whether it was there, and whether out is an object.
+func shapeError(out []byte, member string, kind byte, v []byte, ok, isObject bool) string {
 	if !isObject {
 		if !jsonscan.Valid(out) {
 			return "invalid JSON: " + snippet(out)

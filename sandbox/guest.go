@@ -19,9 +19,9 @@ import (
 
 // Guest is a plugin's code as its host asks it: its lists, and one method
 // for each MCP question it may answer. Every result is the guest's JSON
-// for the MCP result, checked to be an object with the member its
-// question promises ("content", "contents", "messages", "completion");
-// otherwise the error is an *OutputError. A question the plugin does not
+// for the MCP result (a tool's in a [ToolResult]), checked to be an
+// object with the member its question promises ("content", "contents",
+// "messages", "completion"); otherwise the error is an *OutputError. A question the plugin does not
 // answer fails with an *UnsupportedError. A guest failure (trap, timeout,
 // …) is the module's error, a *CallError for Wasm. A Guest is safe for
 // concurrent use; closing is its module's business.
@@ -34,7 +34,7 @@ type Guest interface {
 	Lists(ctx context.Context) (*Lists, error)
 	// CallTool calls the tool tool; args is a JSON object, or empty for
 	// none, and must be valid JSON (the caller checked it).
-	CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (json.RawMessage, error)
+	CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (ToolResult, error)
 	// ReadResource reads uri.
 	ReadResource(ctx context.Context, uri string, cc abi.Context) (json.RawMessage, error)
 	// GetPrompt renders the plugin's prompt name with args.
@@ -47,6 +47,16 @@ type Guest interface {
 	// it listens (a v2 plugin exporting on_roots_list_changed); otherwise
 	// it does nothing.
 	RootsListChanged(ctx context.Context, cc abi.Context) error
+}
+
+// ToolResult is a tool's answer: the guest's CallToolResult, checked to
+// be an object with a "content" array, and the two members its host acts
+// on, found in the same pass (of duplicates, the last, as encoding/json
+// picks).
+type ToolResult struct {
+	JSON       json.RawMessage
+	IsError    bool            // its "isError" is true
+	Structured json.RawMessage // its "structuredContent", nil when absent
 }
 
 // ToolRef names a tool of a Guest: its own name, and its place in the

@@ -111,12 +111,12 @@ func TestGuestKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := greetResult(`wörld "✓"`); !sameJSON(out, want) {
-				t.Errorf("CallTool: %s\nwant %s", out, want)
+			if want := greetResult(`wörld "✓"`); !sameJSON(out.JSON, want) || out.IsError {
+				t.Errorf("CallTool: %s (isError %v)\nwant %s", out.JSON, out.IsError, want)
 			}
 			// A stale index still finds the tool by its name, or none.
-			if out, err := g.CallTool(ctx, ToolRef{Name: "greet", Index: ref.Index + 1}, json.RawMessage(`{"name":"x"}`), cc); err != nil || !sameJSON(out, greetResult("x")) {
-				t.Errorf("CallTool with a stale index: %s, %v", out, err)
+			if out, err := g.CallTool(ctx, ToolRef{Name: "greet", Index: ref.Index + 1}, json.RawMessage(`{"name":"x"}`), cc); err != nil || !sameJSON(out.JSON, greetResult("x")) {
+				t.Errorf("CallTool with a stale index: %s, %v", out.JSON, err)
 			}
 			// Questions the plugin has no export for.
 			_, err = g.ReadResource(ctx, "x://y", cc)
@@ -177,8 +177,8 @@ func TestComponentGuestNoEnvelope(t *testing.T) {
 	} {
 		out, err := g.CallTool(ctx, tt.ref, json.RawMessage(tt.args), abi.Context{})
 		var res abi.CallToolResult
-		if err != nil || json.Unmarshal(out, &res) != nil || !res.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.want {
-			t.Errorf("%s(%s): %s, %v; want the error result %q", tt.ref.Name, tt.args, out, err, tt.want)
+		if err != nil || json.Unmarshal(out.JSON, &res) != nil || !res.IsError || !out.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.want {
+			t.Errorf("%s(%s): %s (isError %v), %v; want the error result %q", tt.ref.Name, tt.args, out.JSON, out.IsError, err, tt.want)
 		}
 	}
 	if n := m.Stats().Calls - before; n != 0 {
