@@ -163,10 +163,7 @@ func listCall(ctx context.Context, m Caller, export string, input []byte, member
 // call runs export and checks that its output is a JSON object whose
 // member is an array ('[') or an object ('{').
 func (g *extismV2) call(ctx context.Context, export string, in []byte, member string, kind byte) (json.RawMessage, error) {
-	if !g.m.HasExport(export) {
-		return nil, &UnsupportedError{Plugin: g.plugin, Export: export}
-	}
-	out, err := g.m.Call(ctx, export, in)
+	out, err := g.invoke(ctx, export, in)
 	if err != nil {
 		return nil, err
 	}
@@ -179,10 +176,7 @@ func (g *extismV2) call(ctx context.Context, export string, in []byte, member st
 // callTool runs export, a tool call, and reads its output as a
 // ToolResult.
 func (g *extismV2) callTool(ctx context.Context, export string, in []byte) (ToolResult, error) {
-	if !g.m.HasExport(export) {
-		return ToolResult{}, &UnsupportedError{Plugin: g.plugin, Export: export}
-	}
-	out, err := g.m.Call(ctx, export, in)
+	out, err := g.invoke(ctx, export, in)
 	if err != nil {
 		return ToolResult{}, err
 	}
@@ -191,6 +185,14 @@ func (g *extismV2) callTool(ctx context.Context, export string, in []byte) (Tool
 		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: export, Msg: msg}
 	}
 	return r, nil
+}
+
+// invoke runs export, which the plugin must have, with in.
+func (g *extismV2) invoke(ctx context.Context, export string, in []byte) ([]byte, error) {
+	if !g.m.HasExport(export) {
+		return nil, &UnsupportedError{Plugin: g.plugin, Export: export}
+	}
+	return g.m.Call(ctx, export, in)
 }
 
 // envelope builds a v2 input: {"request":…,"context":…}, with the

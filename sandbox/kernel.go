@@ -204,9 +204,6 @@ func (k *kernel) inputLoadU64(i uint64) uint64 {
 	return k.loadU64(k.input + i)
 }
 
-// inputBytes returns the input without copying.
-func (k *kernel) inputBytes() []byte { return k.bytes(k.input, k.inputLen) }
-
 // outputBytes returns the output without copying; nil if the guest set
 // none or set one outside the arena.
 func (k *kernel) outputBytes() []byte { return k.bytes(k.output, k.outputLen) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -64,10 +63,4 @@ func TestRunPassesBytesThrough(t *testing.T) {
 	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per > 5<<20 {
 		t.Errorf("a 1 MiB call allocates %d bytes; want under 5 MiB (one envelope, one decoded tree, one library copy)", per)
 	}
-}
-
-// sameJSON reports whether a and b decode to the same value.
-func sameJSON(a, b []byte) bool {
-	var va, vb any
-	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
