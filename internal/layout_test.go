@@ -266,3 +266,40 @@ func TestImportRule(t *testing.T) {
 		}
 	}
 }
+
+// TestDocGoIsPackageDoc fails for each doc.go whose comment is not the
+// package's doc: a blank line between the comment and the package clause
+// leaves `go doc` showing nothing.
+func TestDocGoIsPackageDoc(t *testing.T) {
+	var docs int
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "testdata", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() != "doc.go" {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		docs++
+		if f.Doc == nil || !strings.HasPrefix(f.Doc.Text(), "Package "+f.Name.Name) && !strings.HasPrefix(f.Doc.Text(), "Command ") {
+			t.Errorf("%s: no package doc starting %q (is a blank line left before the package clause?)", path, "Package "+f.Name.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs < 10 {
+		t.Fatalf("found %d doc.go files; want the whole module's", docs)
+	}
+}

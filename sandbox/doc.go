@@ -144,5 +144,4 @@
 // [EngineOptions].Propagator the headers the trace context travels in.
 //
 // Nothing here changes process-wide state.
-
 package sandbox
