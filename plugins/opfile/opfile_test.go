@@ -212,4 +212,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
