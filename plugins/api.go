@@ -40,6 +40,10 @@ type Plugin struct {
 	Hidden []HiddenTool
 	// skillWarnings are the skills refused, each saying why.
 	skillWarnings []string
+	// skillDirs are the skills directories as read for this plugin: a
+	// generation that keeps or relists it builds its skills from them
+	// without reading the disk again.
+	skillDirs *dirSkills
 
 	// core is the loaded module and what it listed. Generations share
 	// cores: one whose code and limits did not change is reused as is.

@@ -124,7 +124,7 @@ func (l *Loader) Relist(ctx context.Context, cur *Generation, names []string) (*
 		}
 		return nil, ctx.Err()
 	}
-	g := l.assemble(cur.Config, specs, cores, cur, l.nextID(cur))
+	g := l.assemble(cur.Config, specs, cores, nil, cur, l.nextID(cur))
 	g.Failures = cur.Failures
 	return g, nil
 }

@@ -19,14 +19,16 @@ import (
 
 // assemble names and merges the loaded cores into a generation. cores[i]
 // runs specs[i] (nil when it failed); specs[i] is cfg.Plugins[i] unless a
-// previous version was kept.
-func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*core, prev *Generation, id uint64) *Generation {
+// previous version was kept. dirs[i] are the skills directories read for
+// it; nil (or dirs nil) takes those of prev's plugin of the same name.
+func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*core, dirs []*dirSkills, prev *Generation, id uint64) *Generation {
 	type view struct {
 		spec   *config.Spec
 		core   *core
 		tools  []int // indexes into core.tools that pass the filters
 		hidden []HiddenTool
 		skills skillSet
+		dirs   *dirSkills
 	}
 	var views []view
 	var toolReqs, promptReqs, resKeys, tplKeys []nameReq
@@ -47,7 +49,13 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 			v.tools = append(v.tools, j)
 			toolReqs = append(toolReqs, nameReq{plugin: v.spec.Name, want: ToolName(prefix, t.def.Name)})
 		}
-		v.skills = loadSkills(v.spec, c.skills)
+		if dirs != nil {
+			v.dirs = dirs[i]
+		}
+		if old := prev.lookup(v.spec.Name); v.dirs == nil && old != nil {
+			v.dirs = old.skillDirs
+		}
+		v.skills = loadSkills(v.spec, c.skills, v.dirs)
 		for _, r := range v.skills.refused {
 			l.log.Warn("skill refused", "plugin", v.spec.Name, "why", r)
 		}
@@ -83,7 +91,7 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 		if p == nil || p.core != c || p.hash != hash {
 			p = newPlugin(v.spec, c, hash, v.tools, names, prompts, res, tpls)
 			p.Hidden = v.hidden
-			p.setSkills(v.skills)
+			p.setSkills(v.skills, v.dirs)
 		}
 		g.Plugins = append(g.Plugins, p)
 	}

@@ -201,6 +201,7 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	cores := make([]*core, len(cfg.Plugins))
 	errs := make([]error, len(cfg.Plugins))
 	reused := make([]bool, len(cfg.Plugins))
+	dirs := make([]*dirSkills, len(cfg.Plugins)) // skills directories read
 	valid := l.checkNames(cfg.Plugins, errs)
 	used := &fileSet{}
 
@@ -217,7 +218,7 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	pending, due := false, after <= 0
 	publishNow := func() { // mu held
 		if publish != nil && due && pending && left > 0 && ctx.Err() == nil {
-			publish(l.partial(cfg, valid, cores, done, prev, id))
+			publish(l.partial(cfg, valid, cores, dirs, done, prev, id))
 			pending = false
 		}
 	}
@@ -246,14 +247,21 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 			spec := &cfg.Plugins[i]
 			t := time.Now()
 			c, reuse, err := l.loadBounded(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
+			var d *dirSkills
 			if err == nil {
-				if err = checkApps(spec, c); err != nil { // apps.go
+				err = checkApps(spec, c) // apps.go
+				if err == nil {
+					// Read on every build, as a reused core's skills
+					// directories may have changed.
+					d, err = readSkillDirs(spec)
+				}
+				if err != nil {
 					dropCore(ctx, c, reuse)
 					c, reuse = nil, false
 				}
 			}
 			mu.Lock()
-			cores[i], reused[i], errs[i], done[i] = c, reuse, err, true
+			cores[i], reused[i], dirs[i], errs[i], done[i] = c, reuse, d, err, true
 			left--
 			pending = pending || err == nil && !reuse
 			// Under mu, so that generations are published in the order
@@ -304,7 +312,7 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 		l.log.Error("plugin failed", "plugin", f.Plugin, "gen", id, "kept", f.Kept, "err", err)
 		failures = append(failures, f)
 	}
-	g := l.assemble(cfg, specs, cores, prev, id)
+	g := l.assemble(cfg, specs, cores, dirs, prev, id)
 	g.Failures = failures
 	l.cache.Keep(ctx, used.files)
 	l.log.Log(ctx, level, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
@@ -328,20 +336,21 @@ func dropCore(ctx context.Context, c *core, reused bool) {
 // partial assembles the generation of a build still running: the plugins
 // done loading, and the previous versions of the others. Each plugin it
 // holds is acquired for it.
-func (l *Loader) partial(cfg *config.Config, valid []bool, cores []*core, done []bool, prev *Generation, id uint64) *Generation {
+func (l *Loader) partial(cfg *config.Config, valid []bool, cores []*core, dirs []*dirSkills, done []bool, prev *Generation, id uint64) *Generation {
 	specs := make([]*config.Spec, len(cfg.Plugins))
 	held := make([]*core, len(cfg.Plugins))
+	heldDirs := make([]*dirSkills, len(cfg.Plugins)) // nil: the previous version's
 	for i := range cfg.Plugins {
 		if !valid[i] {
 			continue
 		}
 		if done[i] && cores[i] != nil && cores[i].acquire() {
-			held[i], specs[i] = cores[i], &cfg.Plugins[i]
+			held[i], specs[i], heldDirs[i] = cores[i], &cfg.Plugins[i], dirs[i]
 		} else if old := prev.lookup(cfg.Plugins[i].Name); old != nil && old.core.acquire() {
 			held[i], specs[i] = old.core, &old.Spec
 		}
 	}
-	return l.assemble(cfg, specs, held, prev, id)
+	return l.assemble(cfg, specs, held, heldDirs, prev, id)
 }
 
 func (l *Loader) nextID(prev *Generation) uint64 {

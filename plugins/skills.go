@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/opfile"
 )
 
 // Skills (SEP-2640, the io.modelcontextprotocol/skills extension). A
@@ -34,9 +35,15 @@ import (
 // skill://<plugin>/<name>/SKILL.md.
 
 // Limits of one skill (SEP-2640 "Limits"): servers should not serve more.
+// A skills directory is read within MaxSkillBytes and MaxSkillEntries
+// (package opfile checks sizes and counts before reading); over either,
+// the plugin's load fails.
 const (
 	MaxSkillFiles = 512
 	MaxSkillBytes = 16 << 20
+	// MaxSkillEntries bounds the directory entries listed below one
+	// skills directory: files, subdirectories, hidden and skipped ones.
+	MaxSkillEntries = 2 * MaxSkillFiles
 )
 
 // skillNameRE is the Agent Skills naming rule: 1-64 lowercase letters,
@@ -295,15 +302,24 @@ func jsonReady(v any) (any, error) {
 	return nil, fmt.Errorf("a %T value has no JSON form; quote it", v)
 }
 
+// dirSkills is what a plugin's skills globs read: each skill
+// directory's files, under its base name, and the refusals.
+type dirSkills struct {
+	files   map[string][]rawSkillFile
+	refused []string
+}
+
 // readSkillDirs reads the skill directories spec's skills globs name,
-// each as files under its base name.
-func readSkillDirs(spec *config.Spec) (map[string][]rawSkillFile, []string) {
-	out := map[string][]rawSkillFile{}
-	var refused []string
+// each with the one reader of operator files (opfile.ReadTree). A
+// directory it cannot read is a refusal; one over a limit (an
+// *opfile.LimitError, naming the file and the limit) is the error, and
+// the plugin's load fails on it.
+func readSkillDirs(spec *config.Spec) (*dirSkills, error) {
+	out := &dirSkills{files: map[string][]rawSkillFile{}}
 	for _, pat := range spec.Skills {
 		dirs, err := filepath.Glob(pat)
 		if err != nil {
-			refused = append(refused, fmt.Sprintf("skills %q: %v", pat, err))
+			out.refused = append(out.refused, fmt.Sprintf("skills %q: %v", pat, err))
 			continue
 		}
 		found := false
@@ -313,37 +329,44 @@ func readSkillDirs(spec *config.Spec) (map[string][]rawSkillFile, []string) {
 			}
 			found = true
 			files, err := readSkillDir(d)
+			if le := (*opfile.LimitError)(nil); errors.As(err, &le) {
+				return nil, fmt.Errorf("skills %q: %w; move large files out of the skill", pat, err)
+			}
 			if err != nil {
-				refused = append(refused, fmt.Sprintf("skills %q: %v", pat, err))
+				out.refused = append(out.refused, fmt.Sprintf("skills %q: %v", pat, err))
 				continue
 			}
 			if !slices.ContainsFunc(files, func(f rawSkillFile) bool { return f.path == path.Join(filepath.Base(d), "SKILL.md") }) {
-				refused = append(refused, fmt.Sprintf("skills %q: %s holds no SKILL.md, so it is no skill; add one or narrow the glob", pat, d))
+				out.refused = append(out.refused, fmt.Sprintf("skills %q: %s holds no SKILL.md, so it is no skill; add one or narrow the glob", pat, d))
 				continue
 			}
-			out[d] = files
+			out.files[d] = files
 		}
 		if !found {
-			refused = append(refused, fmt.Sprintf("skills %q matches no directory", pat))
+			out.refused = append(out.refused, fmt.Sprintf("skills %q matches no directory", pat))
 		}
 	}
-	return out, refused
+	return out, nil
 }
 
 // readSkillDir reads every regular file below dir, hidden ones (".x")
 // aside, as paths under dir's base name.
 func readSkillDir(dir string) ([]rawSkillFile, error) {
-	read, err := abi.ReadSkillFiles(os.DirFS(dir))
+	read, err := opfile.ReadTree(dir, opfile.TreeLimits{Bytes: MaxSkillBytes, Entries: MaxSkillEntries})
+	if err != nil {
+		return nil, err
+	}
 	files := make([]rawSkillFile, 0, len(read))
 	for _, f := range read {
 		files = append(files, rawSkillFile{path: filepath.Base(dir) + "/" + f.Path, data: f.Data})
 	}
-	return files, err
+	return files, nil
 }
 
 // loadSkills returns the skills of spec's plugin: its guest's, then those
-// of its skills directories.
-func loadSkills(spec *config.Spec, guest []abi.SkillFile) skillSet {
+// of its skills directories (dirs, as readSkillDirs read them; nil for
+// none).
+func loadSkills(spec *config.Spec, guest []abi.SkillFile, dirs *dirSkills) skillSet {
 	var set skillSet
 	taken := map[string]string{}
 	if len(guest) > 0 {
@@ -353,10 +376,11 @@ func loadSkills(spec *config.Spec, guest []abi.SkillFile) skillSet {
 		}
 		buildSkills(spec.Name, "the guest", files, &set, taken)
 	}
-	dirs, refused := readSkillDirs(spec)
-	set.refused = append(set.refused, refused...)
-	for _, d := range slices.Sorted(maps.Keys(dirs)) {
-		buildSkills(spec.Name, d, dirs[d], &set, taken)
+	if dirs != nil {
+		set.refused = append(set.refused, dirs.refused...)
+		for _, d := range slices.Sorted(maps.Keys(dirs.files)) {
+			buildSkills(spec.Name, d, dirs.files[d], &set, taken)
+		}
 	}
 	slices.SortFunc(set.skills, func(a, b *Skill) int { return strings.Compare(a.URI, b.URI) })
 	return set
@@ -441,9 +465,11 @@ func (g *Generation) SkillDir(uri string) (children []DirEntry, ok bool) {
 	return children, ok
 }
 
-// setSkills gives p the skills of set, each SKILL.md also listed among
-// its resources, and keeps the refusals for Warnings.
-func (p *Plugin) setSkills(set skillSet) {
+// setSkills gives p the skills of set, read from dirs (kept for the
+// generations that reuse them), each SKILL.md also listed among its
+// resources, and keeps the refusals for Warnings.
+func (p *Plugin) setSkills(set skillSet, dirs *dirSkills) {
+	p.skillDirs = dirs
 	p.Skills = set.skills
 	p.skillWarnings = set.refused
 	for _, s := range set.skills {

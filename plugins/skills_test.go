@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -270,6 +271,70 @@ func TestSkills(t *testing.T) {
 	}
 }
 
+// TestSkillsLimits: a skills directory over a limit (a sparse file of
+// 3 GiB, more entries than MaxSkillEntries) fails its plugin's load with
+// a message naming the file and the limit, before anything is read;
+// another plugin loads all the same, and on a reload the failing
+// plugin's previous version, its skills included, keeps serving.
+func TestSkillsLimits(t *testing.T) {
+	tests := []struct {
+		name  string
+		spoil func(t *testing.T, skill string) // makes skill's directory go over a limit
+		want  []string
+	}{
+		{"sparse file", func(t *testing.T, skill string) {
+			f, err := os.Create(filepath.Join(skill, "data.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt([]byte{1}, 3<<30); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}, []string{"data.bin is 3221225473 bytes", "16 MiB (16777216 bytes)"}},
+		{"too many entries", func(t *testing.T, skill string) {
+			for i := range MaxSkillEntries - 3 {
+				writeAll(t, filepath.Join(skill, "refs", fmt.Sprint(i)), "")
+			}
+			writeAll(t, filepath.Join(skill, ".swp"), "") // hidden ones count: 1025 in all
+			writeAll(t, filepath.Join(skill, ".git", "HEAD"), "")
+		}, []string{"holds more than 1024 directory entries"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			skill := filepath.Join(dir, "skills", "pdf-tools")
+			writeAll(t, filepath.Join(skill, "SKILL.md"), pdfSkill)
+			l := NewLoader(LoaderOptions{Logger: discard()})
+			p := config.Spec{Name: "p", Native: fake{tools: []string{tool("t")}}.module(), Skills: []string{filepath.Join(dir, "skills/*")}}
+			q := config.Spec{Name: "q", Native: fake{tools: []string{tool("t")}}.module()}
+			g := buildWith(t, l, nil, config.ServerConfig{}, p, q)
+			if g.Skill("skill://p/pdf-tools/SKILL.md") == nil {
+				t.Fatal("the skill is not served before the limit is broken")
+			}
+			tt.spoil(t, skill)
+			for _, prev := range []*Generation{g, nil} { // a reload, and a first start
+				g2 := buildWith(t, l, prev, config.ServerConfig{}, p, q)
+				if len(g2.Failures) != 1 || g2.Failures[0].Plugin != "p" || g2.Failures[0].Kept != (prev != nil) {
+					t.Fatalf("failures %+v; want p's alone, kept %v", g2.Failures, prev != nil)
+				}
+				msg := g2.Failures[0].Err.Error()
+				for _, w := range append(tt.want, skill) {
+					if !strings.Contains(msg, w) {
+						t.Errorf("failure %q; want it to say %q", msg, w)
+					}
+				}
+				if g2.Plugin("q") == nil || g2.Tool("q_t") == nil {
+					t.Error("plugin q does not serve beside the failing p")
+				}
+				if served := g2.Skill("skill://p/pdf-tools/SKILL.md") != nil; served != (prev != nil) {
+					t.Errorf("p's skill served: %v; want %v (the previous version kept on a reload)", served, prev != nil)
+				}
+			}
+		})
+	}
+}
+
 func TestParseFrontmatter(t *testing.T) {
 	tests := []struct {
 		name, in string
@@ -336,7 +401,7 @@ func FuzzGuestSkills(f *testing.F) {
 				files = append(files, f)
 			}
 		}
-		set := loadSkills(&config.Spec{Name: "p"}, files)
+		set := loadSkills(&config.Spec{Name: "p"}, files, nil)
 		for _, s := range set.skills {
 			if !ValidSkillName(s.Name) || !strings.HasSuffix(s.Dir, "/"+s.Name) || s.URI != s.Dir+"/SKILL.md" {
 				t.Fatalf("skill %q at %s", s.Name, s.URI)

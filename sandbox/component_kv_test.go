@@ -14,7 +14,8 @@ import (
 // 1…N together; set, get, exists, delete and a list-keys walk over
 // several pages see the same bucket; only the store "default" opens; a
 // module without a KV is denied; a store that fails is the error case
-// other with its message, never an empty value.
+// other with its message, never an empty value; a key of 0 or 1025
+// bytes is refused as the kv host function refuses it.
 func TestComponentKeyValue(t *testing.T) {
 	wasm := componentWasm(t, "kvcount")
 	kv := &mapKV{m: map[string][]byte{}}
@@ -59,11 +60,21 @@ func TestComponentKeyValue(t *testing.T) {
 			t.Errorf("open-store %q: %q; want %q", name, got, want)
 		}
 	}
+	// The kv host function's key rule holds for wasi:keyvalue too.
+	for _, key := range []string{"", strings.Repeat("k", 1025)} {
+		got, isErr := call(a, "put", fmt.Sprintf(`{"key":%q,"value":"v"}`, key))
+		if want := fmt.Sprintf("a key must be 1 to 1024 bytes, got %d", len(key)); !isErr || !strings.Contains(got, want) {
+			t.Errorf("put of a %d-byte key: %q (isError %v); want an error saying %q", len(key), got, isErr, want)
+		}
+	}
+	if _, ok := kv.m[strings.Repeat("k", 1025)]; ok {
+		t.Error("a 1025-byte key reached the store")
+	}
 	if got, isErr := call(load(Limits{}), "count", `{"key":"visits"}`); !isErr || got != "open: access-denied" {
 		t.Errorf("count without a KV: %q; want open: access-denied", got)
 	}
 	kv.failing = errors.New("plugin state in store redis://db:6379/0: store unavailable")
-	if got, isErr := call(b, "count", `{"key":"visits"}`); !isErr || got != "increment: other: plugin state in store redis://db:6379/0: store unavailable" {
+	if got, isErr := call(b, "count", `{"key":"visits"}`); !isErr || got != "increment: other: kv increment: plugin state in store redis://db:6379/0: store unavailable" {
 		t.Errorf("count with the store down: %q; want the error case other naming the store", got)
 	}
 }

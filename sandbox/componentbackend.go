@@ -149,7 +149,7 @@ func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.
 	}
 	w := &wasip2.State{
 		Env: b.lim.Env, Config: b.lim.Config, Stdout: stdout, Stderr: stderr,
-		Preopens: pre, HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log, KV: b.lim.KV,
+		Preopens: pre, HTTP: b.client, MaxHTTPBytes: maxHTTPBytes(b.lim), Log: b.log, KV: wasiKV(b.lim.KV),
 		Refused: func(err error) bool { var r *RefusedError; return errors.As(err, &r) },
 	}
 	inst, err := b.cp.Instantiate(ctx, w)

@@ -77,3 +77,46 @@ func KVDo(ctx context.Context, kv KV, req abi.KVRequest) (abi.KVReply, error) {
 	}
 	return rep, nil
 }
+
+// checkedKV is a KV as wasi:keyvalue gets it: every operation goes
+// through [KVDo], so a component meets the kv host function's key rule
+// (1 to 1024 bytes) and page bounds, with the same errors.
+type checkedKV struct{ kv KV }
+
+// wasiKV is kv for wasi:keyvalue; nil stays nil (the store does not open).
+func wasiKV(kv KV) KV {
+	if kv == nil {
+		return nil
+	}
+	return checkedKV{kv}
+}
+
+func (c checkedKV) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	rep, err := KVDo(ctx, c.kv, abi.KVRequest{Op: abi.KVGet, Key: key})
+	return rep.Value, rep.Found, err
+}
+
+func (c checkedKV) Set(ctx context.Context, key string, value []byte) error {
+	_, err := KVDo(ctx, c.kv, abi.KVRequest{Op: abi.KVSet, Key: key, Value: value})
+	return err
+}
+
+func (c checkedKV) Delete(ctx context.Context, key string) error {
+	_, err := KVDo(ctx, c.kv, abi.KVRequest{Op: abi.KVDelete, Key: key})
+	return err
+}
+
+func (c checkedKV) Exists(ctx context.Context, key string) (bool, error) {
+	rep, err := KVDo(ctx, c.kv, abi.KVRequest{Op: abi.KVExists, Key: key})
+	return rep.Found, err
+}
+
+func (c checkedKV) Keys(ctx context.Context, cursor string, limit int) ([]string, string, error) {
+	rep, err := KVDo(ctx, c.kv, abi.KVRequest{Op: abi.KVKeys, Cursor: cursor, Limit: limit})
+	return rep.Keys, rep.Cursor, err
+}
+
+func (c checkedKV) Increment(ctx context.Context, key string, delta int64) (int64, error) {
+	rep, err := KVDo(ctx, c.kv, abi.KVRequest{Op: abi.KVIncrement, Key: key, Delta: delta})
+	return rep.Number, err
+}

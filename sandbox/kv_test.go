@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -147,4 +148,85 @@ func FuzzKVFunc(f *testing.F) {
 			t.Fatalf("reply %q is not JSON: %v", reply, err)
 		}
 	})
+}
+
+// countingKV records the limits and keys the store is asked with.
+type countingKV struct {
+	*mapKV
+	calls  int
+	limits []int
+}
+
+func (k *countingKV) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	k.calls++
+	return k.mapKV.Get(ctx, key)
+}
+func (k *countingKV) Set(ctx context.Context, key string, v []byte) error {
+	k.calls++
+	return k.mapKV.Set(ctx, key, v)
+}
+func (k *countingKV) Delete(ctx context.Context, key string) error {
+	k.calls++
+	return k.mapKV.Delete(ctx, key)
+}
+func (k *countingKV) Exists(ctx context.Context, key string) (bool, error) {
+	k.calls++
+	return k.mapKV.Exists(ctx, key)
+}
+func (k *countingKV) Keys(ctx context.Context, cursor string, limit int) ([]string, string, error) {
+	k.calls++
+	k.limits = append(k.limits, limit)
+	return k.mapKV.Keys(ctx, cursor, limit)
+}
+func (k *countingKV) Increment(ctx context.Context, key string, d int64) (int64, error) {
+	k.calls++
+	return k.mapKV.Increment(ctx, key, d)
+}
+
+// TestWASIKeyValueRules: what wasi:keyvalue gets (wasiKV) applies the kv
+// host function's key rule and page bounds, through the one KVDo: a key
+// of 0 or 1025 bytes is refused with the very error the kv host function
+// gives, before the store is asked; 1 and 1024 bytes pass; a list-keys
+// page asks the store for at most 10 pages' worth of keys.
+func TestWASIKeyValueRules(t *testing.T) {
+	long, longest := strings.Repeat("k", maxKVKey+1), strings.Repeat("k", maxKVKey)
+	store := &countingKV{mapKV: &mapKV{m: map[string][]byte{}}}
+	w := wasiKV(store)
+	ops := map[string]func(key string) error{
+		abi.KVGet:       func(k string) error { _, _, err := w.Get(context.Background(), k); return err },
+		abi.KVSet:       func(k string) error { return w.Set(context.Background(), k, []byte("v")) },
+		abi.KVDelete:    func(k string) error { return w.Delete(context.Background(), k) },
+		abi.KVExists:    func(k string) error { _, err := w.Exists(context.Background(), k); return err },
+		abi.KVIncrement: func(k string) error { _, err := w.Increment(context.Background(), k, 1); return err },
+	}
+	for op, do := range ops {
+		for _, key := range []string{"", long} {
+			before := store.calls
+			err := do(key)
+			payload, _ := json.Marshal(abi.KVRequest{Op: op, Key: key, Value: []byte("v"), Delta: 1})
+			hostFunc := kvFunc(context.Background(), Limits{KV: store}, payload, nil)
+			if err == nil || string(hostFunc) != string(hostError(err)) {
+				t.Errorf("%s of a %d-byte key: wasi:keyvalue says %v; want the kv host function's %s", op, len(key), err, hostFunc)
+			}
+			if store.calls != before {
+				t.Errorf("%s of a %d-byte key reached the store", op, len(key))
+			}
+		}
+		for _, key := range []string{"k", longest} {
+			if err := do(key); err != nil {
+				t.Errorf("%s of a %d-byte key: %v; want it served", op, len(key), err)
+			}
+		}
+	}
+	for _, limit := range []int{0, -1, 1 << 30} {
+		if _, _, err := w.Keys(context.Background(), "", limit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int{KVKeysPage, KVKeysPage, KVKeysPage}; !slices.Equal(store.limits, want) {
+		t.Errorf("the store was asked for pages of %v; want %v", store.limits, want)
+	}
+	if wasiKV(nil) != nil {
+		t.Error("wasiKV(nil) is not nil: a plugin without a KV would open a store")
+	}
 }

@@ -91,6 +91,11 @@ func checkSecretsFile(f string) error {
 	if err != nil {
 		return err
 	}
+	return secretsMode(f, fi)
+}
+
+// secretsMode is checkSecretsFile's rule on f's information.
+func secretsMode(f string, fi os.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file", f)
 	}

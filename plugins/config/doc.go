@@ -11,7 +11,9 @@
 // and key ([ConfigError], with a "did you mean" for misspelt keys), what a
 // watcher should watch for a config ([Config.WatchPaths]), the sandbox
 // limits a spec ends up with ([EffectiveLimits]) and the secrets a plugin
-// may read ([ResolveSecrets]).
+// may read ([ResolveSecrets]). The files a config names that config
+// reads itself ([plugin.ui] pages, policy files, secrets_file) go
+// through package opfile, bounded and beneath their directory.
 //
 // It does not fetch, build or load anything: a Spec says where a plugin's
 // Wasm comes from, and package plugins/source gets it (config asks that

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcphost/mcphost/plugins/opfile"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -50,8 +50,11 @@ const policyMaps = "mcphost maps network.allow[].host, storage.allow[].uri and a
 // quoted or plain, anchors); every key must be one mcphost maps, and
 // anything else (a CIDR or deny list, a CPU limit, a typo) is an error
 // naming the file and line.
+//
+// It is read with the one reader of operator files (package opfile):
+// beneath its directory, at most [opfile.MaxPolicy] bytes.
 func ReadPolicy(file string) (*Policy, error) {
-	b, err := os.ReadFile(file)
+	b, _, err := opfile.Read(file, opfile.MaxPolicy)
 	if err != nil {
 		return nil, err
 	}

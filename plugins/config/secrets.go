@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/mcphost/mcphost/plugins/opfile"
 )
 
 // ResolveSecrets reads the values of the plugin's allowed_secrets: each
@@ -40,15 +42,17 @@ func ResolveSecrets(spec *Spec, server *ServerConfig, log *slog.Logger) (map[str
 	return out, nil
 }
 
-// readSecretsFile reads NAME=value lines, after checking that only the
-// file's owner can read it. Blank lines and lines starting with # are
-// skipped; a value may be wrapped in one pair of double or single quotes.
+// readSecretsFile reads NAME=value lines, with the one reader of
+// operator files (beneath its directory, at most [opfile.MaxSecrets]
+// bytes), after checking that only the file's owner can read the file it
+// opened. Blank lines and lines starting with # are skipped; a value may
+// be wrapped in one pair of double or single quotes.
 func readSecretsFile(f string) (map[string]string, error) {
-	if err := checkSecretsFile(f); err != nil {
+	b, fi, err := opfile.Read(f, opfile.MaxSecrets)
+	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(f)
-	if err != nil {
+	if err := secretsMode(f, fi); err != nil {
 		return nil, err
 	}
 	return parseSecrets(f, b)

@@ -6,10 +6,11 @@ import (
 	"io/fs"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcphost/mcphost/plugins/opfile"
 )
 
 // UI is a plugin's [plugin.ui] table: the MCP Apps (SEP-1865) its tools
@@ -44,7 +45,7 @@ type UICSP struct {
 	BaseURI  []string `json:"baseUriDomains,omitempty"`  // <base href>
 }
 
-// MaxUIPage caps one [plugin.ui] page.
+// MaxUIPage caps one [plugin.ui] page (package opfile reads it).
 const MaxUIPage = 4 << 20
 
 var uiKeys = []string{"tools", "csp_connect", "csp_resources", "csp_frames", "csp_base_uri"}
@@ -91,7 +92,7 @@ func (p *configParser) ui(s section, m map[string]any, spec *Spec) *UI {
 				continue
 			}
 			file := filepath.Join(dir, filepath.FromSlash(page))
-			html, err := readPage(file)
+			html, err := readPage(dir, page)
 			if err != nil {
 				s.errf(key, "%v", err)
 				delete(ui.Tools, tool)
@@ -135,19 +136,14 @@ func (s section) unknownSub(table string, t map[string]any, known []string, want
 	}
 }
 
-func readPage(file string) ([]byte, error) {
-	st, err := os.Stat(file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("page %s does not exist", file)
-	case err != nil:
-		return nil, fmt.Errorf("page: %w", err)
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("page %s: not a regular file", file)
-	case st.Size() > MaxUIPage:
-		return nil, fmt.Errorf("page %s: %d bytes is more than the %d a page may have", file, st.Size(), MaxUIPage)
+// readPage reads page (slash-separated, local) beneath dir with the one
+// reader of operator files: a page that is a link out of dir, or larger
+// than MaxUIPage, is an error naming it.
+func readPage(dir, page string) ([]byte, error) {
+	b, _, err := opfile.ReadIn(dir, page, MaxUIPage)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("page %s does not exist", filepath.Join(dir, filepath.FromSlash(page)))
 	}
-	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("page: %w", err)
 	}

@@ -17,6 +17,21 @@ func TestParseConfigUI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "plugins", "ui", "view.html"), page, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A page that links out of the plugin's directory, and one too big
+	// (sparse: it takes no disk, and must take no memory either).
+	secret := filepath.Join(dir, "credentials")
+	if err := os.WriteFile(secret, []byte("aws_secret_access_key = hunter2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "plugins", "ui", "show.html")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugins", "ui", "big.html"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "plugins", "ui", "big.html"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
 	head := "[[plugin]]\nname = \"weather\"\npath = \"plugins/weather.wasm\"\n[plugin.ui]\n"
 	tests := []struct {
 		name, src string
@@ -32,6 +47,8 @@ csp_base_uri = ["https://example.com/"]
 		{"page outside the directory", head + "tools = { show = \"../secret.html\" }\n", `key "ui.tools.show": page "../secret.html": want a file name inside the plugin's directory`},
 		{"absolute page", head + "tools = { show = \"/etc/passwd\" }\n", `want a file name inside the plugin's directory`},
 		{"a directory", head + "tools = { show = \"ui\" }\n", `not a regular file`},
+		{"page linked out of the directory", head + "tools = { show = \"ui/show.html\" }\n", `key "ui.tools.show": page: ` + filepath.Join(dir, "plugins", "ui", "show.html") + ` leads outside ` + filepath.Join(dir, "plugins")},
+		{"page too big", head + "tools = { show = \"ui/big.html\" }\n", `key "ui.tools.show": page: ` + filepath.Join(dir, "plugins", "ui", "big.html") + ` is 1073741824 bytes, more than the limit of 4 MiB`},
 		{"unknown key", head + "csp_conect = [\"https://a.example\"]\n", `key "ui.csp_conect": unknown key (did you mean "csp_connect"?)`},
 		{"far unknown key", head + "pages = {}\n", `key "ui.pages": unknown key (want tools, csp_connect`},
 		{"not a table", "[[plugin]]\nname = \"weather\"\npath = \"plugins/weather.wasm\"\nui = \"view.html\"\n", `key "ui": want a table`},

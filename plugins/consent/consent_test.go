@@ -404,3 +404,41 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestGrantsFileBounded: the grants file is read with the one reader of
+// operator files: a sparse 1 GiB file is refused before it is read,
+// naming the file and the limit, and a link out of its directory is
+// refused; either way no grant stands.
+func TestGrantsFileBounded(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "forged.toml")
+	if err := os.WriteFile(outside, []byte("[[grant]]\nplugin = \"fetch\"\ncode = \"sha256:"+strings.Repeat("0", 64)+"\"\nhost = \"a.example:443\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		make func(file string) error
+		want string
+	}{
+		{"sparse", func(f string) error {
+			if err := os.WriteFile(f, nil, 0o600); err != nil {
+				return err
+			}
+			return os.Truncate(f, 1<<30)
+		}, "is 1073741824 bytes, more than the limit of 16 MiB"},
+		{"linked out", func(f string) error { return os.Symlink(outside, f) }, "leads outside"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), GrantsFileName)
+			if err := tt.make(file); err != nil {
+				t.Fatal(err)
+			}
+			g, err := OpenGrants(file)
+			if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("OpenGrants: %v; want an error naming %s and saying %q", err, file, tt.want)
+			}
+			if g != nil && len(g.List()) != 0 {
+				t.Errorf("grants %v stand from a file refused", g.List())
+			}
+		})
+	}
+}

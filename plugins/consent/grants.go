@@ -18,6 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/opfile"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -214,8 +215,10 @@ func (g *Grants) current(ctx context.Context) ([]Grant, error) {
 	return g.list, nil
 }
 
+// readGrants reads the grants file with the one reader of operator
+// files: beneath its directory, at most opfile.MaxGrants bytes.
 func readGrants(file string) ([]Grant, error) {
-	b, err := os.ReadFile(file)
+	b, _, err := opfile.Read(file, opfile.MaxGrants)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -33,12 +33,39 @@ var kvStoreNames = []string{"default", ""}
 // kvKeysPage is the page size of list-keys.
 const kvKeysPage = 100
 
+// kvCursors is how many of its latest list-keys cursors a bucket keeps
+// (wasi:keyvalue@0.2.0-draft's are u64s standing for the store's own
+// strings): a walk uses each once, and one walk, or a few side by side,
+// never needs an older one, while a loop of list-keys calls must not
+// grow the bucket.
+const kvCursors = 16
+
 // kvBucket is a wasi:keyvalue bucket resource: the plugin's KV.
 type kvBucket struct {
 	kv KeyValue
-	// cursors maps the u64 cursors of wasi:keyvalue@0.2.0-draft's
-	// list-keys to the store's own (a string): cursor i+1 is cursors[i].
-	cursors []string
+	// cursors holds the store's cursors behind the latest u64 cursors
+	// handed out: cursor n (1-based, issued is the last) is
+	// cursors[(n-1)%kvCursors] while n > issued-kvCursors.
+	cursors [kvCursors]string
+	issued  uint64
+}
+
+// cursor returns the store's cursor behind the draft's cursor n.
+func (b *kvBucket) cursor(n uint64) (string, error) {
+	switch {
+	case n == 0 || n > b.issued:
+		return "", fmt.Errorf("list-keys: cursor %d was not returned by this bucket", n)
+	case n+kvCursors <= b.issued:
+		return "", fmt.Errorf("list-keys: cursor %d expired: a bucket keeps its latest %d cursors; list again from the start", n, kvCursors)
+	}
+	return b.cursors[(n-1)%kvCursors], nil
+}
+
+// keep hands out a draft cursor for the store's cursor next.
+func (b *kvBucket) keep(next string) uint64 {
+	b.issued++
+	b.cursors[(b.issued-1)%kvCursors] = next
+	return b.issued
 }
 
 // addKeyValue serves wasi:keyvalue/store and wasi:keyvalue/atomics as
@@ -109,11 +136,11 @@ func addKeyValue(add func(iface, name string, f component.HostFunc)) {
 		switch v := c.Val.(type) {
 		case string: // draft2
 			cursor = v
-		case uint64: // draft: an index into b.cursors
-			if v == 0 || v > uint64(len(b.cursors)) {
-				return fail(hc, fmt.Errorf("list-keys: cursor %d was not returned by this bucket", v)), nil
+		case uint64: // draft: one of the bucket's latest cursors
+			var err error
+			if cursor, err = b.cursor(v); err != nil {
+				return fail(hc, err), nil
 			}
-			cursor = b.cursors[v-1]
 		}
 		keys, next, err := b.kv.Keys(hc.Ctx, cursor, kvKeysPage)
 		if err != nil {
@@ -128,8 +155,7 @@ func addKeyValue(add func(iface, name string, f component.HostFunc)) {
 			if hc.Type.Params[1].Type.Elem.Kind == component.String {
 				nextCase = component.Case{Index: 1, Val: next}
 			} else {
-				b.cursors = append(b.cursors, next)
-				nextCase = component.Case{Index: 1, Val: uint64(len(b.cursors))}
+				nextCase = component.Case{Index: 1, Val: b.keep(next)}
 			}
 		}
 		return ok([]any{list, nextCase}), nil

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package opfile
+
+const openFlags = 0
