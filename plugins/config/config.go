@@ -204,6 +204,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		}
 	}
 	p.guardMounts(cfg)
+	cfg.Server.hidden = cfg.Hidden()
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *ConfigError) int { return cmp.Compare(a.Line, b.Line) })
 		errs := make([]error, len(p.errs))
@@ -305,6 +306,9 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 
 		KVMaxKeys:  cmp.Or(spec.KVMaxKeys, DefaultKVMaxKeys),
 		KVMaxBytes: cmp.Or(spec.KVMaxBytes, DefaultKVMaxBytes),
+	}
+	if len(lim.AllowedPaths)+len(lim.MayRequestPaths) > 0 {
+		lim.Hidden = server.hidden
 	}
 	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)
