@@ -323,8 +323,10 @@ func LoadTimeout(spec *Spec, server *ServerConfig) time.Duration {
 }
 
 // WatchPaths returns what a file watcher should watch for c: the config
-// file, the plugin_dir, every plugin's .wasm file and every Go-source
-// plugin's directory (not the packages it imports from elsewhere); for a
+// file and the files whose content is part of it (policy and secrets
+// files: [Config.DependsOn]), the plugin_dir, every plugin's .wasm file
+// and every Go-source plugin's directory (not the packages it imports
+// from elsewhere); for a
 // plugin with build and watch, its watch globs instead of its .wasm file,
 // which its own build writes (a reload then follows the save, not the
 // build's output). Sorted, without duplicates; paths that do not exist yet
@@ -337,6 +339,7 @@ func (c *Config) WatchPaths() []string {
 		}
 	}
 	add(c.File)
+	out = append(out, c.DependsOn()...)
 	add(c.Server.PluginDir)
 	for _, s := range c.Plugins {
 		if len(s.Watch) > 0 {
