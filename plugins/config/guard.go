@@ -258,11 +258,22 @@ func (p *configParser) guardMounts(cfg *Config) {
 		if !o.Secret {
 			continue
 		}
-		if n := links(o.Path); n > 1 {
-			top.errf("", "%s, %s, has %d hard links: another name for it may sit inside a mount, where a plugin could read or change it; "+
-				"remove the other links (find / -samefile %s) or copy the file", o.Path, o.What, n, o.Path)
+		if err := SingleLink(o.Path); err != nil {
+			top.errf("", "%s: %v", o.What, err)
 		}
 	}
+}
+
+// SingleLink refuses a file with more than one hard link, naming it: an
+// operator's file with another name may have that name inside a mount,
+// where a plugin could read or change it and no path comparison sees it.
+// A file that does not exist, or is not a regular file, passes.
+func SingleLink(file string) error {
+	if n := links(file); n > 1 {
+		return fmt.Errorf("%s has %d hard links: another name for it may sit inside a mount, where a plugin could read or change it; "+
+			"remove the other links (find / -samefile %s) or copy the file", file, n, file)
+	}
+	return nil
 }
 
 // checkGuarded says why the mount mt may not be given, or "".

@@ -215,6 +215,9 @@ func (g *Grants) current(ctx context.Context) ([]Grant, error) {
 }
 
 func readGrants(file string) ([]Grant, error) {
+	if err := config.SingleLink(file); err != nil {
+		return nil, fmt.Errorf("grants: %w", err) // not one grant of it stands
+	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
