@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/plugins/source"
+	"github.com/mcphost/mcphost/sandbox"
 )
 
 // keySamples gives every key of plugins.toml a value, as the table it
@@ -214,4 +215,47 @@ func walkStrings(v reflect.Value, field, tag string, fn func(field, tag, v strin
 			walkStrings(v.Field(i), field+"."+f.Name, ftag, fn)
 		}
 	}
+}
+
+// TestReachTagged: every mount a configuration type holds is tagged reach
+// (so that guardMounts checks it against the inventory), and every field
+// tagged reach is a []sandbox.Mount (what guardMounts reads).
+func TestReachTagged(t *testing.T) {
+	mounts := reflect.TypeFor[[]sandbox.Mount]()
+	seen := map[reflect.Type]bool{}
+	var walk func(typ reflect.Type, where string)
+	walk = func(typ reflect.Type, where string) {
+		switch typ.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			walk(typ.Elem(), where)
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if seen[typ] || typ == reflect.TypeFor[sandbox.Mount]() {
+			if typ == reflect.TypeFor[sandbox.Mount]() {
+				t.Errorf("%s holds a sandbox.Mount outside a reach-tagged []sandbox.Mount", where)
+			}
+			return
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			key, reach := f.Tag.Lookup("reach")
+			switch {
+			case reach && f.Type != mounts:
+				t.Errorf("%s.%s is tagged reach:%q but is a %s; guardMounts reads []sandbox.Mount", where, f.Name, key, f.Type)
+			case reach:
+			case f.Type == mounts:
+				t.Errorf("%s.%s is a []sandbox.Mount without a reach tag: guardMounts would not check it", where, f.Name)
+			default:
+				walk(f.Type, where+"."+f.Name)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "Config")
 }
