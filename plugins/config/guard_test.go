@@ -199,3 +199,28 @@ func TestHardLinkedOwnedFile(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyGrantsItsOwnDirectory: a policy whose storage grant is
+// writable over the policy's own directory (away from plugins.toml) is
+// refused, naming the policy file: a plugin could rewrite its own grants.
+func TestPolicyGrantsItsOwnDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	pol := filepath.Join(dir, "pol")
+	if err := os.Mkdir(pol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ access, want string }{{"[read, write]", `plugin "w"'s policy file`}, {"[read]", ""}} {
+		policy := "permissions:\n  storage:\n    allow:\n      - uri: fs://" + pol + "\n        access: " + tc.access + "\n"
+		if err := os.WriteFile(filepath.Join(pol, "policy.yaml"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ParseConfig(filepath.Join(dir, "plugins.toml"), []byte("[[plugin]]\nname = \"w\"\npath = \"w.wasm\"\npolicy = \"pol/policy.yaml\"\n"))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("access %s: %v; want it to load", tc.access, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `key "policy"`) || !strings.Contains(err.Error(), "policy.yaml:4")):
+			t.Errorf("access %s: %v; want a refusal at key policy, naming policy.yaml:4 and %s", tc.access, err, tc.want)
+		}
+	}
+}
