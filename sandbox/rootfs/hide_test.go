@@ -11,8 +11,9 @@ import (
 
 // TestHide: a hidden file cannot be opened, stat-ed or changed through
 // any name inside the mount (its own, a symlink, a hard link, after being
-// replaced by a rename), read-only or not; the other files can, and a
-// listing still shows the name.
+// replaced by a rename), read-only or not, gated or not (an allow_once
+// opens nothing more); the other files can, and a listing still shows
+// the name.
 func TestHide(t *testing.T) {
 	for _, ro := range []bool{true, false} {
 		dir := t.TempDir()
@@ -46,6 +47,12 @@ func TestHide(t *testing.T) {
 		}
 		if _, e := f.Lstat("sub/link"); e != 0 {
 			t.Errorf("ro=%v: lstat sub/link (the link itself): %v; want it to succeed", ro, e)
+		}
+		// What a person allows (a may_request_paths mount, its gate open)
+		// is the same mount: the hidden file stays hidden.
+		g := f.WithGate(func(bool) experimentalsys.Errno { return 0 }, &Handles{})
+		if _, e := g.OpenFile("sub/link", experimentalsys.O_RDONLY, 0); e != experimentalsys.EACCES {
+			t.Errorf("ro=%v: open sub/link through an open gate: %v; want EACCES", ro, e)
 		}
 		if got, e := read(f, "ok.txt"); e != 0 || got != "fine" {
 			t.Errorf("ro=%v: read ok.txt = %q, %v; want \"fine\"", ro, got, e)
