@@ -488,3 +488,46 @@ func TestManagerNoPluginWaits(t *testing.T) {
 		t.Errorf("third report: got %+v; want extra, fast and slow reloaded", rep)
 	}
 }
+
+// TestManagerWatchesPolicy: a plugin's policy file is watched like
+// plugins.toml: an operator's edit applies at once, and a broken edit
+// changes nothing (the last good policy keeps serving) until it is fixed.
+func TestManagerWatchesPolicy(t *testing.T) {
+	root := t.TempDir()
+	conf, policy := filepath.Join(root, "plugins.toml"), filepath.Join(root, "policy.yaml")
+	grant := func(host string) string {
+		return "version: \"1.0\"\npermissions:\n  network:\n    allow:\n      - host: " + host + "\n"
+	}
+	write(t, policy, grant("a.example"))
+	write(t, conf, "[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\npolicy = \"policy.yaml\"\n")
+	write(t, filepath.Join(root, "a.wasm"), string(toolModule("x")))
+	r := startManager(t, NewLoader(LoaderOptions{Engine: newEngine(t), Logger: discard()}), conf)
+	hosts := func() []string {
+		_, a := r.current()
+		if a == nil {
+			return nil
+		}
+		return a.Spec.AllowedHosts
+	}
+	if rep := r.next(t); rep.Err != nil || !slices.Equal(hosts(), []string{"a.example"}) {
+		t.Fatalf("initial load: %v, allowed_hosts %q; want a.example", rep.Err, hosts())
+	}
+	for _, st := range []struct {
+		name, policy string
+		err          bool
+		want         string
+	}{
+		{"an edit applies", grant("b.example"), false, "b.example"},
+		{"a broken edit keeps the last good policy", "permissions: [", true, "b.example"},
+		{"the fix applies", grant("c.example"), false, "c.example"},
+	} {
+		write(t, policy, st.policy)
+		rep := r.next(t)
+		if (rep.Err != nil) != st.err || !slices.Contains(rep.Trigger, policy) {
+			t.Errorf("%s: err %v, trigger %q; want an error %v, triggered by %s", st.name, rep.Err, rep.Trigger, st.err, policy)
+		}
+		if got := hosts(); !slices.Equal(got, []string{st.want}) {
+			t.Errorf("%s: allowed_hosts %q; want [%s]", st.name, got, st.want)
+		}
+	}
+}

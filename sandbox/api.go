@@ -112,6 +112,12 @@ type Limits struct {
 	// fails with EACCES). A
 	// ReadOnly entry is never asked for write: writes fail with EROFS.
 	MayRequestPaths []Mount
+	// Hidden are host files no mount shows, whatever name leads to them
+	// inside it (a symlink, another hard link): opening, stat-ing or
+	// changing one fails with EACCES (rootfs.FS.Hide). The caller decides
+	// what they are (package config: the files that decide what plugins
+	// may do, which a read-only mount may hold).
+	Hidden []string
 	// Env is the guest's whole environment.
 	Env map[string]string
 	// Config is the Extism config (config_get).

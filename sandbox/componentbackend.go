@@ -53,7 +53,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	if err != nil {
 		return nil, nil, componentFormatError(wasm, err)
 	}
-	ms, err := openMounts(lim.AllowedPaths, lim.MayRequestPaths, mountLog, name)
+	ms, err := openMounts(lim.AllowedPaths, lim.MayRequestPaths, lim.Hidden, mountLog, name)
 	if err != nil {
 		return nil, nil, &LoadError{Stage: "limits", Err: err}
 	}

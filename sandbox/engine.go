@@ -191,7 +191,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 
 	// Every backend sees the mounts through rootfs (mountFS), which keeps
 	// every path and symlink beneath its mount.
-	fsc, mounts, err := mountFS(lim.AllowedPaths, lim.MayRequestPaths, e.log, name)
+	fsc, mounts, err := mountFS(lim.AllowedPaths, lim.MayRequestPaths, lim.Hidden, e.log, name)
 	if err != nil {
 		be.close(ctx, true)
 		use.close(ctx)

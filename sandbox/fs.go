@@ -24,9 +24,9 @@ import (
 // instance's own configuration (instanceFSConfig) opens them to a call
 // that a person allowed. It also returns the mounted filesystems, which
 // instances mount again (instanceFSConfig).
-func mountFS(allowed, may []Mount, log *slog.Logger, plugin string) (wazero.FSConfig, []mounted, error) {
+func mountFS(allowed, may []Mount, hidden []string, log *slog.Logger, plugin string) (wazero.FSConfig, []mounted, error) {
 	cfg := wazero.NewFSConfig()
-	ms, err := openMounts(allowed, may, log, plugin)
+	ms, err := openMounts(allowed, may, hidden, log, plugin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,9 +37,10 @@ func mountFS(allowed, may []Mount, log *slog.Logger, plugin string) (wazero.FSCo
 }
 
 // openMounts opens each mount as a rootfs.FS, in order, allowed before
-// may (whose mounts are gated). Components take their preopens from here,
+// may (whose mounts are gated), each hiding the host files hidden.
+// Components take their preopens from here,
 // as core modules take their FSConfig from mountFS.
-func openMounts(allowed, may []Mount, log *slog.Logger, plugin string) ([]mounted, error) {
+func openMounts(allowed, may []Mount, hidden []string, log *slog.Logger, plugin string) ([]mounted, error) {
 	if len(allowed)+len(may) == 0 {
 		return nil, nil
 	}
@@ -54,6 +55,7 @@ func openMounts(allowed, may []Mount, log *slog.Logger, plugin string) ([]mounte
 				}
 				return nil, fmt.Errorf("allowed paths: %w", err)
 			}
+			fs.Hide(hidden)
 			out = append(out, mounted{root: fs, guest: m.Guest, host: m.Host, readOnly: m.ReadOnly, gated: i == 1})
 		}
 	}

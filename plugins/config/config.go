@@ -204,6 +204,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		}
 	}
 	p.guardMounts(cfg)
+	cfg.Server.hidden = cfg.Hidden()
 	if len(p.errs) > 0 {
 		slices.SortStableFunc(p.errs, func(a, b *ConfigError) int { return cmp.Compare(a.Line, b.Line) })
 		errs := make([]error, len(p.errs))
@@ -306,6 +307,9 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 		KVMaxKeys:  cmp.Or(spec.KVMaxKeys, DefaultKVMaxKeys),
 		KVMaxBytes: cmp.Or(spec.KVMaxBytes, DefaultKVMaxBytes),
 	}
+	if len(lim.AllowedPaths)+len(lim.MayRequestPaths) > 0 {
+		lim.Hidden = server.hidden
+	}
 	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
 		lim.MaxInputBytes = int(server.MaxMessageBytes)
 	}
@@ -319,8 +323,10 @@ func LoadTimeout(spec *Spec, server *ServerConfig) time.Duration {
 }
 
 // WatchPaths returns what a file watcher should watch for c: the config
-// file, the plugin_dir, every plugin's .wasm file and every Go-source
-// plugin's directory (not the packages it imports from elsewhere); for a
+// file and the files whose content is part of it (policy and secrets
+// files: [Config.DependsOn]), the plugin_dir, every plugin's .wasm file
+// and every Go-source plugin's directory (not the packages it imports
+// from elsewhere); for a
 // plugin with build and watch, its watch globs instead of its .wasm file,
 // which its own build writes (a reload then follows the save, not the
 // build's output). Sorted, without duplicates; paths that do not exist yet
@@ -333,6 +339,7 @@ func (c *Config) WatchPaths() []string {
 		}
 	}
 	add(c.File)
+	out = append(out, c.DependsOn()...)
 	add(c.Server.PluginDir)
 	for _, s := range c.Plugins {
 		if len(s.Watch) > 0 {

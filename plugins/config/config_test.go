@@ -63,7 +63,8 @@ source = "/abs/src"
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
 		StartupWait: 3 * time.Second, ShutdownGrace: DefaultShutdownGrace, DrainGrace: DefaultDrainGrace, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
-		LoadTimeout: 90 * time.Second, MemoryPages: 2048, MaxInstances: 3, TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond}
+		LoadTimeout: 90 * time.Second, MemoryPages: 2048, MaxInstances: 3, TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond,
+		hidden: []string{filepath.Join(dir, GrantsFileName), file}}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
 		t.Errorf("server: got %+v; want %+v", cfg.Server, wantServer)
 	}

@@ -4,12 +4,14 @@
 //
 // It owns parsing ([ParseConfig], [LoadConfig]), every check on what a
 // user wrote (names, numbers before they reach an API that panics, paths,
-// mounts (guard.go: no writable mount over the config, the grants file,
-// plugins' code or mcphost's caches, whatever table or policy file it came
-// from), url and oci pins, [plugin.signature] tables, build commands and
+// mounts (guard.go: the inventory of what the operator owns,
+// [Config.Inventory], from the owned tags of its types; no writable mount
+// over any of it, whatever table or policy file it came from; the secret
+// files hidden from read-only ones, [Config.Hidden]), url and oci pins, [plugin.signature] tables, build commands and
 // their watch globs), the errors that name the file, line, plugin
 // and key ([ConfigError], with a "did you mean" for misspelt keys), what a
-// watcher should watch for a config ([Config.WatchPaths]), the sandbox
+// watcher should watch for a config ([Config.WatchPaths], policy and
+// secrets files included: [Config.DependsOn]), the sandbox
 // limits a spec ends up with ([EffectiveLimits]) and the secrets a plugin
 // may read ([ResolveSecrets]). The files a config names that config
 // reads itself ([plugin.ui] pages, policy files, secrets_file) go

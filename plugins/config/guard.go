@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -24,47 +25,171 @@ func CacheRoot() string {
 	return filepath.Join(dir, "mcphost")
 }
 
-// guarded is a host path no plugin may write through a mount: what decides
-// what plugins may do (the config file, the grants file) or what code
-// they run (a plugin's .wasm, source or build directory, the plugin_dir,
-// mcphost's caches).
-type guarded struct {
-	path string
-	what string
-	// inside: a mount beneath path is refused too (a cache entry or a
-	// drop-in written from inside is as bad as one written from above).
-	inside bool
+// Owned is one host path the operator owns: a path the configuration
+// names, or one mcphost reads or writes on the operator's behalf. No
+// plugin's mount may reach it (see [Config.Inventory] and guardMounts).
+type Owned struct {
+	Path string // absolute; for a glob, the directory it matches in
+	// What names it in messages, with what a plugin could do with it.
+	What string
+	// Secret: it decides what plugins may do or holds secrets (the config,
+	// grants, policy and secrets files), so no mount may show it, not even
+	// read-only: a read-only mount that holds it hides it (sandbox.Limits.Hidden).
+	// Other entries are code and what builds it: a mount may read them.
+	Secret bool
+	// Dir: every file beneath Path counts, so a writable mount beneath it
+	// is refused as well as one above it.
+	Dir bool
 }
 
-// guardedPaths lists what cfg's mounts must not hold writable.
-func guardedPaths(cfg *Config) []guarded {
-	var out []guarded
-	if cfg.File != "" {
-		if abs, err := filepath.Abs(cfg.File); err == nil {
-			out = append(out,
-				guarded{path: abs, what: "the config file " + filepath.Base(abs) + " (a plugin could rewrite its own limits)"},
-				guarded{path: filepath.Join(filepath.Dir(abs), GrantsFileName), what: "the grants file " + GrantsFileName + " (a plugin could grant itself)"})
+// The configuration's types say which of their fields hold paths, so that
+// a key cannot name a path without the inventory knowing it (TestInventory
+// gives every key a path and fails when one lands in an untagged field):
+//
+//	owned:"decides" — a file that decides what plugins may do (Owned.Secret)
+//	owned:"runs"    — code, or what code is built or trusted from
+//	owned:"…,dir"   — a directory (Owned.Dir)
+//	owned:"…,glob"  — globs; their directories count, as with dir
+//	what:"…"        — how messages name it (after "plugin NAME's" in a
+//	                  Spec; %s is the file's base name)
+//	reach:"KEY"     — the []sandbox.Mount a plugin gets from KEY: checked
+//	                  against the inventory by guardMounts
+//
+// A field of another package's type (source.Signature) carries the same
+// tags.
+
+// Inventory returns every path the operator owns: each value of a field
+// tagged owned in c, the grants file beside the config file, mcphost's
+// caches and, when a plugin is built from Go source, the go command's
+// caches. Paths are as written (absolute); compare them with symlinks
+// resolved (withReal).
+func (c *Config) Inventory() []Owned {
+	var out []Owned
+	walkTagged(reflect.ValueOf(c).Elem(), "", func(f reflect.StructField, v reflect.Value, plugin string) {
+		tag, ok := f.Tag.Lookup("owned")
+		if !ok {
+			return
 		}
-	}
-	if d := cfg.Server.PluginDir; d != "" {
-		out = append(out, guarded{path: d, what: "the plugin_dir (a plugin could add plugins)", inside: true})
-	}
-	for _, s := range cfg.Plugins {
-		for _, p := range []struct{ path, what string }{
-			{s.Path, ".wasm"}, {s.Source, "source directory"}, {s.BuildDir, "build directory"},
-		} {
-			if p.path != "" {
-				out = append(out, guarded{path: p.path, what: fmt.Sprintf("plugin %q's %s (a plugin could change code that runs)", s.Name, p.what)})
+		kind, opts, _ := strings.Cut(tag, ",")
+		what := f.Tag.Get("what")
+		if plugin != "" {
+			what = fmt.Sprintf("plugin %q's %s", plugin, what)
+		}
+		if kind == "runs" && !strings.Contains(what, "(") {
+			what += " (a plugin could change code that runs)"
+		}
+		var vals []string
+		switch v.Kind() {
+		case reflect.String:
+			vals = []string{v.String()}
+		case reflect.Slice:
+			vals = v.Interface().([]string)
+		}
+		for _, p := range vals {
+			if p == "" {
+				continue
 			}
+			what := what
+			if strings.Contains(what, "%s") {
+				what = fmt.Sprintf(what, filepath.Base(p))
+			}
+			o := Owned{Path: p, What: what, Secret: kind == "decides", Dir: opts == "dir"}
+			if opts == "glob" {
+				o.Path, o.Dir = globDir(p), true
+			}
+			out = append(out, o)
+		}
+	})
+	if c.File != "" {
+		if abs, err := filepath.Abs(c.File); err == nil {
+			out = append(out, Owned{Path: filepath.Join(filepath.Dir(abs), GrantsFileName),
+				What: "the grants file " + GrantsFileName + " (a plugin could grant itself)", Secret: true})
 		}
 	}
-	out = append(out, guarded{path: CacheRoot(), what: "mcphost's caches (compiled code, builds, downloads: a plugin could change code that runs)", inside: true})
-	if slices.ContainsFunc(cfg.Plugins, func(s Spec) bool { return s.Source != "" }) {
+	out = append(out, Owned{Path: CacheRoot(), What: "mcphost's caches (compiled code, builds, downloads: a plugin could change code that runs)", Dir: true})
+	if slices.ContainsFunc(c.Plugins, func(s Spec) bool { return s.Source != "" }) {
 		for _, d := range goCaches() {
-			out = append(out, guarded{path: d, what: "the go command's caches (a plugin could change what Go-source plugins are built from)", inside: true})
+			out = append(out, Owned{Path: d, What: "the go command's caches (a plugin could change what Go-source plugins are built from)", Dir: true})
 		}
 	}
 	return out
+}
+
+// Hidden returns the files of c's inventory that no mount may show
+// (Owned.Secret), for sandbox.Limits.Hidden: a read-only mount may hold
+// them, and the plugin then cannot open, stat or link them.
+func (c *Config) Hidden() []string {
+	var out []string
+	for _, o := range c.Inventory() {
+		if o.Secret {
+			out = append(out, o.Path)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// DependsOn returns the files whose content is part of c besides the
+// config file itself (policy and secrets files): a watcher watches them as
+// it does plugins.toml, so that an operator's edit applies.
+func (c *Config) DependsOn() []string {
+	var out []string
+	for _, o := range c.Inventory() {
+		if o.Secret && o.Path != c.File && filepath.Base(o.Path) != GrantsFileName {
+			out = append(out, o.Path)
+		}
+	}
+	return out
+}
+
+// walkTagged calls fn for every exported struct field beneath v that
+// carries an owned or reach tag (and does not look inside it), with the
+// name of the [[plugin]] it belongs to ("" outside one). Interfaces (a
+// Native module) are not walked: they are code, not configuration.
+func walkTagged(v reflect.Value, plugin string, fn func(f reflect.StructField, v reflect.Value, plugin string)) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			walkTagged(v.Elem(), plugin, fn)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			walkTagged(v.Index(i), plugin, fn)
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			walkTagged(it.Value(), plugin, fn)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[Spec]() {
+			plugin = v.FieldByName("Name").String()
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			_, owned := f.Tag.Lookup("owned")
+			_, reach := f.Tag.Lookup("reach")
+			if owned || reach {
+				fn(f, v.Field(i), plugin)
+				continue
+			}
+			walkTagged(v.Field(i), plugin, fn)
+		}
+	}
+}
+
+// globDir is the directory a glob matches in: its longest leading part
+// without pattern characters.
+func globDir(pat string) string {
+	dir := pat
+	for strings.ContainsAny(dir, `*?[\`) {
+		dir = filepath.Dir(dir)
+	}
+	return dir
 }
 
 // goCaches are the go command's build and module caches as the
@@ -90,44 +215,83 @@ func goCaches() []string {
 	return out
 }
 
-// guardMounts refuses every writable mount (allowed_paths and
-// may_request_paths that are not read-only, whatever they came from: a
-// string, a table or a policy file) that holds, or for caches and the
-// plugin_dir lies inside, a guarded path, comparing both as written and
-// with symlinks resolved. A read-only mount of them is allowed: it changes
-// nothing a plugin may do or run (it may show the config file, so keep
-// secrets in secrets_file or the keyring, not in env).
+// guardMounts checks every mount a plugin gets (each field tagged reach:
+// allowed_paths and may_request_paths, whatever they came from: a string,
+// a table or a policy file's storage grants; what a person may allow at
+// call time is one of these mounts, behind its gate) against the
+// inventory, comparing paths as written and with symlinks resolved:
+//
+//   - a writable mount that holds an owned path, or lies beneath an owned
+//     directory, is refused;
+//   - a read-only mount may hold owned paths: code may be read, and the
+//     secret ones (Owned.Secret) are hidden from it by the sandbox
+//     (sandbox.Limits.Hidden, from [Config.Hidden]).
+//
+// It also refuses a secret file (Owned.Secret) with more than one hard
+// link: another name for it could sit inside a mount, where no path
+// comparison sees it. Code files are left to the rule above and to sha256
+// pins: build tools hard-link their artefacts (cargo does).
 func (p *configParser) guardMounts(cfg *Config) {
-	guards := guardedPaths(cfg)
+	owned := cfg.Inventory()
 	for i := range cfg.Plugins {
 		spec := &cfg.Plugins[i]
 		s := section{p: p, table: "plugin", index: i + 1, name: spec.Name}
-		for _, key := range []string{"allowed_paths", "may_request_paths"} {
-			list := spec.AllowedPaths
-			if key == "may_request_paths" {
-				list = spec.MayRequestPaths
+		walkTagged(reflect.ValueOf(spec).Elem(), spec.Name, func(f reflect.StructField, v reflect.Value, _ string) {
+			key, ok := f.Tag.Lookup("reach")
+			if !ok {
+				return
 			}
-			for j, mt := range list {
-				if msg := checkGuarded(mt, guards); msg != "" {
+			for j, mt := range v.Interface().([]sandbox.Mount) {
+				msg := checkGuarded(mt, owned)
+				switch {
+				case msg == "":
+				case mt.From != "":
+					s.errf("policy", "%s: %s", mt.From, msg)
+				default:
 					s.errf(key, "element %d: %s", j, msg)
 				}
 			}
+		})
+	}
+	top := section{p: p}
+	for _, o := range owned {
+		if !o.Secret {
+			continue
+		}
+		if err := SingleLink(o.Path); err != nil {
+			top.errf("", "%s: %v", o.What, err)
 		}
 	}
 }
 
-// checkGuarded says why the mount mt may not be writable, or "".
-func checkGuarded(mt sandbox.Mount, guards []guarded) string {
+// SingleLink refuses a file with more than one hard link, naming it: an
+// operator's file with another name may have that name inside a mount,
+// where a plugin could read or change it and no path comparison sees it.
+// A file that does not exist, or is not a regular file, passes.
+func SingleLink(file string) error {
+	if n := links(file); n > 1 {
+		return fmt.Errorf("%s has %d hard links: another name for it may sit inside a mount, where a plugin could read or change it; "+
+			"remove the other links (find / -samefile %s) or copy the file", file, n, file)
+	}
+	return nil
+}
+
+// checkGuarded says why the mount mt may not be given, or "".
+func checkGuarded(mt sandbox.Mount, owned []Owned) string {
 	if mt.ReadOnly {
 		return ""
 	}
 	hosts := withReal(mt.Host)
-	for _, g := range guards {
-		for _, gp := range withReal(g.path) {
+	for _, g := range owned {
+		for _, gp := range withReal(g.Path) {
 			for _, h := range hosts {
-				if within(gp, h) || g.inside && within(h, gp) {
+				if within(gp, h) {
 					return fmt.Sprintf("%q is writable and holds %s; mount it read-only (\"%s:ro\", or read_only = true) or a directory that does not hold %s",
-						mt.Host, g.what, mt.Host, gp)
+						mt.Host, g.What, mt.Host, gp)
+				}
+				if g.Dir && within(h, gp) {
+					return fmt.Sprintf("%q is writable and lies inside %s; mount it read-only (\"%s:ro\", or read_only = true) or a directory outside %s",
+						mt.Host, g.What, mt.Host, gp)
 				}
 			}
 		}

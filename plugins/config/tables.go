@@ -286,7 +286,8 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	p.pluginSkills(s, m, &spec)   // skills.go
 	spec.UI = p.ui(s, m, &spec)   // ui.go
 	if v, ok := s.str(m, "policy"); ok {
-		p.policy(s, m, &spec, p.abs(v))
+		spec.Policy = p.abs(v)
+		p.policy(s, m, &spec, spec.Policy)
 	}
 	return spec
 }

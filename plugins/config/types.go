@@ -20,7 +20,7 @@ type Module interface {
 
 // Config is a parsed, validated plugins.toml.
 type Config struct {
-	File    string // the file it was read from ("" when built in code)
+	File    string `owned:"decides" what:"the config file %s (a plugin could rewrite its own limits)"` // the file it was read from ("" when built in code)
 	Server  ServerConfig
 	Plugins []Spec
 	// Auth is the [auth] table (OAuth bearer tokens over HTTP), or nil.
@@ -43,7 +43,7 @@ type ServerConfig struct {
 	// cancels them (default 10s, see DefaultShutdownGrace).
 	ShutdownGrace time.Duration
 	// PluginDir is a drop-in directory of *.wasm files (may be "").
-	PluginDir string
+	PluginDir string `owned:"runs,dir" what:"the plugin_dir (a plugin could add plugins)"`
 	// CacheTTL and CacheScope are the caching hints of 2026-07-28 list and
 	// read results (default 0 and "private"); a plugin may set its own
 	// (see Spec.CacheTTL).
@@ -77,7 +77,7 @@ type ServerConfig struct {
 	// Go is the go command that builds `source =` plugins (absolute,
 	// resolved against the config's directory); "" means [source.FindGo]. A
 	// cached build needs no go command at all.
-	Go string
+	Go string `owned:"runs" what:"the go command (a plugin could change what builds Go-source plugins)"`
 
 	// StrictSchemas refuses tools whose inputSchema or outputSchema is not
 	// valid JSON Schema (default false: such a tool is listed as declared,
@@ -85,7 +85,7 @@ type ServerConfig struct {
 	StrictSchemas bool
 	// SecretsFile is read for secrets not found in the environment (see
 	// Spec.AllowedSecrets); "" means none.
-	SecretsFile string
+	SecretsFile string `owned:"decides" what:"the server's secrets_file (a plugin could read or replace every plugin's secrets)"`
 
 	// Limits of the HTTP transport; zero means the host's defaults (see
 	// streamable.Options in host/streamable, where each is explained).
@@ -107,14 +107,18 @@ type ServerConfig struct {
 	// DrainGrace is how long a stopping server keeps serving while
 	// /readyz answers 503 (default DefaultDrainGrace; 0 skips it).
 	DrainGrace time.Duration
+
+	// hidden is Config.Hidden of the file this was read from, which
+	// EffectiveLimits gives every plugin with a mount.
+	hidden []string
 }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
 // MaxInstances means the [ServerConfig] default.
 type Spec struct {
 	Name        string
-	Path        string // a .wasm file (absolute, resolved against the config's directory)
-	Source      string // a Go package directory (absolute); exactly one of Path and Source
+	Path        string `owned:"runs" what:".wasm"`                // a .wasm file (absolute, resolved against the config's directory)
+	Source      string `owned:"runs,dir" what:"source directory"` // a Go package directory (absolute); exactly one of Path and Source
 	SHA256      string // optional pin of the .wasm (hex)
 	Timeout     time.Duration
 	MemoryPages uint32
@@ -131,12 +135,12 @@ type Spec struct {
 	// AllowPrivateNetworks lets an allowed name resolve to a loopback,
 	// private, link-local, CGNAT or unspecified address.
 	AllowPrivateNetworks bool
-	AllowedPaths         []sandbox.Mount
+	AllowedPaths         []sandbox.Mount `reach:"allowed_paths"`
 	// MayRequestPaths are directories, in allowed_paths' syntax, the
 	// plugin may ask a person for (sandbox.Limits.MayRequestPaths): each
 	// is mounted, and a call's first read or write under it asks the
 	// client's user; a :ro one is never asked for write.
-	MayRequestPaths []sandbox.Mount
+	MayRequestPaths []sandbox.Mount `reach:"may_request_paths"`
 	Env             map[string]string
 	Config          map[string]string
 	MaxInstances    int
@@ -159,7 +163,7 @@ type Spec struct {
 	// Skills are absolute globs of skill directories (each holding a
 	// SKILL.md) the plugin serves beside its guest's (skills = …,
 	// relative to the plugin's directory).
-	Skills []string
+	Skills []string `owned:"runs,glob" what:"skills directory"`
 	// ToolPrefix is prepended to every tool name; nil means Name+"_".
 	ToolPrefix *string
 	// StrictSchemas overrides ServerConfig.StrictSchemas when set.
@@ -172,7 +176,10 @@ type Spec struct {
 	// get_keyring_secret host function; each is looked up in the
 	// environment, then in SecretsFile (or ServerConfig.SecretsFile).
 	AllowedSecrets []string
-	SecretsFile    string
+	SecretsFile    string `owned:"decides" what:"secrets_file (a plugin could read or replace its secrets)"`
+	// Policy is the wassette policy file whose grants the table applies
+	// (policy = …, absolute), or "".
+	Policy string `owned:"decides" what:"policy file (a plugin could grant itself hosts, paths and environment)"`
 	// CacheTTL and CacheScope override ServerConfig.CacheTTL and
 	// ServerConfig.CacheScope for what this plugin serves: the ttlMs and
 	// cacheScope of its resources/read results, and the most conservative
@@ -193,8 +200,8 @@ type Spec struct {
 	// runs before a load whenever Path is missing or older than one of
 	// them. Nil Build means Path is used as it is.
 	Build    []string
-	BuildDir string
-	Watch    []string
+	BuildDir string   `owned:"runs,dir" what:"build directory"`
+	Watch    []string `owned:"runs,glob" what:"watched sources"`
 
 	// Signature is the [plugin.signature] table (url and oci sources
 	// only), or nil: who must have signed the plugin. With it, oci may be

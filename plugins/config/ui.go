@@ -32,7 +32,7 @@ type UI struct {
 // so that a missing file is reported with its line and an edit is a
 // change of config (a reload).
 type UIPage struct {
-	File string // absolute
+	File string `owned:"runs" what:"app page"` // absolute
 	HTML []byte
 }
 

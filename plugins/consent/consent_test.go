@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -440,5 +441,30 @@ func TestGrantsFileBounded(t *testing.T) {
 				t.Errorf("grants %v stand from a file refused", g.List())
 			}
 		})
+	}
+}
+
+// TestGrantsFileHardLink: a grants file with a second name (a hard link,
+// which could sit inside a plugin's writable mount) is distrusted: no
+// grant of it stands, and the error names it.
+func TestGrantsFileHardLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("hard links are not counted on Windows")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, GrantsFileName)
+	g, err := OpenGrants(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sandbox.Reach{Plugin: "fetch", Host: "a.example", Port: 443}
+	if err := g.Grant(context.Background(), r, testCode, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(file, filepath.Join(dir, "forged.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(); err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "2 hard links") || g.Has(r, testCode) {
+		t.Errorf("Reload of a hard-linked grants file: %v, grant stands %v; want an error naming it and no grant", err, g.Has(r, testCode))
 	}
 }

@@ -218,6 +218,9 @@ func (g *Grants) current(ctx context.Context) ([]Grant, error) {
 // readGrants reads the grants file with the one reader of operator
 // files: beneath its directory, at most opfile.MaxGrants bytes.
 func readGrants(file string) ([]Grant, error) {
+	if err := config.SingleLink(file); err != nil {
+		return nil, fmt.Errorf("grants: %w", err) // not one grant of it stands
+	}
 	b, _, err := opfile.Read(file, opfile.MaxGrants)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

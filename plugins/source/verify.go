@@ -47,10 +47,10 @@ type Signature struct {
 	Identity, Issuer string
 	// Key is a PEM public key file (ECDSA P-256 or Ed25519) that signed
 	// the bundle; such a bundle carries no log entry or timestamp.
-	Key string
+	Key string `owned:"runs" what:"signature key (a plugin could choose whose code is trusted)"`
 	// TrustedRoot is a trusted_root.json of a private Sigstore deployment;
 	// "" means the public-good root, fetched through TUF and cached.
-	TrustedRoot string
+	TrustedRoot string `owned:"runs" what:"signature trusted_root (a plugin could choose whose code is trusted)"`
 	// URL is where a url plugin's bundle is; "" means "<url>.sigstore.json".
 	URL string
 }

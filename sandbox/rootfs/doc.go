@@ -8,7 +8,9 @@
 // refusing the creation of symlinks whose target leaves the mount, making a
 // read-only mount refuse every WASI call that writes (EROFS, or EBADF on a
 // descriptor opened for reading), logging each escape attempt as a
-// rate-limited warning ([Warner]), and gating a mount ([Gated]: each
+// rate-limited warning ([Warner]), hiding the host files it is told to
+// from every name inside the mount ([FS.Hide]: compared by identity, so
+// symlinks and hard links do not get past it), and gating a mount ([Gated]: each
 // operation on a path asks a [Gate] first, then runs confined as above; the
 // files it opens are held in [Handles] until whoever ends the call
 // revokes them).

@@ -25,6 +25,7 @@ type FS struct {
 	guest    string
 	readOnly bool
 	warn     *Warner
+	hidden   []string // host files no path may reach (Hide)
 }
 
 // New opens dir as a mount shown to the guest at guest (used in logs only).
@@ -111,6 +112,17 @@ func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 	if err != nil {
 		return nil, f.errno("open", p, err)
 	}
+	if len(f.hidden) > 0 {
+		fi, err := of.Stat()
+		if err != nil {
+			of.Close()
+			return nil, f.errno("open", p, err)
+		}
+		if e := f.hide("open", p, fi); e != 0 {
+			of.Close()
+			return nil, e
+		}
+	}
 	file := &file{fs: f, f: of, path: p, flag: flag}
 	if flag&experimentalsys.O_DIRECTORY != 0 {
 		if dir, e := file.IsDir(); e != 0 || !dir {
@@ -160,6 +172,9 @@ func (f *FS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	if err != nil {
 		return sys.Stat_t{}, f.errno("lstat", p, err)
 	}
+	if e := f.hide("lstat", p, fi); e != 0 {
+		return sys.Stat_t{}, e
+	}
 	return sys.NewStat_t(fi), 0
 }
 
@@ -171,6 +186,9 @@ func (f *FS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	fi, err := f.root.Stat(p)
 	if err != nil {
 		return sys.Stat_t{}, f.errno("stat", p, err)
+	}
+	if e := f.hide("stat", p, fi); e != 0 {
+		return sys.Stat_t{}, e
 	}
 	return sys.NewStat_t(fi), 0
 }
@@ -195,6 +213,9 @@ func (f *FS) write(op, p string, do func() error) experimentalsys.Errno {
 	}
 	if f.readOnly {
 		return experimentalsys.EROFS
+	}
+	if e := f.hidePath(op, p); e != 0 {
+		return e
 	}
 	return f.errno(op, p, do())
 }

@@ -30,6 +30,12 @@ type ProbeIn struct {
 	RW     bool   `json:"rw,omitempty" jsonschema:"the mount is writable: write probes use fresh files"`
 }
 
+// FileIn is the input of read_file and write_file.
+type FileIn struct {
+	Path string `json:"path" jsonschema:"a guest path"`
+	Data string `json:"data,omitempty" jsonschema:"what write_file writes over the file"`
+}
+
 // RaceIn is the input of race_open and race_swap.
 type RaceIn struct {
 	Dir string `json:"dir" jsonschema:"the mount holding the link called race"`
@@ -39,6 +45,13 @@ type RaceIn struct {
 func init() {
 	guest.AddTool(guest.Tool{Name: "probe", Description: "Tries every escape from a mount; reports each outcome."},
 		func(_ *guest.Context, in ProbeIn) (*guest.Result, error) { return guest.JSON(probe(in)) })
+	// What a plugin does with an operator's file it finds in a mount.
+	guest.AddTool(guest.Tool{Name: "read_file", Description: "Reads path; reports ok:content or the errno."},
+		func(_ *guest.Context, in FileIn) (*guest.Result, error) { return guest.TextResult(read(in.Path)), nil })
+	guest.AddTool(guest.Tool{Name: "write_file", Description: "Writes data over path; reports ok or the errno."},
+		func(_ *guest.Context, in FileIn) (*guest.Result, error) {
+			return guest.TextResult(result("", os.WriteFile(in.Path, []byte(in.Data), 0o600))), nil
+		})
 	guest.AddTool(guest.Tool{Name: "race_open", Description: "Reads dir/race n times; counts inside, refused and leaked reads."},
 		func(_ *guest.Context, in RaceIn) (*guest.Result, error) {
 			counts := map[string]int{}
