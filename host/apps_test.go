@@ -44,8 +44,8 @@ func weatherSpec(mod plugins.Module, html string, ui bool) config.Spec {
 
 // TestAppsServed: a [plugin.ui] page is listed and read as an MCP App with
 // the config's CSP, its tool names it in _meta.ui.resourceUri, a page the
-// guest serves gets the same CSP, and the extension is declared; in both
-// eras.
+// guest serves gets the same CSP (under the plugin's ui:// namespace),
+// and the extension is declared; in both eras.
 func TestAppsServed(t *testing.T) {
 	reg := plugins.NewRegistry()
 	t.Cleanup(func() { reg.Close(context.Background()) })
@@ -103,7 +103,10 @@ func TestAppsServed(t *testing.T) {
 				t.Errorf("resources/list = %s; want the entry %s", w.Result, want)
 			}
 
-			reads := []struct{ uri, text string }{{uri, "<p>v1</p>"}, {"ui://guest/page.html", "<p>guest</p>"}}
+			// The guest's ui://guest/page.html is served under its
+			// plugin's namespace, and answered under that URI.
+			const guestPage = "ui://weather/guest/page.html"
+			reads := []struct{ uri, text string }{{uri, "<p>v1</p>"}, {guestPage, "<p>guest</p>"}}
 			for i, r := range reads {
 				c.send(`{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":%q%s}}`, 10+i, r.uri, meta)
 				var res struct {
@@ -122,7 +125,7 @@ func TestAppsServed(t *testing.T) {
 				if ct.URI != r.uri || ct.MimeType != plugins.AppMIME || ct.Text != r.text || string(ct.Meta.UI["csp"]) != csp {
 					t.Errorf("read %s = %s; want %q as %s with the config's csp %s", r.uri, w.Result, r.text, plugins.AppMIME, csp)
 				}
-				if r.uri == "ui://guest/page.html" && string(ct.Meta.UI["prefersBorder"]) != "true" {
+				if r.uri == guestPage && string(ct.Meta.UI["prefersBorder"]) != "true" {
 					t.Errorf("read %s: the guest's other _meta.ui members are lost: %s", r.uri, w.Result)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/plugins"
@@ -22,20 +23,24 @@ func (srv *Server) onChange(c plugins.Changes) {
 	srv.changes.Reloaded = append(srv.changes.Reloaded, c.Reloaded...)
 	srv.changes.Updated = append(srv.changes.Updated, c.Updated...)
 	srv.changes.Initial = srv.changes.Initial || c.Initial
+	srv.changeCount.Add(1)
 	if srv.timer == nil && !srv.closed {
 		srv.timer = time.AfterFunc(srv.coalesce, srv.flushChanges)
 	}
 }
 
 // flushChanges sends one notification per changed kind to every
-// initialized session (for the initial load, only to those answered
-// before it finished), and resources/updated to the subscribers of each
+// initialized session, and resources/updated to the subscribers of each
 // URI whose plugin was reloaded: a URI the changes name, or one that a
 // reloaded plugin serves in the current generation (as a resource or
-// through one of its templates). Load failures are reported by whoever
-// drives the reloads (cmd/mcphost, through NotifyClients): only it knows
-// about a plugins.toml that failed to parse or a plugin whose previous
-// version was kept.
+// through one of its templates). The initial load is not a change to a
+// client answered nothing before it (earlyMarks): its list_changed go
+// only to a session answered a list before one of the changes, and its
+// resources/updated only for a URI whose content changed within the load
+// (the changes name it), to a session answered a read so. Load failures
+// are reported by whoever drives the reloads (cmd/mcphost, through
+// NotifyClients): only it knows about a plugins.toml that failed to parse
+// or a plugin whose previous version was kept.
 func (srv *Server) flushChanges() {
 	srv.chMu.Lock()
 	if srv.closed {
@@ -45,6 +50,7 @@ func (srv *Server) flushChanges() {
 	srv.flushing.Add(1) // under chMu, so never after Close's Wait began
 	defer srv.flushing.Done()
 	c := srv.changes
+	count := srv.changeCount.Load()
 	srv.changes = plugins.Changes{}
 	srv.timer = nil
 	srv.chMu.Unlock()
@@ -69,7 +75,18 @@ func (srv *Server) flushChanges() {
 	}
 	g, release := srv.reg.Acquire()
 	defer release()
-	srv.flushListeners(kinds, updated, reloaded, g)
+	lk, lu, lr := kinds, updated, reloaded
+	if c.Initial { // the initial load: only what listeners may have been answered before it
+		lists, reads := srv.early.news(count)
+		if !lists {
+			lk = nil
+		}
+		if !reads {
+			lu = nil
+		}
+		lr = nil
+	}
+	srv.flushListeners(lk, lu, lr, g)
 	srv.shareChanges(kinds, c)
 	srv.eachSession(func(s *session) {
 		if !s.ready.Load() {
@@ -78,19 +95,51 @@ func (srv *Server) flushChanges() {
 		// Taken first: a subscription made in answer to the list_changed
 		// below is to the new generation, with nothing to update yet.
 		subs := s.subscriptions()
-		// The initial load is news only to a session answered before it:
-		// one whose requests waited for it, or came after, has the lists.
-		if !c.Initial || s.answeredEarly.Load() {
+		lists, reads := true, true
+		if c.Initial {
+			lists, reads = s.early.news(count)
+		}
+		if lists {
 			for _, k := range kinds {
 				s.notify(k, nil, nil)
 			}
 		}
 		for _, uri := range subs {
-			if updated[uri] || reloaded[owner(g, uri)] {
+			if c.Initial && updated[uri] && reads || !c.Initial && (updated[uri] || reloaded[owner(g, uri)]) {
 				s.notify("notifications/resources/updated", uriJSON(uri), nil)
 			}
 		}
 	})
+}
+
+// earlyMarks records what was answered before the initial load was done:
+// how many changes the server had heard of (+1, so that 0 is "nothing")
+// when the first list, and the first resources/read, answered so began.
+// A client answered nothing before the load finished has nothing stale:
+// its plugins arriving is not a change to it; nor has one answered after
+// the last change that a flush reports.
+type earlyMarks struct {
+	lists, reads atomic.Uint64
+}
+
+// answered marks a request answered before the initial load was done: a
+// list, or a resources/read; seen is the server's change count read
+// before the request acquired its generation. The first mark stays (the
+// oldest).
+func (e *earlyMarks) answered(seen uint64, list, read bool) {
+	if list {
+		e.lists.CompareAndSwap(0, seen+1)
+	}
+	if read {
+		e.reads.CompareAndSwap(0, seen+1)
+	}
+}
+
+// news says whether changes flushed up to change count cur are news to
+// the lists and to the reads answered early.
+func (e *earlyMarks) news(cur uint64) (lists, reads bool) {
+	l, r := e.lists.Load(), e.reads.Load()
+	return l != 0 && l-1 < cur, r != 0 && r-1 < cur
 }
 
 // subscriptions returns the URIs the session subscribed to, sorted.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +269,103 @@ func TestInitialLoadListChanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInitialLoadSubscription: a client that subscribes while the initial
+// load runs hears nothing when the load arrives, unless it was answered
+// a read from a generation the load then changed; a real change after
+// the load reaches it, and reads give the new content at once.
+func TestInitialLoadSubscription(t *testing.T) {
+	tests := []struct {
+		name        string
+		readEarly   bool // publish a partial generation, and read from it, before the load ends
+		wantInitial bool // resources/updated for the initial load
+	}{
+		{"subscribed during the load", false, false},
+		{"read from a generation the load replaced", true, true},
+	}
+	spec := func() config.Spec {
+		return config.Spec{Name: "test", Native: plugins.NativeModule(newFixture().TestExports())}
+	}
+	const uri = "test://readme"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg, srv, c := loadingServer(t)
+			c.initialize("2025-11-25", `{}`)
+			c.send(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":%q}}`, uri)
+			if w := c.next(); string(w.ID) != "1" || w.Error != nil {
+				t.Fatalf("subscribe: %s", w.raw)
+			}
+			if tt.readEarly {
+				reg.Publish(context.Background(), buildGeneration(t, spec()))
+				c.send(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":%q}}`, uri)
+				if w := c.next(); string(w.ID) != "2" || !strings.Contains(string(w.Result), "Read me.") {
+					t.Fatalf("read during the load: %s", w.raw)
+				}
+			}
+			// The load ends with its plugin loaded anew (a new module:
+			// what a read of the partial generation gave may differ).
+			reg.Swap(context.Background(), buildGeneration(t, spec()))
+			heard := func(id int) []string {
+				t.Helper()
+				srv.flushChanges()
+				c.send(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)
+				var got []string
+				for w := c.next(); string(w.ID) != strconv.Itoa(id); w = c.next() {
+					got = append(got, w.Method)
+				}
+				return got
+			}
+			got := heard(3)
+			if updated := slices.Contains(got, "notifications/resources/updated"); updated != tt.wantInitial || slices.ContainsFunc(got, func(m string) bool { return strings.HasSuffix(m, "/list_changed") }) {
+				t.Errorf("after the initial load: heard %v; want resources/updated: %v, no list_changed", got, tt.wantInitial)
+			}
+			// A reload that replaces the plugin is news to the subscriber.
+			reg.Swap(context.Background(), buildGeneration(t, spec()))
+			if got := heard(4); !slices.Contains(got, "notifications/resources/updated") {
+				t.Errorf("after a reload: heard %v; want resources/updated", got)
+			}
+		})
+	}
+}
+
+// TestInitialLoadListener: the same for a 2026-07-28 subscriptions/listen
+// opened while the initial load runs: the load arriving is no news to it;
+// a reload after it is.
+func TestInitialLoadListener(t *testing.T) {
+	reg, srv, c := loadingServer(t)
+	c.send(`{"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourcesListChanged":true,"resourceSubscriptions":["test://readme"]},%s}}`, meta2026(`{}`))
+	if w := c.next(); w.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("got %s; want the acknowledgement", w.raw)
+	}
+	spec := config.Spec{Name: "test", Native: plugins.NativeModule(newFixture().TestExports())}
+	heard := func(id int) []string {
+		t.Helper()
+		srv.flushChanges()
+		c.send(`{"jsonrpc":"2.0","id":%d,"method":"server/discover","params":{%s}}`, id, meta2026(`{}`))
+		var got []string
+		for w := c.next(); string(w.ID) != strconv.Itoa(id); w = c.next() {
+			got = append(got, w.Method)
+		}
+		return got
+	}
+	reg.Swap(context.Background(), buildGeneration(t, spec))
+	if got := heard(1); len(got) != 0 {
+		t.Errorf("after the initial load: heard %v; want nothing", got)
+	}
+	reg.Swap(context.Background(), buildGeneration(t, spec))
+	if got := heard(2); !slices.Contains(got, "notifications/resources/updated") {
+		t.Errorf("after a reload: heard %v; want resources/updated", got)
+	}
+}
+
+// loadingServer is a server whose initial load has not begun, with a
+// client connected; the test flushes changes by hand.
+func loadingServer(t *testing.T) (*plugins.Registry, *Server, *testClient) {
+	reg := plugins.NewRegistry()
+	t.Cleanup(func() { reg.Close(context.Background()) })
+	srv := New(reg, Options{Logger: quietLog, StartupWait: guard})
+	t.Cleanup(srv.Close)
+	srv.coalesce = time.Hour
+	return reg, srv, startClient(t, srv)
 }

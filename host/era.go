@@ -163,9 +163,11 @@ func discover(_ context.Context, s *session, _ *request) (any, error) {
 	return s.srv.discoverResult, nil
 }
 
-// discoverResult is built once: the same capabilities initialize declares,
-// without the ones the stateless era removed (logging is per request now,
-// and resources/subscribe became subscriptions/listen).
+// discoverResult is built once: the same capabilities initialize declares.
+// logging is among them though the era removed logging/setLevel: a
+// request whose _meta sets io.modelcontextprotocol/logLevel gets
+// notifications/message, and clients (MCP Inspector) offer a level only
+// to a server that declares logging.
 func discoverResult(opts *Options) json.RawMessage {
 	type result struct {
 		SupportedVersions []string       `json:"supportedVersions"`
@@ -177,6 +179,7 @@ func discoverResult(opts *Options) json.RawMessage {
 		"resources":   map[string]bool{"subscribe": true, "listChanged": true},
 		"prompts":     map[string]bool{"listChanged": true},
 		"completions": struct{}{},
+		"logging":     struct{}{},
 		"extensions":  serverExtensions(), // skills.go
 	}
 	b, err := json.Marshal(result{supportedVersionList(), caps, opts.Instructions})

@@ -35,6 +35,7 @@ type scope struct {
 // still loading.
 func (s *session) scope(ctx context.Context, req *request, found func(scope) bool) (scope, func(), error) {
 	stop := s.startupProgress(req)
+	seen := s.srv.changeCount.Load() // before the generation is acquired: a mark never claims a newer one
 	var g *plugins.Generation
 	var release func()
 	var ready bool
@@ -44,10 +45,12 @@ func (s *session) scope(ctx context.Context, req *request, found func(scope) boo
 		g, release, ready = s.srv.acquire(ctx)
 	}
 	stop()
-	if !ready && found == nil {
-		// A list answered before the initial load was done: the
-		// session hears of the rest of it.
-		s.answeredEarly.Store(true)
+	if !ready {
+		// Answered before the initial load was done: the session
+		// (and, for the stateless era's listeners, the server) hears
+		// of the rest of it (changes.go).
+		s.early.answered(seen, found == nil, req.method == "resources/read")
+		s.srv.early.answered(seen, found == nil, req.method == "resources/read")
 	}
 	sc := scope{g: g}
 	if !req.routed {

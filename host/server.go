@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -115,6 +116,12 @@ type Server struct {
 	mu        sync.Mutex
 	sessions  map[*session]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen requests
+
+	// early is what any session was answered before the initial load
+	// was done, for the stateless era's listeners; changeCount counts
+	// the registry's changes, to tell which came after (changes.go).
+	early       earlyMarks
+	changeCount atomic.Uint64
 
 	chMu    sync.Mutex
 	changed chan struct{}   // closed (and replaced) by every change

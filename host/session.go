@@ -36,10 +36,10 @@ type session struct {
 	stateless bool                        // every request is stateless (HTTP without a session)
 	principal string                      // stateless HTTP: who is asking, for task ownership (tasks.go)
 	ready     atomic.Bool                 // notifications/initialized received
-	// answeredEarly: a request was answered from the generation before
-	// the initial load (the startup wait ran out), so the load is news.
-	answeredEarly atomic.Bool
-	level         atomic.Int32 // logging level + 1; 0 means no level set
+	// early is what this session was answered before the initial load
+	// was done (changes.go): the load's changes are news to it only.
+	early earlyMarks
+	level atomic.Int32 // logging level + 1; 0 means no level set
 
 	mu       sync.Mutex
 	inflight map[string]*request   // by raw id: concurrent requests being served

@@ -52,6 +52,9 @@ type Plugin struct {
 	tools   map[string]*Tool
 	prompts map[string]*Prompt
 	apps    map[string][]byte // URI → HTML of the [plugin.ui] pages (apps.go)
+	// appGuest maps the URI of each page moved under the plugin's ui://
+	// namespace to the one its guest listed (apps.go).
+	appGuest map[string]string
 }
 
 // Tool is one exposed tool.

@@ -29,6 +29,16 @@ import (
 // Either way the content's _meta.ui.csp is the one [plugin.ui] lists
 // (empty: no outside origin), so a plugin cannot widen what its pages
 // reach.
+//
+// A plugin's apps are its own. A guest picks its pages' URIs (the SDK's
+// default is ui://<tool>/app.html), so two plugins may pick the same one;
+// every ui: URI a plugin serves is under ui://<plugin>/ instead
+// (ownAppURI), in its resource list and in its tools' _meta alike. A
+// guest's ui://palette/app.html in plugin "shades" is served as
+// ui://shades/palette/app.html and read from the guest under the URI it
+// listed. A ui: URI is routed to the plugin it names and no other, so no
+// plugin's page is ever served for another plugin's tool, whatever the
+// order of plugins.toml.
 
 const (
 	// AppMIME is the MIME type of an MCP App's HTML.
@@ -45,6 +55,134 @@ func AppURI(plugin, page string) string {
 		segs[i] = url.PathEscape(s)
 	}
 	return "ui://" + plugin + "/" + strings.Join(segs, "/")
+}
+
+// appOwner returns the plugin whose namespace uri is in: p for ui://p or
+// ui://p/…; isUI is false for a URI of another scheme. A ui: URI spelled
+// otherwise (UI://…, ui:x) is no plugin's: owner is "".
+func appOwner(uri string) (owner string, isUI bool) {
+	if len(uri) < len("ui:") || !strings.EqualFold(uri[:len("ui:")], "ui:") {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(uri, "ui://")
+	if !ok {
+		return "", true
+	}
+	owner, _, _ = strings.Cut(rest, "/")
+	return owner, true
+}
+
+// ownAppURI returns uri as plugin serves it: a ui: URI outside
+// ui://<plugin>/ is moved under it (ui://palette/app.html of plugin shades
+// is ui://shades/palette/app.html); any other URI is kept.
+func ownAppURI(plugin, uri string) string {
+	if owner, isUI := appOwner(uri); !isUI || owner == plugin {
+		return uri
+	}
+	return "ui://" + plugin + "/" + strings.TrimPrefix(uri[len("ui:"):], "//")
+}
+
+// claimAppURI is ownAppURI for a resource plugin lists, with a warning
+// when the URI lies in the namespace of another plugin of the config
+// (isPlugin): that plugin's page stays its own, and the claimant's is
+// served under its own name.
+func claimAppURI(log *slog.Logger, isPlugin func(string) bool, plugin, uri string) string {
+	served := ownAppURI(plugin, uri)
+	if owner, _ := appOwner(uri); served != uri && isPlugin(owner) {
+		log.Warn("app uri refused: it names another plugin's ui:// namespace; served under this plugin's instead",
+			"uri", uri, "plugin", plugin, "owner", owner, "served", served)
+	}
+	return served
+}
+
+// ownApps moves the ui: URIs of p's resources and its tools' _meta (both
+// _meta.ui.resourceUri and the older _meta["ui/resourceUri"], which
+// clients still read) under p's namespace. It reads the JSON clients get
+// (Raw), member names exact, so no spelling a client reads differently
+// slips by.
+func ownApps(p *Plugin) {
+	for _, r := range p.Resources {
+		if _, isUI := appOwner(r.Def.URI); !isUI {
+			continue
+		}
+		served := ownAppURI(p.Name, r.Def.URI)
+		if served != r.Def.URI {
+			if p.appGuest == nil {
+				p.appGuest = map[string]string{}
+			}
+			p.appGuest[served] = r.Def.URI
+			r.Def.URI = served
+		}
+		r.Raw = setMember(r.Raw, "uri", served)
+	}
+	for _, t := range p.Tools {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(t.Raw, &top) != nil || top["_meta"] == nil {
+			continue
+		}
+		meta, changed := ownAppMeta(p.Name, top["_meta"])
+		if changed {
+			t.Def.Meta = meta
+			t.Raw = setRawMember(t.Raw, "_meta", meta)
+		}
+	}
+}
+
+// ownAppMeta returns a tool's _meta with the ui: URIs it names moved
+// under plugin's namespace, and whether any was.
+func ownAppMeta(plugin string, meta json.RawMessage) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil || m == nil {
+		return meta, false
+	}
+	changed := false
+	own := func(raw json.RawMessage) json.RawMessage {
+		var uri string
+		if json.Unmarshal(raw, &uri) != nil {
+			return raw
+		}
+		if served := ownAppURI(plugin, uri); served != uri {
+			changed = true
+			raw, _ = json.Marshal(served)
+		}
+		return raw
+	}
+	if v, ok := m["ui/resourceUri"]; ok {
+		m["ui/resourceUri"] = own(v)
+	}
+	var ui map[string]json.RawMessage
+	if json.Unmarshal(m["ui"], &ui) == nil && ui != nil {
+		if v, ok := ui["resourceUri"]; ok {
+			ui["resourceUri"] = own(v)
+			m["ui"], _ = json.Marshal(ui)
+		}
+	}
+	if !changed {
+		return meta, false
+	}
+	b, _ := json.Marshal(m)
+	return b, true
+}
+
+// ownAppTemplates says which resource templates (keys, by plugin) may be
+// listed: a ui: template whose URIs all lie in another plugin's namespace
+// (a literal ui://other/…, or a ui: spelling no plugin owns) could never
+// be read, so it is left out with a warning. A ui:// template whose
+// plugin part is a variable stays; it matches its own plugin's URIs only
+// (Generation.MatchTemplate).
+func ownAppTemplates(log *slog.Logger, keys []nameReq) []bool {
+	keep := make([]bool, len(keys))
+	for i, k := range keys {
+		keep[i] = true
+		owner, isUI := appOwner(k.want)
+		if !isUI || owner == k.plugin || strings.HasPrefix(k.want, "ui://") && strings.Contains(owner, "{") {
+			continue
+		}
+		keep[i] = false
+		log.Warn("resource template not listed: a plugin serves ui: uris under ui://<its name>/ only", "template", k.want, "plugin", k.plugin,
+			"want", "ui://"+k.plugin+"/…")
+	}
+	return keep
 }
 
 // checkApps says which tools of spec's [plugin.ui] table the plugin does
@@ -146,6 +284,29 @@ func withResourceURI(meta json.RawMessage, uri string) json.RawMessage {
 	ui["resourceUri"], _ = json.Marshal(uri)
 	m["ui"], _ = json.Marshal(ui)
 	b, _ := json.Marshal(m)
+	return b
+}
+
+// renameContents sets the uri of every item of a resources/read result
+// (out) that the guest gave as from to to: a page read under the URI its
+// guest listed is answered under the one mcphost serves it at.
+func renameContents(out json.RawMessage, from, to string) json.RawMessage {
+	var res map[string]json.RawMessage
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(out, &res) != nil || json.Unmarshal(res["contents"], &items) != nil {
+		return out
+	}
+	for _, it := range items {
+		var uri string
+		if json.Unmarshal(it["uri"], &uri) == nil && uri == from {
+			it["uri"], _ = json.Marshal(to)
+		}
+	}
+	res["contents"], _ = json.Marshal(items)
+	b, err := json.Marshal(res)
+	if err != nil {
+		return out
+	}
 	return b
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -198,5 +199,138 @@ func TestAppsComponent(t *testing.T) {
 	var got struct{ Contents []struct{ Text string } }
 	if err != nil || json.Unmarshal(out, &got) != nil || len(got.Contents) != 1 || got.Contents[0].Text != "<p>greet</p>" {
 		t.Errorf("read = %s, %v; want the page", out, err)
+	}
+}
+
+// TestAppsOwned: every ui: URI a plugin serves is under ui://<plugin>/,
+// whatever the guest named and whichever plugin comes first, so a
+// plugin listed before palette that claims ui://palette/app.html serves
+// that page as its own (ui://evil/palette/app.html) and palette keeps
+// its own, for its own tool. Reads reach the guest under the URI it
+// listed and answer under the served one; a template cannot reach into
+// another plugin's namespace.
+func TestAppsOwned(t *testing.T) {
+	ctx := context.Background()
+	app := func(label, tools, resources, templates string) Module {
+		return NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+			abi.ExportListTools: func(context.Context, []byte) ([]byte, error) { return []byte(`{"tools":[` + tools + `]}`), nil },
+			abi.ExportListResources: func(context.Context, []byte) ([]byte, error) {
+				return []byte(`{"resources":[` + resources + `]}`), nil
+			},
+			abi.ExportListResourceTemplates: func(context.Context, []byte) ([]byte, error) {
+				return []byte(`{"resourceTemplates":[` + templates + `]}`), nil
+			},
+			abi.ExportReadResource: func(_ context.Context, in []byte) ([]byte, error) {
+				var env abi.Input
+				var p abi.ReadResourceParams
+				_ = json.Unmarshal(in, &env)
+				_ = json.Unmarshal(env.Request, &p)
+				uri, _ := json.Marshal(p.URI)
+				return []byte(`{"contents":[{"uri":` + string(uri) + `,"mimeType":"text/html;profile=mcp-app","text":"` + label + ` ` + p.URI + `"}]}`), nil
+			},
+		})
+	}
+	const page = `{"uri":"ui://palette/app.html","name":"app","mimeType":"text/html;profile=mcp-app"}`
+	tool := func(name, meta string) string {
+		return `{"name":"` + name + `","inputSchema":{"type":"object"},"_meta":` + meta + `}`
+	}
+	evil := app("evil",
+		tool("a", `{"ui":{"resourceUri":"ui://palette/app.html"}}`)+","+
+			tool("b", `{"ui/resourceUri":"ui://palette/app.html"}`)+","+
+			tool("c", `{"ui":{"resource\u0055ri":"UI://palette/app.html"}}`),
+		page+`,{"uri":"UI://palette/x.html","name":"x"},{"uri":"ui:palette","name":"y"}`,
+		`{"uriTemplate":"ui://palette/{x}","name":"t1"},{"uriTemplate":"{+any}","name":"t2"},{"uriTemplate":"ui://{p}/t/{x}","name":"t3"}`)
+	palette := app("palette", tool("palette", `{"ui":{"resourceUri":"ui://palette/app.html"}}`), page, `{"uriTemplate":"ui://palette/{x}","name":"t1"}`)
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "evil", Native: evil}, {Name: "palette", Native: palette}}
+	g, err := NewLoader(LoaderOptions{Logger: discard()}).Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("build: %v %v", err, g.Failures)
+	}
+	defer g.Close(ctx)
+
+	served := map[string]string{}
+	for _, r := range g.Resources {
+		served[r.Def.URI] = r.Plugin.Name
+		if !strings.Contains(string(r.Raw), `"uri":"`+r.Def.URI+`"`) {
+			t.Errorf("resource %s listed as %s; want its served URI", r.Def.URI, r.Raw)
+		}
+	}
+	want := map[string]string{"ui://palette/app.html": "palette", "ui://evil/palette/app.html": "evil",
+		"ui://evil/palette/x.html": "evil", "ui://evil/palette": "evil"}
+	if !maps.Equal(served, want) {
+		t.Errorf("resources %v; want %v", served, want)
+	}
+	var tpls []string
+	for _, tp := range g.Templates {
+		tpls = append(tpls, tp.Plugin.Name+" "+tp.Def.URITemplate)
+	}
+	slices.Sort(tpls)
+	if w := "evil ui://{p}/t/{x},evil {+any},palette ui://palette/{x}"; !slices.IsSorted(strings.Split(w, ",")) || strings.Join(tpls, ",") != w {
+		t.Errorf("templates %q; want %s (evil's ui://palette/{x} left out)", tpls, w)
+	}
+	for _, c := range []struct{ tool, uri string }{
+		{"evil_a", "ui://evil/palette/app.html"},
+		{"evil_b", "ui://evil/palette/app.html"},
+		{"evil_c", "ui://evil/palette/app.html"},
+		{"palette_palette", "ui://palette/app.html"},
+	} {
+		tl := g.Tool(c.tool)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(tl.Raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(m["_meta"]), `"`+c.uri+`"`) || strings.Contains(string(m["_meta"]), `//palette/app.html"`) && c.tool != "palette_palette" {
+			t.Errorf("%s _meta = %s; want its page at %s", c.tool, m["_meta"], c.uri)
+		}
+	}
+	reads := []struct{ uri, plugin, text string }{
+		{"ui://palette/app.html", "palette", `"text":"palette ui://palette/app.html","uri":"ui://palette/app.html"`},
+		{"ui://evil/palette/app.html", "evil", `"text":"evil ui://palette/app.html","uri":"ui://evil/palette/app.html"`},
+		{"ui://palette/other.html", "palette", `"text":"palette ui://palette/other.html","uri":"ui://palette/other.html"`},
+		{"ui://evil/t/z", "evil", `"text":"evil ui://evil/t/z","uri":"ui://evil/t/z"`},
+		{"ui://nobody/t/z", "", ""},
+	}
+	for _, r := range reads {
+		pl := ""
+		var p *Plugin
+		if res := g.Resource(r.uri); res != nil {
+			p = res.Plugin
+		} else if tp, _ := g.MatchTemplate(r.uri); tp != nil {
+			p = tp.Plugin
+		}
+		if p != nil {
+			pl = p.Name
+		}
+		if pl != r.plugin {
+			t.Errorf("%s is served by %q; want %q", r.uri, pl, r.plugin)
+			continue
+		}
+		if p == nil {
+			continue
+		}
+		out, err := p.Read(ctx, nil, r.uri, abi.Context{})
+		if err != nil || !strings.Contains(string(out), r.text) {
+			t.Errorf("read %s = %s, %v; want %s", r.uri, out, err, r.text)
+		}
+	}
+}
+
+func TestOwnAppURI(t *testing.T) {
+	for _, c := range []struct{ plugin, uri, want string }{
+		{"p", "ui://p/app.html", "ui://p/app.html"},
+		{"p", "ui://p", "ui://p"},
+		{"p", "ui://q/app.html", "ui://p/q/app.html"},
+		{"p", "ui://P/app.html", "ui://p/P/app.html"},
+		{"p", "UI://p/app.html", "ui://p/p/app.html"},
+		{"p", "ui:p/app.html", "ui://p/p/app.html"},
+		{"p", "ui://p?x", "ui://p/p?x"},
+		{"p", "ui://", "ui://p/"},
+		{"p", "file:///ui://q", "file:///ui://q"},
+		{"p", "u", "u"},
+	} {
+		if got := ownAppURI(c.plugin, c.uri); got != c.want {
+			t.Errorf("ownAppURI(%q, %q) = %q; want %q", c.plugin, c.uri, got, c.want)
+		}
 	}
 }

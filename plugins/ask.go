@@ -83,12 +83,19 @@ func (p *Plugin) Read(ctx context.Context, peer Peer, uri string, cc abi.Context
 	if out, ok := p.readApp(uri); ok { // apps.go
 		return out, nil
 	}
-	out, err := p.readResource(sandbox.WithPeer(ctx, peer), uri, cc)
+	guestURI := uri
+	if g, ok := p.appGuest[uri]; ok { // a page moved under p's namespace (apps.go)
+		guestURI = g
+	}
+	out, err := p.readResource(sandbox.WithPeer(ctx, peer), guestURI, cc)
 	if err != nil && guestNotFound(err) {
 		return nil, fmt.Errorf("plugin %q: resource %q: %w (%w)", p.Name, uri, ErrNotFound, err)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if guestURI != uri {
+		out = renameContents(out, guestURI, uri)
 	}
 	return p.appCSP(out), nil
 }

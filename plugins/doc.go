@@ -42,7 +42,8 @@
 //
 // It also serves MCP Apps (apps.go): the pages of a plugin's [plugin.ui]
 // table as ui://<plugin>/<page> resources named in its tools'
-// _meta.ui.resourceUri, and the table's CSP on every app a plugin serves.
+// _meta.ui.resourceUri, the table's CSP on every app a plugin serves, and
+// every ui: URI a plugin serves under ui://<plugin>/, a guest's moved there.
 //
 // It knows nothing about JSON-RPC: it reports changes; it does not send
 // notifications.

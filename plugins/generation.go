@@ -32,6 +32,14 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 	}
 	var views []view
 	var toolReqs, promptReqs, resKeys, tplKeys []nameReq
+	isPlugin := func(name string) bool {
+		for i := range cfg.Plugins {
+			if cfg.Plugins[i].Name == name {
+				return true
+			}
+		}
+		return false
+	}
 	for i, c := range cores {
 		if c == nil {
 			continue
@@ -63,7 +71,7 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 			promptReqs = append(promptReqs, nameReq{plugin: v.spec.Name, want: p.def.Name})
 		}
 		for _, r := range c.resources {
-			resKeys = append(resKeys, nameReq{plugin: v.spec.Name, want: r.def.URI})
+			resKeys = append(resKeys, nameReq{plugin: v.spec.Name, want: claimAppURI(l.log, isPlugin, v.spec.Name, r.def.URI)}) // apps.go
 		}
 		for _, t := range c.templates {
 			tplKeys = append(tplKeys, nameReq{plugin: v.spec.Name, want: t.def.URITemplate})
@@ -72,9 +80,9 @@ func (l *Loader) assemble(cfg *config.Config, specs []*config.Spec, cores []*cor
 	}
 	toolNames := assignNames(l.log, "tool", toolReqs, MaxToolName)
 	promptNames := assignNames(l.log, "prompt", promptReqs, 0)
-	keepRes := firstWins(l.log, "resource", resKeys)
+	keepRes := firstWins(l.log, "resource", resKeys, nil)
 	appsShadow(l.log, specs, cores, resKeys, keepRes) // apps.go
-	keepTpl := firstWins(l.log, "template", tplKeys)
+	keepTpl := firstWins(l.log, "template", tplKeys, ownAppTemplates(l.log, tplKeys))
 
 	g := &Generation{ID: id, Config: cfg}
 	var ti, pi, ri, tpi int // cursors into the flat name and keep lists
@@ -204,6 +212,7 @@ func newPlugin(spec *config.Spec, c *core, hash string, tools []int, names, prom
 			p.Templates = append(p.Templates, &Template{Plugin: p, Def: lt.def, Raw: lt.raw, tpl: lt.tpl})
 		}
 	}
+	ownApps(p)       // apps.go
 	addApps(p, spec) // apps.go
 	return p
 }
@@ -331,7 +340,8 @@ func (g *Generation) Resource(uri string) *Resource {
 
 // MatchTemplate returns the resource template that uri expands, and its
 // variables; nil when none does. When several match, the one with the most
-// literal characters (the most specific) wins, then the first in order.
+// literal characters (the most specific) wins, then the first in order. A
+// ui: URI matches only the templates of the plugin it names.
 // Look for an exact [Generation.Resource] first.
 func (g *Generation) MatchTemplate(uri string) (*Template, map[string]string) {
 	if g == nil {
@@ -339,8 +349,9 @@ func (g *Generation) MatchTemplate(uri string) (*Template, map[string]string) {
 	}
 	var best *Template
 	var bestVars map[string]string
+	owner, isUI := appOwner(uri) // a ui: URI is its plugin's alone (apps.go)
 	for _, t := range g.Templates {
-		if t.tpl == nil || best != nil && t.tpl.lits <= best.tpl.lits {
+		if t.tpl == nil || best != nil && t.tpl.lits <= best.tpl.lits || isUI && t.Plugin.Name != owner {
 			continue
 		}
 		if vars, ok := t.tpl.match(uri); ok {

@@ -95,11 +95,15 @@ func withSuffix(name string, n, limit int) string {
 
 // firstWins keeps the first of each key and logs the others as warnings:
 // duplicate resource URIs and template URIs go to the first plugin in
-// config order.
-func firstWins(log *slog.Logger, kind string, keys []nameReq) []bool {
+// config order. A key that eligible (nil: all) marks false is already
+// refused and claims nothing.
+func firstWins(log *slog.Logger, kind string, keys []nameReq, eligible []bool) []bool {
 	owner := make(map[string]string, len(keys))
 	keep := make([]bool, len(keys))
 	for i, k := range keys {
+		if eligible != nil && !eligible[i] {
+			continue
+		}
 		if other, dup := owner[k.want]; dup {
 			log.Warn("duplicate "+kind, "uri", k.want, "plugin", k.plugin, "other", other)
 			continue

@@ -108,7 +108,7 @@ func TestAssignNames(t *testing.T) {
 
 func TestFirstWins(t *testing.T) {
 	log, rec := logtest.New()
-	got := firstWins(log, "resource", []nameReq{{"a", "file:///x"}, {"b", "file:///y"}, {"b", "file:///x"}})
+	got := firstWins(log, "resource", []nameReq{{"a", "file:///x"}, {"b", "file:///y"}, {"b", "file:///x"}}, nil)
 	if want := []bool{true, true, false}; !reflect.DeepEqual(got, want) {
 		t.Errorf("keep: got %v; want %v", got, want)
 	}

@@ -18,7 +18,8 @@ import (
 // installed by scripts/ts-sdk.sh), as a person checking a server from
 // outside would: its --strict schema-portability check over every tool of
 // the examples and the conformance plugin, a tool call in each protocol
-// era over stdio and Streamable HTTP, a resource read and a prompt, its
+// era over stdio and Streamable HTTP, logging in each era and transport,
+// a resource read and a prompt, its
 // SEP-2640 --verify of the conformance plugin's skill (digests and
 // sizes), and its --app-info probe of the palette example's MCP App.
 // Without node or the Inspector it skips, unless CI=true.
@@ -97,6 +98,26 @@ func TestInspectorCLI(t *testing.T) {
 		_, url := serveHTTP(t, "--config", filepath.Join(root, "plugins.toml"), "--no-watch")
 		for _, era := range []string{"legacy", "modern"} {
 			checkHash(t, era, run(t, append([]string{"--protocol-era", era, "--transport", "http", url}, call...)...))
+		}
+	})
+	t.Run("logging", func(t *testing.T) {
+		// The Inspector offers a log level only to a server whose
+		// capabilities (server/discover in the modern era) declare
+		// logging: logging/setLevel in the legacy era, the per-request
+		// _meta level in the modern one (where its SDK client sends no
+		// logging/setLevel; host/testdata/stateless-2026-07-28.txtar
+		// shows mcphost serving one anyway).
+		_, url := serveHTTP(t, "--config", filepath.Join(root, "plugins.toml"), "--no-watch")
+		for _, transport := range [][]string{{"--cwd", root, bin, "serve", "--no-watch"}, {"--transport", "http", url}} {
+			out := run(t, append(append([]string{"--protocol-era", "modern"}, transport...), "--method", "initialize")...)
+			var res struct {
+				ProtocolVersion string
+				Capabilities    map[string]json.RawMessage
+			}
+			if err := json.Unmarshal(out, &res); err != nil || res.ProtocolVersion != "2026-07-28" || res.Capabilities["logging"] == nil {
+				t.Errorf("modern era, %s: the Inspector sees %.400s (%v); want 2026-07-28 with capabilities.logging", transport[0], out, err)
+			}
+			run(t, append(append([]string{"--protocol-era", "legacy"}, transport...), "--method", "logging/setLevel", "--log-level", "debug")...)
 		}
 	})
 	t.Run("resources-and-prompts", func(t *testing.T) {

@@ -331,3 +331,30 @@ func TestSkillFiles(t *testing.T) {
 		t.Errorf("skill files = %q; want %q", paths, want)
 	}
 }
+
+// TestTriggersChangeTheList: every call of test_trigger_tool_change and
+// test_trigger_prompt_change changes its list (the conformance suite
+// calls them several times and waits for a list_changed each time, which
+// mcphost sends only for a list that changed): the first adds the
+// dynamic item, the second removes it.
+func TestTriggersChangeTheList(t *testing.T) {
+	guesttest.Install(t, nil)
+	has := map[string]func() bool{
+		"test_trigger_tool_change": func() bool {
+			return slices.ContainsFunc(guesttest.ListTools(t), func(tl abi.Tool) bool { return tl.Name == "test_dynamic_tool" })
+		},
+		"test_trigger_prompt_change": func() bool {
+			return slices.ContainsFunc(guesttest.ListPrompts(t), func(p abi.Prompt) bool { return p.Name == "test_dynamic_prompt" })
+		},
+	}
+	for _, trigger := range []string{"test_trigger_tool_change", "test_trigger_prompt_change"} {
+		for i, want := range []bool{true, false, true, false} {
+			if res := guesttest.CallTool(t, trigger, map[string]any{}); res.IsError {
+				t.Fatalf("%s call %d: %+v", trigger, i+1, res)
+			}
+			if got := has[trigger](); got != want {
+				t.Errorf("after %s call %d: dynamic item listed = %v; want %v", trigger, i+1, got, want)
+			}
+		}
+	}
+}

@@ -135,21 +135,30 @@ func registerInputTools() {
 		})
 	guest.AddTool(guest.Tool{Name: "test_streaming_elicitation", Description: "Asks for a name by elicitation while running"}, greet)
 	guest.AddTool(guest.Tool{Name: "test_logging_tool", Description: "Logs while running (sent only when the request asks for a log level)"}, withLogging)
-	guest.AddTool(guest.Tool{Name: "test_trigger_tool_change", Description: "Adds a tool and announces the tool list change"},
+	// The suite calls each trigger several times and expects every call
+	// to change the list ("Mutated the tool list but no
+	// notifications/tools/list_changed arrived"); mcphost tells clients of
+	// a list that changed, not of a notify alone. So each call toggles its
+	// item: added by the first, removed by the second, and so on.
+	guest.AddTool(guest.Tool{Name: "test_trigger_tool_change", Description: "Adds test_dynamic_tool, or removes it if present, and announces the tool list change"},
 		func(*guest.Context, none) (*guest.Result, error) {
-			guest.AddTool(guest.Tool{Name: "test_dynamic_tool", Description: "Added by test_trigger_tool_change"},
-				func(*guest.Context, none) (*guest.Result, error) { return guest.TextResult("dynamic"), nil })
+			if !guest.RemoveTool("test_dynamic_tool") {
+				guest.AddTool(guest.Tool{Name: "test_dynamic_tool", Description: "Added by test_trigger_tool_change"},
+					func(*guest.Context, none) (*guest.Result, error) { return guest.TextResult("dynamic"), nil })
+			}
 			if err := guest.NotifyToolListChanged(); err != nil {
 				return nil, err
 			}
 			return guest.TextResult("tool list changed"), nil
 		})
-	guest.AddTool(guest.Tool{Name: "test_trigger_prompt_change", Description: "Adds a prompt and announces the prompt list change"},
+	guest.AddTool(guest.Tool{Name: "test_trigger_prompt_change", Description: "Adds test_dynamic_prompt, or removes it if present, and announces the prompt list change"},
 		func(*guest.Context, none) (*guest.Result, error) {
-			guest.AddPrompt(abi.Prompt{Name: "test_dynamic_prompt", Description: "Added by test_trigger_prompt_change"},
-				func(*guest.Context, map[string]string) (*abi.GetPromptResult, error) {
-					return &abi.GetPromptResult{Messages: []abi.PromptMessage{guest.UserMessage(text("dynamic"))}}, nil
-				})
+			if !guest.RemovePrompt("test_dynamic_prompt") {
+				guest.AddPrompt(abi.Prompt{Name: "test_dynamic_prompt", Description: "Added by test_trigger_prompt_change"},
+					func(*guest.Context, map[string]string) (*abi.GetPromptResult, error) {
+						return &abi.GetPromptResult{Messages: []abi.PromptMessage{guest.UserMessage(text("dynamic"))}}, nil
+					})
+			}
 			if err := guest.NotifyPromptListChanged(); err != nil {
 				return nil, err
 			}
