@@ -11,24 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// refusalsConfig writes a plugins.toml serving testdata/counter, which may
-// ask for 127.0.0.1 (any port) and nothing else, with 64 bytes of
-// key-value state.
-func refusalsConfig(t *testing.T) string {
-	t.Helper()
-	src, err := filepath.Abs(filepath.Join("testdata", "counter"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\n"+
-		"timeout = \"30s\"\nmay_request_hosts = [\"127.0.0.1\"]\nkv_max_bytes = 64\n", quote(src))
-	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return conf
-}
-
 // TestStateSurvivesRefusals (issue 38): a plugin that keeps a count in
 // its instance counts on, 1…N, across what the host refuses it, each
 // refusal an error the plugin returns, never a fault that replaces its
@@ -62,7 +44,9 @@ func checkStateSurvivesRefusals(t *testing.T, version, transport string) {
 	// The rounds are driven by hand, so that one can be abandoned.
 	client := mcp.NewClient(&mcp.Implementation{Name: "refusals", Version: "1"},
 		&mcp.ClientOptions{ElicitationHandler: p.handle, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
-	args := []string{"--config", refusalsConfig(t), "--no-watch"}
+	// It may ask for 127.0.0.1 (any port) and nothing else, and keep 64
+	// bytes of key-value state.
+	args := []string{"--config", counterConfigWith(t, "may_request_hosts = [\"127.0.0.1\"]\nkv_max_bytes = 64\n"), "--no-watch"}
 	var cs *mcp.ClientSession
 	if transport == "stdio" {
 		cs = startServerEra(t, client, version, args...).session
