@@ -5,7 +5,7 @@ import "encoding/json"
 // Version is the version of mcphost's additions to the hyper-mcp v2 ABI.
 // A guest built with sdk-guest reports it through [ExportABIVersion]; a guest
 // that does not is treated as plain hyper-mcp v2.
-const Version = 1
+const Version = 2
 
 // Exports of the v2 ABI (hyper-mcp compatible).
 const (
@@ -61,7 +61,34 @@ const (
 	HostURLElicitComplete   = "notify_url_elicitation_completed" // {"elicitationId":…} → nothing
 	HostKeyringSecret       = "get_keyring_secret"               // KeyringEntry → the secret's raw bytes
 	HostKV                  = "kv"                               // KVRequest → KVReply (mcphost addition)
+	HostHTTP                = "http"                             // HTTPRequest → HTTPReply (mcphost addition)
 )
+
+// HTTPRequest is the payload of [HostHTTP]: an outbound HTTP request the
+// host makes for the guest under the same rules as Extism's http_request
+// (allowed_hosts, may_request_hosts, the response-size limit). Unlike
+// http_request, whose only way to fail is to trap the guest (losing its
+// instance's state), a request the host refuses or cannot complete
+// replies {"error":"…"} ([HTTPReply].Error), and the guest carries on.
+type HTTPRequest struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method,omitempty"` // "" means GET
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"` // base64 in JSON
+}
+
+// HTTPReply is the reply of [HostHTTP]: the response, or Error (with
+// Refused when the plugin's rules, or a person asked for consent, refused
+// the destination, or the answer is still to come: an input_required
+// round in the 2026-07-28 era, after which the call is run again).
+// Header names are lower case; repeated headers are joined with ",".
+type HTTPReply struct {
+	Status  int               `json:"status,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"` // base64 in JSON
+	Error   string            `json:"error,omitempty"`
+	Refused bool              `json:"refused,omitempty"`
+}
 
 // KV operations ([KVRequest].Op).
 const (
@@ -156,4 +183,5 @@ var HostFuncs = []HostFunc{
 	{Name: HostURLElicitComplete, Method: "notifications/elicitation/complete", Payload: true},
 	{Name: HostKeyringSecret, Payload: true, Reply: true},
 	{Name: HostKV, Payload: true, Reply: true},
+	{Name: HostHTTP, Payload: true, Reply: true},
 }

@@ -104,3 +104,35 @@ func TestComponentHTTP(t *testing.T) {
 		t.Errorf("silent server without options: %+v, %v after %v; want a timeout after %v", res, err, d, lim.Timeout)
 	}
 }
+
+// TestComponentHTTPConsentRefusal: a destination may_request_hosts names
+// that Consent refuses (a person denied it, or the question waits for an
+// input_required round) is wasi:http's HTTP-request-denied, which the
+// component returns as its own error: the call does not fail, and the
+// instance stays.
+func TestComponentHTTPConsentRefusal(t *testing.T) {
+	wasm := componentWasm(t, "net")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
+	defer srv.Close()
+	for _, answer := range []string{"a person denied it", "input required: the client is asked to answer this request and retry"} {
+		t.Run(answer, func(t *testing.T) {
+			c := &fakeConsent{err: errors.New(answer)}
+			m, err := testEngine.Load(context.Background(), "net", wasm, Limits{Instances: 1, Timeout: 10 * time.Second, MayRequestHosts: []string{"127.0.0.1"}, Consent: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close(context.Background())
+			for i := range 2 {
+				res, err := componentCall(t, m, "get", `{"url":"`+srv.URL+`/x","connect-timeout-ms":0,"first-byte-timeout-ms":0,"between-bytes-timeout-ms":0}`)
+				if err != nil || !res.IsError || len(res.Content) != 1 || res.Content[0].Text != "HTTP-request-denied" {
+					t.Fatalf("call %d: got %+v, %v; want the component's HTTP-request-denied, not a failed call", i, res, err)
+				}
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if len(c.asked) != 2 {
+				t.Errorf("Consent asked %d times; want 2", len(c.asked))
+			}
+		})
+	}
+}

@@ -114,10 +114,13 @@
 // refuses a name that resolves to a loopback, private, link-local, CGNAT
 // or unspecified address unless the rule is an IP literal or "localhost"
 // or private networks are allowed, and dials only the addresses it
-// checked. A refusal fails the call with a [*RefusedError] that names the
-// plugin, the host, the address and the plugins.toml key that would allow
-// it, and is logged as a rate-limited warning. The client ignores proxy
-// settings in the environment.
+// checked. A refusal is a [*RefusedError] that names the plugin, the
+// host, the address and the plugins.toml key that would allow it, and is
+// logged as a rate-limited warning. Extism's http_request fails the call
+// with it (the instance is thrown away: the ABI has no error to give);
+// mcphost's http host function (abi.HostHTTP, services.go) and wasi:http
+// give it to the guest as an error, and the instance and its state stay.
+// The client ignores proxy settings in the environment.
 //
 // A destination the rules refuse and Limits.MayRequestHosts names goes
 // to Limits.Consent, an interface the caller gives (package plugins/consent

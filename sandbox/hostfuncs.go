@@ -59,7 +59,8 @@ func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) w
 // Call. A request never traps and never outlives the call: without a Peer,
 // or when the Peer fails, the guest gets {"error":"…"}.
 func (h hostFunc) serve(ctx context.Context, log *slog.Logger, lim Limits, payload []byte, perr error) []byte {
-	if tr := tracerFrom(ctx); tr != nil {
+	// http's span is the request's own (startHTTP), as for http_request.
+	if tr := tracerFrom(ctx); tr != nil && h.Name != abi.HostHTTP {
 		return h.serveTraced(ctx, tr, log, lim, payload, perr)
 	}
 	return h.answer(ctx, log, lim, payload, perr)

@@ -14,7 +14,8 @@ import (
 // know nothing of the runtime, so they survive a change of it.
 var localHostFuncs = map[string]func(ctx context.Context, lim Limits, payload []byte, perr error) []byte{
 	abi.HostKeyringSecret: keyringSecret,
-	abi.HostKV:            kvFunc, // kv.go
+	abi.HostKV:            kvFunc,   // kv.go
+	abi.HostHTTP:          httpFunc, // services.go
 }
 
 // keyringSecret serves get_keyring_secret, hyper-mcp's keyring function,

@@ -61,6 +61,12 @@ var ErrNoHost = errors.New("no host: not running under wasm and no test host ins
 type HostError struct {
 	Func    string // the host function
 	Message string
+	// Refused is set by [HTTP] when the host refused the destination:
+	// the plugin's allowed_hosts does not name it, a person denied it, or
+	// a person is still to be asked (2026-07-28: the call then ends in an
+	// input_required round and runs again with the answer, so return the
+	// error; the instance and its state stay).
+	Refused bool
 }
 
 func (e *HostError) Error() string { return fmt.Sprintf("host %s: %s", e.Func, e.Message) }

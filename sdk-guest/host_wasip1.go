@@ -59,15 +59,6 @@ func extismErrorSet(offset uint64)
 //go:wasmimport extism:host/env config_get
 func extismConfigGet(offset uint64) uint64
 
-//go:wasmimport extism:host/env http_request
-func extismHTTPRequest(req, body uint64) uint64
-
-//go:wasmimport extism:host/env http_status_code
-func extismHTTPStatusCode() int32
-
-//go:wasmimport extism:host/env http_headers
-func extismHTTPHeaders() uint64
-
 //go:wasmimport extism:host/env log_debug
 func extismLogDebug(offset uint64)
 
@@ -114,6 +105,11 @@ func hostNotifyResourceUpdated(payload uint64)
 
 //go:wasmimport extism:host/user notify_url_elicitation_completed
 func hostNotifyURLElicitationCompleted(payload uint64)
+
+// hostHTTP is imported only by a plugin that calls guest.HTTP.
+//
+//go:wasmimport extism:host/user http
+func hostHTTP(payload uint64) uint64
 
 // errKernelMemory is returned when the Extism kernel cannot allocate: its
 // alloc returns 0 instead of failing.
@@ -297,40 +293,33 @@ func (extismHost) Config(key string) (string, bool) {
 	return string(readBlock(v)), true
 }
 
-// httpMeta is Extism's HttpRequest on the wire.
-type httpMeta struct {
-	URL     string            `json:"url"`
-	Method  string            `json:"method,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-}
-
+// HTTP goes through mcphost's http host function (abi.HostHTTP), not
+// Extism's http_request, whose only way to fail is to trap the guest and
+// lose its instance's state: a refusal comes back as an error here.
 func (extismHost) HTTP(req *HTTPRequest) (*HTTPResponse, error) {
-	meta, err := json.Marshal(httpMeta{URL: req.URL, Method: req.Method, Headers: req.Header})
+	payload, err := json.Marshal(abi.HTTPRequest{URL: req.URL, Method: req.Method, Headers: req.Header, Body: req.Body})
 	if err != nil {
 		return nil, err
 	}
-	reqOff, err := writeBlock(meta)
+	off, err := writeBlock(payload)
 	if err != nil {
 		return nil, err
 	}
-	var bodyOff uint64
-	if len(req.Body) > 0 {
-		if bodyOff, err = writeBlock(req.Body); err != nil {
-			extismFree(reqOff)
-			return nil, err
-		}
+	ret := hostHTTP(off) // the host frees the payload
+	if ret == 0 {
+		return nil, errors.New("host http: no reply (kernel memory exhausted?)")
 	}
-	respOff := extismHTTPRequest(reqOff, bodyOff) // the host frees both blocks
-	resp := &HTTPResponse{Status: int(extismHTTPStatusCode()), Header: map[string]string{}}
-	if respOff != 0 {
-		resp.Body = readBlock(respOff)
+	var rep abi.HTTPReply
+	if err := json.Unmarshal(readBlock(ret), &rep); err != nil {
+		return nil, fmt.Errorf("host http: decode reply: %w", err)
 	}
-	if h := extismHTTPHeaders(); h != 0 {
-		if err := json.Unmarshal(readBlock(h), &resp.Header); err != nil {
-			return nil, fmt.Errorf("response headers: %w", err)
-		}
+	if rep.Error != "" {
+		return nil, &HostError{Func: abi.HostHTTP, Message: rep.Error, Refused: rep.Refused}
 	}
-	return resp, nil
+	if rep.Headers == nil {
+		rep.Headers = map[string]string{}
+	}
+	return &HTTPResponse{Status: rep.Status, Header: rep.Headers, Body: rep.Body}, nil
 }
 
 func (extismHost) Log(level Level, msg string) {

@@ -6,7 +6,7 @@ import (
 )
 
 // HTTPRequest is an outgoing HTTP request made by the host on the
-// plugin's behalf (Extism http_request).
+// plugin's behalf (mcphost's http host function).
 type HTTPRequest struct {
 	Method string            // "" means GET
 	URL    string            // absolute http or https URL
@@ -23,13 +23,15 @@ type HTTPResponse struct {
 }
 
 // HTTP sends req through the host, which enforces the plugin's
-// allowed_hosts and response-size limit.
+// allowed_hosts, may_request_hosts and response-size limit.
 //
-// Under Extism a refused request (a host outside allowed_hosts, a network
-// error) aborts the whole call rather than returning an error here: the
-// host sees a failed host function and reports the call as failed (mcphost
-// turns it into an isError tool result). Errors returned here are the
-// SDK's own (a bad request, kernel memory exhausted).
+// Every failure is an error here and the call goes on: a destination the
+// host refused (outside allowed_hosts, denied by a person, or a consent
+// question still to be answered) is a [*HostError] with Refused set; a
+// network failure or an oversized body is a *HostError too. Return it
+// (or an error result); the plugin's instance and its state stay. It
+// uses mcphost's http host function (abi.HostHTTP), so a plugin that
+// calls HTTP needs mcphost: a plain Extism host lacks the import.
 func HTTP(req *HTTPRequest) (*HTTPResponse, error) {
 	if req == nil || req.URL == "" {
 		return nil, fmt.Errorf("http: request has no URL")

@@ -19,6 +19,15 @@ func TestASKitKV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an AssemblyScript plugin and runs mcphost serve")
 	}
+	wasm := buildASKitTestdata(t, "kvcount")
+	checkKVReplicas(t, "as", wasm)
+}
+
+// buildASKitTestdata builds sdk-guest/assemblyscript/testdata/NAME.ts in
+// place of the AssemblyScript kit template's index.ts and returns the
+// module's path; it skips the test when the toolchain is missing.
+func buildASKitTestdata(t *testing.T, name string) string {
+	t.Helper()
 	_, err := exec.LookPath("npm")
 	requireTool(t, "npm is not installed", err == nil)
 	tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
@@ -28,7 +37,7 @@ func TestASKitKV(t *testing.T) {
 	if err := askit.Write(dir, "kas"); err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join("..", "..", "sdk-guest", "assemblyscript", "testdata", "kvcount.ts"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "sdk-guest", "assemblyscript", "testdata", name+".ts"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,5 +54,5 @@ func TestASKitKV(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(build, " "), err, out)
 	}
-	checkKVReplicas(t, "as", filepath.Join(dir, "kas.wasm"))
+	return filepath.Join(dir, "kas.wasm")
 }

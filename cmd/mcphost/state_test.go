@@ -23,12 +23,19 @@ import (
 // starts it on the interpreter and compiles it in the background.
 func counterConfig(t *testing.T) string {
 	t.Helper()
+	return counterConfigWith(t, "")
+}
+
+// counterConfigWith is counterConfig with more keys (TOML lines) in the
+// plugin's table.
+func counterConfigWith(t *testing.T, keys string) string {
+	t.Helper()
 	src, err := filepath.Abs(filepath.Join("testdata", "counter"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\ntimeout = \"30s\"\n", quote(src))
+	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\ntimeout = \"30s\"\n%s", quote(src), keys)
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -272,6 +272,8 @@ func host() int32 {
 		reply = hostKeyringSecret(p)
 	case "kv":
 		reply = hostKV(p)
+	case "http":
+		reply = hostHTTP(p)
 	default:
 		setError("unknown host function " + in.Fn)
 		return 1

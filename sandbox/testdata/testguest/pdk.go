@@ -89,6 +89,9 @@ func hostKeyringSecret(uint64) uint64
 //go:wasmimport extism:host/user kv
 func hostKV(uint64) uint64
 
+//go:wasmimport extism:host/user http
+func hostHTTP(uint64) uint64
+
 func input() []byte {
 	n := inputLength()
 	buf := make([]byte, n)

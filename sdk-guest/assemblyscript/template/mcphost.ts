@@ -33,6 +33,9 @@ declare function extism_length(offset: u64): u64;
 // @ts-ignore: decorator
 @external("extism:host/user", "kv")
 declare function host_kv(payload: u64): u64;
+// @ts-ignore: decorator
+@external("extism:host/user", "http")
+declare function host_http(payload: u64): u64;
 
 // log sends notifications/message to the client at level ("debug", "info",
 // "warning", "error", …) with text as its data.
@@ -303,16 +306,24 @@ function unbase64(s: string): string {
   return String.UTF8.decode(out.slice(0, n).buffer);
 }
 
-function kvCall(req: string): KVResult {
-  const r = new KVResult();
-  const off = host_kv(Memory.allocateString(req).offset);
-  if (off == 0) {
-    r.error = "kv: no reply from the host";
-    return r;
-  }
+// replyOf reads and frees the JSON reply of a host function at off; null
+// when there is none.
+function replyOf(off: u64): string | null {
+  if (off == 0) return null;
   const mem = new Memory(off, extism_length(off));
   const reply = mem.toString();
   mem.free();
+  return reply;
+}
+
+function kvCall(req: string): KVResult {
+  const r = new KVResult();
+  const got = replyOf(host_kv(Memory.allocateString(req).offset));
+  if (got === null) {
+    r.error = "kv: no reply from the host";
+    return r;
+  }
+  const reply = got as string;
   const err = jsonGetString(reply, "error");
   if (err !== null) {
     r.error = err;
@@ -351,4 +362,52 @@ export function kvDelete(key: string): KVResult {
 // sum is in number. Atomic across replicas.
 export function kvIncrement(key: string, delta: i64): KVResult {
   return kvCall(kvOp("increment", key) + ',"delta":' + delta.toString() + "}");
+}
+
+// ---- outbound HTTP ------------------------------------------------------------
+// http sends a request through mcphost's http host function, under the
+// plugin's allowed_hosts, may_request_hosts and response-size limit
+// (use it, not the PDK's Http.request, whose refusals trap the call and
+// lose the plugin's globals). headers is "" or a JSON object of strings;
+// body is sent when not empty. An HTTPResult that is not ok has an error,
+// and refused when the host refused the destination (allowed_hosts does
+// not name it, a person denied it, or a person is still to be asked and
+// the call ends in an input_required round that runs it again): return
+// it as the tool's error; the plugin's globals survive. The http import
+// is only in plugins that call this. Bodies are strings (UTF-8).
+
+export class HTTPResult {
+  ok: bool = false;
+  error: string = "";
+  refused: bool = false;
+  status: i32 = 0;
+  body: string = "";
+  headers: string = "{}"; // a JSON object, names lower case
+}
+
+export function http(method: string, url: string, headers: string = "", body: string = ""): HTTPResult {
+  let req = '{"url":' + jsonString(url) + ',"method":' + jsonString(method);
+  if (headers.length > 0) req += ',"headers":' + headers;
+  if (body.length > 0) req += ',"body":"' + base64(body) + '"';
+  const r = new HTTPResult();
+  const got = replyOf(host_http(Memory.allocateString(req + "}").offset));
+  if (got === null) {
+    r.error = "http: no reply from the host";
+    return r;
+  }
+  const reply = got as string;
+  const err = jsonGetString(reply, "error");
+  if (err !== null) {
+    r.error = err;
+    const refused = jsonGet(reply, "refused");
+    r.refused = refused !== null && refused == "true";
+    return r;
+  }
+  r.ok = true;
+  r.status = i32(jsonGetNumber(reply, "status"));
+  const b = jsonGetString(reply, "body");
+  if (b !== null) r.body = unbase64(b);
+  const h = jsonGet(reply, "headers");
+  if (h !== null) r.headers = h;
+  return r;
 }

@@ -106,6 +106,8 @@ MCP_USER("notify_resource_list_changed") void mcp_host_notify_resource_list_chan
 MCP_USER("notify_resource_updated") void mcp_host_notify_resource_updated(uint64_t);
 /* The plugin's key-value state (mcp_kv_*); imported only when used. */
 MCP_USER("kv") uint64_t mcp_host_kv(uint64_t);
+/* Outbound HTTP (mcp_http); imported only when used. */
+MCP_USER("http") uint64_t mcp_host_http(uint64_t);
 
 /* ---- bytes in and out --------------------------------------------------- */
 
@@ -636,6 +638,73 @@ static inline bool mcp_kv_increment(const char *key, int64_t delta, int64_t *sum
 	*sum = strtoll(num, NULL, 10);
 	free(reply);
 	return true;
+}
+
+/* ---- outbound HTTP ------------------------------------------------------- */
+/* mcp_http sends a request through mcphost's http host function, under the
+ * plugin's allowed_hosts, may_request_hosts and response-size limit.
+ * method NULL means GET; headers is NULL or a JSON object of strings
+ * ("{\"accept\":\"text/plain\"}"); body may be NULL. On success it returns
+ * true and fills *resp: status, and body a malloc'd copy (NUL-terminated,
+ * length n; free it). On failure it returns false, *err (when err is not
+ * NULL) is a malloc'd message, and resp->refused says the host refused the
+ * destination (its allowed_hosts does not name it, a person denied it, or
+ * a person is still to be asked, and the call ends in an input_required
+ * round that runs it again with the answer). A failure never traps: return
+ * the message as the tool's error, and the plugin's globals survive. */
+typedef struct {
+	int status;
+	char *body;
+	size_t n;
+	bool refused;
+} mcp_http_response;
+
+static inline bool mcp_http(const char *method, const char *url, const char *headers, const char *body, size_t body_n,
+                            mcp_http_response *resp, char **err) {
+	memset(resp, 0, sizeof *resp);
+	if (err) *err = NULL;
+	mcp_buf b = {0};
+	mcp_buf_puts(&b, "{\"url\":");
+	mcp_buf_json_string(&b, url, strlen(url));
+	if (method) {
+		mcp_buf_puts(&b, ",\"method\":");
+		mcp_buf_json_string(&b, method, strlen(method));
+	}
+	if (headers) {
+		mcp_buf_puts(&b, ",\"headers\":");
+		mcp_buf_puts(&b, headers);
+	}
+	if (body && body_n > 0) {
+		mcp_buf_puts(&b, ",\"body\":\"");
+		mcp_buf_base64(&b, body, body_n);
+		mcp_buf_puts(&b, "\"");
+	}
+	mcp_buf_puts(&b, "}");
+	size_t rn = 0;
+	char *reply = b.oom ? NULL : mcp_kernel_get(mcp_host_http(mcp_kernel_put(b.p, b.len)), &rn);
+	free(b.p);
+	if (!reply) {
+		static const char msg[] = "http: no reply from the host";
+		if (err && (*err = malloc(sizeof msg)) != NULL) memcpy(*err, msg, sizeof msg);
+		return false;
+	}
+	mcp_json r = {reply, rn};
+	char *e = mcp_json_string(mcp_json_get(r, "error"), NULL);
+	if (e) {
+		resp->refused = mcp_json_is(mcp_json_get(r, "refused"), "true");
+		free(reply);
+		if (err) *err = e; else free(e);
+		return false;
+	}
+	double status = 0;
+	mcp_json_number(mcp_json_get(r, "status"), &status);
+	resp->status = (int)status;
+	size_t en = 0;
+	char *enc = mcp_json_string(mcp_json_get(r, "body"), &en);
+	resp->body = mcp_base64_decode(enc ? enc : "", enc ? en : 0, &resp->n);
+	free(enc);
+	free(reply);
+	return resp->body != NULL;
 }
 
 #endif /* MCPHOST_H */

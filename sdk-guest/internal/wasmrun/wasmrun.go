@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +92,9 @@ type Options struct {
 	Timeout      time.Duration     // 0 means none
 	MaxPages     uint32            // memory limit in 64 KiB pages; 0 means none
 	// Replies answers host functions that return something; the default
-	// reply is none (0).
+	// reply is none (0), but for abi.HostHTTP, which makes the request
+	// when its host is one of AllowedHosts, exactly, and replies a refusal
+	// otherwise (a stand-in for mcphost's egress rules).
 	Replies map[string]func(payload []byte) []byte
 }
 
@@ -120,6 +128,9 @@ func Load(t testing.TB, path string, opts Options) *Plugin {
 	for _, hf := range abi.HostFuncs {
 		name, hf := hf.Name, hf
 		reply := opts.Replies[name]
+		if reply == nil && name == abi.HostHTTP {
+			reply = func(payload []byte) []byte { return serveHTTP(opts.AllowedHosts, payload) }
+		}
 		f := extism.NewHostFunctionWithStack(name, func(ctx context.Context, cp *extism.CurrentPlugin, stack []uint64) {
 			var payload []byte
 			if hf.Payload && stack[0] != 0 {
@@ -235,4 +246,49 @@ func bulkUnsupported() []extism.HostFunction {
 	read.SetNamespace(abi.IONamespace)
 	write.SetNamespace(abi.IONamespace)
 	return []extism.HostFunction{read, write}
+}
+
+// serveHTTP answers abi.HostHTTP: the request when its host is one of
+// allowed, a refusal otherwise, and every failure as {"error":…}.
+func serveHTTP(allowed []string, payload []byte) []byte {
+	var req abi.HTTPRequest
+	rep := func() abi.HTTPReply {
+		if err := json.Unmarshal(payload, &req); err != nil {
+			return abi.HTTPReply{Error: err.Error()}
+		}
+		u, err := url.Parse(req.URL)
+		if err != nil {
+			return abi.HTTPReply{Error: err.Error()}
+		}
+		if !slices.Contains(allowed, u.Hostname()) {
+			return abi.HTTPReply{Error: "host " + u.Hostname() + " is not allowed", Refused: true}
+		}
+		method := req.Method
+		if method == "" {
+			method = "GET"
+		}
+		hr, err := http.NewRequest(method, req.URL, bytes.NewReader(req.Body))
+		if err != nil {
+			return abi.HTTPReply{Error: err.Error()}
+		}
+		for k, v := range req.Headers {
+			hr.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			return abi.HTTPReply{Error: err.Error()}
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return abi.HTTPReply{Error: err.Error()}
+		}
+		h := map[string]string{}
+		for k, v := range resp.Header {
+			h[strings.ToLower(k)] = strings.Join(v, ",")
+		}
+		return abi.HTTPReply{Status: resp.StatusCode, Headers: h, Body: body}
+	}()
+	b, _ := json.Marshal(rep)
+	return b
 }
