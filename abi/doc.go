@@ -21,7 +21,8 @@
 //
 // mcphost's own additions are versioned by [Version] and announced by the
 // optional export [ExportABIVersion], which returns the version as its i32
-// result; [ExportListSkills] hands the host a guest's skill files
+// result; [ExportCallToolFrame] takes a tool call as a [CallFrame]
+// instead of an envelope; [ExportListSkills] hands the host a guest's skill files
 // ([ListSkillsResult]). Host functions live in the extism:host/user namespace, under the
 // names hyper-mcp uses ([HostLog], [HostProgress], …).
 //

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -358,4 +360,102 @@ func BenchmarkColdLoad(b *testing.B) {
 	b.ReportMetric(ms(calls[0])*1e3, "interp-call-µs")
 	b.ReportMetric(ms(calls[1])*1e3, "compiled-call-µs")
 	b.ReportMetric(0, "ns/op") // an iteration is two loads; the metrics above say what each cost
+}
+
+// BenchmarkGoGuestCall prices a Go guest's tool call as plugins makes it
+// (Guest.CallTool with a client request's context), in interleaved
+// rounds so that every variant sees the same load: the echo example
+// through its frame export (abi.ExportCallToolFrame) and through its
+// call_tool envelope, and the bare boundary (a wasmgen export that does
+// nothing but write its output). Two more join when their paths are set:
+// $MCPHOST_BENCH_BASELINE_GUEST, the echo example built by an earlier
+// SDK (envelope only), and $MCPHOST_BENCH_C_GUEST, a C-kit template's
+// text_stats. It reports each one's p50 in µs, the frame's share above
+// the boundary (mostly the guest's own work) and the ratios to the frame.
+func BenchmarkGoGuestCall(b *testing.B) {
+	ctx := context.Background()
+	cc := abi.Context{ID: json.RawMessage(`1`), Meta: json.RawMessage(`{"progressToken":"t"}`), ProtocolVersion: "2025-11-25"}
+	echo := ToolRef{Name: "echo"}
+	args := json.RawMessage(`{"text":"hello world"}`)
+	load := func(name string, wasm []byte) *Module {
+		m, err := testEngine.load(ctx, b.Name()+"/"+name, wasm, Limits{Instances: 1}, nativeWith(interruptPoll))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { m.Close(ctx) })
+		return m
+	}
+	guestOf := func(m *Module) Guest {
+		g, err := NewGuest(m, "p")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return g
+	}
+	call := func(g Guest, tool ToolRef) func() error {
+		return func() error {
+			r, err := g.CallTool(ctx, tool, args, cc)
+			if err == nil && r.IsError {
+				err = fmt.Errorf("tool error: %s", r.JSON)
+			}
+			return err
+		}
+	}
+	m := load("echo", echoExample(b))
+	frame := guestOf(m)
+	if !frame.(*extismV2).frame {
+		b.Fatal("the echo example does not export " + abi.ExportCallToolFrame)
+	}
+	raw := load("boundary", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"}))
+	variants := []struct {
+		name string
+		call func() error
+	}{
+		{"frame", call(frame, echo)},
+		{"envelope", call(&extismV2{m: m, plugin: "p"}, echo)},
+		{"boundary", func() error { _, err := raw.Call(ctx, "hello", args); return err }},
+	}
+	for _, v := range []struct{ name, env, tool string }{
+		{"baseline", "MCPHOST_BENCH_BASELINE_GUEST", "echo"},
+		{"c", "MCPHOST_BENCH_C_GUEST", "text_stats"},
+	} {
+		path := os.Getenv(v.env)
+		if path == "" {
+			b.Logf("no %s variant: set $%s", v.name, v.env)
+			continue
+		}
+		wasm, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		variants = append(variants, struct {
+			name string
+			call func() error
+		}{v.name, call(guestOf(load(v.name, wasm)), ToolRef{Name: v.tool})})
+	}
+	took := make([][]time.Duration, len(variants))
+	const round = 100
+	for i := 0; i < b.N; i += round {
+		for j, v := range variants {
+			for range round {
+				t0 := time.Now()
+				if err := v.call(); err != nil {
+					b.Fatalf("%s: %v", v.name, err)
+				}
+				took[j] = append(took[j], time.Since(t0))
+			}
+		}
+	}
+	p50 := make(map[string]float64, len(variants))
+	for j, v := range variants {
+		slices.Sort(took[j])
+		p50[v.name] = float64(took[j][len(took[j])/2]) / float64(time.Microsecond)
+		b.ReportMetric(p50[v.name], "p50-"+v.name+"-µs")
+	}
+	b.ReportMetric(p50["frame"]-p50["boundary"], "frame-above-boundary-µs")
+	for _, v := range variants[1:] {
+		if v.name != "boundary" {
+			b.ReportMetric(p50[v.name]/p50["frame"], v.name+"/frame")
+		}
+	}
 }

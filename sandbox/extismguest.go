@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,7 @@ import (
 type extismV2 struct {
 	m      Caller
 	plugin string
+	frame  bool // it exports abi.ExportCallToolFrame: tool calls go there
 }
 
 func (g *extismV2) ABI() int { return 2 }
@@ -55,8 +57,27 @@ func (g *extismV2) Lists(ctx context.Context) (*Lists, error) {
 	return ls, nil
 }
 
-// CallTool sends call_tool {"request":{name,arguments},"context":cc}.
+// CallTool sends call_tool {"request":{name,arguments},"context":cc},
+// or, to a guest that exports abi.ExportCallToolFrame, the same call as
+// an abi.CallFrame there. Either way its errors name call_tool, the
+// question the plugin answered.
 func (g *extismV2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (ToolResult, error) {
+	if g.frame {
+		in, err := g.callFrameInput(tool.Name, args, cc)
+		if err != nil {
+			return ToolResult{}, err
+		}
+		r, err := g.callTool(ctx, abi.ExportCallToolFrame, in)
+		var ce *CallError
+		var oe *OutputError
+		switch {
+		case errors.As(err, &ce) && ce.Export == abi.ExportCallToolFrame:
+			ce.Export = abi.ExportCallTool
+		case errors.As(err, &oe):
+			oe.Export = abi.ExportCallTool
+		}
+		return r, err
+	}
 	in, err := g.callToolInput(tool.Name, args, cc)
 	if err != nil {
 		return ToolResult{}, err
@@ -262,6 +283,28 @@ func (g *extismV2) callToolInput(name string, args json.RawMessage, cc abi.Conte
 	return append(in, '}'), nil
 }
 
+// callFrameInput is the abi.CallFrame of a tool call: the context's
+// members as callToolInput would write them (filled, compacted), and args
+// as they are; args must be valid JSON (the caller checked it) or empty.
+func (g *extismV2) callFrameInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
+	cc.Plugin = g.plugin
+	cc = fillContext(cc)
+	id, err := compact(cc.ID)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: encode input: %w", g.plugin, err)
+	}
+	meta, err := compact(cc.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: encode input: %w", g.plugin, err)
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = nil
+	}
+	f := abi.CallFrame{Name: []byte(name), ID: id, Meta: meta,
+		ProtocolVersion: []byte(cc.ProtocolVersion), Plugin: []byte(cc.Plugin), Arguments: args}
+	return abi.AppendCallFrame(make([]byte, 0, f.Size()), &f), nil
+}
+
 // appendContext appends cc as json.Marshal writes it (strings apart:
 // HTML characters are not escaped), without its reflection (~1.3 µs a
 // call).
@@ -303,17 +346,24 @@ func appendContext(b []byte, cc abi.Context) ([]byte, error) {
 // checked, compacted and HTML-escaped. Raw JSON without space or any byte
 // it would escape is only checked; other JSON goes through encoding/json.
 func appendCompact(b, raw []byte) ([]byte, error) {
-	if !needsMarshal(raw) {
-		if !jsonscan.Valid(raw) {
-			return nil, fmt.Errorf("invalid JSON %.40q", raw)
-		}
-		return append(b, raw...), nil
-	}
-	q, err := json.Marshal(json.RawMessage(raw))
+	q, err := compact(raw)
 	if err != nil {
 		return nil, err
 	}
 	return append(b, q...), nil
+}
+
+// compact returns raw JSON as json.Marshal writes a RawMessage: raw
+// itself when it has no space or byte that would change (then only
+// checked), else encoding/json's compacted copy.
+func compact(raw []byte) ([]byte, error) {
+	if !needsMarshal(raw) {
+		if !jsonscan.Valid(raw) {
+			return nil, fmt.Errorf("invalid JSON %.40q", raw)
+		}
+		return raw, nil
+	}
+	return json.Marshal(json.RawMessage(raw))
 }
 
 // needsMarshal reports whether raw has a byte json.Marshal would change:

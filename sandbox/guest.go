@@ -13,7 +13,9 @@ import (
 // an MCP server asks a plugin, typed, whatever the plugin is made of. Each
 // kind speaks its own wire: an Extism v1 plugin gets {"params":…} on
 // describe and call, a v2 (hyper-mcp) plugin {"request":…,"context":…}
-// envelopes on its nine exports (extismguest.go), and a component is
+// envelopes on its nine exports, except that a tool call goes to a
+// guest's mcphost_call_tool as an abi.CallFrame when it exports one
+// (extismguest.go), and a component is
 // called through its WIT types, its arguments converted once from JSON to
 // WIT values, with no envelope in between (componentbackend.go).
 
@@ -95,7 +97,7 @@ func NewGuest(m Caller, plugin string) (Guest, error) {
 			return &componentPlugin{m: mod, b: b, plugin: plugin}, nil
 		}
 	}
-	v2 := &extismV2{m: m, plugin: plugin}
+	v2 := &extismV2{m: m, plugin: plugin, frame: m.HasExport(abi.ExportCallToolFrame)}
 	if m.HasExport(abi.ExportDescribe) && m.HasExport(abi.ExportCall) {
 		return &extismV1{v2}, nil
 	}

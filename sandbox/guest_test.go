@@ -230,3 +230,71 @@ func TestAppendContextMatchesMarshal(t *testing.T) {
 		t.Error("invalid _meta accepted")
 	}
 }
+
+// TestExtismGuestCallFrame: a v2 guest that exports mcphost_call_tool
+// gets tool calls there, as a CallFrame holding what the call_tool
+// envelope's request and context would (the context filled and compacted
+// alike); one without it gets the envelope, as every hyper-mcp plugin
+// and every guest of an earlier SDK does. Errors name call_tool either
+// way.
+func TestExtismGuestCallFrame(t *testing.T) {
+	ctx := context.Background()
+	ok := []byte(`{"content":[]}`)
+	newCaller := func(frame bool, out []byte) *wireCaller {
+		w := &wireCaller{exports: map[string]func([]byte) []byte{
+			abi.ExportCallTool: func([]byte) []byte { return ok },
+		}}
+		if frame {
+			w.exports[abi.ExportCallToolFrame] = func([]byte) []byte { return out }
+		}
+		return w
+	}
+	cc := abi.Context{ID: json.RawMessage(`"r 1"`), Meta: json.RawMessage(`{ "progressToken": 5 }`), ProtocolVersion: "2025-11-25"}
+	for _, tc := range []struct {
+		name string
+		args json.RawMessage
+		cc   abi.Context
+		want abi.CallFrame
+	}{
+		{"client request", json.RawMessage(`{"text": "hi"}`), cc, abi.CallFrame{Name: []byte("echo"), ID: []byte(`"r 1"`),
+			Meta: []byte(`{"progressToken":5}`), ProtocolVersion: []byte("2025-11-25"), Plugin: []byte("p"), Arguments: []byte(`{"text": "hi"}`)}},
+		{"no arguments, no context", json.RawMessage(" "), abi.Context{}, abi.CallFrame{Name: []byte("echo"),
+			ID: []byte(internalID), Meta: []byte(`{}`), Plugin: []byte("p")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newCaller(true, ok)
+			g, err := NewGuest(w, "p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, tc.args, tc.cc); err != nil {
+				t.Fatal(err)
+			}
+			if in := w.input(abi.ExportCallTool); in != "" {
+				t.Errorf("call_tool called with %s; want only %s", in, abi.ExportCallToolFrame)
+			}
+			if got, want := w.input(abi.ExportCallToolFrame), string(abi.AppendCallFrame(nil, &tc.want)); got != want {
+				t.Errorf("frame %q\nwant  %q", got, want)
+			}
+			old := newCaller(false, nil)
+			if g, err = NewGuest(old, "p"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, tc.args, tc.cc); err != nil || old.input(abi.ExportCallTool) == "" {
+				t.Errorf("without %s: %v, call_tool input %q; want the envelope", abi.ExportCallToolFrame, err, old.input(abi.ExportCallTool))
+			}
+		})
+	}
+	g, err := NewGuest(newCaller(true, []byte(`{"content":{}}`)), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.CallTool(ctx, ToolRef{Name: "echo"}, nil, cc)
+	var oe *OutputError
+	if !errors.As(err, &oe) || oe.Export != abi.ExportCallTool {
+		t.Errorf("bad output through the frame: %v; want an OutputError naming %s", err, abi.ExportCallTool)
+	}
+	if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, nil, abi.Context{Meta: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("invalid _meta framed")
+	}
+}

@@ -81,9 +81,15 @@ func spanIn(ctx context.Context) startSpan {
 }
 
 // startCall begins the span of one guest call of export; the tracer goes
-// into the ctx it returns, for the call's host functions.
+// into the ctx it returns, for the call's host functions. The span is
+// named for the question: a tool call is "wasm call_tool" through either
+// of its exports (abi.ExportCallToolFrame), which wasm.export tells apart.
 func startCall(ctx context.Context, tr *tracer, plugin, export string) (context.Context, trace.Span) {
-	ctx, sp := tr.Start(ctx, "wasm "+export, trace.WithAttributes(attribute.String("mcp.plugin", plugin), attribute.String("wasm.export", export)))
+	name := export
+	if export == abi.ExportCallToolFrame {
+		name = abi.ExportCallTool
+	}
+	ctx, sp := tr.Start(ctx, "wasm "+name, trace.WithAttributes(attribute.String("mcp.plugin", plugin), attribute.String("wasm.export", export)))
 	return withTracer(ctx, tr), sp
 }
 

@@ -8,22 +8,45 @@ import (
 	"github.com/mcphost/mcphost/abi"
 )
 
-// BenchmarkDispatch measures the SDK's own cost per call (decode the
-// envelope, decode typed arguments, run the handler, encode the result),
-// natively; under Wasm the same code runs about 5-10x slower.
-func BenchmarkDispatch(b *testing.B) {
+// useEcho gives b a registry with one echo tool of a flat argument type.
+func useEcho(b *testing.B) {
 	old := std
 	std = newRegistry()
-	defer func() { std = old }()
+	b.Cleanup(func() { std = old })
 	AddTool(Tool{Name: "echo", Description: "Echo."}, func(ctx *Context, in struct {
 		Text string `json:"text"`
 	}) (*Result, error) {
 		return TextResult(in.Text), nil
 	})
+}
+
+// BenchmarkDispatch measures the SDK's own cost per call (decode the
+// envelope, decode typed arguments, run the handler, encode the result),
+// natively; under Wasm the same code runs about 5-10x slower.
+func BenchmarkDispatch(b *testing.B) {
+	useEcho(b)
 	input := []byte(`{"request":{"name":"echo","arguments":{"text":"hello"}},"context":{"id":1,"_meta":{"progressToken":1}}}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Dispatch(abi.ExportCallTool, input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCallFrame is BenchmarkDispatch's call through the frame
+// export (abi.ExportCallToolFrame), with the output buffer reused as the
+// export reuses it: the allocations left are the handler's own (its
+// string argument, its result).
+func BenchmarkCallFrame(b *testing.B) {
+	useEcho(b)
+	frame := abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte("echo"), ID: []byte("1"),
+		Meta: []byte(`{"progressToken":1}`), Arguments: []byte(`{"text":"hello"}`)})
+	var out []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if out, err = std.callFrame(frame, out); err != nil {
 			b.Fatal(err)
 		}
 	}

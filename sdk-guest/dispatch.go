@@ -56,15 +56,7 @@ func (r *registry) dispatch(export string, input []byte) (output []byte, err err
 		return nil, fmt.Errorf("unknown export %q", export)
 	}
 	ctx := &Context{}
-	defer func() {
-		if p := recover(); p != nil {
-			if u, ok := p.(unrecovered); ok {
-				panic(u.value)
-			}
-			Logf(LevelError, "panic in %s: %v", export, p)
-			output, err = nil, fmt.Errorf("%s: panic: %v", export, p)
-		}
-	}()
+	defer recoverExport(export, &output, &err)
 	res, err := r.handle(ctx, export, input)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", export, err)
@@ -82,6 +74,18 @@ func (r *registry) dispatch(export string, input []byte) (output []byte, err err
 		return nil, fmt.Errorf("%s: encode output: %w", export, err)
 	}
 	return out, nil
+}
+
+// recoverExport, deferred by an export's body, turns a panic into the
+// export's error, except one raised through [Unrecovered].
+func recoverExport(export string, output *[]byte, err *error) {
+	if p := recover(); p != nil {
+		if u, ok := p.(unrecovered); ok {
+			panic(u.value)
+		}
+		Logf(LevelError, "panic in %s: %v", export, p)
+		*output, *err = nil, fmt.Errorf("%s: panic: %v", export, p)
+	}
 }
 
 func (r *registry) handle(ctx *Context, export string, input []byte) (any, error) {

@@ -58,28 +58,6 @@ func scanEnvelope(input []byte, call bool, e *envelope, ms *[]argMember) (bigs [
 			bigs = append(bigs, str)
 		}
 	}}
-	argMembers := func(a0 int) (int, error) {
-		return sc.Object(s, a0, func(k jsonscan.String, v0 int) (int, error) {
-			m := argMember{k0: int32(k.Start - a0), k1: int32(k.End - a0), kPlain: !k.Escaped && !k.High, v0: int32(v0 - a0)}
-			var v1 int
-			if v0 < len(s) && s[v0] == '"' {
-				v, err := jsonscan.ScanString(s, v0)
-				if err != nil {
-					return v0, err
-				}
-				sc.OnString(v)
-				v1, m.str, m.esc, m.high = v.End, true, v.Escaped, v.High
-			} else {
-				var err error
-				if v1, err = sc.Value(s, v0, 3); err != nil {
-					return v1, err
-				}
-			}
-			m.v1 = int32(v1 - a0)
-			*ms = append(*ms, m)
-			return v1, nil
-		})
-	}
 	request := func(k jsonscan.String, v0 int) (int, error) {
 		var v1 int
 		var err error
@@ -88,7 +66,7 @@ func scanEnvelope(input []byte, call bool, e *envelope, ms *[]argMember) (bigs [
 		case `"arguments"`:
 			ok = ok && e.args == nil
 			if v0 < len(s) && s[v0] == '{' && len(s) <= math.MaxInt32 {
-				v1, err = argMembers(v0)
+				v1, err = scanArgMembers(sc, s, v0, ms)
 				membersOK = true
 			} else {
 				v1, err = sc.Value(s, v0, 2)
@@ -182,6 +160,33 @@ func objectOrNull(sc jsonscan.Scanner, s []byte, v0 int, member func(k jsonscan.
 	}
 	v1, err = sc.Value(s, v0, 1)
 	return v1, err == nil && string(s[v0:v1]) == "null", err
+}
+
+// scanArgMembers scans the object at a0 in s, a call's arguments,
+// appending its top-level members to ms with offsets from a0.
+func scanArgMembers(sc jsonscan.Scanner, s []byte, a0 int, ms *[]argMember) (int, error) {
+	return sc.Object(s, a0, func(k jsonscan.String, v0 int) (int, error) {
+		m := argMember{k0: int32(k.Start - a0), k1: int32(k.End - a0), kPlain: !k.Escaped && !k.High, v0: int32(v0 - a0)}
+		var v1 int
+		if v0 < len(s) && s[v0] == '"' {
+			v, err := jsonscan.ScanString(s, v0)
+			if err != nil {
+				return v0, err
+			}
+			if sc.OnString != nil {
+				sc.OnString(v)
+			}
+			v1, m.str, m.esc, m.high = v.End, true, v.Escaped, v.High
+		} else {
+			var err error
+			if v1, err = sc.Value(s, v0, 3); err != nil {
+				return v1, err
+			}
+		}
+		m.v1 = int32(v1 - a0)
+		*ms = append(*ms, m)
+		return v1, nil
+	})
 }
 
 // otherKey reports whether encoding/json matches the raw key literal to

@@ -77,14 +77,14 @@ func checkMembers[T any](t *testing.T, ctx *Context, args []byte) {
 		return
 	}
 	var v T
-	if !plan.decodeMembers(args, ms, unsafe.Pointer(&v)) {
+	if _, ok := plan.decodeMembers(args, ms, unsafe.Pointer(&v)); !ok {
 		return
 	}
 	var want T
 	if err := json.Unmarshal(args, &want); err != nil || !reflect.DeepEqual(v, want) {
 		t.Fatalf("%T from members of %q: %+v; encoding/json: %+v, %v", v, args, v, want, err)
 	}
-	got, err := decodeArgs[T](ctx, plan, args)
+	got, _, _, err := decodeArgs[T](ctx, plan, args)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeArgs %T from %q: %+v, %v; encoding/json: %+v", v, args, got, err, want)
 	}
@@ -176,7 +176,7 @@ func BenchmarkCallToolDecode(b *testing.B) {
 			if !ok {
 				b.Fatal("not taken")
 			}
-			if in, err := decodeArgs[echoIn](ctx, plan, p.Arguments); err != nil || in.Text == "" {
+			if in, _, _, err := decodeArgs[echoIn](ctx, plan, p.Arguments); err != nil || in.Text == "" {
 				b.Fatal("not decoded")
 			}
 		}
@@ -190,7 +190,7 @@ func BenchmarkCallToolDecode(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if in, err := decodeArgs[echoIn](ctx, nil, p.Arguments); err != nil || in.Text == "" {
+			if in, _, _, err := decodeArgs[echoIn](ctx, nil, p.Arguments); err != nil || in.Text == "" {
 				b.Fatal("not decoded")
 			}
 		}

@@ -34,6 +34,12 @@ func exportComplete() int32 { return run(abi.ExportComplete) }
 //go:wasmexport on_roots_list_changed
 func exportOnRootsListChanged() int32 { return run(abi.ExportOnRootsListChanged) }
 
+// exportCallToolFrame is mcphost's second door to call_tool (ABI version
+// 2): the call as an abi.CallFrame, no envelope to scan.
+//
+//go:wasmexport mcphost_call_tool
+func exportCallToolFrame() int32 { return runFrame() }
+
 // exportListSkills is mcphost's addition: the files AddSkills registered.
 //
 //go:wasmexport mcphost_list_skills

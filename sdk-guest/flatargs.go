@@ -3,6 +3,7 @@ package guest
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -114,53 +115,71 @@ func (p *flatPlan) field(name string) *flatField {
 	return nil
 }
 
-// lookup returns the field that key (raw, quotes excluded) names, nil for
-// an unknown key; ok is false when encoding/json would match key to a
-// field case-insensitively.
-func (p *flatPlan) lookup(key []byte) (f *flatField, ok bool) {
+// lookup returns the index of the field that key (raw, quotes excluded)
+// names, -1 for an unknown key; ok is false when encoding/json would
+// match key to a field case-insensitively.
+func (p *flatPlan) lookup(key []byte) (i int, ok bool) {
 	for i := range p.fields {
 		if p.fields[i].name == string(key) {
-			return &p.fields[i], true
+			return i, true
 		}
 	}
 	for i := range p.fields {
 		if bytes.EqualFold(key, []byte(p.fields[i].name)) {
-			return nil, false
+			return -1, false
 		}
 	}
-	return nil, true
+	return -1, true
 }
 
 // decodeMembers sets the fields of the struct at dst from the members
-// ms of the object args, as the envelope's scan recorded them (see
-// scanEnvelope), without scanning args again. It reports false, perhaps
-// having set some fields, when encoding/json must decode args instead: a
-// key is escaped, not ASCII or matches a field only case-insensitively,
-// or a value is not one that encoding/json stores as is in its field.
-func (p *flatPlan) decodeMembers(args []byte, ms []argMember, dst unsafe.Pointer) bool {
+// ms of the object args, as a scan recorded them (see scanArgMembers),
+// without scanning args again, and returns the fields whose keys were
+// present (bit i for field i, of the first 64). It reports false,
+// perhaps having set some fields, when encoding/json must decode args
+// instead: a key is escaped, not ASCII or matches a field only
+// case-insensitively, or a value is not one that encoding/json stores as
+// is in its field.
+func (p *flatPlan) decodeMembers(args []byte, ms []argMember, dst unsafe.Pointer) (seen uint64, ok bool) {
 	for i := range ms {
 		m := &ms[i]
 		if !m.kPlain {
-			return false
+			return 0, false
 		}
-		f, ok := p.lookup(args[m.k0+1 : m.k1-1])
+		fi, ok := p.lookup(args[m.k0+1 : m.k1-1])
 		if !ok {
-			return false
+			return 0, false
 		}
-		if f == nil {
+		if fi < 0 {
 			continue
 		}
+		seen |= 1 << (fi & 63)
+		f := &p.fields[fi]
 		v := args[m.v0:m.v1]
 		if m.str {
 			if f.kind != reflect.String {
-				return false
+				return 0, false
 			}
 			*(*string)(unsafe.Add(dst, f.offset)) = jsonscan.Unquote(v, jsonscan.String{Escaped: m.esc, High: m.high})
 		} else if !f.set(unsafe.Add(dst, f.offset), v) {
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return seen, true
+}
+
+// requiredFields returns the indexes of the fields that names (a tool's
+// required arguments) name, in the order of names; ok is false when a
+// name is not one of the plan's first 64 fields.
+func (p *flatPlan) requiredFields(names []string) (idx []int, ok bool) {
+	for _, name := range names {
+		i := slices.IndexFunc(p.fields, func(f flatField) bool { return f.name == name })
+		if i < 0 || i >= 64 {
+			return nil, false
+		}
+		idx = append(idx, i)
+	}
+	return idx, true
 }
 
 // set stores the valid JSON value lit, which is not a string, in the

@@ -1,9 +1,12 @@
 package guest
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -102,5 +105,47 @@ func FuzzDecodeArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		compareFlat[flatStrings](t, strs, in)
 		compareFlat[flatMixed](t, mixed, in)
+	})
+}
+
+// FuzzCallFrame checks that a tool call through the frame export answers
+// as the same call through call_tool's envelope, for any arguments the
+// host would pass (valid JSON; empty for none), with flat, typed and raw
+// tools, and that no frame makes it panic.
+func FuzzCallFrame(f *testing.F) {
+	for _, s := range []struct{ tool, args string }{
+		{"greet", `{"name":"x"}`}, {"greet", `{"NAME":"x","name":null}`}, {"sum", `{"a":1,"b":2.5}`},
+		{"sum", `{"a":"1"}`}, {"raw", `[1, 2]`}, {"ctx", ``}, {"boom", `{}`}, {"junk", `{}`}, {"none", `{}`},
+	} {
+		f.Add(s.tool, []byte(s.args))
+	}
+	f.Fuzz(func(t *testing.T, tool string, args []byte) {
+		useRegistry(t)
+		registerTools()
+		_, _ = CallFrame(append([]byte(tool), args...)) // arbitrary bytes: it must not panic
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = nil
+		} else if !json.Valid(args) {
+			return
+		}
+		if !utf8.ValidString(tool) {
+			return // names come from the guest's list; JSON would replace bad bytes
+		}
+		name, err := json.Marshal(tool)
+		if err != nil {
+			return
+		}
+		cc := abi.Context{ID: json.RawMessage(`1`), Meta: json.RawMessage(`{}`), Plugin: "p"}
+		env := `{"request":{"name":` + string(name)
+		if args != nil {
+			env += `,"arguments":` + string(args)
+		}
+		env += `},"context":{"id":1,"_meta":{},"plugin":"p"}}`
+		want, wantErr := Dispatch(abi.ExportCallTool, []byte(env))
+		got, gotErr := CallFrame(abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte(tool), ID: cc.ID, Meta: cc.Meta,
+			Plugin: []byte(cc.Plugin), Arguments: args}))
+		if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("%s(%s): frame %s, %v; envelope %s, %v", tool, args, got, gotErr, want, wantErr)
+		}
 	})
 }

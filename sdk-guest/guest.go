@@ -58,6 +58,10 @@ func validToolName(s string) bool {
 type toolEntry struct {
 	def     abi.Tool
 	handler func(*Context, json.RawMessage) (*Result, error)
+	// decodes says the handler keeps nothing of its raw arguments but
+	// what it decoded (a typed tool), so they may lie in a buffer the
+	// next call reuses.
+	decodes bool
 }
 
 type resourceEntry struct {
@@ -90,6 +94,7 @@ type registry struct {
 	completer  Completer
 	onRoots    func(*Context)
 	skills     []abi.SkillFile // skill.go
+	frames     frameCache      // frame.go
 }
 
 type completerKey struct {

@@ -141,9 +141,16 @@ func hasBulk() bool {
 }
 
 // readInput copies the call's input out of the kernel.
-func readInput() []byte {
+func readInput() []byte { return readInputTo(nil) }
+
+// readInputTo copies the call's input out of the kernel into buf, grown
+// when it is too small.
+func readInputTo(buf []byte) []byte {
 	n := extismInputLength()
-	buf := make([]byte, n)
+	if uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
 	if n > 0 && n <= math.MaxUint32 && hasBulk() {
 		ioRead(extismInputOffset(), unsafe.Pointer(&buf[0]), uint32(n))
 		return buf
@@ -209,6 +216,37 @@ func run(export string) int32 {
 		setError(err.Error())
 		return 1
 	}
+	return setOutput(export, out)
+}
+
+// The buffers of the frame export (abi.ExportCallToolFrame), kept from
+// call to call up to keptBuffer bytes each: a guest whose calls carry
+// megabytes should not hold that much between them.
+var frameIn, frameOut []byte
+
+const keptBuffer = 1 << 20
+
+// runFrame is the body of the frame export.
+func runFrame() int32 {
+	in := readInputTo(frameIn)
+	out, err := std.callFrame(in, frameOut)
+	if cap(in) <= keptBuffer {
+		frameIn = in[:0]
+	}
+	if err != nil {
+		setError(err.Error())
+		return 1
+	}
+	rc := setOutput(abi.ExportCallTool, out) // copied into the kernel
+	if cap(out) <= keptBuffer {
+		frameOut = out[:0]
+	}
+	return rc
+}
+
+// setOutput sets out as the export's output (return 0), or reports why it
+// could not (return 1).
+func setOutput(export string, out []byte) int32 {
 	if len(out) == 0 {
 		extismOutputSet(0, 0)
 		return 0

@@ -26,7 +26,7 @@ func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
 	def := toolDef(tool, reflect.TypeFor[In](), nil)
 	args := typedArgs[In](def)
 	std.addTool(&toolEntry{
-		def: def,
+		def: def, decodes: true,
 		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
 			in, bad := args(ctx, raw)
 			if bad != nil {
@@ -46,7 +46,7 @@ func AddToolOut[In, Out any](tool Tool, h func(*Context, In) (Out, error)) {
 	def := toolDef(tool, reflect.TypeFor[In](), reflect.TypeFor[Out]())
 	args := typedArgs[In](def)
 	std.addTool(&toolEntry{
-		def: def,
+		def: def, decodes: true,
 		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
 			in, bad := args(ctx, raw)
 			if bad != nil {
@@ -102,14 +102,30 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 }
 
 // typedArgs returns the decoder of a typed tool's arguments: the value, or
-// the isError result that says what is wrong with them.
+// the isError result that says what is wrong with them. When In has a
+// flat plan that covers its required arguments, the plan's decoding also
+// tells which are present, so a call neither reflects nor parses again.
 func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Result) {
-	required := requiredCheck[In](requiredOf(def.InputSchema))
+	names := requiredOf(def.InputSchema)
+	required := requiredCheck[In](names)
 	plan := flatPlanOf(reflect.TypeFor[In]())
+	var reqIdx []int
+	planned := plan != nil
+	if planned {
+		reqIdx, planned = plan.requiredFields(names)
+	}
 	return func(ctx *Context, raw json.RawMessage) (In, *Result) {
-		in, err := decodeArgs[In](ctx, plan, raw)
+		in, seen, took, err := decodeArgs[In](ctx, plan, raw)
 		if err != nil {
 			return in, Error(err.Error())
+		}
+		if took && planned {
+			for n, i := range reqIdx {
+				if seen&(1<<i) == 0 {
+					return in, Errorf("invalid arguments: missing required argument %q", names[n])
+				}
+			}
+			return in, nil
 		}
 		// A method, not a closure: through a func value &in would escape
 		// and In be allocated on every call.
@@ -122,13 +138,15 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 
 // decodeArgs decodes a tool's arguments; missing or null arguments give
 // In's zero value. plan, when set, is In's flat plan, tried before
-// encoding/json on the members the envelope's scan recorded for ctx's
-// call.
-func decodeArgs[In any](ctx *Context, plan *flatPlan, args json.RawMessage) (In, error) {
-	var in In
+// encoding/json on the members the scan of the call's input recorded for
+// ctx; took says it decoded them, and seen then has bit i set for each
+// of its fields i present in args.
+func decodeArgs[In any](ctx *Context, plan *flatPlan, args json.RawMessage) (in In, seen uint64, took bool, err error) {
 	if plan != nil {
-		if ms, ok := ctx.argMembers(args); ok && plan.decodeMembers(args, ms, unsafe.Pointer(&in)) {
-			return in, nil
+		if ms, ok := ctx.argMembers(args); ok {
+			if seen, ok := plan.decodeMembers(args, ms, unsafe.Pointer(&in)); ok {
+				return in, seen, true, nil
+			}
 		}
 	}
 	known := ctx.bigArgs(args)
@@ -137,9 +155,10 @@ func decodeArgs[In any](ctx *Context, plan *flatPlan, args json.RawMessage) (In,
 	}
 	if len(args) == 0 || string(args) == "null" {
 		var zero In
-		return zero, nil
+		return zero, 0, false, nil
 	}
-	return decodeArgsSlow[In](known, args)
+	in, err = decodeArgsSlow[In](known, args)
+	return in, 0, false, err
 }
 
 // decodeArgsSlow decodes args, neither empty nor null, with encoding/json.

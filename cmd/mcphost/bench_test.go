@@ -276,11 +276,28 @@ func (o *lastOut) Send(msg []byte, _ json.RawMessage) error {
 // from the request line given to Conn.Handle, through the session's queue
 // and a worker, to the response handed to the transport: no pipes. The
 // Wasm echo against the native one separates the sandbox and guest from
-// the host.
+// the host. Two more plugins join when their files are set:
+// $MCPHOST_BENCH_BASELINE_GUEST (the echo example built by an earlier
+// SDK: baseline_echo) and $MCPHOST_BENCH_C_GUEST (a C-kit template:
+// c_text_stats).
 //
 //	go test -run '^$' -bench CallInProcess -benchtime 20000x ./cmd/mcphost
 func BenchmarkCallInProcess(b *testing.B) {
 	cfg := benchConfig(b)
+	tools := []struct{ name, want string }{{"native_echo", `"hello world"`}, {"wasm_echo", `"hello world"`}}
+	for _, v := range []struct{ plugin, env, tool, want string }{
+		{"baseline", "MCPHOST_BENCH_BASELINE_GUEST", "baseline_echo", `"hello world"`},
+		{"c", "MCPHOST_BENCH_C_GUEST", "c_text_stats", `"words":2`},
+	} {
+		path := os.Getenv(v.env)
+		if path == "" {
+			continue
+		}
+		spec := cfg.Plugins[0] // the Wasm echo, with the defaults filled in
+		spec.Name, spec.Path, spec.Source = v.plugin, path, ""
+		cfg.Plugins = append(cfg.Plugins, spec)
+		tools = append(tools, struct{ name, want string }{v.tool, v.want})
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -304,15 +321,18 @@ func BenchmarkCallInProcess(b *testing.B) {
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 	<-out.sent
 	c.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	for _, tool := range []string{"native_echo", "wasm_echo"} {
-		b.Run(tool, func(b *testing.B) {
-			line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}`)
-			call := func() {
-				c.Handle(ctx, append([]byte(nil), line...))
-				if last := <-out.sent; !bytes.Contains(last, []byte(`"hello world"`)) {
-					b.Fatalf("response %s", last)
-				}
+	caller := func(tb testing.TB, tool string, want []byte) func() {
+		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"text":"hello world"}}}`)
+		return func() {
+			c.Handle(ctx, append([]byte(nil), line...))
+			if last := <-out.sent; !bytes.Contains(last, want) {
+				tb.Fatalf("response %s", last)
 			}
+		}
+	}
+	for _, tool := range tools {
+		b.Run(tool.name, func(b *testing.B) {
+			call := caller(b, tool.name, []byte(tool.want))
 			for range 50 {
 				call()
 			}
@@ -322,4 +342,34 @@ func BenchmarkCallInProcess(b *testing.B) {
 			}
 		})
 	}
+	// Every tool in interleaved rounds, so all see the same load: each
+	// one's p50 and its ratio to wasm_echo's.
+	b.Run("p50", func(b *testing.B) {
+		took := make([][]time.Duration, len(tools))
+		calls := make([]func(), len(tools))
+		for j, tool := range tools {
+			calls[j] = caller(b, tool.name, []byte(tool.want))
+		}
+		const round = 100
+		for i := 0; i < b.N; i += round {
+			for j, call := range calls {
+				for range round {
+					t0 := time.Now()
+					call()
+					took[j] = append(took[j], time.Since(t0))
+				}
+			}
+		}
+		p50 := make([]float64, len(tools))
+		for j, tool := range tools {
+			slices.Sort(took[j])
+			p50[j] = float64(took[j][len(took[j])/2]) / float64(time.Microsecond)
+			b.ReportMetric(p50[j], tool.name+"-µs")
+		}
+		for j, tool := range tools {
+			if j != 1 {
+				b.ReportMetric(p50[j]/p50[1], tool.name+"/wasm_echo")
+			}
+		}
+	})
 }

@@ -1,0 +1,142 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/abi/jsonscan"
+)
+
+// A tool call through abi.ExportCallToolFrame (ABI version 2) does what
+// the host has not already done, and nothing else: the host parsed the
+// request, so the frame hands over the tool's name, the context's members
+// and the raw arguments, each found by its length. The arguments are
+// scanned once, for the flat plan of the handler's type (flatargs.go);
+// the Context, its member buffers and the strings the host sends on every
+// call (protocol version, plugin) are kept from call to call, and the
+// output is written into the caller's buffer, so that in steady state
+// the SDK allocates nothing of its own for a call.
+
+// frameCache is what consecutive frame calls reuse. A call that finds it
+// taken (natively, concurrent calls; under Wasm never) makes its own.
+type frameCache struct {
+	mu         sync.Mutex
+	ctx        Context
+	pv, plugin string // the last ones sent
+}
+
+// CallFrame runs the tool call of a frame ([abi.CallFrame]), the input
+// of abi.ExportCallToolFrame, natively: exactly what that export runs, as
+// [Dispatch] is for the others. Its output and errors are those
+// Dispatch(abi.ExportCallTool, …) gives for the same call.
+func CallFrame(frame []byte) ([]byte, error) {
+	return std.callFrame(frame, nil)
+}
+
+// callFrame runs the call of frame and appends its CallToolResult to
+// out[:0], growing it as needed. The Context handed to the handler, and
+// the raw arguments a typed tool decodes, are valid during the call only.
+func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
+	defer recoverExport(abi.ExportCallTool, &output, &err)
+	var f abi.CallFrame
+	if !abi.ParseCallFrame(frame, &f) {
+		return nil, errors.New(abi.ExportCallTool + ": malformed call frame")
+	}
+	var ctx *Context
+	if c := &r.frames; c.mu.TryLock() {
+		defer c.mu.Unlock()
+		ctx = &c.ctx
+		*ctx = Context{members: ctx.members[:0], bigs: ctx.bigs[:0]}
+		ctx.ProtocolVersion = sameString(&c.pv, f.ProtocolVersion)
+		ctx.Plugin = sameString(&c.plugin, f.Plugin)
+	} else {
+		ctx = &Context{}
+		ctx.ProtocolVersion, ctx.Plugin = string(f.ProtocolVersion), string(f.Plugin)
+	}
+	if len(f.ID) > 0 {
+		ctx.ID = f.ID
+	}
+	if len(f.Meta) > 0 {
+		ctx.Meta = f.Meta
+	}
+	t := r.toolOf(f.Name)
+	if t == nil {
+		return nil, fmt.Errorf("%s: unknown tool %q", abi.ExportCallTool, f.Name)
+	}
+	var args json.RawMessage
+	if len(f.Arguments) > 0 {
+		args = f.Arguments
+		if t.decodes {
+			ctx.scanArgs(args)
+		} else {
+			args = bytes.Clone(args) // a raw handler may keep them
+		}
+	}
+	res, err := runTool(ctx, t, args)
+	if err != nil {
+		res = Error(err.Error())
+	}
+	if ctx.rawSet {
+		return ctx.rawOutput, nil
+	}
+	res = finish(res)
+	if n := resultSize(res); cap(out) < n {
+		out = make([]byte, 0, n)
+	}
+	if out, err = appendCallToolResult(out[:0], res); err != nil {
+		return nil, fmt.Errorf("%s: encode output: %w", abi.ExportCallTool, err)
+	}
+	return out, nil
+}
+
+// sameString returns b as a string: *last when it holds the same bytes,
+// else a new string, kept in *last for the next call.
+func sameString(last *string, b []byte) string {
+	if string(b) != *last {
+		*last = string(b)
+	}
+	return *last
+}
+
+// toolOf returns the tool named name, without making a string of it.
+func (r *registry) toolOf(name []byte) *toolEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, t := range r.tools {
+		if t.def.Name == string(name) {
+			return t
+		}
+	}
+	return nil
+}
+
+// scanArgs records, for decodeArgs, the top-level members and the big
+// strings of args, a call's arguments, in one validating pass. Arguments
+// that are not an object, or not valid, record nothing: encoding/json
+// then decodes them and reports their errors.
+func (c *Context) scanArgs(args []byte) {
+	if args[0] != '{' || len(args) > math.MaxInt32 {
+		return
+	}
+	ms := c.members[:0]
+	if cap(ms) == 0 {
+		ms = c.memberBuf[:0]
+	}
+	bigs := c.bigs[:0]
+	sc := jsonscan.Scanner{OnString: func(s jsonscan.String) {
+		if s.End-s.Start >= bigString {
+			bigs = append(bigs, s)
+		}
+	}}
+	end, err := scanArgMembers(sc, args, 0, &ms)
+	if err != nil || jsonscan.SkipSpace(args, end) != len(args) {
+		return
+	}
+	c.members, c.membersSet = ms, true
+	c.bigs, c.bigsOf, c.bigsSet = bigs, args, true
+}

@@ -1,0 +1,139 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/abi"
+)
+
+// frameOf builds the frame the host sends for a call_tool envelope's
+// request and context members.
+func frameOf(name, args string, cc abi.Context) []byte {
+	return abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte(name), ID: cc.ID, Meta: cc.Meta,
+		ProtocolVersion: []byte(cc.ProtocolVersion), Plugin: []byte(cc.Plugin), Arguments: []byte(args)})
+}
+
+// TestCallFrameMatchesEnvelope: a call through the frame export answers
+// exactly as the same call through call_tool's envelope, output and
+// error, and the handler sees the same Context and arguments: typed
+// tools on the flat plan and off it, raw tools, required arguments,
+// panics, unknown tools and raw output.
+func TestCallFrameMatchesEnvelope(t *testing.T) {
+	useRegistry(t)
+	type flat struct {
+		Text string  `json:"text"`
+		N    int     `json:"n,omitempty"`
+		F    float64 `json:"f,omitempty"`
+		OK   bool    `json:"ok,omitempty"`
+	}
+	type nested struct {
+		Tags []string         `json:"tags"`
+		Sub  map[string]int   `json:"sub,omitempty"`
+		Raw  json.RawMessage  `json:"raw,omitempty"`
+		Opt  *struct{ X int } `json:"opt,omitempty"`
+	}
+	seen := func(ctx *Context, what any) string {
+		return fmt.Sprintf("id=%s meta=%s pv=%q plugin=%q in=%+v", ctx.ID, ctx.Meta, ctx.ProtocolVersion, ctx.Plugin, what)
+	}
+	AddTool(Tool{Name: "flat"}, func(ctx *Context, in flat) (*Result, error) { return TextResult(seen(ctx, in)), nil })
+	AddTool(Tool{Name: "req", InputSchema: json.RawMessage(`{"type":"object","required":["text","n"]}`)},
+		func(ctx *Context, in flat) (*Result, error) { return TextResult(seen(ctx, in)), nil })
+	AddTool(Tool{Name: "nested"}, func(ctx *Context, in nested) (*Result, error) {
+		return TextResult(seen(ctx, fmt.Sprintf("%v %v %s %v", in.Tags, in.Sub, in.Raw, in.Opt))), nil
+	})
+	AddToolOut(Tool{Name: "out"}, func(ctx *Context, in flat) (flat, error) { return in, nil })
+	AddToolRaw(abi.Tool{Name: "raw"}, func(ctx *Context, args json.RawMessage) (*abi.CallToolResult, error) {
+		return TextResult(seen(ctx, string(args))), nil
+	})
+	AddTool(Tool{Name: "fails"}, func(*Context, flat) (*Result, error) { return nil, errors.New("no luck") })
+	AddTool(Tool{Name: "panics"}, func(*Context, flat) (*Result, error) { panic("boom") })
+	AddTool(Tool{Name: "rawout"}, func(ctx *Context, _ flat) (*Result, error) {
+		ctx.WriteRawOutput([]byte(`not json`))
+		return nil, nil
+	})
+	big := strings.Repeat("ü", bigString)
+	cc := abi.Context{ID: json.RawMessage(`"r-1"`), Meta: json.RawMessage(`{"progressToken":5}`), ProtocolVersion: "2025-11-25", Plugin: "p"}
+	tests := []struct{ name, tool, args string }{
+		{"flat", "flat", `{"text":"hi","n":3,"f":1.5,"ok":true}`},
+		{"escaped", "flat", `{"text":"a\"b\u00e9\n","n":-1}`},
+		{"space", "flat", ` { "text" : "hi" } `},
+		{"case-folded key", "flat", `{"TEXT":"hi"}`},
+		{"unknown key", "flat", `{"text":"hi","zzz":[1,{"a":2}]}`},
+		{"wrong type", "flat", `{"text":5}`},
+		{"overflow", "flat", `{"n":1e400}`},
+		{"null", "flat", `null`},
+		{"none", "flat", ``},
+		{"not an object", "flat", `[1]`},
+		{"big string", "flat", `{"text":"` + big + `"}`},
+		{"required present", "req", `{"text":"","n":0}`},
+		{"required null", "req", `{"text":null,"n":1}`},
+		{"required missing", "req", `{"text":"x"}`},
+		{"required missing all", "req", `{}`},
+		{"required no args", "req", ``},
+		{"nested", "nested", `{"tags":["a","b"],"sub":{"x":1},"raw":{"k":[1, 2]},"opt":{"X":4}}`},
+		{"nested big", "nested", `{"tags":["` + big + `"]}`},
+		{"out", "out", `{"text":"<b>","n":2}`},
+		{"raw", "raw", `{"any": [1, 2]}`},
+		{"raw null", "raw", `null`},
+		{"raw none", "raw", ``},
+		{"fails", "fails", `{}`},
+		{"panics", "panics", `{}`},
+		{"raw output", "rawout", `{}`},
+		{"unknown tool", "nope", `{}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env, err := json.Marshal(abi.Input{Context: cc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := `{"name":` + fmt.Sprintf("%q", tc.tool)
+			if tc.args != "" {
+				req += `,"arguments":` + tc.args
+			}
+			env = append(env[:len(env)-1], []byte(`,"request":`+req+`}}`)...)
+			want, wantErr := Dispatch(abi.ExportCallTool, env)
+			got, gotErr := CallFrame(frameOf(tc.tool, tc.args, cc))
+			if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("frame: %.300s, %v\nenvelope: %.300s, %v", got, gotErr, want, wantErr)
+			}
+		})
+	}
+	if _, err := CallFrame([]byte{1, 0, 0}); err == nil || !strings.Contains(err.Error(), "malformed call frame") {
+		t.Errorf("a truncated frame: %v; want malformed call frame", err)
+	}
+}
+
+// TestCallFrameAllocs: in steady state a frame call allocates nothing
+// of the SDK's own: a handler that allocates nothing (an int argument, a
+// result made once) costs no allocation, with the output buffer reused.
+func TestCallFrameAllocs(t *testing.T) {
+	useRegistry(t)
+	fixed := TextResult("ok")
+	AddTool(Tool{Name: "add", InputSchema: json.RawMessage(`{"type":"object","required":["n"]}`)},
+		func(ctx *Context, in struct {
+			N int `json:"n"`
+		}) (*Result, error) {
+			if in.N != 41 || len(ctx.Meta) == 0 {
+				return Error("wrong arguments"), nil
+			}
+			return fixed, nil
+		})
+	frame := frameOf("add", `{"n":41,"other":"x"}`, abi.Context{ID: json.RawMessage(`7`), Meta: json.RawMessage(`{}`), ProtocolVersion: "2025-11-25", Plugin: "p"})
+	var out []byte
+	call := func() {
+		var err error
+		if out, err = std.callFrame(frame, out); err != nil || string(out) != `{"content":[{"type":"text","text":"ok"}]}` {
+			t.Fatalf("got %s, %v", out, err)
+		}
+	}
+	call()
+	if n := testing.AllocsPerRun(100, call); n != 0 {
+		t.Errorf("allocations per frame call: %v; want 0", n)
+	}
+}
