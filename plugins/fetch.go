@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/mcphost/mcphost/plugins/config"
