@@ -20,7 +20,6 @@ import (
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"
-	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/plugins/watch"
 )
 
@@ -97,7 +96,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer wait()
 		defer stop()
 	}
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, "", cfg, log)
 	if err != nil {
 		return err
 	}
@@ -114,20 +113,16 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer stop()
 	}
-	var grants *consent.Grants
-	stName := "the in-process store"
-	if url := store.URL(cfg.Server.Store); url != "" {
-		stName = "store " + store.Redact(url)
-		// Shared by every replica on the store, read on every check.
-		grants = consent.StoreGrants(st, store.Redact(url))
-	} else if cfg.File != "" {
+	// Grants in a store are shared by every replica on it, read on every check.
+	grants := st.grants()
+	if grants == nil && cfg.File != "" {
 		// A bad file is said and stands for no grants: the person is
 		// asked again.
 		if grants, err = consent.OpenGrants(consent.GrantsFile(cfg.File)); err != nil {
 			log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "err", err)
 		}
 	}
-	rt.loader = rt.newLoader(log, obs, !*eager, grants, st, stName)
+	rt.loader = rt.newLoader(log, obs, !*eager, grants, st, st.name())
 	validator, err := hf.oauth(ctx, cfg.Auth, log)
 	if err != nil {
 		return err
