@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -131,7 +133,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer validator.Close()
 	}
 	if hf.addr != "" {
-		warnStateKey(cfg, log)
+		warnStateKey(cfg, hf.addr, log)
 	}
 	ln, httpOpts, err := hf.listen(log, validator != nil)
 	if err != nil {
@@ -257,12 +259,37 @@ func stateKeyEnv(cfg *config.Config) string {
 	return cmp.Or(cfg.Server.RequestStateKeyEnv, defaultStateKeyEnv)
 }
 
-// warnStateKey warns, when serving HTTP, that without a request-state key
-// a retry cannot cross replicas: behind a balancer it likely will.
-func warnStateKey(cfg *config.Config, log *slog.Logger) {
+// warnStateKey warns, when serving HTTP where a balancer is plausible
+// (balancerHint), that without a request-state key a retry cannot cross
+// replicas. A loopback listener with no store and no trusted proxies is
+// one process on one machine: a warning there would be noise.
+func warnStateKey(cfg *config.Config, addr string, log *slog.Logger) {
+	why := balancerHint(cfg, addr)
+	if why == "" {
+		return
+	}
 	if env := stateKeyEnv(cfg); os.Getenv(env) == "" {
 		log.Warn("no request state key: this process signs 2026-07-28 requestState with a random key of its own, "+
 			"so a retry after input_required that reaches another replica fails its integrity check; "+
-			"behind a balancer, set the same secret in "+env+" on every replica", "env", env)
+			"behind a balancer, set the same secret in "+env+" on every replica", "env", env, "balancer", why)
 	}
+}
+
+// balancerHint says why replicas behind a balancer are plausible for a
+// server listening on addr with cfg, or "" when nothing suggests them.
+func balancerHint(cfg *config.Config, addr string) string {
+	switch {
+	case storeURL("", cfg) != "":
+		return "a store is configured, which replicas share"
+	case len(cfg.Server.TrustedProxies) > 0:
+		return "trusted_proxies is set"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(host); host == "localhost" || (err == nil && ip.IsLoopback()) {
+		return ""
+	}
+	return "listening beyond loopback"
 }
