@@ -32,6 +32,12 @@ import (
 // and more under load. A signal ends the wait at once.
 const defaultCompileWait = 10 * time.Second
 
+// defaultBuildWait bounds how long serve waits at exit for the builds of
+// its first load (--build-wait): a cold Go build of the example plugins
+// takes one to several minutes, and a build killed at exit would make the
+// next start build again. A signal ends the wait at once.
+const defaultBuildWait = 3 * time.Minute
+
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stdout, stderr)
 	var c common
@@ -43,6 +49,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	eager := fs.Bool("eager", false, "compile every plugin at start; by default a plugin whose lists are in the list cache (same code, limits and config as when it last loaded) is listed from it and compiled on first use")
 	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
 	compileWait := fs.Duration("compile-wait", defaultCompileWait, "at exit, how long to wait for compiles still running in the background, so that the next start loads their code from the cache (a signal stops the wait; 0: do not wait)")
+	buildWait := fs.Duration("build-wait", defaultBuildWait, "at exit, how long to wait for the first load's builds still running, so that the next start finds them in the cache (a signal stops the wait; 0: do not wait)")
 	var hf httpFlags
 	hf.register(fs.FlagSet)
 	if err := fs.parse(args); err != nil {
@@ -78,15 +85,20 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		// the process exits anyway (an AI host closing stdin expects it
 		// gone), and the next start interprets again. After stdin closed,
 		// a signal ends the wait; after a signal, a second one does.
+		// A compile an earlier exit left unfinished gets longer
+		// (compilewait.go), so that short runs on a loaded machine
+		// still fill the cache.
+		wait, unfinished := exitCompileWait(abandonedFile(), rt.engine.Compiling(), *compileWait, log)
 		wctx, interrupt := context.WithCancelCause(context.WithoutCancel(ctx))
 		defer interrupt(nil)
-		cctx, cancel := context.WithTimeoutCause(wctx, *compileWait, errCompileWait)
+		cctx, cancel := context.WithTimeoutCause(wctx, wait, errCompileWait)
 		defer cancel()
 		if ctx.Err() == nil {
 			stop := context.AfterFunc(ctx, func() { interrupt(errInterrupted) })
 			defer stop()
 		}
 		rt.close(cctx)
+		unfinished.record(rt.engine.Compiling(), log)
 	}()
 	if *debugAddr != "" {
 		dctx, stop := context.WithCancel(ctx)
@@ -158,6 +170,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	opts := hostOptions(cfg, log, audit)
 	opts.Tracer = tr.tracer()
 	opts.Store = st
+	opts.Loading = rt.loader.Busy
 	srv := host.New(reg, opts)
 	toClients.Store(srv)
 	if met != nil {
@@ -200,6 +213,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			err = nil
 		}
 	}
+	finishBuilds(ctx, reg, rt.loader, *buildWait, log)
 	cancelLoad()
 	<-loaded
 	<-warned
