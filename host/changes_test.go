@@ -229,6 +229,9 @@ func TestInitialLoadListChanged(t *testing.T) {
 					}
 					listAnswered = true
 				default:
+					if w.Method == "notifications/message" && tt.wait <= 0 {
+						continue // the early list's warning that plugins are still loading
+					}
 					t.Fatalf("got %s before the ping's answer", w.raw)
 				}
 			}

@@ -25,6 +25,9 @@ import (
 type scope struct {
 	g *plugins.Generation // nil when nothing was ever loaded
 	p *plugins.Plugin     // nil: the whole generation
+	// early: a list answered before the initial load was done, so
+	// plugins may be missing from it (startup_progress.go).
+	early bool
 }
 
 // scope acquires the current generation for req and returns its scope and
@@ -45,6 +48,7 @@ func (s *session) scope(ctx context.Context, req *request, found func(scope) boo
 		g, release, ready = s.srv.acquire(ctx)
 	}
 	stop()
+	early := !ready && found == nil
 	if !ready {
 		// Answered before the initial load was done: the session
 		// (and, for the stateless era's listeners, the server) hears
@@ -52,7 +56,7 @@ func (s *session) scope(ctx context.Context, req *request, found func(scope) boo
 		s.early.answered(seen, found == nil, req.method == "resources/read")
 		s.srv.early.answered(seen, found == nil, req.method == "resources/read")
 	}
-	sc := scope{g: g}
+	sc := scope{g: g, early: early}
 	if !req.routed {
 		return sc, release, nil
 	}
@@ -320,7 +324,12 @@ func (l listing[T]) serve(ctx context.Context, s *session, req *request) (any, e
 	body := appendPage(l.member, page, next, func(dst []byte, it T) []byte {
 		return l.write(dst, sc, it, v)
 	})
-	if req.state != nil { // a 2026-07-28 result: the most conservative hints of its contributors
+	if sc.early {
+		body = s.partialList(req, body)
+	}
+	if req.state != nil && sc.early { // a partial list must not be cached
+		req.hints = &cacheHints{ttlMs: 0, scope: "private"}
+	} else if req.state != nil { // a 2026-07-28 result: the most conservative hints of its contributors
 		req.hints = s.srv.cacheHints(owners(items))
 		if caller != nil && caller.May != nil && req.hints != nil {
 			req.hints.scope = "private" // this list is the caller's own

@@ -40,6 +40,11 @@ type Options struct {
 	// by then (plugins.Registry.Publish), and a call to a tool, prompt or
 	// resource of a loaded plugin does not wait at all.
 	StartupWait time.Duration
+	// Loading, when not nil, names the plugins still loading (with their
+	// step: "hash (build)"). A list answered before the initial load is
+	// done names them to the client, on the answer and in a warning just
+	// before it (startup_progress.go).
+	Loading func() []string
 	// Logger receives the server's own logs (default slog.Default()).
 	Logger *slog.Logger
 	// CacheTTL and CacheScope are the caching hints (ttlMs, cacheScope) of

@@ -185,8 +185,11 @@ func TestStartupWait(t *testing.T) {
 		c := startClient(t, srv)
 		c.initialize("2025-11-25", `{}`)
 		c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-		if w := c.next(); string(w.Result) != `{"tools":[]}` {
-			t.Fatalf("got %s; want an empty list at once", w.raw)
+		if w := c.next(); w.Method != "notifications/message" {
+			t.Fatalf("got %s; want the warning that plugins are still loading", w.raw)
+		}
+		if w := c.next(); !strings.HasPrefix(string(w.Result), `{"tools":[],"_meta":{"mcphost/loading":`) {
+			t.Fatalf("got %s; want an empty list at once, saying plugins are still loading", w.raw)
 		}
 	})
 }

@@ -64,3 +64,55 @@ func TestCallWaitsOnlyForItsPlugin(t *testing.T) {
 		break
 	}
 }
+
+// TestEarlyListSaysMoreAreComing: a list answered when the startup wait
+// runs out, before the initial load is done, is preceded by a warning
+// naming the plugins still loading and carries them in its _meta; a list
+// after the load carries neither.
+func TestEarlyListSaysMoreAreComing(t *testing.T) {
+	ctx := context.Background()
+	reg := plugins.NewRegistry()
+	srv := New(reg, Options{StartupWait: -1, Logger: quietLog, Loading: func() []string { return []string{"b (build)"} }})
+	t.Cleanup(srv.Close)
+	defer reg.Close(ctx)
+	c := startClient(t, srv)
+	c.initialize("2025-11-25", `{}`)
+	reg.Publish(ctx, buildGeneration(t, config.Spec{Name: "a", Native: plugins.NativeModule(echoExports())}))
+
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	w := c.next()
+	if w.Method != "notifications/message" || !strings.Contains(string(w.raw), `"level":"warning"`) ||
+		!strings.Contains(string(w.raw), `"plugins":["b (build)"]`) || !strings.Contains(string(w.raw), "list_changed follows") {
+		t.Fatalf("before the early list: got %s; want a warning naming b", w.raw)
+	}
+	w = c.next()
+	var res struct {
+		Tools []struct{ Name string }
+		Meta  map[string]struct {
+			Message string
+			Plugins []string
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(w.Result, &res); err != nil || string(w.ID) != "1" {
+		t.Fatalf("tools/list: got %s", w.raw)
+	}
+	if len(res.Tools) != 1 || res.Tools[0].Name != "a_echo" {
+		t.Errorf("early tools/list: got %+v; want a_echo, the plugin loaded so far", res.Tools)
+	}
+	if m := res.Meta[metaLoading]; !slices.Equal(m.Plugins, []string{"b (build)"}) || m.Message != partialMessage {
+		t.Errorf("early tools/list _meta: got %s; want %s naming b", w.Result, metaLoading)
+	}
+
+	reg.Swap(ctx, buildGeneration(t, config.Spec{Name: "a", Native: plugins.NativeModule(echoExports())}))
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	for {
+		w = c.next()
+		if w.Method == "notifications/tools/list_changed" {
+			continue
+		}
+		if string(w.ID) != "2" || strings.Contains(string(w.raw), metaLoading) || w.Method != "" {
+			t.Fatalf("tools/list after the load: got %s; want no loading note", w.raw)
+		}
+		break
+	}
+}

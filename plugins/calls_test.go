@@ -176,7 +176,10 @@ func TestValidateArguments(t *testing.T) {
 	schema := `{"type":"object","properties":{
 		"n":{"type":"integer","maximum":10},
 		"big":{"const":12345678901234567890},
-		"s":{"type":"string","minLength":2}},"required":["s"]}`
+		"s":{"type":"string","minLength":2},
+		"name":{"type":"string"},
+		"opt":{"type":"object","properties":{"depth":{"type":"integer"}},"additionalProperties":false}},
+		"required":["s"],"additionalProperties":false}`
 	out := `{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`
 	m := fake{tools: []string{`{"name":"v","inputSchema":` + schema + `,"outputSchema":` + out + `}`, tool("free")}}.module()
 	g := build(t, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
@@ -199,6 +202,10 @@ func TestValidateArguments(t *testing.T) {
 		{`null`, `tool "p_v": invalid arguments: at '': missing property 's'`},
 		{`[]`, `tool "p_v": invalid arguments: at '': got array, want object`},
 		{`{"s":`, `tool "p_v": invalid arguments: invalid JSON: unexpected EOF`},
+		// An argument the schema does not allow names the closest declared one.
+		{`{"s":"ab","nme":"a"}`, `tool "p_v": invalid arguments: at '': additional property "nme" not allowed (did you mean "name"?)`},
+		{`{"s":"ab","zzzzzz":1}`, `tool "p_v": invalid arguments: at '': additional property "zzzzzz" not allowed`},
+		{`{"s":"ab","opt":{"dept":1}}`, `tool "p_v": invalid arguments: at '/opt': additional property "dept" not allowed (did you mean "depth"?)`},
 	}
 	for _, tt := range args {
 		err := v.validateArguments(json.RawMessage(tt.args))
@@ -285,5 +292,21 @@ func TestNativeModule(t *testing.T) {
 	var ce *sandbox.CallError
 	if _, err := m.Call(context.Background(), "ok", nil); !errors.As(err, &ce) || ce.Kind != sandbox.KindClosed {
 		t.Errorf("Call after Close: got %v; want KindClosed", err)
+	}
+}
+
+func TestAdditionalProperties(t *testing.T) {
+	known := []string{"depth", "name"}
+	for _, tc := range []struct {
+		props []string
+		want  string
+	}{
+		{[]string{"nme"}, `additional property "nme" not allowed (did you mean "name"?)`},
+		{[]string{"zzzzzz"}, `additional property "zzzzzz" not allowed`},
+		{[]string{"nme", "zzzzzz", "dept"}, `additional properties "nme", "zzzzzz", "dept" not allowed (did you mean "name" for "nme", "depth" for "dept"?)`},
+	} {
+		if got := additionalProperties(tc.props, known); got != tc.want {
+			t.Errorf("additionalProperties(%q):\n got %s\nwant %s", tc.props, got, tc.want)
+		}
 	}
 }

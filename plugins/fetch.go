@@ -2,7 +2,10 @@ package plugins
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"sync"
 
 	"github.com/mcphost/mcphost/plugins/config"
@@ -14,6 +17,9 @@ import (
 func (l *Loader) sourceOf(server *config.ServerConfig, spec *config.Spec) (source.Source, error) {
 	switch {
 	case spec.Source != "":
+		if err := sourceDir(spec); err != nil {
+			return nil, err
+		}
 		l.busy.Store(spec.Name, "build")
 		return source.NewGo(spec.Source, source.BuildOptions{CacheDir: l.cache.BuildDir(), Go: server.Go, Logger: l.log, Plugin: spec.Name}), nil
 	case spec.URL != "":
@@ -28,6 +34,27 @@ func (l *Loader) sourceOf(server *config.ServerConfig, spec *config.Spec) (sourc
 		return source.File(spec.Path), nil
 	}
 	return nil, errors.New("no path, source, url, oci or native module")
+}
+
+// sourceDir checks that spec's source directory exists before the go
+// command runs there: go, started in a missing directory, says only
+// "fork/exec …: no such file or directory", naming neither the plugin's
+// key nor the directory.
+func sourceDir(spec *config.Spec) error {
+	fi, err := os.Stat(spec.Source)
+	where := `key "source"`
+	if spec.Line > 0 {
+		where = fmt.Sprintf(`key "source" of the [[plugin]] table at line %d`, spec.Line)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: directory %s does not exist: create it (mcphost new writes a plugin there) or correct the path, which is relative to the config file", where, spec.Source)
+	case err != nil:
+		return fmt.Errorf("%s: %w", where, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a directory: source names a Go package directory (a .wasm file goes in path)", where, spec.Source)
+	}
+	return nil
 }
 
 // fileSet collects the files a build used; safe for concurrent use.

@@ -10,6 +10,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -256,5 +257,30 @@ func TestOCISource(t *testing.T) {
 	var fe *source.FetchError
 	if err := g3.Failed("clock"); !errors.As(err, &fe) || fe.From != unknown {
 		t.Errorf("unknown digest: got %v; want a FetchError for %s", err, unknown)
+	}
+}
+
+// TestSourceDirMissing: a source key naming a missing directory, or a
+// file, fails the plugin with an error that names the key, its line and
+// the directory, before the go command runs (which would say only
+// "fork/exec …: no such file or directory").
+func TestSourceDirMissing(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ source, want string }{
+		{"nosuchdir", `key "source" of the [[plugin]] table at line 2: directory ` + filepath.Join(dir, "nosuchdir") + " does not exist"},
+		{"file.go", `key "source" of the [[plugin]] table at line 2: ` + filepath.Join(dir, "file.go") + " is not a directory"},
+	} {
+		cfg := parseTOML(t, dir, fmt.Sprintf("\n[[plugin]]\nname = \"p\"\nsource = %q\n", tc.source))
+		g, err := NewLoader(LoaderOptions{Logger: discard(), BuildCacheDir: filepath.Join(dir, "build")}).Build(t.Context(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Failures) != 1 || g.Failures[0].Plugin != "p" || !strings.Contains(g.Failures[0].Err.Error(), tc.want) {
+			t.Errorf("source = %q: failures %v; want plugin p: %s", tc.source, g.Failures, tc.want)
+		}
+		g.Close(t.Context())
 	}
 }

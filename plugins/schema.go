@@ -6,12 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // ValidationError says why a tool's arguments or structured output do not
@@ -54,11 +59,11 @@ func compileSchema(plugin, tool, which string, raw json.RawMessage) (*jsonschema
 	c.UseLoader(noRemote{})
 	loc := "urn:mcphost:" + url.PathEscape(plugin) + ":" + url.PathEscape(tool) + ":" + which
 	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("%s: %s", which, flatten(err))
+		return nil, fmt.Errorf("%s: %s", which, flatten(err, nil))
 	}
 	s, err := c.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", which, flatten(err))
+		return nil, fmt.Errorf("%s: %s", which, flatten(err, nil))
 	}
 	return s, nil
 }
@@ -88,12 +93,14 @@ func decodeJSON(raw []byte) (any, error) {
 }
 
 // flatten turns jsonschema's indented, multi-line errors into one line:
-// the leaf causes joined with "; ".
-func flatten(err error) string {
+// the leaf causes joined with "; ". schema (the tool's, or nil) lets a
+// property the schema does not allow name the declared one it is closest
+// to, as config keys, flags and tool names do.
+func flatten(err error, schema json.RawMessage) string {
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		var leaves []string
-		collectLeaves(ve, &leaves)
+		collectLeaves(ve, &leaves, schema)
 		if len(leaves) > 0 {
 			return strings.Join(leaves, "; ")
 		}
@@ -101,15 +108,67 @@ func flatten(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
 }
 
-func collectLeaves(ve *jsonschema.ValidationError, out *[]string) {
+func collectLeaves(ve *jsonschema.ValidationError, out *[]string, schema json.RawMessage) {
 	if len(ve.Causes) == 0 {
-		s := ve.Error() // a leaf prints as "at '<ptr>': <message>"
-		*out = append(*out, strings.Join(strings.Fields(s), " "))
+		s := strings.Join(strings.Fields(ve.Error()), " ") // a leaf prints as "at '<ptr>': <message>"
+		if k, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok {
+			if at := strings.LastIndex(s, ": additional propert"); at >= 0 {
+				s = s[:at] + ": " + additionalProperties(k.Properties, propertiesAt(schema, ve.InstanceLocation))
+			}
+		}
+		*out = append(*out, s)
 		return
 	}
 	for _, c := range ve.Causes {
-		collectLeaves(c, out)
+		collectLeaves(c, out, schema)
 	}
+}
+
+// additionalProperties says which of props are not allowed, with the
+// declared property each most likely meant: `additional property "nme"
+// not allowed (did you mean "name"?)`.
+func additionalProperties(props, known []string) string {
+	quoted := make([]string, len(props))
+	var meant []string
+	for i, p := range props {
+		quoted[i] = strconv.Quote(p)
+		if m := config.Suggest(p, known); m != "" {
+			meant = append(meant, strconv.Quote(m)+" for "+quoted[i])
+		}
+	}
+	msg := "additional property " + quoted[0] + " not allowed"
+	if len(props) > 1 {
+		msg = "additional properties " + strings.Join(quoted, ", ") + " not allowed"
+	}
+	switch {
+	case len(meant) == 1 && len(props) == 1:
+		msg += " (did you mean " + strconv.Quote(config.Suggest(props[0], known)) + "?)"
+	case len(meant) > 0:
+		msg += " (did you mean " + strings.Join(meant, ", ") + "?)"
+	}
+	return msg
+}
+
+// propertiesAt returns the property names schema declares for the
+// instance at loc, following properties and items (what a $ref or a
+// combinator declares is not looked for: no suggestion then).
+func propertiesAt(schema json.RawMessage, loc []string) []string {
+	var node map[string]any
+	if len(schema) == 0 || json.Unmarshal(schema, &node) != nil {
+		return nil
+	}
+	for _, step := range loc {
+		next, _ := node["properties"].(map[string]any)[step].(map[string]any)
+		if next == nil {
+			next, _ = node["items"].(map[string]any)
+		}
+		if next == nil {
+			return nil
+		}
+		node = next
+	}
+	props, _ := node["properties"].(map[string]any)
+	return slices.Sorted(maps.Keys(props))
 }
 
 // validateArguments checks args against the tool's inputSchema. Absent or
@@ -134,7 +193,7 @@ func (t *Tool) validateArguments(args json.RawMessage) error {
 		}
 	}
 	if err := t.in.Validate(v); err != nil {
-		return &ValidationError{Tool: t.Name, What: "arguments", Detail: flatten(err)}
+		return &ValidationError{Tool: t.Name, What: "arguments", Detail: flatten(err, t.Def.InputSchema)}
 	}
 	return nil
 }
@@ -162,7 +221,7 @@ func (t *Tool) validateStructured(v json.RawMessage) error {
 		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: err.Error()}
 	}
 	if err := t.out.Validate(doc); err != nil {
-		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: flatten(err)}
+		return &ValidationError{Tool: t.Name, What: "structuredContent", Detail: flatten(err, t.Def.OutputSchema)}
 	}
 	return nil
 }

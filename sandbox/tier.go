@@ -381,6 +381,10 @@ func (e *Engine) waitCompiles(ctx context.Context) error {
 	}
 }
 
+// Compiling names the modules compiling in the background, sorted: at
+// exit, after Close, the ones whose compile did not finish.
+func (e *Engine) Compiling() []string { return e.compilingNames() }
+
 // compilingNames lists the modules compiling in the background, sorted.
 func (e *Engine) compilingNames() []string {
 	e.mu.Lock()

@@ -19,6 +19,7 @@ C=${C:-32}
 TOOL=${TOOL:-test_simple_text}
 CONFIG=${CONFIG:-examples/conformance/plugins.toml}
 
+PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin # Debian's haproxy is /usr/sbin/haproxy
 command -v haproxy >/dev/null || bash scripts/install-haproxy.sh >/dev/null
 if ! command -v ab >/dev/null; then
 	sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo

@@ -44,7 +44,9 @@ setup() {
 can_install() { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }
 
 if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
-	if command -v haproxy >/dev/null || can_install; then
+	# Debian puts haproxy in /usr/sbin, which a user's PATH often lacks; the
+	# tests look there too (cmd/mcphost needHAProxy).
+	if PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin command -v haproxy >/dev/null || can_install; then
 		setup haproxy TestReplicas bash scripts/install-haproxy.sh || :
 	else
 		echo "setup: haproxy is not installed and sudo asks for a password; TestReplicas will skip (run scripts/install-haproxy.sh once)"

@@ -71,6 +71,14 @@ func oneRequest(ctx context.Context, args []string, stdout, stderr io.Writer, rq
 		return err
 	}
 	defer rt.close(context.WithoutCancel(ctx))
+	// The store serve would use: a plugin's state (KV) and the standing
+	// grants are the same ones every replica sees.
+	st, err := openStore(ctx, "", cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rt.loader = rt.newLoader(log, nil, false, st.grants(), st, st.name())
 	g, err := rt.loader.Build(ctx, cfg, nil)
 	if err != nil {
 		return err
@@ -78,7 +86,9 @@ func oneRequest(ctx context.Context, args []string, stdout, stderr io.Writer, rq
 	reg := plugins.NewRegistry()
 	reg.Swap(ctx, g)
 	defer reg.Close(context.WithoutCancel(ctx))
-	srv := host.New(reg, hostOptions(cfg, log, nil))
+	opts := hostOptions(cfg, log, nil)
+	opts.Store = st
+	srv := host.New(reg, opts)
 	defer srv.Close()
 
 	body, err := json.Marshal(params)

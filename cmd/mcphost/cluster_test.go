@@ -69,16 +69,35 @@ func startCluster(t *testing.T, conf string, env ...string) *cluster {
 	return c
 }
 
-// needHAProxy returns haproxy's path; without it the test is skipped,
-// or fails under CI=true.
+// sbinDirs are where Debian and others install daemons such as haproxy;
+// a user's PATH often lacks them, so a lookup that stops at PATH reports
+// an installed haproxy as missing.
+var sbinDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
+
+// lookDaemon finds name on PATH, then in dirs.
+func lookDaemon(name string, dirs ...string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p, nil
+	}
+	for _, d := range dirs {
+		if p, err2 := exec.LookPath(filepath.Join(d, name)); err2 == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not on PATH nor in %s: %w", name, strings.Join(dirs, ", "), err)
+}
+
+// needHAProxy returns haproxy's path (PATH, then the sbin directories);
+// without it the test is skipped, or fails under CI=true.
 func needHAProxy(t *testing.T) string {
 	t.Helper()
-	haproxy, err := exec.LookPath("haproxy")
+	haproxy, err := lookDaemon("haproxy", sbinDirs...)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("haproxy is not installed; .ci/run installs it with scripts/install-haproxy.sh")
+			t.Fatalf("%v; .ci/run installs it with scripts/install-haproxy.sh", err)
 		}
-		t.Skip("haproxy is not installed: run scripts/install-haproxy.sh")
+		t.Skipf("%v: install it (scripts/install-haproxy.sh does, with apt)", err)
 	}
 	return haproxy
 }
@@ -224,6 +243,28 @@ func (c *lbClient) await(id string, tt *taskTally, want ...string) map[string]an
 		case <-tick.C:
 		case <-deadline:
 			c.t.Fatalf("task %s never reached %v; last %v (tally %+v)", id, want, last, *tt)
+		}
+	}
+}
+
+// TestLookDaemon: an executable in an sbin directory is found although
+// PATH lacks it (Debian's /usr/sbin/haproxy under a minimal PATH), and a
+// missing one names every place looked.
+func TestLookDaemon(t *testing.T) {
+	sbin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(sbin, "haproxy"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	for _, tc := range []struct {
+		name, want, wantErr string
+	}{
+		{"haproxy", filepath.Join(sbin, "haproxy"), ""},
+		{"nosuchdaemon", "", "nosuchdaemon is not on PATH nor in " + sbin},
+	} {
+		got, err := lookDaemon(tc.name, sbin)
+		if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("lookDaemon(%q) = %q, %v; want %q, error containing %q", tc.name, got, err, tc.want, tc.wantErr)
 		}
 	}
 }

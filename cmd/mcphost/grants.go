@@ -106,32 +106,29 @@ func cmdGrants(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return errUsage
 }
 
-// openGrants opens the grants serve would use: in the store storeURL
-// names (else MCPHOST_STORE, else the config's [server] store), or else
+// openGrants opens the grants serve would use: in the store flag names
+// (else MCPHOST_STORE, else the config's [server] store: storeURL), or else
 // in the file beside the config --config names (or ./plugins.toml, as
 // serve finds it). The caller calls closeStore when done.
-func openGrants(ctx context.Context, configFile, storeURL string) (g *consent.Grants, closeStore func(), err error) {
+func openGrants(ctx context.Context, configFile, flag string) (g *consent.Grants, closeStore func(), err error) {
 	if configFile == "" {
 		if _, err := os.Stat("plugins.toml"); err == nil {
 			configFile = "plugins.toml"
 		}
 	}
-	if storeURL == "" {
-		storeURL = os.Getenv(store.EnvURL)
-	}
-	if storeURL == "" && configFile != "" {
-		cfg, err := config.LoadConfig(configFile)
-		if err != nil {
+	var cfg *config.Config
+	if storeURL(flag, nil) == "" && configFile != "" {
+		if cfg, err = config.LoadConfig(configFile); err != nil {
 			return nil, nil, err
 		}
-		storeURL = store.URL(cfg.Server.Store)
 	}
-	if storeURL != "" {
-		st, err := store.Open(storeURL)
+	if url := storeURL(flag, cfg); url != "" {
+		st, err := store.Open(url)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--store: %w", err)
 		}
-		return consent.StoreGrants(st, store.Redact(storeURL)), func() { st.Close() }, nil
+		s := &sharedStore{Store: st, url: url}
+		return s.grants(), func() { st.Close() }, nil
 	}
 	if configFile == "" {
 		return nil, nil, errors.New("no plugins.toml here, no --config and no store given: grants live beside plugins.toml, or in the store ([server] store, " + store.EnvURL + ")")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,37 @@ func TestGrantsCommandStore(t *testing.T) {
 	out.Reset()
 	if err := cmdGrants(t.Context(), []string{"list"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "no grants in store "+srv.URL()) {
 		t.Errorf("list after revoke: %q, %v; want no grants in the store", out.String(), err)
+	}
+}
+
+// TestCallUsesStore: `mcphost call` keeps a plugin's state in the config's
+// [server] store, as serve does: two calls, each with a store and a
+// runtime of its own as two processes would have, count 1 then 2 (an
+// in-process store would answer 1 twice).
+func TestCallUsesStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds examples/counter")
+	}
+	srv := redistest.Start(t)
+	src, err := filepath.Abs(filepath.Join("..", "..", "examples", "counter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "plugins.toml")
+	body := fmt.Sprintf("[server]\nstore = %q\nload_timeout = \"15m\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntimeout = \"60s\"\n", srv.URL(), quote(src))
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		var out, errOut bytes.Buffer
+		if err := cmdCall(t.Context(), []string{"--config", conf, "counter_count", `{"name":"visits"}`}, &out, &errOut); err != nil {
+			t.Fatalf("call %d: %v\n%s", i, err, errOut.String())
+		}
+		if want := fmt.Sprintf(`"text": "%d"`, i); !strings.Contains(out.String(), want) {
+			t.Fatalf("call %d printed %s; want %s", i, out.String(), want)
+		}
+		if i == 1 && !strings.Contains(errOut.String(), "store connected") {
+			t.Errorf("call's stderr does not say it connected to the store:\n%s", errOut.String())
+		}
 	}
 }

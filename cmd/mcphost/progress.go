@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -85,5 +86,47 @@ func warnStartup(ctx context.Context, deadline time.Time, reg *plugins.Registry,
 		msg := "startup wait ran out: the first lists are answered without the plugins still loading; list_changed follows when they load (raise startup_wait in [server] to wait longer)"
 		log.Warn(msg, "wait", wait.Round(time.Second), "loading", busy)
 		srv.NotifyClients("warning", "mcphost", map[string]any{"message": msg, "wait": wait.Round(time.Second).String(), "loading": busy})
+	}
+}
+
+// finishBuilds waits, at exit, for the builds of the initial load still
+// running (a first start's Go builds take minutes), up to wait, so that
+// the next start finds them in the cache instead of building again; it
+// says which and for how long. A signal ends the wait (after stdin
+// closed: the first; after a signal: the second, which ends the process).
+// What a cut-short go build compiled stays in go's own build cache.
+func finishBuilds(ctx context.Context, reg *plugins.Registry, ld *plugins.Loader, wait time.Duration, log *slog.Logger) {
+	select {
+	case <-reg.Ready():
+		return
+	default:
+	}
+	var building []string
+	for _, b := range ld.Busy() {
+		if strings.HasSuffix(b, " (build)") {
+			building = append(building, strings.TrimSuffix(b, " (build)"))
+		}
+	}
+	if len(building) == 0 || wait <= 0 {
+		return
+	}
+	log.Info("finishing builds for the cache, so that the next start need not build them again (interrupt to stop now)",
+		"plugins", building, "up_to", wait)
+	t0 := time.Now()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	interrupted := make(<-chan struct{})
+	if ctx.Err() == nil {
+		interrupted = ctx.Done()
+	}
+	select {
+	case <-reg.Ready():
+		log.Info("builds finished and stored in the cache", "plugins", building, "dur", time.Since(t0).Round(time.Millisecond))
+	case <-t.C:
+		log.Warn("builds not finished at exit: the next start builds them again, reusing what go's build cache kept",
+			"plugins", building, "err", "--build-wait passed")
+	case <-interrupted:
+		log.Warn("builds not finished at exit: the next start builds them again, reusing what go's build cache kept",
+			"plugins", building, "err", errInterrupted)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -20,7 +22,6 @@ import (
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"
-	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/plugins/watch"
 )
 
@@ -30,6 +31,12 @@ import (
 // compiling again: a 4 MB Go guest takes ~1.5 s on an idle machine, 5 s
 // and more under load. A signal ends the wait at once.
 const defaultCompileWait = 10 * time.Second
+
+// defaultBuildWait bounds how long serve waits at exit for the builds of
+// its first load (--build-wait): a cold Go build of the example plugins
+// takes one to several minutes, and a build killed at exit would make the
+// next start build again. A signal ends the wait at once.
+const defaultBuildWait = 3 * time.Minute
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stdout, stderr)
@@ -42,6 +49,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	eager := fs.Bool("eager", false, "compile every plugin at start; by default a plugin whose lists are in the list cache (same code, limits and config as when it last loaded) is listed from it and compiled on first use")
 	debugAddr := fs.String("debug-addr", "", "serve net/http/pprof on this loopback `host:port` (for soak runs and diagnosis)")
 	compileWait := fs.Duration("compile-wait", defaultCompileWait, "at exit, how long to wait for compiles still running in the background, so that the next start loads their code from the cache (a signal stops the wait; 0: do not wait)")
+	buildWait := fs.Duration("build-wait", defaultBuildWait, "at exit, how long to wait for the first load's builds still running, so that the next start finds them in the cache (a signal stops the wait; 0: do not wait)")
 	var hf httpFlags
 	hf.register(fs.FlagSet)
 	if err := fs.parse(args); err != nil {
@@ -77,15 +85,20 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		// the process exits anyway (an AI host closing stdin expects it
 		// gone), and the next start interprets again. After stdin closed,
 		// a signal ends the wait; after a signal, a second one does.
+		// A compile an earlier exit left unfinished gets longer
+		// (compilewait.go), so that short runs on a loaded machine
+		// still fill the cache.
+		wait, unfinished := exitCompileWait(abandonedFile(), rt.engine.Compiling(), *compileWait, log)
 		wctx, interrupt := context.WithCancelCause(context.WithoutCancel(ctx))
 		defer interrupt(nil)
-		cctx, cancel := context.WithTimeoutCause(wctx, *compileWait, errCompileWait)
+		cctx, cancel := context.WithTimeoutCause(wctx, wait, errCompileWait)
 		defer cancel()
 		if ctx.Err() == nil {
 			stop := context.AfterFunc(ctx, func() { interrupt(errInterrupted) })
 			defer stop()
 		}
 		rt.close(cctx)
+		unfinished.record(rt.engine.Compiling(), log)
 	}()
 	if *debugAddr != "" {
 		dctx, stop := context.WithCancel(ctx)
@@ -97,7 +110,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer wait()
 		defer stop()
 	}
-	st, err := openStore(ctx, cfg, log)
+	st, err := openStore(ctx, "", cfg, log)
 	if err != nil {
 		return err
 	}
@@ -114,20 +127,16 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer stop()
 	}
-	var grants *consent.Grants
-	stName := "the in-process store"
-	if url := store.URL(cfg.Server.Store); url != "" {
-		stName = "store " + store.Redact(url)
-		// Shared by every replica on the store, read on every check.
-		grants = consent.StoreGrants(st, store.Redact(url))
-	} else if cfg.File != "" {
+	// Grants in a store are shared by every replica on it, read on every check.
+	grants := st.grants()
+	if grants == nil && cfg.File != "" {
 		// A bad file is said and stands for no grants: the person is
 		// asked again.
 		if grants, err = consent.OpenGrants(consent.GrantsFile(cfg.File)); err != nil {
 			log.Error("grants not read: no standing grant applies until the file reads; the person is asked again", "err", err)
 		}
 	}
-	rt.loader = rt.newLoader(log, obs, !*eager, grants, st, stName)
+	rt.loader = rt.newLoader(log, obs, !*eager, grants, st, st.name())
 	validator, err := hf.oauth(ctx, cfg.Auth, log)
 	if err != nil {
 		return err
@@ -136,7 +145,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer validator.Close()
 	}
 	if hf.addr != "" {
-		warnStateKey(cfg, log)
+		warnStateKey(cfg, hf.addr, log)
 	}
 	ln, httpOpts, err := hf.listen(log, validator != nil)
 	if err != nil {
@@ -161,6 +170,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	opts := hostOptions(cfg, log, audit)
 	opts.Tracer = tr.tracer()
 	opts.Store = st
+	opts.Loading = rt.loader.Busy
 	srv := host.New(reg, opts)
 	toClients.Store(srv)
 	if met != nil {
@@ -203,6 +213,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			err = nil
 		}
 	}
+	finishBuilds(ctx, reg, rt.loader, *buildWait, log)
 	cancelLoad()
 	<-loaded
 	<-warned
@@ -262,12 +273,37 @@ func stateKeyEnv(cfg *config.Config) string {
 	return cmp.Or(cfg.Server.RequestStateKeyEnv, defaultStateKeyEnv)
 }
 
-// warnStateKey warns, when serving HTTP, that without a request-state key
-// a retry cannot cross replicas: behind a balancer it likely will.
-func warnStateKey(cfg *config.Config, log *slog.Logger) {
+// warnStateKey warns, when serving HTTP where a balancer is plausible
+// (balancerHint), that without a request-state key a retry cannot cross
+// replicas. A loopback listener with no store and no trusted proxies is
+// one process on one machine: a warning there would be noise.
+func warnStateKey(cfg *config.Config, addr string, log *slog.Logger) {
+	why := balancerHint(cfg, addr)
+	if why == "" {
+		return
+	}
 	if env := stateKeyEnv(cfg); os.Getenv(env) == "" {
 		log.Warn("no request state key: this process signs 2026-07-28 requestState with a random key of its own, "+
 			"so a retry after input_required that reaches another replica fails its integrity check; "+
-			"behind a balancer, set the same secret in "+env+" on every replica", "env", env)
+			"behind a balancer, set the same secret in "+env+" on every replica", "env", env, "balancer", why)
 	}
+}
+
+// balancerHint says why replicas behind a balancer are plausible for a
+// server listening on addr with cfg, or "" when nothing suggests them.
+func balancerHint(cfg *config.Config, addr string) string {
+	switch {
+	case storeURL("", cfg) != "":
+		return "a store is configured, which replicas share"
+	case len(cfg.Server.TrustedProxies) > 0:
+		return "trusted_proxies is set"
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(host); host == "localhost" || (err == nil && ip.IsLoopback()) {
+		return ""
+	}
+	return "listening beyond loopback"
 }

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/plugins/store"
 )
 
 // listeningAddr sends the URL of the first listening line of a server's
@@ -108,23 +111,41 @@ func TestServeHTTPFlagErrors(t *testing.T) {
 
 // TestServeHTTPStateKeyWarning: serve --http without a request-state key
 // warns at start that retries cannot cross replicas, naming the variable
-// to set; with one, it does not.
+// to set, where a balancer is plausible (a store, trusted proxies); on
+// loopback with neither, or with a key, it does not.
 func TestServeHTTPStateKeyWarning(t *testing.T) {
 	const warning = `level=WARN msg="no request state key: this process signs 2026-07-28 requestState with a random key of its own, ` +
 		`so a retry after input_required that reaches another replica fails its integrity check; ` +
-		`behind a balancer, set the same secret in MCPHOST_REQUEST_STATE_KEY on every replica" env=MCPHOST_REQUEST_STATE_KEY`
+		`behind a balancer, set the same secret in MCPHOST_REQUEST_STATE_KEY on every replica" env=MCPHOST_REQUEST_STATE_KEY balancer=`
+	dir := t.TempDir()
+	conf := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := conf("plain.toml", "[server]\n")
+	proxies := conf("proxies.toml", "[server]\ntrusted_proxies = [\"10.0.0.0/8\"]\n")
+	withStore := conf("store.toml", "[server]\nstore = \"redis://127.0.0.1:1\"\n") // never answers: logged, not fatal
 	for _, tc := range []struct {
-		key  string
-		warn bool
-	}{{"", true}, {"a-shared-secret", false}} {
-		t.Run("key="+tc.key, func(t *testing.T) {
+		name, config, key string
+		warn              bool
+	}{
+		{"loopback", plain, "", false},
+		{"trusted proxies", proxies, "", true},
+		{"store", withStore, "", true},
+		{"store with key", withStore, "a-shared-secret", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("MCPHOST_REQUEST_STATE_KEY", tc.key)
+			t.Setenv(store.EnvURL, "")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			errR, errW := io.Pipe()
 			done := make(chan error, 1)
 			go func() {
-				done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--no-watch"}, strings.NewReader(""), io.Discard, errW)
+				done <- cmdServe(ctx, []string{"--config", tc.config, "--http", "127.0.0.1:0", "--no-watch"}, strings.NewReader(""), io.Discard, errW)
 				errW.Close()
 			}()
 			warned := false
@@ -141,5 +162,22 @@ func TestServeHTTPStateKeyWarning(t *testing.T) {
 				t.Errorf("warned %v before the listening line; want %v", warned, tc.warn)
 			}
 		})
+	}
+}
+
+// TestBalancerHint: only a listener beyond loopback, a store or trusted
+// proxies make a balancer plausible.
+func TestBalancerHint(t *testing.T) {
+	t.Setenv(store.EnvURL, "")
+	for _, tc := range []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1:8080", false}, {"[::1]:8080", false}, {"localhost:8080", false},
+		{":8080", true}, {"0.0.0.0:8080", true}, {"192.0.2.7:8080", true}, {"[::]:8080", true},
+	} {
+		if got := balancerHint(config.DefaultConfig(), tc.addr) != ""; got != tc.want {
+			t.Errorf("balancerHint(%q) says a balancer is plausible: %v; want %v", tc.addr, got, tc.want)
+		}
 	}
 }

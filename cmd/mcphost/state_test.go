@@ -244,6 +244,54 @@ func textOfOrNil(t *testing.T, res *mcp.CallToolResult) string {
 	return textOf(t, res)
 }
 
+// shortSession runs cmd (serve) for one short session as a client would
+// (initialize, list, call count, each waiting for its answer), closes
+// stdin, runs atExit (when not nil), and returns stderr once the process
+// has exited; the call must have counted 1.
+func shortSession(t *testing.T, which string, cmd *exec.Cmd, atExit func(*exec.Cmd, *logWatch)) string {
+	t.Helper()
+	session := []struct {
+		id  int // 0: a notification
+		req string
+	}{
+		{1, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"short","version":"1"}}}`},
+		{0, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{2, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{3, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count"}}`},
+	}
+	stdin, stdout, log := startPiped(t, cmd)
+	lines := bufio.NewScanner(stdout)
+	var last string
+	for _, m := range session {
+		io.WriteString(stdin, m.req+"\n")
+		if m.id == 0 {
+			continue
+		}
+		id := fmt.Sprintf(`"id":%d,`, m.id)
+		for last = ""; !strings.Contains(last, id); last = lines.Text() { // past notifications
+			if !lines.Scan() {
+				stdin.Close()
+				<-log.closed
+				cmd.Wait()
+				t.Fatalf("%s run: no answer to %s\nstderr:\n%s", which, m.req, log)
+			}
+		}
+	}
+	stdin.Close() // the session is over
+	if atExit != nil {
+		atExit(cmd, log)
+	}
+	io.Copy(io.Discard, stdout)
+	<-log.closed
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s run: %v\nstderr:\n%s", which, err, log)
+	}
+	if !strings.Contains(last, `"id":3`) || !strings.Contains(last, `"text":"1"`) {
+		t.Fatalf("%s run: the call did not count 1: %s\nstderr:\n%s", which, last, log)
+	}
+	return log.String()
+}
+
 // TestShortRunsFillCompileCache: short sessions of serve (a client
 // lists, calls one tool and closes stdin) on a cold cache. The first
 // starts the plugin on the interpreter and, at exit, finishes its compile
@@ -257,17 +305,6 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		t.Skip("builds and runs a Go plugin")
 	}
 	conf, cache := counterConfig(t), t.TempDir()
-	// Each request waits for its answer, as a client does: the list for
-	// the plugin's load, the call for the list.
-	session := []struct {
-		id  int // 0: a notification
-		req string
-	}{
-		{1, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"short","version":"1"}}}`},
-		{0, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
-		{2, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
-		{3, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count"}}`},
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	// run runs one session, then atExit once stdin is closed, and
@@ -278,37 +315,7 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		// loaded the machine is; the default is 10 s.
 		cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "4m")
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
-		stdin, stdout, log := startPiped(t, cmd)
-		lines := bufio.NewScanner(stdout)
-		var last string
-		for _, m := range session {
-			io.WriteString(stdin, m.req+"\n")
-			if m.id == 0 {
-				continue
-			}
-			id := fmt.Sprintf(`"id":%d,`, m.id)
-			for last = ""; !strings.Contains(last, id); last = lines.Text() { // past notifications
-				if !lines.Scan() {
-					stdin.Close()
-					<-log.closed
-					cmd.Wait()
-					t.Fatalf("%s run: no answer to %s\nstderr:\n%s", which, m.req, log)
-				}
-			}
-		}
-		stdin.Close() // the session is over
-		if atExit != nil {
-			atExit(cmd, log)
-		}
-		io.Copy(io.Discard, stdout)
-		<-log.closed
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%s run: %v\nstderr:\n%s", which, err, log)
-		}
-		if !strings.Contains(last, `"id":3`) || !strings.Contains(last, `"text":"1"`) {
-			t.Fatalf("%s run: the call did not count 1: %s\nstderr:\n%s", which, last, log)
-		}
-		return log.String()
+		return shortSession(t, which, cmd, atExit)
 	}
 
 	// reached says how a run's compile reached the cache, or fails.
