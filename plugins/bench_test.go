@@ -89,19 +89,19 @@ func BenchmarkMatchTemplate(b *testing.B) {
 }
 
 // BenchmarkValidateStructured checks a C-kit tool's structuredContent
-// against its outputSchema (text_stats of the kit's template), as every
+// against its outputSchema (measure of the kit's template), as every
 // call of such a tool does: through the one-pass check, and through the
 // general validator alone, with the ratio of the two.
 func BenchmarkValidateStructured(b *testing.B) {
 	m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
-		abi.ExportListTools: list("tools", []string{`{"name":"text_stats","inputSchema":{"type":"object",
+		abi.ExportListTools: list("tools", []string{`{"name":"measure","inputSchema":{"type":"object",
 			"properties":{"text":{"type":"string"}},"required":["text"]},
 			"outputSchema":{"type":"object","properties":{"bytes":{"type":"integer"},"words":{"type":"integer"},
 			"lines":{"type":"integer"}},"required":["bytes","words","lines"]}}`}),
 	})
 	g := build(b, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
 	defer g.Close(context.Background())
-	flat := g.Tool("p_text_stats")
+	flat := g.Tool("p_measure")
 	if flat.outFlat == nil {
 		b.Fatal("outputSchema not compiled to the one-pass form")
 	}

@@ -370,7 +370,7 @@ func BenchmarkColdLoad(b *testing.B) {
 // nothing but write its output). Two more join when their paths are set:
 // $MCPHOST_BENCH_BASELINE_GUEST, the echo example built by an earlier
 // SDK (envelope only), and $MCPHOST_BENCH_C_GUEST, a C-kit template's
-// text_stats. It reports each one's p50 in µs, the frame's share above
+// measure. It reports each one's p50 in µs, the frame's share above
 // the boundary (mostly the guest's own work) and the ratios to the frame.
 func BenchmarkGoGuestCall(b *testing.B) {
 	ctx := context.Background()
@@ -417,7 +417,7 @@ func BenchmarkGoGuestCall(b *testing.B) {
 	}
 	for _, v := range []struct{ name, env, tool string }{
 		{"baseline", "MCPHOST_BENCH_BASELINE_GUEST", "echo"},
-		{"c", "MCPHOST_BENCH_C_GUEST", "text_stats"},
+		{"c", "MCPHOST_BENCH_C_GUEST", "measure"},
 	} {
 		path := os.Getenv(v.env)
 		if path == "" {

@@ -36,7 +36,7 @@ render() {
 		echo "## tools/call over stdio"
 		echo
 		echo "Servers: **go** is \`mcphost serve\` with the Go-guest echo tool; **c** the C kit's"
-		echo "template tool (text_stats, input and output schemas); **limit** a hand-written"
+		echo "template tool (measure, input and output schemas); **limit** a hand-written"
 		echo "JSON-RPC loop answering a constant (no server can be faster over the same pipes);"
 		echo "**gosdk** the official Go SDK with \`mcp.AddTool\` and a typed handler; **mcpgo**"
 		echo "mark3labs/mcp-go; **before-*** an older mcphost build, when measured."

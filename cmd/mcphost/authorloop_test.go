@@ -47,11 +47,11 @@ var loopKits = map[string]loopKit{
 	"go": {file: "main.go", tool: "count_words",
 		output: [2]string{"out.Words++", "out.Words += 2"}, rename: [2]string{`Name:        "count_words",`, `Name:        "count_words_v2",`},
 		args: map[string]any{"text": "ab cd efg"}, before: `"words":3`, after: `"words":6`},
-	"c": {file: "plugin.c", tool: "text_stats",
-		output: [2]string{"words++;", "words += 2;"}, rename: [2]string{`\"name\":\"text_stats\"`, `\"name\":\"text_stats_v2\"`},
+	"c": {file: "plugin.c", tool: "measure",
+		output: [2]string{"words++;", "words += 2;"}, rename: [2]string{`\"name\":\"measure\"`, `\"name\":\"measure_v2\"`},
 		args: map[string]any{"text": "ab cd efg"}, before: `"words":3`, after: `"words":6`},
-	"assemblyscript": {file: "index.ts", tool: "text_stats",
-		output: [2]string{"words++;", "words += 2;"}, rename: [2]string{`"name":"text_stats"`, `"name":"text_stats_v2"`},
+	"assemblyscript": {file: "index.ts", tool: "measure",
+		output: [2]string{"words++;", "words += 2;"}, rename: [2]string{`"name":"measure"`, `"name":"measure_v2"`},
 		args: map[string]any{"text": "ab cd efg"}, before: `"words":3`, after: `"words":6`,
 		setup: func(t *testing.T, dir string) {
 			// Offline: the installed toolchain stands in for npm install.
@@ -63,14 +63,14 @@ var loopKits = map[string]loopKit{
 				t.Fatal(err)
 			}
 		}},
-	"ts": {file: "src/index.ts", tool: "text-stats",
+	"ts": {file: "src/index.ts", tool: "measure",
 		output: [2]string{`.filter((w) => w !== "").length;`, `.filter((w) => w !== "").length * 2;`},
-		rename: [2]string{"export function textStats(", "export function textStatsV2("},
+		rename: [2]string{"export function measure(", "export function measureV2("},
 		renameAlso: []fileEdit{
-			{"src/index.ts", [2]string{"({ textStats })", "({ textStatsV2 })"}},
-			{"wit/world.wit", [2]string{"export text-stats:", "export text-stats-v2:"}},
+			{"src/index.ts", [2]string{"({ measure })", "({ measureV2 })"}},
+			{"wit/world.wit", [2]string{"export measure:", "export measure-v2:"}},
 		},
-		renamed: "text-stats-v2",
+		renamed: "measure-v2",
 		args:    map[string]any{"text": "ab cd efg"}, before: `"words":3`, after: `"words":6`,
 		setup: func(t *testing.T, dir string) {
 			tc := os.Getenv("MCPHOST_TS_TOOLCHAIN")

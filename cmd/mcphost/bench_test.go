@@ -279,7 +279,7 @@ func (o *lastOut) Send(msg []byte, _ json.RawMessage) error {
 // the host. Two more plugins join when their files are set:
 // $MCPHOST_BENCH_BASELINE_GUEST (the echo example built by an earlier
 // SDK: baseline_echo) and $MCPHOST_BENCH_C_GUEST (a C-kit template:
-// c_text_stats).
+// c_measure).
 //
 //	go test -run '^$' -bench CallInProcess -benchtime 20000x ./cmd/mcphost
 func BenchmarkCallInProcess(b *testing.B) {
@@ -287,7 +287,7 @@ func BenchmarkCallInProcess(b *testing.B) {
 	tools := []struct{ name, want string }{{"native_echo", `"hello world"`}, {"wasm_echo", `"hello world"`}}
 	for _, v := range []struct{ plugin, env, tool, want string }{
 		{"baseline", "MCPHOST_BENCH_BASELINE_GUEST", "baseline_echo", `"hello world"`},
-		{"c", "MCPHOST_BENCH_C_GUEST", "c_text_stats", `"words":2`},
+		{"c", "MCPHOST_BENCH_C_GUEST", "c_measure", `"words":2`},
 	} {
 		path := os.Getenv(v.env)
 		if path == "" {

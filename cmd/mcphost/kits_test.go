@@ -49,13 +49,13 @@ func TestKitTemplates(t *testing.T) {
 		desc  string   // its description, when the test checks it
 		items bool     // the template has a resource and a prompt
 	}{
-		{lang: "c", write: ckit.Write, build: ckit.BuildCommand(), tool: "text_stats", items: true, setup: func(t *testing.T, dir string) {
+		{lang: "c", write: ckit.Write, build: ckit.BuildCommand(), tool: "measure", items: true, setup: func(t *testing.T, dir string) {
 			_, err := exec.LookPath("clang")
 			requireTool(t, "clang is not installed", err == nil)
 			_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
 			requireTool(t, "wasi-libc is not installed", err == nil)
 		}},
-		{lang: "assemblyscript", write: askit.Write, build: askit.BuildCommand(), tool: "text_stats", items: true, setup: func(t *testing.T, dir string) {
+		{lang: "assemblyscript", write: askit.Write, build: askit.BuildCommand(), tool: "measure", items: true, setup: func(t *testing.T, dir string) {
 			_, err := exec.LookPath("npm")
 			requireTool(t, "npm is not installed", err == nil)
 			tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
@@ -66,7 +66,7 @@ func TestKitTemplates(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{lang: "ts", write: tskit.Write, build: tskit.BuildCommand(), test: tskit.TestCommand(), tool: "text-stats",
+		{lang: "ts", write: tskit.Write, build: tskit.BuildCommand(), test: tskit.TestCommand(), tool: "measure",
 			desc: "Counts the UTF-8 bytes, the words and the lines of a text.", setup: tsToolchain},
 	} {
 		t.Run(kit.lang, func(t *testing.T) {

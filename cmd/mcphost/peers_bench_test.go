@@ -152,7 +152,7 @@ func benchServerWanted(tb testing.TB, name string) bool {
 	return re.MatchString(name)
 }
 
-// cKitConfig builds the C kit's `mcphost new` template (its text_stats
+// cKitConfig builds the C kit's `mcphost new` template (its measure
 // tool validates its input and output against schemas) and returns its
 // plugins.toml and tool name, or "" when clang or wasi-libc is missing,
 // which it logs.
@@ -189,7 +189,7 @@ func cKitConfig(b testing.TB) (config, tool string) {
 	if err := os.WriteFile(config, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	return config, "kc_text_stats"
+	return config, "kc_measure"
 }
 
 // peerRounds measures every server in interleaved rounds of b.N calls and
@@ -276,7 +276,7 @@ type benchServer struct {
 func startBenchServer(tb testing.TB, name string, cmd *exec.Cmd, tool string) *benchServer {
 	tb.Helper()
 	s := &benchServer{name: name, tool: tool, want: "hello world", cmd: cmd}
-	if strings.HasSuffix(tool, "_text_stats") {
+	if strings.HasSuffix(tool, "_measure") {
 		s.want = `\"words\":2`
 	}
 	s.w, _ = s.cmd.StdinPipe()

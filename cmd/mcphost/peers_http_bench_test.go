@@ -67,7 +67,7 @@ func startHTTPServers(b testing.TB, form string) []*httpServer {
 	var servers []*httpServer
 	start := func(name, tool, path string, cmd *exec.Cmd, addr string) {
 		s := &httpServer{name: name, tool: tool, want: "hello world", url: "http://" + addr + path, cmd: cmd}
-		if strings.HasSuffix(tool, "_text_stats") {
+		if strings.HasSuffix(tool, "_measure") {
 			s.want = `"words":2`
 		}
 		s.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpUsers, IdleConnTimeout: time.Minute}}

@@ -115,7 +115,7 @@ func TestTemplateOnExtism(t *testing.T) {
 			p := wasmrun.Load(t, path, wasmrun.Options{})
 			// A text longer than a few 8-byte words each way.
 			text := strings.Repeat("one two\n", 40)
-			in := `{"request":{"name":"text_stats","arguments":{"text":` + strconv.Quote(text) + `}},"context":{"id":1,"_meta":{}}}`
+			in := `{"request":{"name":"measure","arguments":{"text":` + strconv.Quote(text) + `}},"context":{"id":1,"_meta":{}}}`
 			rc, out, err := p.Call("call_tool", []byte(in))
 			if err != nil || rc != 0 {
 				t.Fatalf("call_tool: rc %d, err %v", rc, err)

@@ -50,7 +50,7 @@ func TestWrite(t *testing.T) {
 	if toml := read("plugins.toml"); !strings.Contains(toml, `name = "demo"`) || !strings.Contains(toml, `path = "demo.wasm"`) {
 		t.Errorf("plugins.toml: got %q; want the plugin demo at demo.wasm", toml)
 	}
-	if !strings.Contains(read("test.mjs"), "'demo_text-stats'") {
-		t.Errorf("test.mjs does not call demo_text-stats")
+	if !strings.Contains(read("test.mjs"), "'demo_measure'") {
+		t.Errorf("test.mjs does not call demo_measure")
 	}
 }

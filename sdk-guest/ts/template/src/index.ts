@@ -4,9 +4,9 @@
 // against the WIT.
 import type * as World from "local:plugin/plugin";
 
-// text-stats returns result<stats, string>: a returned value is the ok
+// measure returns result<stats, string>: a returned value is the ok
 // case, a thrown string the err case (the client sees isError).
-export function textStats(text: string): World.Stats {
+export function measure(text: string): World.Stats {
   if (text === "") throw "no text";
   const bytes = new TextEncoder().encode(text).length;
   const words = text.split(/\s+/).filter((w) => w !== "").length;
@@ -16,4 +16,4 @@ export function textStats(text: string): World.Stats {
 
 // Every export of the world, with the WIT's types: a function missing here
 // or of the wrong shape is a compile error, not a failed call.
-({ textStats }) satisfies typeof World;
+({ measure }) satisfies typeof World;
