@@ -56,14 +56,8 @@ func (srv *Server) flushChanges() {
 	srv.chMu.Unlock()
 
 	var kinds []string
-	if c.Tools {
-		kinds = append(kinds, "notifications/tools/list_changed")
-	}
-	if c.Resources {
-		kinds = append(kinds, "notifications/resources/list_changed")
-	}
-	if c.Prompts {
-		kinds = append(kinds, "notifications/prompts/list_changed")
+	for _, k := range c.Kinds() {
+		kinds = append(kinds, "notifications/"+k+"/list_changed")
 	}
 	updated := map[string]bool{}
 	for _, u := range c.Updated {

@@ -1,7 +1,8 @@
 // Package internal holds nothing itself; its subdirectories, and every
 // other internal/ directory in the module (host/internal,
 // sdk-guest/internal), are test helpers: code that the tests of two or
-// more packages share, imported only from _test.go files.
+// more packages share, imported only from _test.go files and the test
+// guests under testdata (internal/pdk).
 //
 // Production code lives in the package that owns its job (the step
 // logger a plugin load uses is plugins/progress, not here), so that a

@@ -3,6 +3,8 @@ package plugins
 import (
 	"context"
 
+	"golang.org/x/time/rate"
+
 	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -42,12 +44,13 @@ func (c *toolCall) Value(key any) any {
 type moduleCall struct {
 	context.Context
 	peer listPeer
-	call bucket
+	call rate.Limiter
 	once consent.Once
 }
 
 func newModuleCall(ctx context.Context, c *core) *moduleCall {
-	m := &moduleCall{Context: ctx, call: bucket{tokens: callBurst, rate: callRate, burst: callBurst}}
+	m := &moduleCall{Context: ctx}
+	fill(&m.call, callRate, callBurst)
 	m.peer = listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
 	m.peer.limit.call = &m.call
 	m.peer.limit.plugin = c.root().flood.bucket()

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -25,48 +27,29 @@ const (
 	pluginRate  = 200
 )
 
-// bucket is a token bucket: burst tokens, refilled at rate per second.
-type bucket struct {
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-	rate   float64
-	burst  float64
-}
-
-func newBucket(rate, burst float64) *bucket {
-	return &bucket{tokens: burst, rate: rate, burst: burst}
-}
-
-// take removes one token if there is one.
-func (b *bucket) take(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.last.IsZero() {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-	}
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+// fill makes the zero Limiter l a full bucket in place: l sits by value in
+// a call's context (one allocation per call), and a Limiter holds a mutex,
+// so it is not copied from rate.NewLimiter. A zero Limiter starts empty;
+// configured as of the zero time, it has filled by its first event.
+func fill(l *rate.Limiter, r rate.Limit, burst int) {
+	l.SetBurstAt(time.Time{}, burst)
+	l.SetLimitAt(time.Time{}, r)
 }
 
 // floodGate holds a plugin's bucket, made on first use.
 type floodGate struct {
 	once sync.Once
-	b    *bucket
+	b    *rate.Limiter
 }
 
-func (g *floodGate) bucket() *bucket {
-	g.once.Do(func() { g.b = newBucket(pluginRate, pluginBurst) })
+func (g *floodGate) bucket() *rate.Limiter {
+	g.once.Do(func() { g.b = rate.NewLimiter(pluginRate, pluginBurst) })
 	return g.b
 }
 
 // limiter is the part of a call's Peer that counts what it sends.
 type limiter struct {
-	call, plugin *bucket
+	call, plugin *rate.Limiter
 	dropped      atomic.Int64
 }
 
@@ -74,7 +57,7 @@ type limiter struct {
 // it as dropped if not.
 func (l *limiter) allow() bool {
 	now := time.Now()
-	if l.call.take(now) && l.plugin.take(now) {
+	if l.call.AllowN(now, 1) && l.plugin.AllowN(now, 1) {
 		return true
 	}
 	l.dropped.Add(1)

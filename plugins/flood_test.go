@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -68,14 +70,16 @@ func TestFloodLimit(t *testing.T) {
 	}
 }
 
-// TestBucket checks the refill arithmetic on a fake clock.
+// TestBucket: a Limiter made in place by fill starts full, then refills
+// at its rate (a fake clock).
 func TestBucket(t *testing.T) {
-	b := newBucket(10, 3)
+	var b rate.Limiter
+	fill(&b, 10, 3)
 	now := time.Unix(0, 0)
 	var got []bool
 	for _, step := range []time.Duration{0, 0, 0, 0, 100 * time.Millisecond, 0, time.Hour, 0, 0, 0, 0} {
 		now = now.Add(step)
-		got = append(got, b.take(now))
+		got = append(got, b.AllowN(now, 1))
 	}
 	want := []bool{true, true, true, false, true, false, true, true, true, false, false}
 	if fmt.Sprint(got) != fmt.Sprint(want) {

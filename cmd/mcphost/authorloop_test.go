@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -248,7 +248,7 @@ func TestAuthorLoop(t *testing.T) {
 	}
 	line := fmt.Sprintf("authorloop %s: save→new output %v (build %s), save→list_changed %v (build %s); first start (new → tool listed) %v; load %s on %d CPUs",
 		lang, toOutput.Round(time.Millisecond), outBuild, toListChanged.Round(time.Millisecond), renameBuild, firstStart.Round(time.Millisecond),
-		load, goruntime.NumCPU())
+		load, runtime.NumCPU())
 	t.Log(line)
 	fmt.Println(line)
 }

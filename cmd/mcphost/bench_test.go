@@ -60,7 +60,7 @@ func stdioServer(b *testing.B, cfg *config.Config) (w io.WriteCloser, r *bufio.R
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt, err := newRuntime(ctx, log, nil, false)
+	rt, err := newPluginRuntime(ctx, log, nil, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func BenchmarkCallInProcess(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt, err := newRuntime(ctx, log, nil, false)
+	rt, err := newPluginRuntime(ctx, log, nil, false)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	goruntime "runtime"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,7 +55,7 @@ func TestReloadHammer(t *testing.T) {
 // hammer is TestReloadHammer with clients of one protocol era.
 func hammer(t *testing.T, protocolVersion string) {
 	const clients, callers, reloads = 4, 2, 100
-	baseline := goruntime.NumGoroutine()
+	baseline := runtime.NumGoroutine()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 
@@ -189,7 +189,7 @@ func hammer(t *testing.T, protocolVersion string) {
 	}
 	if n := waitGoroutines(baseline); n > baseline {
 		buf := make([]byte, 1<<20)
-		t.Errorf("goroutines: %d after; want at most %d\n%s", n, baseline, buf[:goruntime.Stack(buf, true)])
+		t.Errorf("goroutines: %d after; want at most %d\n%s", n, baseline, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -200,7 +200,7 @@ func waitGoroutines(want int) int {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		n := goruntime.NumGoroutine()
+		n := runtime.NumGoroutine()
 		if n <= want || time.Now().After(deadline) {
 			return n
 		}

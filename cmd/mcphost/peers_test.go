@@ -22,9 +22,9 @@ import (
 //   - mcpgo: mark3labs/mcp-go, what a Go author would pick instead of a
 //     plugin, s.AddTool with request.RequireString.
 //
-// gosdk and mcpgo are the program internal/benchpeer, built once per test
-// binary so that a peer's RSS is its own; it serves stdio, or Streamable
-// HTTP with -addr.
+// gosdk and mcpgo are the program internal/tools/benchpeer, built once
+// per test binary so that a peer's RSS is its own; it serves stdio, or
+// Streamable HTTP with -addr.
 const peerEnv = "MCPHOST_BENCH_PEER"
 
 func TestMain(m *testing.M) {
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 }
 
 // peerCommand is the command that serves the peer called name, with args
-// for internal/benchpeer.
+// for internal/tools/benchpeer.
 func peerCommand(tb testing.TB, name string, args ...string) *exec.Cmd {
 	if name == "limit" {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -49,16 +49,17 @@ func peerCommand(tb testing.TB, name string, args ...string) *exec.Cmd {
 	return exec.Command(peerBinary(tb), append([]string{"-sdk", name}, args...)...)
 }
 
-// peerBinary builds internal/benchpeer once per test binary, as
-// releaseBuild does.
+// peerBinary builds internal/tools/benchpeer once per test binary, as
+// releaseBuild does, in the tools module: the SDKs' servers stay out of
+// mcphost's go.mod.
 func peerBinary(tb testing.TB) string {
-	return peerBuild.path(tb, "github.com/mcphost/mcphost/internal/benchpeer")
+	return peerBuild.path(tb, filepath.Join("..", "..", "internal", "tools"), "./benchpeer")
 }
 
 // benchBinary builds cmd/mcphost once per test binary as releaseBuild
 // does, for the benchmarks that compare it with its peers or report its
 // memory: they measure the binary that ships.
-func benchBinary(tb testing.TB) string { return benchBuild.path(tb, ".") }
+func benchBinary(tb testing.TB) string { return benchBuild.path(tb, "", ".") }
 
 var peerBuild, benchBuild releaseOnce
 
@@ -69,28 +70,30 @@ type releaseOnce struct {
 	err  error
 }
 
-func (r *releaseOnce) path(tb testing.TB, pkg string) string {
+func (r *releaseOnce) path(tb testing.TB, dir, pkg string) string {
 	tb.Helper()
-	r.once.Do(func() { r.bin, r.err = releaseBuild(pkg) })
+	r.once.Do(func() { r.bin, r.err = releaseBuild(dir, pkg) })
 	if r.err != nil {
 		tb.Fatalf("building %s: %v", pkg, r.err)
 	}
 	return r.bin
 }
 
-// releaseBuild builds pkg into a new temporary directory with
-// scripts/release.sh's flags (no cgo, -trimpath, no symbol table or
-// DWARF, the tags of releaseTags) and returns the executable's path. The
-// flags change how many of the executable's pages a process keeps
-// resident, which is much of mcphost's peak RSS (see exeRSS), so peers
-// are built the same way.
-func releaseBuild(pkg string) (string, error) {
-	dir, err := os.MkdirTemp("", "mcphost-bench")
+// releaseBuild builds pkg, of the module in dir ("": this one), into a
+// new temporary directory with scripts/release.sh's flags (no cgo,
+// -trimpath, no symbol table or DWARF, the tags of releaseTags) and
+// returns the executable's path. The flags change how many of the
+// executable's pages a process keeps resident, which is much of mcphost's
+// peak RSS (see exeRSS), so peers are built the same way.
+func releaseBuild(dir, pkg string) (string, error) {
+	tmp, err := os.MkdirTemp("", "mcphost-bench")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "bin")
-	if out, err := releaseBuildCommand(pkg, bin, "").CombinedOutput(); err != nil {
+	bin := filepath.Join(tmp, "bin")
+	cmd := releaseBuildCommand(pkg, bin, "")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", &buildErr{err, out}
 	}
 	return bin, nil

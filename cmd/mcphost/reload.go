@@ -17,7 +17,7 @@ import (
 // level, as notifications/message at level "error". met, when not nil,
 // counts every load. A plugin's own list change reaches the replicas
 // sharing st.
-func manage(ctx context.Context, rt *runtime, reg *plugins.Registry, st store.Store, srv *host.Server, met *metrics.Metrics, file string, watch bool, debounce time.Duration, log *slog.Logger) {
+func manage(ctx context.Context, rt *pluginRuntime, reg *plugins.Registry, st store.Store, srv *host.Server, met *metrics.Metrics, file string, watch bool, debounce time.Duration, log *slog.Logger) {
 	m := plugins.NewManager(plugins.ManagerOptions{
 		Loader: rt.loader, Registry: reg, ConfigFile: file, Watch: watch, Debounce: debounce, Logger: log, Store: st,
 		FollowLists: true,

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -17,5 +17,5 @@ func versionString() string {
 			v = bi.Main.Version
 		}
 	}
-	return fmt.Sprintf("mcphost %s (%s, %s/%s)", v, goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
+	return fmt.Sprintf("mcphost %s (%s, %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -38,8 +38,8 @@ func loadConfig(path string, log *slog.Logger) (*config.Config, error) {
 	return config.LoadConfig(path)
 }
 
-// runtime is what every subcommand that loads plugins needs.
-type runtime struct {
+// pluginRuntime is what every subcommand that loads plugins needs.
+type pluginRuntime struct {
 	engine *sandbox.Engine
 	loader *plugins.Loader
 }
@@ -51,7 +51,7 @@ type runtime struct {
 // cache are listed from it and compiled on first use (serve); the author
 // commands load every plugin at once, so that they report what loading
 // finds.
-func (r *runtime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *consent.Grants, st store.Store, stName string) *plugins.Loader {
+func (r *pluginRuntime) newLoader(log *slog.Logger, obs plugins.Observer, lazy bool, grants *consent.Grants, st store.Store, stName string) *plugins.Loader {
 	cache := cacheRoot()
 	opts := plugins.LoaderOptions{Engine: r.engine, BuildCacheDir: buildCacheDir(),
 		DownloadCacheDir: filepath.Join(cache, "download"), Logger: log, Observer: obs,
@@ -69,23 +69,23 @@ func listCacheDir() string { return filepath.Join(cacheRoot(), "lists") }
 // buildCacheDir holds Go-source builds and the extracted SDK.
 func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
-func newRuntime(ctx context.Context, log *slog.Logger, tr trace.Tracer, interpret bool) (*runtime, error) {
+func newPluginRuntime(ctx context.Context, log *slog.Logger, tr trace.Tracer, interpret bool) (*pluginRuntime, error) {
 	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr, Propagator: host.Propagator,
 		InterpretUntilCompiled: interpret})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	r := &runtime{engine: eng}
+	r := &pluginRuntime{engine: eng}
 	r.loader = r.newLoader(log, nil, false, nil, nil, "")
 	return r, nil
 }
 
-func (r *runtime) close(ctx context.Context) { _ = r.engine.Close(ctx) }
+func (r *pluginRuntime) close(ctx context.Context) { _ = r.engine.Close(ctx) }
 
 // setup is what every subcommand that loads plugins starts with: the
-// logger its flags ask for, the config, and the runtime. The caller closes
-// the runtime.
-func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *config.Config, *runtime, error) {
+// logger its flags ask for, the config, and the engine with its loader.
+// The caller closes the last.
+func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *config.Config, *pluginRuntime, error) {
 	log, err := c.logger(stderr)
 	if err != nil {
 		return nil, nil, nil, err
@@ -94,7 +94,7 @@ func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	rt, err := newRuntime(ctx, log, c.tracer, c.interpret)
+	rt, err := newPluginRuntime(ctx, log, c.tracer, c.interpret)
 	if err != nil {
 		return nil, nil, nil, err
 	}

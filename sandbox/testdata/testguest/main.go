@@ -2,7 +2,7 @@
 
 // Command testguest is the Wasm module the sandbox tests run: one export per
 // behaviour under test. It talks to the Extism kernel directly through
-// //go:wasmimport (pdk.go) instead of a guest SDK.
+// //go:wasmimport (internal/pdk) instead of a guest SDK.
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o testguest.wasm .
 package main
@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/pdk"
 )
 
 func main() {}
@@ -30,14 +32,13 @@ func add(a, b int32) int32 { return a + b }
 
 //go:wasmexport echo
 func echo() int32 {
-	output(input())
+	pdk.Output(pdk.Input())
 	return 0
 }
 
 //go:wasmexport fail
 func fail() int32 {
-	setError("guest says no: " + string(input()))
-	return 1
+	return pdk.Fail("guest says no: " + string(pdk.Input()))
 }
 
 //go:wasmexport rc7
@@ -69,7 +70,7 @@ func sleep() int32 {
 
 // entered tells the host that the call is running, through a notification
 // a test's Peer can wait for.
-func entered() { hostProgress(store([]byte(`{"progress":0,"message":"entered"}`))) }
+func entered() { pdk.NotifyProgress(pdk.Store([]byte(`{"progress":0,"message":"entered"}`))) }
 
 var hoard [][]byte
 
@@ -92,72 +93,68 @@ func exit3() int32 {
 
 //go:wasmexport exit0
 func exit0() int32 {
-	output([]byte("bye"))
+	pdk.Output([]byte("bye"))
 	os.Exit(0)
 	return 0
 }
 
 //go:wasmexport big
 func big() int32 {
-	n, err := strconv.Atoi(string(input()))
+	n, err := strconv.Atoi(string(pdk.Input()))
 	if err != nil {
-		setError(err.Error())
-		return 1
+		return pdk.Fail(err.Error())
 	}
-	output([]byte(strings.Repeat("x", n)))
+	pdk.Output([]byte(strings.Repeat("x", n)))
 	return 0
 }
 
 //go:wasmexport print
 func printOut() int32 {
-	in := string(input())
+	in := string(pdk.Input())
 	fmt.Println("stdout:" + in)
 	fmt.Fprintln(os.Stderr, "stderr:"+in)
-	output([]byte("ok"))
+	pdk.Output([]byte("ok"))
 	return 0
 }
 
 //go:wasmexport log
 func log() int32 {
-	logInfo(store(input()))
+	pdk.LogInfo(pdk.Store(pdk.Input()))
 	return 0
 }
 
 //go:wasmexport env
 func env() int32 {
-	output([]byte(strings.Join(os.Environ(), "\n")))
+	pdk.Output([]byte(strings.Join(os.Environ(), "\n")))
 	return 0
 }
 
 //go:wasmexport config
 func config() int32 {
-	v, ok := configGet(string(input()))
+	v, ok := pdk.Config(string(pdk.Input()))
 	if !ok {
-		setError("no such config key")
-		return 1
+		return pdk.Fail("no such config key")
 	}
-	output([]byte(v))
+	pdk.Output([]byte(v))
 	return 0
 }
 
 //go:wasmexport read
 func read() int32 {
-	b, err := os.ReadFile(string(input()))
+	b, err := os.ReadFile(string(pdk.Input()))
 	if err != nil {
-		setError(err.Error())
-		return 1
+		return pdk.Fail(err.Error())
 	}
-	output(b)
+	pdk.Output(b)
 	return 0
 }
 
 //go:wasmexport write
 func write() int32 {
-	if err := os.WriteFile(string(input()), []byte("written by guest"), 0o644); err != nil {
-		setError(err.Error())
-		return 1
+	if err := os.WriteFile(string(pdk.Input()), []byte("written by guest"), 0o644); err != nil {
+		return pdk.Fail(err.Error())
 	}
-	output([]byte("ok"))
+	pdk.Output([]byte("ok"))
 	return 0
 }
 
@@ -166,10 +163,9 @@ var kept *os.File
 
 //go:wasmexport keep
 func keep() int32 {
-	f, err := os.OpenFile(string(input()), os.O_RDWR, 0)
+	f, err := os.OpenFile(string(pdk.Input()), os.O_RDWR, 0)
 	if err != nil {
-		setError(err.Error())
-		return 1
+		return pdk.Fail(err.Error())
 	}
 	kept = f
 	return readKept()
@@ -180,29 +176,27 @@ func readKept() int32 {
 	b := make([]byte, 64)
 	n, err := kept.ReadAt(b, 0)
 	if n == 0 && err != nil {
-		setError(err.Error())
-		return 1
+		return pdk.Fail(err.Error())
 	}
-	output(b[:n])
+	pdk.Output(b[:n])
 	return 0
 }
 
 //go:wasmexport writekept
 func writeKept() int32 {
-	if _, err := kept.WriteAt(input(), 0); err != nil {
-		setError(err.Error())
-		return 1
+	if _, err := kept.WriteAt(pdk.Input(), 0); err != nil {
+		return pdk.Fail(err.Error())
 	}
-	output([]byte("ok"))
+	pdk.Output([]byte("ok"))
 	return 0
 }
 
 //go:wasmexport http
 func httpGet() int32 {
-	req, _ := json.Marshal(map[string]string{"url": string(input()), "method": "GET"})
-	off := httpRequest(store(req), 0)
-	body := load(off)
-	output([]byte(fmt.Sprintf("%d %s", httpStatusCode(), body)))
+	req, _ := json.Marshal(map[string]string{"url": string(pdk.Input()), "method": "GET"})
+	off := pdk.HTTPRequest(pdk.Store(req), 0)
+	body := pdk.Load(off)
+	pdk.Output([]byte(fmt.Sprintf("%d %s", pdk.HTTPStatusCode(), body)))
 	return 0
 }
 
@@ -211,7 +205,7 @@ func clock() int32 {
 	var r [16]byte
 	rand.Read(r[:])
 	out, _ := json.Marshal(map[string]any{"year": time.Now().Year(), "rand": hex.EncodeToString(r[:])})
-	output(out)
+	pdk.Output(out)
 	return 0
 }
 
@@ -220,7 +214,7 @@ var count int
 //go:wasmexport count
 func counter() int32 {
 	count++
-	output([]byte(strconv.Itoa(count)))
+	pdk.Output([]byte(strconv.Itoa(count)))
 	return 0
 }
 
@@ -235,50 +229,48 @@ func host() int32 {
 		Payload json.RawMessage `json:"payload"`
 		Raw     string          `json:"raw"`
 	}
-	if err := json.Unmarshal(input(), &in); err != nil {
-		setError(err.Error())
-		return 1
+	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+		return pdk.Fail(err.Error())
 	}
 	var p uint64
 	if len(in.Payload) > 0 {
-		p = store(in.Payload)
+		p = pdk.Store(in.Payload)
 	}
 	if in.Raw != "" {
-		p = store([]byte(in.Raw))
+		p = pdk.Store([]byte(in.Raw))
 	}
 	var reply uint64
 	switch in.Fn {
 	case "notify_logging_message":
-		hostLog(p)
+		pdk.NotifyLoggingMessage(p)
 	case "notify_progress":
-		hostProgress(p)
+		pdk.NotifyProgress(p)
 	case "create_message":
-		reply = hostCreateMessage(p)
+		reply = pdk.CreateMessage(p)
 	case "create_elicitation":
-		reply = hostCreateElicitation(p)
+		reply = pdk.CreateElicitation(p)
 	case "list_roots":
-		reply = hostListRoots()
+		reply = pdk.ListRoots()
 	case "notify_tool_list_changed":
-		hostToolListChanged()
+		pdk.NotifyToolListChanged()
 	case "notify_prompt_list_changed":
-		hostPromptListChanged()
+		pdk.NotifyPromptListChanged()
 	case "notify_resource_list_changed":
-		hostResourceListChanged()
+		pdk.NotifyResourceListChanged()
 	case "notify_resource_updated":
-		hostResourceUpdated(p)
+		pdk.NotifyResourceUpdated(p)
 	case "notify_url_elicitation_completed":
-		hostURLElicitationCompleted(p)
+		pdk.NotifyURLElicitationCompleted(p)
 	case "get_keyring_secret":
-		reply = hostKeyringSecret(p)
+		reply = pdk.GetKeyringSecret(p)
 	case "kv":
-		reply = hostKV(p)
+		reply = pdk.KV(p)
 	case "http":
-		reply = hostHTTP(p)
+		reply = pdk.HostHTTP(p)
 	default:
-		setError("unknown host function " + in.Fn)
-		return 1
+		return pdk.Fail("unknown host function " + in.Fn)
 	}
-	output(load(reply))
+	pdk.Output(pdk.Load(reply))
 	return 0
 }
 
@@ -290,36 +282,36 @@ func host() int32 {
 func kernelProbe() int32 {
 	var r []string
 	add := func(k string, v any) { r = append(r, fmt.Sprintf("%s=%v", k, v)) }
-	n := inputLength()
-	in := inputOffset()
+	n := pdk.InputLength()
+	in := pdk.InputOffset()
 	add("input_length", n)
 	add("input_offset!=0", in != 0)
-	add("length(input)", length(in))
-	add("length_unsafe(input)", lengthUnsafe(in))
-	add("length(0)", length(0))
-	add("input_load_u8(len)", inputLoadU8(n))
+	add("length(input)", pdk.Length(in))
+	add("length_unsafe(input)", pdk.LengthUnsafe(in))
+	add("length(0)", pdk.Length(0))
+	add("input_load_u8(len)", pdk.InputLoadU8(n))
 	// Not input_load_u64 past the input: go-sdk reads kernel memory there.
-	add("alloc(0)", alloc(0))
-	a := alloc(10)
-	add("length(a)", length(a))
-	add("length(a+1)", length(a+1))
-	add("load_u8(a) zeroed", loadU8(a))
-	storeU8(a, 200)
-	storeU64(a+1, 0x0102030405060708)
-	add("load_u8(a)", loadU8(a))
-	add("load_u64(a+1)", loadU64(a+1))
-	free(a)
-	add("length(freed)", length(a))
-	b := alloc(10)
+	add("alloc(0)", pdk.Alloc(0))
+	a := pdk.Alloc(10)
+	add("length(a)", pdk.Length(a))
+	add("length(a+1)", pdk.Length(a+1))
+	add("load_u8(a) zeroed", pdk.LoadU8(a))
+	pdk.StoreU8(a, 200)
+	pdk.StoreU64(a+1, 0x0102030405060708)
+	add("load_u8(a)", pdk.LoadU8(a))
+	add("load_u64(a+1)", pdk.LoadU64(a+1))
+	pdk.Free(a)
+	add("length(freed)", pdk.Length(a))
+	b := pdk.Alloc(10)
 	add("alloc after free reuses", b == a)
 	if n > 0 {
-		free(in)
-		add("input_length after free(input)", inputLength())
+		pdk.Free(in)
+		add("input_length after free(input)", pdk.InputLength())
 	}
-	add("error_get", errorGet())
-	outputSet(b, 0)
-	add("output_length", outputLength())
-	output([]byte(strings.Join(r, "\n")))
+	add("error_get", pdk.ErrorGet())
+	pdk.OutputSet(b, 0)
+	add("output_length", pdk.OutputLength())
+	pdk.Output([]byte(strings.Join(r, "\n")))
 	return 0
 }
 
@@ -328,17 +320,17 @@ func kernelProbe() int32 {
 //
 //go:wasmexport vars
 func vars() int32 {
-	name := store([]byte("v"))
-	in := input()
+	name := pdk.Store([]byte("v"))
+	in := pdk.Input()
 	if string(in) == "full" {
-		varSet(store([]byte("big")), store(make([]byte, 2<<20)))
+		pdk.VarSet(pdk.Store([]byte("big")), pdk.Store(make([]byte, 2<<20)))
 		return 0
 	}
 	var old []byte
-	if off := varGet(name); off != 0 {
-		old = load(off)
+	if off := pdk.VarGet(name); off != 0 {
+		old = pdk.Load(off)
 	}
-	varSet(store([]byte("v")), store(append(old, in...)))
-	output(load(varGet(store([]byte("v")))))
+	pdk.VarSet(pdk.Store([]byte("v")), pdk.Store(append(old, in...)))
+	pdk.Output(pdk.Load(pdk.VarGet(pdk.Store([]byte("v")))))
 	return 0
 }

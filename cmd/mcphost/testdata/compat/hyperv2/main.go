@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/cmd/mcphost/testdata/compat/pdk"
+	"github.com/mcphost/mcphost/internal/pdk"
 )
 
 func main() {}
@@ -125,7 +125,7 @@ func callTool() int32 {
 		return text(strconv.Itoa(count))
 	case "add_tool":
 		added = append(added, a["name"])
-		pdk.ToolListChanged()
+		pdk.NotifyToolListChanged()
 		return text("added " + a["name"])
 	case "get_item":
 		return text("item " + a["id"])

@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcphost/mcphost/cmd/mcphost/testdata/compat/pdk"
+	"github.com/mcphost/mcphost/internal/pdk"
 )
 
 func main() {}
