@@ -134,20 +134,8 @@ func TestCKitCancel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a C plugin and runs mcphost serve")
 	}
-	_, err := exec.LookPath("clang")
-	requireTool(t, "clang is not installed", err == nil)
-	_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
-	requireTool(t, "wasi-libc is not installed", err == nil)
-	src, err := filepath.Abs(filepath.Join("..", "..", "sdk-guest", "c", "testdata", "cancelcount.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := buildCTestdata(t, "cancelcount")
 	dir := t.TempDir()
-	wasm := filepath.Join(dir, "cancelcount.wasm")
-	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Wextra", "-Werror",
-		"-o", wasm, src).CombinedOutput(); err != nil {
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
 	conf := filepath.Join(dir, "plugins.toml")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("[[plugin]]\nname = \"c\"\npath = %s\ncancel_grace = \"30s\"\n", quote(wasm))), 0o644); err != nil {
 		t.Fatal(err)

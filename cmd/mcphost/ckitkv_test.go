@@ -21,20 +21,28 @@ func TestCKitKV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a C plugin and runs mcphost serve")
 	}
+	checkKVReplicas(t, "c", buildCTestdata(t, "kvcount"))
+}
+
+// buildCTestdata builds sdk-guest/c/testdata/name.c with clang for
+// wasm32-wasi (a reactor) and returns the module's path; it skips the
+// test when clang or wasi-libc is missing.
+func buildCTestdata(t *testing.T, name string) string {
+	t.Helper()
 	_, err := exec.LookPath("clang")
 	requireTool(t, "clang is not installed", err == nil)
 	_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
 	requireTool(t, "wasi-libc is not installed", err == nil)
-	src, err := filepath.Abs(filepath.Join("..", "..", "sdk-guest", "c", "testdata", "kvcount.c"))
+	src, err := filepath.Abs(filepath.Join("..", "..", "sdk-guest", "c", "testdata", name+".c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm := filepath.Join(t.TempDir(), "kvcount.wasm")
+	wasm := filepath.Join(t.TempDir(), name+".wasm")
 	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Wextra", "-Werror",
 		"-o", wasm, src).CombinedOutput(); err != nil {
 		t.Fatalf("clang: %v\n%s", err, out)
 	}
-	checkKVReplicas(t, "c", wasm)
+	return wasm
 }
 
 // checkKVReplicas serves wasm as plugin name on two replicas (two
