@@ -54,6 +54,7 @@ type graceKey struct{}
 // first. Host functions that block on it are bounded the same way.
 type graceCall struct {
 	context.Context // the request's values, the call's own deadline
+	parent          context.Context
 	cancel          context.CancelFunc
 	stopWatch       func() bool
 
@@ -66,7 +67,7 @@ type graceCall struct {
 // by parent's end plus grace, and the function that ends it.
 func withGrace(parent context.Context, d, grace time.Duration) (*graceCall, func()) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), d)
-	g := &graceCall{Context: ctx, cancel: cancel}
+	g := &graceCall{Context: ctx, parent: parent, cancel: cancel}
 	g.stopWatch = context.AfterFunc(parent, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
@@ -85,11 +86,13 @@ func (g *graceCall) Value(key any) any {
 	return g.Context.Value(key)
 }
 
-// cancelled says the request ended before the call did.
+// cancelled says the request has ended: the guest may hear it (through
+// its Peer, say) before the AfterFunc that starts the grace has run.
 func (g *graceCall) cancelled() bool {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.told
+	told := g.told
+	g.mu.Unlock()
+	return told || g.parent.Err() != nil
 }
 
 // finish ends the call: no timer or AfterFunc of it runs any more.
@@ -103,12 +106,15 @@ func (g *graceCall) finish() {
 	g.cancel()
 }
 
-// cancelState says whether the request of the call ctx bounds ended
-// before the call returned (told), and whether the guest was then
+// cancelState says whether the request of the call ctx bounds had ended
+// when the call returned (told), and whether the guest was then
 // interrupted (stopped). Asked before the call's context is finished.
 func cancelState(ctx context.Context) (told, stopped bool) {
 	switch c := ctx.(type) {
 	case *callClock:
+		// The guest may have heard of the request's end (through its
+		// Peer, say) before the clock did; Err asks the request.
+		c.Err()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.told, c.told && c.stopping
