@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -70,8 +71,9 @@ type statser interface{ Stats() sandbox.Stats }
 // ask asks the plugin's guest one question (q, named by its export for
 // logs), with the plugin's peer around the call's own (a moduleCall).
 // After a failure of a single-instance plugin that threw its instance
-// away (a trap, a timeout, running out of memory), it logs that the
-// plugin's state was lost: the next call runs on a fresh instance.
+// away (a trap, a timeout, running out of memory, a cancelled call that
+// outran its cancel grace), it logs that the plugin's state was lost: the
+// next call runs on a fresh instance.
 func (c *core) ask(ctx context.Context, export string, q func(context.Context) error) error {
 	mc := newModuleCall(ctx, c)
 	err := q(mc)
@@ -79,8 +81,11 @@ func (c *core) ask(ctx context.Context, export string, q func(context.Context) e
 	if err != nil && c.model.Instances == 1 {
 		if st, ok := c.module.(statser); ok {
 			if d := st.Stats().Discarded; d > c.discarded.Swap(d) {
-				c.log.Warn("plugin instance re-created after a fault: its state was lost",
-					"plugin", c.name, "export", export, "err", err)
+				msg := "plugin instance re-created after a fault: its state was lost"
+				if errors.Is(err, sandbox.ErrCanceled) {
+					msg = "plugin instance re-created after a cancelled call outran cancel_grace: its state was lost"
+				}
+				c.log.Warn(msg, "plugin", c.name, "export", export, "err", err)
 			}
 		}
 	}

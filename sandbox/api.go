@@ -62,6 +62,14 @@ type Limits struct {
 	MemoryPages uint32
 	// Timeout bounds each call (default 5s).
 	Timeout time.Duration
+	// CancelGrace is how long a call whose caller gave up (the client
+	// cancelled it, or its connection or deadline ended) may still run
+	// before it is stopped (default 1s; never past Timeout). The guest is
+	// told at once: its context is done (the cancelled host function of
+	// abi.CallNamespace says 1, and blocking host functions return). One
+	// that returns within the grace keeps its instance, and its state;
+	// one that does not is stopped, and its instance replaced.
+	CancelGrace time.Duration
 	// Instances is the size of the warm pool (default runtime.NumCPU()).
 	Instances int
 	// MaxInputBytes and MaxOutputBytes bound payloads (default 4 MiB / 16 MiB).

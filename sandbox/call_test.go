@@ -168,7 +168,7 @@ func TestOutOfMemory(t *testing.T) {
 
 func TestCanceled(t *testing.T) {
 	t.Parallel()
-	m := load(t, Limits{Instances: 1, Timeout: time.Minute})
+	m := load(t, Limits{Instances: 1, Timeout: time.Minute, CancelGrace: time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The guest announces it has started looping; then the caller gives up.

@@ -29,6 +29,13 @@ import (
 // close-on-done watches a call's context after the call, and those keep
 // context.WithTimeout.
 //
+// When the request ends first (the caller gave up), the call's context is
+// done at once, so blocking host functions return and the guest can ask
+// whether it was cancelled (cancel.go), but the guest is interrupted
+// only after the module's cancel grace (never past the call's own
+// deadline): a guest that returns within it keeps its instance. The
+// call's own deadline interrupts at once.
+//
 // A callClock is reused from call to call, so nothing may keep it past the
 // call it was given to; the host functions that start goroutines stop them
 // before they return. Between calls it reports context.Canceled.
@@ -40,8 +47,12 @@ type callClock struct {
 	parent   context.Context // the request's; nil between calls
 	deadline time.Time       // the earlier of own and the request's
 	own      time.Time       // the call's own deadline (its module's timeout)
+	grace    time.Duration   // how long a guest whose caller gave up may still run
 	err      error
 	expired  bool          // the call's own deadline ended it
+	told     bool          // the request ended it: the guest runs on until stopAt
+	stopAt   time.Time     // when a told guest is interrupted
+	stopping bool          // the guest is to be interrupted (onEnd ran or is due)
 	done     chan struct{} // made when asked for; closed when the call ends
 	stop     func() bool   // the AfterFunc on parent, once hung
 	onEnd    func()        // interrupts the guest (poll.onDone); set by arm
@@ -55,8 +66,9 @@ var _ context.Context = (*callClock)(nil)
 
 // start begins a call bounded by parent and by d from now. The call's
 // deadline is the earlier of its own and the request's, as with
-// context.WithTimeout.
-func (c *callClock) start(parent context.Context, d time.Duration) {
+// context.WithTimeout; a guest whose request ends first is interrupted
+// grace later (at its own deadline at the latest).
+func (c *callClock) start(parent context.Context, d, grace time.Duration) {
 	now := time.Now()
 	own := now.Add(d)
 	deadline := own
@@ -65,7 +77,8 @@ func (c *callClock) start(parent context.Context, d time.Duration) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.parent, c.deadline, c.own, c.err, c.expired, c.done, c.onEnd = parent, deadline, own, nil, false, nil, nil
+	c.parent, c.deadline, c.own, c.grace, c.err, c.expired, c.done, c.onEnd = parent, deadline, own, grace, nil, false, nil, nil
+	c.told, c.stopAt, c.stopping = false, time.Time{}, false
 	first := min(deadline.Sub(now), watchAfter) // one clock read a call
 	if c.timer == nil {
 		c.timer = time.AfterFunc(first, c.tick)
@@ -102,18 +115,27 @@ func (c *callClock) finish() {
 // the AfterFunc and waits for the call's own deadline.
 func (c *callClock) tick() {
 	c.mu.Lock()
-	if c.parent == nil || c.err != nil {
+	if c.parent == nil || c.stopping {
 		c.mu.Unlock()
 		return
 	}
 	now := time.Now()
+	if c.err != nil { // told: the grace runs
+		if now.Before(c.stopAt) {
+			c.timer.Reset(c.stopAt.Sub(now))
+			c.mu.Unlock()
+			return
+		}
+		c.interruptNow()
+		return
+	}
 	if !now.Before(c.own) {
 		c.expired = true
-		c.end(context.DeadlineExceeded)
+		c.end(context.DeadlineExceeded, false)
 		return
 	}
 	if err := c.parent.Err(); err != nil {
-		c.end(err)
+		c.end(err, true)
 		return
 	}
 	// The request's deadline, when it is the earlier, is the request's
@@ -138,12 +160,20 @@ func (c *callClock) watchLocked() {
 // it has ended already.
 func (c *callClock) watch(f func()) {
 	c.mu.Lock()
-	ended := c.err != nil
+	due := c.stopping
 	c.onEnd = f
 	c.mu.Unlock()
-	if ended {
+	if due {
 		f()
 	}
+}
+
+// cancelled says the request ended the call before it returned (the
+// guest was told, and given the grace). It holds until the next start.
+func (c *callClock) cancelled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.told
 }
 
 // cancel is the request context's AfterFunc: the caller gave up, or the
@@ -160,11 +190,13 @@ func (c *callClock) cancel() {
 		c.mu.Unlock()
 		return
 	}
-	c.end(err)
+	c.end(err, true)
 }
 
 // end records why the call ended, with c.mu held, and unlocks it.
-func (c *callClock) end(err error) {
+// byRequest says the request ended it: the guest is interrupted only when
+// the grace has run, by the timer; otherwise at once.
+func (c *callClock) end(err error, byRequest bool) {
 	if c.err != nil {
 		c.mu.Unlock()
 		return
@@ -173,6 +205,24 @@ func (c *callClock) end(err error) {
 	if c.done != nil {
 		close(c.done)
 	}
+	if byRequest {
+		c.told = true
+		now := time.Now()
+		if c.stopAt = now.Add(c.grace); c.own.Before(c.stopAt) {
+			c.stopAt = c.own
+		}
+		if now.Before(c.stopAt) {
+			c.timer.Reset(c.stopAt.Sub(now))
+			c.mu.Unlock()
+			return
+		}
+	}
+	c.interruptNow()
+}
+
+// interruptNow interrupts the guest, with c.mu held, and unlocks it.
+func (c *callClock) interruptNow() {
+	c.stopping = true
 	f := c.onEnd
 	c.mu.Unlock()
 	if f != nil {
@@ -213,7 +263,7 @@ func (c *callClock) Err() error {
 	c.mu.Lock()
 	if c.err == nil && c.parent != nil {
 		if err := c.parent.Err(); err != nil {
-			c.end(err) // unlocks
+			c.end(err, true) // unlocks
 			c.mu.Lock()
 		}
 	}

@@ -18,7 +18,7 @@ func TestCallClock(t *testing.T) {
 		t.Parallel()
 		var c callClock
 		fired := make(chan struct{})
-		c.start(context.Background(), time.Millisecond)
+		c.start(context.Background(), time.Millisecond, 0)
 		c.watch(func() { close(fired) })
 		<-c.Done()
 		<-fired
@@ -41,7 +41,7 @@ func TestCallClock(t *testing.T) {
 		t.Parallel()
 		parent := &lateDeadline{deadline: time.Now().Add(-time.Millisecond), done: make(chan struct{})}
 		var c callClock
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		c.tick()
 		if err := c.Err(); err != nil || c.expired {
 			t.Fatalf("after a tick at the request's deadline: Err %v, expired %v; want the call running until the request ends", err, c.expired)
@@ -61,7 +61,7 @@ func TestCallClock(t *testing.T) {
 		cause := errors.New("client sent notifications/cancelled")
 		parent, cancel := context.WithCancelCause(context.Background())
 		var c callClock
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		fired := make(chan struct{})
 		c.watch(func() { close(fired) })
 		if d, ok := c.Deadline(); !ok || time.Until(d) < 59*time.Minute {
@@ -83,7 +83,7 @@ func TestCallClock(t *testing.T) {
 		t.Parallel()
 		parent, cancel := context.WithCancel(context.Background())
 		var c callClock
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		fired := make(chan struct{})
 		c.watch(func() { close(fired) })
 		cancel()
@@ -100,7 +100,7 @@ func TestCallClock(t *testing.T) {
 		t.Parallel()
 		parent, cancel := context.WithCancel(context.Background())
 		var c callClock
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		cancel()
 		if got := c.Err(); got != context.Canceled {
 			t.Errorf("Err right after the request's cancel: got %v; want %v, before any tick", got, context.Canceled)
@@ -113,7 +113,7 @@ func TestCallClock(t *testing.T) {
 		defer cancel()
 		want, _ := parent.Deadline()
 		var c callClock
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		if d, _ := c.Deadline(); !d.Equal(want) {
 			t.Errorf("Deadline: got %v; want the request's, earlier: %v", d, want)
 		}
@@ -127,7 +127,7 @@ func TestCallClock(t *testing.T) {
 		t.Parallel()
 		type key struct{}
 		var c callClock
-		c.start(context.WithValue(context.Background(), key{}, "peer"), time.Hour)
+		c.start(context.WithValue(context.Background(), key{}, "peer"), time.Hour, 0)
 		if got := c.Value(key{}); got != "peer" {
 			t.Errorf("Value during the call: got %v; want the request's", got)
 		}
@@ -141,7 +141,7 @@ func TestCallClock(t *testing.T) {
 		var c callClock
 		parent, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		c.tick()   // a timer from an earlier call, late
 		c.cancel() // an AfterFunc from an earlier request, late
 		if err := c.Err(); err != nil {
@@ -157,7 +157,7 @@ func TestCallClock(t *testing.T) {
 			t.Error("Done between calls is open; want it closed")
 		}
 		// The next call starts afresh.
-		c.start(context.Background(), time.Hour)
+		c.start(context.Background(), time.Hour, 0)
 		if err := c.Err(); err != nil {
 			t.Errorf("Err in the next call: got %v; want nil", err)
 		}
@@ -167,10 +167,90 @@ func TestCallClock(t *testing.T) {
 		}
 		c.finish()
 	})
+	t.Run("request canceled, within the grace", func(t *testing.T) {
+		// The guest is told at once (Done, Err, cancelState) and not
+		// interrupted while the grace runs; its return ends it all.
+		t.Parallel()
+		parent, cancel := context.WithCancel(context.Background())
+		var c callClock
+		c.start(parent, time.Hour, time.Hour)
+		fired := make(chan struct{})
+		c.watch(func() { close(fired) })
+		cancel()
+		<-c.Done()
+		if got := c.Err(); got != context.Canceled {
+			t.Errorf("Err: got %v; want %v", got, context.Canceled)
+		}
+		if told, stopped := cancelState(&c); !told || stopped {
+			t.Errorf("cancelState in the grace: got told %v, stopped %v; want true, false", told, stopped)
+		}
+		if !requestEnded(&callContext{Context: &c}) {
+			t.Error("requestEnded in the grace: got false; want true (the guest's cancelled host function says 1)")
+		}
+		c.tick() // an early tick of the timer does not cut the grace short
+		select {
+		case <-fired:
+			t.Fatal("the guest was interrupted within the grace; want it left to return")
+		default:
+		}
+		c.finish()
+		if told, _ := cancelState(&c); !told {
+			t.Error("cancelState after the call: got told false; want it kept until the next start")
+		}
+		c.start(context.Background(), time.Hour, time.Hour)
+		if told, _ := cancelState(&c); told {
+			t.Error("cancelState in the next call: got told true; want false")
+		}
+		c.finish()
+	})
+	t.Run("request canceled, grace runs out", func(t *testing.T) {
+		t.Parallel()
+		parent, cancel := context.WithCancel(context.Background())
+		var c callClock
+		c.start(parent, time.Hour, time.Millisecond)
+		fired := make(chan struct{})
+		c.watch(func() { close(fired) })
+		cancel()
+		<-fired
+		if told, stopped := cancelState(&c); !told || !stopped {
+			t.Errorf("cancelState after the grace: got told %v, stopped %v; want true, true", told, stopped)
+		}
+		if got := c.Err(); got != context.Canceled {
+			t.Errorf("Err: got %v; want %v", got, context.Canceled)
+		}
+		c.finish()
+	})
+	t.Run("grace ends at the call's own deadline", func(t *testing.T) {
+		t.Parallel()
+		parent, cancel := context.WithCancel(context.Background())
+		var c callClock
+		c.start(parent, time.Hour, 2*time.Hour)
+		cancel()
+		<-c.Done()
+		c.mu.Lock()
+		stopAt, own := c.stopAt, c.own
+		c.mu.Unlock()
+		if !stopAt.Equal(own) {
+			t.Errorf("the grace ends at %v; want the call's own deadline %v", stopAt, own)
+		}
+		c.finish()
+	})
+	t.Run("own deadline: no grace", func(t *testing.T) {
+		t.Parallel()
+		var c callClock
+		c.start(context.Background(), time.Millisecond, time.Hour)
+		fired := make(chan struct{})
+		c.watch(func() { close(fired) })
+		<-fired
+		if told, _ := cancelState(&c); told {
+			t.Error("cancelState at the call's own deadline: got told true; want false")
+		}
+		c.finish()
+	})
 	t.Run("watch after the end", func(t *testing.T) {
 		t.Parallel()
 		var c callClock
-		c.start(context.Background(), time.Nanosecond)
+		c.start(context.Background(), time.Nanosecond, 0)
 		<-c.Done()
 		ran := false
 		c.watch(func() { ran = true })
@@ -187,10 +267,10 @@ func TestCallClock(t *testing.T) {
 // for the AfterFunc, so the average is allowed to reach one.
 func TestCallClockAllocs(t *testing.T) {
 	var c callClock
-	c.start(context.Background(), time.Hour)
+	c.start(context.Background(), time.Hour, 0)
 	c.finish()
 	if n := testing.AllocsPerRun(100, func() {
-		c.start(context.Background(), time.Hour)
+		c.start(context.Background(), time.Hour, 0)
 		c.finish()
 	}); n != 0 {
 		t.Errorf("allocs per call under context.Background: got %v; want 0", n)
@@ -198,7 +278,7 @@ func TestCallClockAllocs(t *testing.T) {
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if n := testing.AllocsPerRun(100, func() {
-		c.start(parent, time.Hour)
+		c.start(parent, time.Hour, 0)
 		c.finish()
 	}); n > 1 {
 		t.Errorf("allocs per call under a cancelable context: got %v; want 0 (at most 1 under load)", n)

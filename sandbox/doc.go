@@ -82,6 +82,13 @@
 // instance's clock on a polled instance, which carries the call's
 // deadline; that is why a [Peer] must honour it.
 //
+// A call whose request ends first (the client cancelled it) is not
+// interrupted at once (cancel.go): its context is done, so blocking host
+// functions return, and the guest can ask (abi.CallCancelled), but it is
+// interrupted only after Limits.CancelGrace. A guest that returns within
+// it keeps its instance; the call fails with KindCanceled either way, and
+// the log says which happened.
+//
 // # Host functions
 //
 // The functions of abi.HostNamespace have hyper-mcp's exact signatures,

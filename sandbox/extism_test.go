@@ -78,7 +78,7 @@ func newExtismBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 		EnableWasi:                true,
 		RuntimeConfig:             rc,
 		EnableHttpResponseHeaders: true,
-	}, append(hostFunctions(log, lim), ioFallback()...))
+	}, append(hostFunctions(log, lim), append(ioFallback(), callStatus())...))
 	if err != nil {
 		code.release(1)
 		return nil, nil, &LoadError{Stage: "compile", Err: err}
@@ -237,4 +237,18 @@ func ioFallback() []extism.HostFunction {
 	read.SetNamespace(ioModule)
 	write.SetNamespace(ioModule)
 	return []extism.HostFunction{read, write}
+}
+
+// callStatus defines abi.CallCancelled for go-sdk as the kernel does: 1
+// once the call's context is done. go-sdk closes its instance at that
+// moment, so the guest seldom hears it; there is no grace on go-sdk.
+func callStatus() extism.HostFunction {
+	f := extism.NewHostFunctionWithStack(abi.CallCancelled, func(ctx context.Context, _ *extism.CurrentPlugin, s []uint64) {
+		s[0] = 0
+		if requestEnded(ctx) {
+			s[0] = 1
+		}
+	}, nil, []extism.ValueType{extism.ValueTypeI32})
+	f.SetNamespace(callModule)
+	return f
 }

@@ -103,16 +103,18 @@ func TestPollCancel(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
-			m := loadMode(t, guestWasm, Limits{Instances: 1, Timeout: time.Hour}, mode.intr)
+			m := loadMode(t, guestWasm, Limits{Instances: 1, Timeout: time.Hour, CancelGrace: time.Millisecond}, mode.intr)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			// The guest announces it has started looping; then the caller
-			// gives up.
+			// gives up, and the guest, which never returns, is stopped
+			// after the cancel grace.
 			peer := &fakePeer{onNotify: func(string) { cancel() }}
 			_, err := m.Call(WithPeer(ctx, peer), "loop", nil)
 			ce := callErr(t, err)
-			if ce.Kind != KindCanceled || !errors.Is(err, ErrCanceled) || ce.Detail != context.Canceled.Error() {
-				t.Fatalf("got %v; want kind %v, detail %q", err, KindCanceled, context.Canceled)
+			want := context.Canceled.Error() + "; the guest did not return within the cancel grace (1ms) and was stopped"
+			if ce.Kind != KindCanceled || !errors.Is(err, ErrCanceled) || ce.Detail != want {
+				t.Fatalf("got %v; want kind %v, detail %q", err, KindCanceled, want)
 			}
 			if s := m.Stats(); s.Discarded != 1 {
 				t.Errorf("discarded: got %d; want 1", s.Discarded)

@@ -14,6 +14,7 @@ const (
 	DefaultMemoryPages    = 4096 // 256 MiB per memory
 	MaxMemoryPages        = 65536
 	DefaultTimeout        = 5 * time.Second
+	DefaultCancelGrace    = time.Second
 	DefaultMaxInputBytes  = 4 << 20
 	DefaultMaxOutputBytes = 16 << 20
 
@@ -48,6 +49,12 @@ func normalize(lim Limits) (Limits, error) {
 		return lim, fmt.Errorf("timeout %v is negative", lim.Timeout)
 	case lim.Timeout == 0:
 		lim.Timeout = DefaultTimeout
+	}
+	switch {
+	case lim.CancelGrace < 0:
+		return lim, fmt.Errorf("cancel grace %v is negative", lim.CancelGrace)
+	case lim.CancelGrace == 0:
+		lim.CancelGrace = DefaultCancelGrace
 	}
 	switch {
 	case lim.Instances < 0:

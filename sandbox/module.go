@@ -185,10 +185,10 @@ func (m *Module) runOnce(ctx context.Context, export string, input callInput, pl
 		var callCtx context.Context
 		var cancel context.CancelFunc
 		if c := inst.clock; c != nil {
-			c.start(ctx, m.lim.Timeout)
+			c.start(ctx, m.lim.Timeout, m.lim.CancelGrace)
 			callCtx, cancel = c, c.finish
 		} else {
-			callCtx, cancel = context.WithTimeout(ctx, m.lim.Timeout)
+			callCtx, cancel = withGrace(ctx, m.lim.Timeout, m.lim.CancelGrace)
 		}
 		inst.begin(callCtx)
 		rc, out, err := input.call(callCtx, inst.g, export)
@@ -206,9 +206,12 @@ func (m *Module) runOnce(ctx context.Context, export string, input callInput, pl
 			m.served.Add(1)
 		}
 		ce := m.classify(ctx, callCtx, inst, export, rc, out, err, plain)
+		told, stopped := cancelState(callCtx)
 		cancel()
 		keep := ce == nil || ce.Kind == KindGuestError || ce.Kind == KindBadOutput
-		if !keep {
+		if told {
+			ce = m.afterCancel(ctx, export, ce, keep, stopped)
+		} else if !keep {
 			m.log.Warn("instance discarded", "export", export, "kind", ce.Kind.String(), "err", ce.Detail)
 		}
 		m.put(inst, keep)

@@ -88,6 +88,11 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 			return fail(fmt.Errorf("host functions: %w", err))
 		}
 	}
+	if imports[callModule] {
+		if _, err := callHostModule(rt.NewHostModuleBuilder(callModule)).Instantiate(ctx); err != nil {
+			return fail(fmt.Errorf("call status: %w", err))
+		}
+	}
 	if imports[ioModule] {
 		if _, err := ioHostModule(rt.NewHostModuleBuilder(ioModule)).Instantiate(ctx); err != nil {
 			return fail(fmt.Errorf("bulk i/o: %w", err))

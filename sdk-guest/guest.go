@@ -176,6 +176,11 @@ type Context struct {
 	membersSet bool
 
 	params abi.CallToolParams // the request decodeInputFast returns
+
+	// Cancellation (cancel.go): the host said the call is cancelled, and
+	// Done's channel, made when asked for.
+	cancelled bool
+	done      chan struct{}
 }
 
 // WriteRawOutput replaces the export's output with b, byte for byte,

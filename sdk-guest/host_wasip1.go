@@ -117,6 +117,15 @@ var errKernelMemory = errors.New("extism kernel memory exhausted")
 
 func platformHost() HostFuncs { return extismHost{} }
 
+// mcphost's call status (abi.CallNamespace). Hosts without it give a
+// stand-in that answers 0.
+
+//go:wasmimport mcphost:host/call cancelled
+func hostCancelled() int32
+
+// Cancelled asks the host whether the call being served was cancelled.
+func (extismHost) Cancelled() bool { return hostCancelled() == 1 }
+
 // mcphost's bulk copies (abi.IONamespace): one host call instead of one
 // per 8 bytes. Hosts without them answer "not supported".
 

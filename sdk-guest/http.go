@@ -39,6 +39,9 @@ func HTTP(req *HTTPRequest) (*HTTPResponse, error) {
 	if !strings.HasPrefix(req.URL, "http://") && !strings.HasPrefix(req.URL, "https://") {
 		return nil, fmt.Errorf("http: %q is not an http or https URL", req.URL)
 	}
+	if callCancelled() {
+		return nil, errCancelled("http")
+	}
 	resp, err := currentHost().HTTP(req)
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)

@@ -41,6 +41,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			if msg, derr := jsonrpc.Decode(body); derr == nil && isStatelessPost(r, &msg) {
 				h.stateless(w, r, body, &msg)
 				return
+			} else if derr == nil && isStatelessNotification(r, &msg) {
+				h.statelessNotification(w, r, &msg)
+				return
 			}
 		}
 		h.initialize(w, r, body)

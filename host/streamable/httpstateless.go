@@ -36,6 +36,27 @@ func isStatelessPost(r *http.Request, msg *jsonrpc.Message) bool {
 		string(msg.Method) == "server/discover" || string(msg.Method) == "subscriptions/listen"
 }
 
+// isStatelessNotification reports whether a session-less POST is a
+// notification from a stateless-era client (its MCP-Protocol-Version
+// header says so).
+func isStatelessNotification(r *http.Request, msg *jsonrpc.Message) bool {
+	return msg.Kind == jsonrpc.KindNotification && r.Header.Get(hdrVersion) == protocol.Stateless.String()
+}
+
+// statelessNotification accepts a stateless-era client's notification
+// with 202, as for any notification, and drops it: the era has no session
+// for it to act on, and a request is cancelled by closing its connection.
+// The official Go SDK closes the connection and also POSTs
+// notifications/cancelled; a 400 here would fail its next call.
+func (h *Handler) statelessNotification(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+	if !h.oauth.authorize(w, r, h, msg, false) {
+		return
+	}
+	h.log.Debug("stateless notification dropped: no session to act on (a request is cancelled by closing its connection)",
+		"method", string(msg.Method))
+	w.WriteHeader(http.StatusAccepted)
+}
+
 // stateless serves one stateless request.
 func (h *Handler) stateless(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
 	err := checkMirrorHeaders(r, msg)

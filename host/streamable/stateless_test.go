@@ -37,6 +37,7 @@ func TestHTTPStateless(t *testing.T) {
 		{"unknown method", http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"nope/nope","params":{` + meta + `}}`, []string{"Mcp-Method", "nope/nope"}, 404, `-32601`},
 		{"removed method", http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"ping","params":{` + meta + `}}`, []string{"Mcp-Method", "ping"}, 404, `-32601`},
 		{"missing _meta", http.MethodPost, `{"jsonrpc":"2.0","id":4,"method":"server/discover"}`, []string{"Mcp-Method", "server/discover"}, 400, `-32602`},
+		{"notification", http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, []string{"Mcp-Method", "notifications/cancelled"}, 202, ``},
 		{"GET", http.MethodGet, "", nil, 405, ``},
 		{"DELETE", http.MethodDelete, "", nil, 405, ``},
 	}

@@ -28,6 +28,14 @@ type Func struct {
 	// module is instantiated) instead of an export: it takes and returns
 	// nothing, and with Spin loops forever. At most one Func may set it.
 	Start bool
+	// UntilCancelled: the export loops asking mcphost's
+	// mcphost:host/call cancelled until it says 1, then returns 0
+	// without output: a guest that heeds a cancellation.
+	UntilCancelled bool
+	// Roots: the export calls extism:host/user list_roots once, drops
+	// its reply and returns 0 without output: a guest that waits in a
+	// host function and knows nothing of cancellation.
+	Roots bool
 }
 
 func uleb(v uint64) []byte { return binary.AppendUvarint(nil, v) }
@@ -84,14 +92,29 @@ func Module(fns ...Func) []byte {
 		[]byte{0x60, 1, wI64, 1, wI64}, // 0: alloc(i64) i64
 		[]byte{0x60, 2, wI64, wI32, 0}, // 1: store_u8(i64, i32)
 		[]byte{0x60, 2, wI64, wI64, 0}, // 2: output_set(i64, i64)
-		[]byte{0x60, 0, 1, wI32},       // 3: export() i32
+		[]byte{0x60, 0, 1, wI32},       // 3: export() i32, cancelled() i32
 		[]byte{0x60, 0, 0},             // 4: start()
+		[]byte{0x60, 0, 1, wI64},       // 5: list_roots() i64
 	))
-	imports := wsection(2, vec(
+	imported := [][]byte{
 		cat(wname("extism:host/env"), wname("alloc"), []byte{0, 0}),
 		cat(wname("extism:host/env"), wname("store_u8"), []byte{0, 1}),
 		cat(wname("extism:host/env"), wname("output_set"), []byte{0, 2}),
-	))
+	}
+	// The optional imports, when a Func needs them, follow the three.
+	var cancelled, roots byte
+	for _, f := range fns {
+		if f.UntilCancelled && cancelled == 0 {
+			cancelled = byte(len(imported))
+			imported = append(imported, cat(wname("mcphost:host/call"), wname("cancelled"), []byte{0, 3}))
+		}
+		if f.Roots && roots == 0 {
+			roots = byte(len(imported))
+			imported = append(imported, cat(wname("extism:host/user"), wname("list_roots"), []byte{0, 5}))
+		}
+	}
+	base := uint64(len(imported)) // the index of the first defined function
+	imports := wsection(2, vec(imported...))
 	var funcs, exports, bodies, data [][]byte
 	var start []byte
 	offset := 1024
@@ -99,7 +122,7 @@ func Module(fns ...Func) []byte {
 		var code []byte
 		if f.Start {
 			funcs = append(funcs, []byte{4})
-			start = wsection(8, uleb(uint64(3+i)))
+			start = wsection(8, uleb(base+uint64(i)))
 			code = cat(vec(), []byte{0x0b})
 			if f.Spin {
 				code = cat(vec(), []byte{0x03, 0x40, 0x0c, 0, 0x0b, 0x0b}) // loop br 0 end
@@ -108,12 +131,16 @@ func Module(fns ...Func) []byte {
 			continue
 		}
 		funcs = append(funcs, []byte{3})
-		exports = append(exports, cat(wname(f.Name), []byte{0}, uleb(uint64(3+i))))
+		exports = append(exports, cat(wname(f.Name), []byte{0}, uleb(base+uint64(i))))
 		switch {
 		case f.Trap:
 			code = cat(vec(), []byte{0x00, 0x0b})
 		case f.Spin:
 			code = cat(vec(), []byte{0x03, 0x40, 0x0c, 0, 0x0b, 0x41, 0, 0x0b}) // loop br 0 end; i32.const 0
+		case f.UntilCancelled:
+			code = cat(vec(), []byte{0x03, 0x40, 0x10, cancelled, 0x45, 0x0d, 0, 0x0b, 0x41, 0, 0x0b}) // loop: br_if 0 (cancelled() == 0) end; i32.const 0
+		case f.Roots:
+			code = cat(vec(), []byte{0x10, roots, 0x1a, 0x41, 0, 0x0b}) // drop list_roots(); i32.const 0
 		case f.I32 != nil:
 			code = cat(vec(), []byte{0x41}, sleb(int64(*f.I32)), []byte{0x0b})
 		case f.Counter:

@@ -65,10 +65,10 @@ var (
 	topKeys    = []string{"server", "plugin"}
 	serverKeys = []string{"name", "instructions", "page_size", "max_message_bytes", "startup_wait", "shutdown_grace",
 		"cache_ttl", "cache_scope", "request_state_key_env", "task_ttl", "task_max_bytes", "task_after",
-		"plugin_dir", "timeout", "load_timeout", "memory", "max_instances", "runtime",
+		"plugin_dir", "timeout", "cancel_grace", "load_timeout", "memory", "max_instances", "runtime",
 		"store", // what replicas share (issue 31)
 		"go"}    // Go-source builds
-	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "load_timeout", "memory", "max_instances", "runtime", "policy",
+	pluginKeys = []string{"name", "path", "source", "sha256", "timeout", "cancel_grace", "load_timeout", "memory", "max_instances", "runtime", "policy",
 		"allowed_hosts", "may_request_hosts", "allow_private_networks", "allowed_paths", "may_request_paths", "env", "config", "include_tools", "exclude_tools", "task_tools", "tool_prefix",
 		"cache_ttl", "cache_scope", "ui",
 		"kv_max_keys", "kv_max_bytes"} // plugin state (issue 31)
@@ -293,6 +293,7 @@ func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
 	lim := sandbox.Limits{
 		MemoryPages:  cmp.Or(spec.MemoryPages, server.MemoryPages),
 		Timeout:      cmp.Or(spec.Timeout, server.Timeout),
+		CancelGrace:  cmp.Or(spec.CancelGrace, server.CancelGrace),
 		Instances:    cmp.Or(spec.MaxInstances, server.MaxInstances),
 		AllowedHosts: spec.AllowedHosts,
 		AllowedPaths: spec.AllowedPaths,

@@ -24,6 +24,7 @@ max_message_bytes = "1MiB"
 startup_wait = "3s"
 plugin_dir = "plugins.d"
 timeout = "7s"
+cancel_grace = "3s"
 load_timeout = "90s"
 memory = "128MiB"
 max_instances = 3
@@ -37,6 +38,7 @@ name = "hash"
 path = "x/hash.wasm"
 sha256 = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
 timeout = "2s"
+cancel_grace = "500ms"
 load_timeout = "30s"
 memory = "100000"            # rounds up to 2 pages
 max_instances = 4
@@ -62,7 +64,7 @@ source = "/abs/src"
 		t.Fatalf("ParseConfig: %v", err)
 	}
 	wantServer := ServerConfig{Name: "demo", Instructions: "use the tools", PageSize: 50, MaxMessageBytes: 1 << 20,
-		StartupWait: 3 * time.Second, ShutdownGrace: DefaultShutdownGrace, DrainGrace: DefaultDrainGrace, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second,
+		StartupWait: 3 * time.Second, ShutdownGrace: DefaultShutdownGrace, DrainGrace: DefaultDrainGrace, PluginDir: filepath.Join(dir, "plugins.d"), Timeout: 7 * time.Second, CancelGrace: 3 * time.Second,
 		LoadTimeout: 90 * time.Second, MemoryPages: 2048, MaxInstances: 3, TaskTTL: 10 * time.Minute, TaskMaxBytes: 1 << 20, TaskAfter: 250 * time.Millisecond,
 		hidden: []string{filepath.Join(dir, GrantsFileName), file}}
 	if !reflect.DeepEqual(cfg.Server, wantServer) {
@@ -76,6 +78,7 @@ source = "/abs/src"
 		Name: "hash", Path: filepath.Join(dir, "x/hash.wasm"),
 		SHA256:      "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
 		Timeout:     2 * time.Second,
+		CancelGrace: 500 * time.Millisecond,
 		LoadTimeout: 30 * time.Second,
 		MemoryPages: 2, MaxInstances: 4,
 		AllowedHosts:    []string{"api.example.com", "*.example.org"},
@@ -94,15 +97,21 @@ source = "/abs/src"
 		Config:       map[string]string{"root": "/data"},
 		IncludeTools: []string{"sha*"}, ExcludeTools: []string{"debug_*"}, TaskTools: []string{"sha512*"},
 		ToolPrefix: &empty,
-		Line:       18,
+		Line:       19,
 
 		AllowPrivateNetworks: true,
 	}
 	if got := cfg.Plugins[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("plugin 0:\n got %+v\nwant %+v", got, want)
 	}
-	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 39 || got.ToolPrefix != nil {
-		t.Errorf("plugin 1: got %+v; want source /abs/src at line 37 with no prefix", got)
+	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 41 || got.ToolPrefix != nil {
+		t.Errorf("plugin 1: got %+v; want source /abs/src at line 41 with no prefix", got)
+	}
+	// cancel_grace: the plugin's own, else the server's.
+	for i, want := range []time.Duration{500 * time.Millisecond, 3 * time.Second} {
+		if got := EffectiveLimits(&cfg.Plugins[i], &cfg.Server).CancelGrace; got != want {
+			t.Errorf("plugin %d: EffectiveLimits().CancelGrace: got %v; want %v", i, got, want)
+		}
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)

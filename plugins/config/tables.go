@@ -88,6 +88,9 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.duration(m, "timeout", time.Millisecond, time.Hour); ok {
 		sc.Timeout = v
 	}
+	if v, ok := s.duration(m, "cancel_grace", time.Millisecond, time.Hour); ok {
+		sc.CancelGrace = v
+	}
 	if v, ok := s.duration(m, "load_timeout", time.Millisecond, maxLoadTimeout); ok {
 		sc.LoadTimeout = v
 	}
@@ -196,6 +199,9 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 	}
 	if v, ok := s.duration(m, "timeout", time.Millisecond, time.Hour); ok {
 		spec.Timeout = v
+	}
+	if v, ok := s.duration(m, "cancel_grace", time.Millisecond, time.Hour); ok {
+		spec.CancelGrace = v
 	}
 	if v, ok := s.duration(m, "load_timeout", time.Millisecond, maxLoadTimeout); ok {
 		spec.LoadTimeout = v

@@ -65,6 +65,7 @@ type ServerConfig struct {
 	Store string
 	// Defaults applied to every plugin that does not set its own.
 	Timeout      time.Duration // default 5s
+	CancelGrace  time.Duration // default 1s (sandbox.DefaultCancelGrace)
 	MemoryPages  uint32        // default 4096 (256 MiB)
 	MaxInstances int           // default runtime.NumCPU()
 	// LoadTimeout bounds each plugin's whole load, to its lists read:
@@ -116,11 +117,14 @@ type ServerConfig struct {
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
 // MaxInstances means the [ServerConfig] default.
 type Spec struct {
-	Name        string
-	Path        string `owned:"runs" what:".wasm"`                // a .wasm file (absolute, resolved against the config's directory)
-	Source      string `owned:"runs,dir" what:"source directory"` // a Go package directory (absolute); exactly one of Path and Source
-	SHA256      string // optional pin of the .wasm (hex)
-	Timeout     time.Duration
+	Name    string
+	Path    string `owned:"runs" what:".wasm"`                // a .wasm file (absolute, resolved against the config's directory)
+	Source  string `owned:"runs,dir" what:"source directory"` // a Go package directory (absolute); exactly one of Path and Source
+	SHA256  string // optional pin of the .wasm (hex)
+	Timeout time.Duration
+	// CancelGrace is how long a call the client cancelled may run on
+	// (sandbox.Limits.CancelGrace); zero means the server's.
+	CancelGrace time.Duration
 	MemoryPages uint32
 	// LoadTimeout overrides ServerConfig.LoadTimeout when not zero.
 	LoadTimeout time.Duration

@@ -25,6 +25,10 @@ type Host struct {
 	// KVErr, when not "", fails every guest.KV call with it, as a store
 	// that is down does.
 	KVErr string
+	// Cancelled, when set, says whether the client has cancelled the
+	// call being served, as mcphost's cancelled host function does: a
+	// handler's ctx.Err and ctx.Done ask it. nil never cancels.
+	Cancelled func() bool
 
 	mu    sync.Mutex
 	calls []Call
@@ -183,6 +187,14 @@ func (f hostFuncs) HTTP(req *guest.HTTPRequest) (*guest.HTTPResponse, error) {
 		return nil, fmt.Errorf("HTTP request to %q is not allowed", req.URL)
 	}
 	return fn(req)
+}
+
+// Cancelled answers the SDK's question whether the call is cancelled.
+func (f hostFuncs) Cancelled() bool {
+	f.h.mu.Lock()
+	fn := f.h.Cancelled
+	f.h.mu.Unlock()
+	return fn != nil && fn()
 }
 
 func (f hostFuncs) Log(level guest.Level, msg string) {

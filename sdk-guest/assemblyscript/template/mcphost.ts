@@ -37,6 +37,20 @@ declare function host_kv(payload: u64): u64;
 @external("extism:host/user", "http")
 declare function host_http(payload: u64): u64;
 
+// @ts-ignore: decorator
+@external("mcphost:host/call", "cancelled")
+declare function host_cancelled(): i32;
+
+// cancelled says whether the client has cancelled the call being served
+// (notifications/cancelled, a closed connection). The host then gives the
+// call the plugin's cancel_grace (1 s unless set) to return: a plugin that
+// returns in time keeps its instance, and its globals; one still running
+// after it is stopped and its instance replaced. Ask it in long loops; the
+// import is only in plugins that call it.
+export function cancelled(): bool {
+  return host_cancelled() == 1;
+}
+
 // log sends notifications/message to the client at level ("debug", "info",
 // "warning", "error", …) with text as its data.
 export function log(level: string, text: string): void {

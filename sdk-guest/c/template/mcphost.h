@@ -86,6 +86,22 @@ static inline int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n) { (void)o
 static inline uint64_t mcp_io_write(const void *src, uint32_t n) { (void)src, (void)n; return 0; }
 #endif
 
+/* ---- mcphost's call status (mcphost:host/call) -------------------------- */
+/* mcp_cancelled returns true once the client has cancelled the call being
+ * served (notifications/cancelled, a closed connection). The host then
+ * gives the call the plugin's cancel_grace (1 s unless set) to return: a
+ * plugin that returns in time keeps its instance, and its globals; one
+ * still running after it is stopped and its instance replaced. Ask it in
+ * long loops; it is one cheap host call. Imported only when used; with
+ * MCP_EXTISM_ONLY it is always false. */
+
+#ifndef MCP_EXTISM_ONLY
+__attribute__((import_module("mcphost:host/call"), import_name("cancelled"))) int32_t mcp__host_cancelled(void);
+static inline bool mcp_cancelled(void) { return mcp__host_cancelled() == 1; }
+#else
+static inline bool mcp_cancelled(void) { return false; }
+#endif
+
 /* mcp__copied is how many bytes a bulk read copied; the 8-byte loop copies
  * the rest. */
 static inline size_t mcp__copied(int32_t n) { return n > 0 ? (size_t)n : 0; }

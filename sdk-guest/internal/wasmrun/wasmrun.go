@@ -162,6 +162,7 @@ func Load(t testing.TB, path string, opts Options) *Plugin {
 		fns = append(fns, f)
 	}
 	fns = append(fns, bulkUnsupported()...)
+	fns = append(fns, neverCancelled())
 	m := extism.Manifest{
 		Wasm:         []extism.Wasm{extism.WasmData{Data: wasm}},
 		Config:       opts.Config,
@@ -291,4 +292,14 @@ func serveHTTP(allowed []string, payload []byte) []byte {
 	}()
 	b, _ := json.Marshal(rep)
 	return b
+}
+
+// neverCancelled answers abi.CallCancelled as a host whose calls are
+// never cancelled: 0. go-sdk has no grace to give a cancelled guest.
+func neverCancelled() extism.HostFunction {
+	f := extism.NewHostFunctionWithStack(abi.CallCancelled, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
+		s[0] = 0
+	}, nil, []extism.ValueType{extism.ValueTypeI32})
+	f.SetNamespace(abi.CallNamespace)
+	return f
 }

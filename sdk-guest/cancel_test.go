@@ -1,0 +1,68 @@
+package guest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// cancelHost is a fakeHost whose call is cancelled from the after+1th
+// question on.
+type cancelHost struct {
+	*fakeHost
+	asks, after int
+}
+
+func (h *cancelHost) Cancelled() bool {
+	h.asks++
+	return h.asks > h.after
+}
+
+// TestContextCancelled: a handler's Context is a context.Context whose Err
+// and Done ask the host each time until it says the call is cancelled,
+// then stay so; HTTP then fails without reaching the host; a host that
+// cannot cancel never does.
+func TestContextCancelled(t *testing.T) {
+	fh := useRegistry(t)
+	h := &cancelHost{fakeHost: fh, after: 3}
+	SetHostForTesting(h) // useRegistry's cleanup restores the host before it
+	httpCalls := 0
+	fh.http = func(*HTTPRequest) (*HTTPResponse, error) { httpCalls++; return &HTTPResponse{Status: 200}, nil }
+	AddTool(Tool{Name: "loop"}, func(ctx *Context, _ struct{}) (*Result, error) {
+		var c context.Context = ctx
+		for i := 0; ; i++ {
+			select {
+			case <-c.Done():
+				_, herr := HTTP(&HTTPRequest{URL: "http://example.com/"})
+				return TextResult(fmt.Sprintf("%d %v %v", i, c.Err(), errors.Is(herr, context.Canceled))), nil
+			default:
+			}
+		}
+	})
+	out, err := std.dispatch("call_tool", []byte(`{"request":{"name":"loop"},"context":{"id":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[{"type":"text","text":"3 context canceled true"}]}`; string(out) != want {
+		t.Errorf("got %s; want %s (cancelled at the fourth question; HTTP refused with context.Canceled)", out, want)
+	}
+	if httpCalls != 0 {
+		t.Errorf("HTTP reached the host %d times after the cancellation; want 0", httpCalls)
+	}
+	asks := h.asks
+	if err := (&Context{cancelled: true}).Err(); err != context.Canceled || h.asks != asks {
+		t.Errorf("Err once cancelled: got %v after %d more questions; want %v without asking", err, h.asks-asks, context.Canceled)
+	}
+
+	SetHostForTesting(fh) // a host without Cancelled
+	ctx := &Context{}
+	if err := ctx.Err(); err != nil {
+		t.Errorf("Err on a host that cannot cancel: got %v; want nil", err)
+	}
+	select {
+	case <-ctx.Done():
+		t.Error("Done on a host that cannot cancel is closed; want it open")
+	default:
+	}
+}
