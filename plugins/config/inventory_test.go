@@ -24,7 +24,7 @@ var keySamples = map[string]string{
 	"server.shutdown_grace": `shutdown_grace = "1s"`, "server.cache_ttl": `cache_ttl = "1s"`, "server.cache_scope": `cache_scope = "public"`,
 	"server.request_state_key_env": `request_state_key_env = "K"`, "server.task_ttl": `task_ttl = "1m"`,
 	"server.task_max_bytes": `task_max_bytes = "1MiB"`, "server.task_after": `task_after = "1s"`,
-	"server.plugin_dir": `plugin_dir = "drop"`, "server.timeout": `timeout = "1s"`, "server.load_timeout": `load_timeout = "1s"`,
+	"server.plugin_dir": `plugin_dir = "drop"`, "server.timeout": `timeout = "1s"`, "server.cancel_grace": `cancel_grace = "1s"`, "server.load_timeout": `load_timeout = "1s"`,
 	"server.memory": `memory = "64MiB"`, "server.max_instances": `max_instances = 2`, "server.runtime": `runtime = "native"`,
 	"server.store": `store = "redis://127.0.0.1:1/0"`, "server.go": `go = "bin/go"`, "server.strict_schemas": `strict_schemas = true`,
 	"server.secrets_file": `secrets_file = "secrets.env"`, "server.body_timeout": `body_timeout = "1s"`,
@@ -34,7 +34,7 @@ var keySamples = map[string]string{
 
 	// [[plugin]] (after name = "p"; path = "p.wasm" unless the sample sets a source)
 	"plugin.name": ``, "plugin.path": ``, "plugin.source": `source = "src"`, "plugin.sha256": `sha256 = "` + strings.Repeat("ab", 32) + `"`,
-	"plugin.timeout": `timeout = "1s"`, "plugin.load_timeout": `load_timeout = "1s"`, "plugin.memory": `memory = "64MiB"`,
+	"plugin.timeout": `timeout = "1s"`, "plugin.cancel_grace": `cancel_grace = "1s"`, "plugin.load_timeout": `load_timeout = "1s"`, "plugin.memory": `memory = "64MiB"`,
 	"plugin.max_instances": `max_instances = 2`, "plugin.runtime": `runtime = "native"`, "plugin.policy": `policy = "policy.yaml"`,
 	"plugin.allowed_hosts": `allowed_hosts = ["a.example"]`, "plugin.may_request_hosts": `may_request_hosts = ["b.example"]`,
 	"plugin.allow_private_networks": `allow_private_networks = true`, "plugin.allowed_paths": `allowed_paths = ["data:/d:ro"]`,
