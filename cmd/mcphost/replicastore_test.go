@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,7 +260,7 @@ func storeListChanges(t *testing.T, c *cluster) {
 // plain AddTool stays with the instance that added it, as documented.
 func storePluginTools(t *testing.T, c *cluster) {
 	ctx := t.Context()
-	awaitNoListeners(t, c.reps[:]) // "list changes" closed its client
+	before := listenCounts(t, c.reps[:])
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "replicas-plugin-tools", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
@@ -268,7 +270,7 @@ func storePluginTools(t *testing.T, c *cluster) {
 		t.Fatalf("connect through haproxy: %v", err)
 	}
 	defer cs.Close()
-	held := listenerReplica(t, c.reps[:])
+	held := newListener(t, c.reps[:], before)
 	adder := 1 - held
 
 	heard := make(chan *mcp.ClientSession, 16)
@@ -281,96 +283,115 @@ func storePluginTools(t *testing.T, c *cluster) {
 			t.Fatal(err)
 		}
 	}
-	// awaitHeard waits until the 2025-11-25 sessions on the replicas
-	// named by want (indexes) have each heard tools/list_changed.
-	awaitHeard := func(what string, want ...int) {
+	has := func(tools []*mcp.Tool, name string) bool {
+		return slices.ContainsFunc(tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+	}
+	// awaitListed waits until the 2025-11-25 session on replica i has
+	// heard tools/list_changed and then lists tool: a notification that
+	// came before the replica re-read its lists is followed by another.
+	pending := map[*mcp.ClientSession]int{} // heard, not yet awaited
+	awaitListed := func(i int, tool, what string) {
 		t.Helper()
-		left := map[*mcp.ClientSession]int{}
-		for _, i := range want {
-			left[sessions[i].cs] = i
-		}
-		for len(left) > 0 {
-			select {
-			case s := <-heard:
-				delete(left, s)
-			case <-time.After(noteTimeout):
-				t.Fatalf("%s: the 2025-11-25 sessions on replicas %v heard no tools/list_changed", what, slices.Collect(maps.Values(left)))
+		deadline := time.After(noteTimeout)
+		for {
+			for pending[sessions[i].cs] == 0 {
+				select {
+				case s := <-heard:
+					pending[s]++
+				case <-deadline:
+					t.Fatalf("%s: the 2025-11-25 session on replica %d heard no tools/list_changed after which it lists %s", what, i, tool)
+				}
+			}
+			pending[sessions[i].cs]--
+			l, err := sessions[i].cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has(l.Tools, tool) {
+				return
 			}
 		}
 	}
 
-	res, replica := sessions[adder].call(t, "sharedtools_add_tool", map[string]any{"name": "greet_all", "text": "hello from every replica"})
-	if text := textOf(t, res); res.IsError || text != "added greet_all" || c.index(replica) != adder {
-		t.Fatalf("add_tool on replica %s: %q (isError %v); want added greet_all, on replica %d", replica, text, res.IsError, adder)
+	// Names of this run's own: the list cache, shared by runs, may hold
+	// the shared tools of an earlier run, which a replica then lists
+	// until the plugin's first use re-reads it.
+	run := strings.ToLower(rand.Text()[:6])
+	shared, local := "greet_"+run, "local_"+run
+	res, replica := sessions[adder].call(t, "sharedtools_add_tool", map[string]any{"name": shared, "text": "hello from every replica"})
+	if text := textOf(t, res); res.IsError || text != "added "+shared || c.index(replica) != adder {
+		t.Fatalf("add_tool on replica %s: %q (isError %v); want added %s, on replica %d", replica, text, res.IsError, shared, adder)
 	}
-	awaitHeard("add_tool on replica "+replica, held, adder)
+	// Both replicas' sessions hear of it and list it; the one on the
+	// replica that did not run add_tool is the point.
+	awaitListed(held, "sharedtools_"+shared, "add_tool on replica "+replica)
+	awaitListed(adder, "sharedtools_"+shared, "add_tool on replica "+replica)
 	select {
 	case <-changed:
 	case <-time.After(noteTimeout):
 		t.Fatalf("the 2026-07-28 listener on replica %d heard nothing of add_tool on replica %d", held, adder)
 	}
-	has := func(tools []*mcp.Tool, name string) bool {
-		return slices.ContainsFunc(tools, func(tl *mcp.Tool) bool { return tl.Name == name })
-	}
-	l, err := sessions[held].cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !has(l.Tools, "sharedtools_greet_all") {
-		t.Fatalf("tools/list of the 2025-11-25 session on replica %d, which did not run add_tool, lacks greet_all", held)
-	}
-	res, _ = sessions[held].call(t, "sharedtools_greet_all", map[string]any{})
+	res, _ = sessions[held].call(t, "sharedtools_"+shared, map[string]any{})
 	if text := textOf(t, res); res.IsError || text != "hello from every replica" {
-		t.Errorf("greet_all on replica %d, which did not add it: %q (isError %v); want its text", held, text, res.IsError)
+		t.Errorf("%s on replica %d, which did not add it: %q (isError %v); want its text", shared, held, text, res.IsError)
 	}
 	// 2026-07-28 requests alternate between the replicas.
 	for i := range 4 {
 		l, err := cs.ListTools(ctx, nil)
-		if err != nil || !has(l.Tools, "sharedtools_greet_all") {
-			t.Errorf("2026-07-28 tools/list %d through haproxy: err %v; want greet_all listed", i, err)
+		if err != nil || !has(l.Tools, "sharedtools_"+shared) {
+			t.Errorf("2026-07-28 tools/list %d through haproxy: err %v; want %s listed", i, err, shared)
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sharedtools_greet_all", Arguments: map[string]any{}})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sharedtools_" + shared, Arguments: map[string]any{}})
 		if err != nil || res.IsError || textOf(t, res) != "hello from every replica" {
-			t.Errorf("2026-07-28 call %d of greet_all through haproxy: %v %+v; want its text", i, err, res)
+			t.Errorf("2026-07-28 call %d of %s through haproxy: %v %+v; want its text", i, shared, err, res)
 		}
 	}
 
 	// Plain AddTool: heard and served where it ran, and nowhere else.
-	res, _ = sessions[adder].call(t, "sharedtools_add_local_tool", map[string]any{"name": "local_only", "text": "here only"})
-	if text := textOf(t, res); res.IsError || text != "added local_only" {
+	res, _ = sessions[adder].call(t, "sharedtools_add_local_tool", map[string]any{"name": local, "text": "here only"})
+	if text := textOf(t, res); res.IsError || text != "added "+local {
 		t.Fatalf("add_local_tool on replica %d: %q (isError %v)", adder, text, res.IsError)
 	}
-	awaitHeard("add_local_tool", adder)
-	for i, want := range map[int]bool{adder: true, held: false} {
-		l, err := sessions[i].cs.ListTools(ctx, nil)
-		if err != nil || has(l.Tools, "sharedtools_local_only") != want {
-			t.Errorf("replica %d lists local_only: %v (err %v); want %v", i, err == nil && has(l.Tools, "sharedtools_local_only"), err, want)
-		}
+	awaitListed(adder, "sharedtools_"+local, "add_local_tool")
+	l, err := sessions[held].cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has(l.Tools, "sharedtools_"+local) {
+		t.Errorf("replica %d, whose instance did not run add_local_tool, lists %s; want it only on replica %d", held, local, adder)
 	}
 }
 
-// awaitNoListeners polls the replicas' metrics (bounded) until none
-// reports a 2026-07-28 subscriptions/listen, so that listenerReplica
-// then finds a new client's.
-func awaitNoListeners(t *testing.T, reps []*replica) {
+// listenCounts scrapes each replica's count of open 2026-07-28
+// subscriptions/listen requests.
+func listenCounts(t *testing.T, reps []*replica) []int {
+	t.Helper()
+	counts := make([]int, len(reps))
+	for i, r := range reps {
+		counts[i], _ = strconv.Atoi(scrapeValue(t, r.metrics, `mcphost_listeners{era="2026-07-28"}`))
+	}
+	return counts
+}
+
+// newListener polls the replicas' metrics (bounded) until one reports
+// more subscriptions/listen requests than before (listenCounts before a
+// client connected), and returns its index: where that client listens,
+// whatever listeners of earlier clients are still closing.
+func newListener(t *testing.T, reps []*replica, before []int) int {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(time.Minute)
 	for {
-		n := 0
-		for _, r := range reps {
-			if v := scrapeValue(t, r.metrics, `mcphost_listeners{era="2026-07-28"}`); v != "0" && v != "" {
-				n++
+		for i, n := range listenCounts(t, reps) {
+			if n > before[i] {
+				return i
 			}
-		}
-		if n == 0 {
-			return
 		}
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatal("replicas still report a subscriptions/listen a minute after its client closed")
+			t.Fatalf("no replica reports the client's subscriptions/listen (mcphost_listeners, %v before it connected)", before)
 		}
 	}
 }
