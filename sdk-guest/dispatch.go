@@ -94,6 +94,7 @@ func (r *registry) handle(ctx *Context, export string, input []byte) (any, error
 		if _, err := decodeInput[json.RawMessage](ctx, input, false); err != nil {
 			return nil, err
 		}
+		r.catchUpShared()
 		return r.listTools(), nil
 	case abi.ExportCallTool:
 		p, err := decodeInput[abi.CallToolParams](ctx, input, true)
@@ -202,6 +203,9 @@ func (r *registry) listTools() *abi.ListToolsResult {
 
 func (r *registry) callTool(ctx *Context, p abi.CallToolParams) (*Result, error) {
 	t := r.tool(p.Name)
+	if t == nil && r.catchUpShared() {
+		t = r.tool(p.Name) // another instance may have added it
+	}
 	if t == nil {
 		return nil, fmt.Errorf("unknown tool %q", p.Name)
 	}

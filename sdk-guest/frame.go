@@ -65,6 +65,9 @@ func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
 		ctx.Meta = f.Meta
 	}
 	t := r.toolOf(f.Name)
+	if t == nil && r.catchUpShared() {
+		t = r.toolOf(f.Name) // another instance may have added it (shared.go)
+	}
 	if t == nil {
 		return nil, fmt.Errorf("%s: unknown tool %q", abi.ExportCallTool, f.Name)
 	}

@@ -95,6 +95,12 @@ type registry struct {
 	onRoots    func(*Context)
 	skills     []abi.SkillFile // skill.go
 	frames     frameCache      // frame.go
+
+	// Shared tools (shared.go): nil until NewSharedTools. While capture
+	// is not nil, a kind's build is running and addTool collects there.
+	shared  *sharedTools
+	catchUp func()
+	capture []*toolEntry
 }
 
 type completerKey struct {
@@ -114,6 +120,18 @@ func (r *registry) addTool(e *toolEntry) {
 	if !validToolName(e.def.Name) {
 		panic(fmt.Sprintf("guest: invalid tool name %q: want 1-128 of A-Z a-z 0-9 _ - .", e.def.Name))
 	}
+	r.mu.Lock()
+	if r.capture != nil {
+		r.capture = append(r.capture, e)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.putTool(e)
+}
+
+// putTool registers e, replacing a tool of the same name.
+func (r *registry) putTool(e *toolEntry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, t := range r.tools {
@@ -138,8 +156,9 @@ func (r *registry) tool(name string) *toolEntry {
 
 // RemoveTool unregisters a tool. It reports whether the tool existed. Call
 // [NotifyToolListChanged] afterwards to tell the client.
-func RemoveTool(name string) bool {
-	r := std
+func RemoveTool(name string) bool { return std.removeTool(name) }
+
+func (r *registry) removeTool(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, t := range r.tools {

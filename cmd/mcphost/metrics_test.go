@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +25,14 @@ type replica struct {
 	exited  chan struct{} // closed once the process has exited
 	state   *os.ProcessState
 	stop    func() // kills the process and waits for it (also done at cleanup)
+
+	mu   sync.Mutex
+	tail []string // its last log lines, printed when the test fails
 }
+
+// replicaTail is how many of a replica's last log lines a failed test
+// prints.
+const replicaTail = 200
 
 var (
 	reListening = regexp.MustCompile(`msg=listening addr=(http://127\.0\.0\.1:[0-9]+)/mcp`)
@@ -55,13 +63,25 @@ func startReplica(t *testing.T, env []string, args ...string) *replica {
 		cmd.Process.Kill()
 		<-r.exited
 	}
-	t.Cleanup(r.stop)
+	t.Cleanup(func() {
+		r.stop()
+		if t.Failed() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t.Logf("replica %s, its last log lines:\n%s", r.base, strings.Join(r.tail[max(0, len(r.tail)-replicaTail):], "\n"))
+		}
+	})
 	found := make(chan *replica, 1)
 	go func() {
 		var base, metrics string
 		sent := false
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
+			r.mu.Lock()
+			if r.tail = append(r.tail, sc.Text()); len(r.tail) > 2*replicaTail {
+				r.tail = append(r.tail[:0], r.tail[len(r.tail)-replicaTail:]...)
+			}
+			r.mu.Unlock()
 			if m := reListening.FindStringSubmatch(sc.Text()); m != nil {
 				base = m[1]
 			}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,9 @@ import (
 //   - a reload on the replica that does not hold a client's
 //     subscriptions/listen reaches that client (the official Go SDK), and
 //     a 2025-11-25 session hears its own replica's reload;
+//   - a plugin's own add_tool on one replica (the SDK's shared tools) is
+//     heard by the other replica's 2025-11-25 sessions and listeners,
+//     listed by it and served by it, in both eras (issue 38);
 //   - consent: one question for an allow_always, honoured by both
 //     replicas, in each era;
 //   - examples/counter's KV counter counts 1…N across both replicas.
@@ -36,6 +41,7 @@ func TestReplicasStore(t *testing.T) {
 	t.Run("tasks", func(t *testing.T) { storeTasks(t, c) })
 	t.Run("eliciting tasks", func(t *testing.T) { storeElicitingTasks(t, c) })
 	t.Run("list changes", func(t *testing.T) { storeListChanges(t, c) })
+	t.Run("plugin tools", func(t *testing.T) { storePluginTools(t, c) })
 	t.Run("consent", func(t *testing.T) { storeConsent(t, c) })
 	t.Run("kv counter", func(t *testing.T) { storeKVCounter(t, c) })
 	t.Run("redis down", func(t *testing.T) { storeRedisDown(t, c) }) // last: it stops Redis
@@ -246,21 +252,165 @@ func storeListChanges(t *testing.T, c *cluster) {
 	}
 }
 
-// storeConf is clusterConf plus the fetch example, which may ask for
-// 127.0.0.1 (consent), and examples/counter (plugin state in the store).
-func storeConf(t *testing.T) string {
-	t.Helper()
-	fetch, err := filepath.Abs("../../examples/fetch")
+// storePluginTools: testdata/sharedtools adds a tool at run time on one
+// replica (its add_tool, an SDK shared tool). The other replica, which
+// holds the 2026-07-28 client's subscriptions/listen and a 2025-11-25
+// session, tells both of them, lists the tool and serves a call to it;
+// so does every list and call through the balancer. A tool added with
+// plain AddTool stays with the instance that added it, as documented.
+func storePluginTools(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	before := listenCounts(t, c.reps[:])
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "replicas-plugin-tools", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.lb + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatalf("connect through haproxy: %v", err)
+	}
+	defer cs.Close()
+	held := newListener(t, c.reps[:], before)
+	adder := 1 - held
+
+	heard := make(chan *mcp.ClientSession, 16)
+	old := mcp.NewClient(&mcp.Implementation{Name: "replicas-plugin-tools-2025", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(_ context.Context, r *mcp.ToolListChangedRequest) { heard <- r.Session },
+	})
+	sessions := sdkSessions(t, c, old, "2025-11-25") // [on a, on b]
+	for _, s := range sessions {
+		if _, err := s.cs.ListTools(ctx, nil); err != nil { // its GET stream is open once a request went through
+			t.Fatal(err)
+		}
+	}
+	has := func(tools []*mcp.Tool, name string) bool {
+		return slices.ContainsFunc(tools, func(tl *mcp.Tool) bool { return tl.Name == name })
+	}
+	// awaitListed waits until the 2025-11-25 session on replica i has
+	// heard tools/list_changed and then lists tool: a notification that
+	// came before the replica re-read its lists is followed by another.
+	pending := map[*mcp.ClientSession]int{} // heard, not yet awaited
+	awaitListed := func(i int, tool, what string) {
+		t.Helper()
+		deadline := time.After(noteTimeout)
+		for {
+			for pending[sessions[i].cs] == 0 {
+				select {
+				case s := <-heard:
+					pending[s]++
+				case <-deadline:
+					t.Fatalf("%s: the 2025-11-25 session on replica %d heard no tools/list_changed after which it lists %s", what, i, tool)
+				}
+			}
+			pending[sessions[i].cs]--
+			l, err := sessions[i].cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has(l.Tools, tool) {
+				return
+			}
+		}
+	}
+
+	// Names of this run's own: the list cache, shared by runs, may hold
+	// the shared tools of an earlier run, which a replica then lists
+	// until the plugin's first use re-reads it.
+	run := strings.ToLower(rand.Text()[:6])
+	shared, local := "greet_"+run, "local_"+run
+	res, replica := sessions[adder].call(t, "sharedtools_add_tool", map[string]any{"name": shared, "text": "hello from every replica"})
+	if text := textOf(t, res); res.IsError || text != "added "+shared || c.index(replica) != adder {
+		t.Fatalf("add_tool on replica %s: %q (isError %v); want added %s, on replica %d", replica, text, res.IsError, shared, adder)
+	}
+	// Both replicas' sessions hear of it and list it; the one on the
+	// replica that did not run add_tool is the point.
+	awaitListed(held, "sharedtools_"+shared, "add_tool on replica "+replica)
+	awaitListed(adder, "sharedtools_"+shared, "add_tool on replica "+replica)
+	select {
+	case <-changed:
+	case <-time.After(noteTimeout):
+		t.Fatalf("the 2026-07-28 listener on replica %d heard nothing of add_tool on replica %d", held, adder)
+	}
+	res, _ = sessions[held].call(t, "sharedtools_"+shared, map[string]any{})
+	if text := textOf(t, res); res.IsError || text != "hello from every replica" {
+		t.Errorf("%s on replica %d, which did not add it: %q (isError %v); want its text", shared, held, text, res.IsError)
+	}
+	// 2026-07-28 requests alternate between the replicas.
+	for i := range 4 {
+		l, err := cs.ListTools(ctx, nil)
+		if err != nil || !has(l.Tools, "sharedtools_"+shared) {
+			t.Errorf("2026-07-28 tools/list %d through haproxy: err %v; want %s listed", i, err, shared)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sharedtools_" + shared, Arguments: map[string]any{}})
+		if err != nil || res.IsError || textOf(t, res) != "hello from every replica" {
+			t.Errorf("2026-07-28 call %d of %s through haproxy: %v %+v; want its text", i, shared, err, res)
+		}
+	}
+
+	// Plain AddTool: heard and served where it ran, and nowhere else.
+	res, _ = sessions[adder].call(t, "sharedtools_add_local_tool", map[string]any{"name": local, "text": "here only"})
+	if text := textOf(t, res); res.IsError || text != "added "+local {
+		t.Fatalf("add_local_tool on replica %d: %q (isError %v)", adder, text, res.IsError)
+	}
+	awaitListed(adder, "sharedtools_"+local, "add_local_tool")
+	l, err := sessions[held].cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	counter, err := filepath.Abs("../../examples/counter")
-	if err != nil {
-		t.Fatal(err)
+	if has(l.Tools, "sharedtools_"+local) {
+		t.Errorf("replica %d, whose instance did not run add_local_tool, lists %s; want it only on replica %d", held, local, adder)
+	}
+}
+
+// listenCounts scrapes each replica's count of open 2026-07-28
+// subscriptions/listen requests.
+func listenCounts(t *testing.T, reps []*replica) []int {
+	t.Helper()
+	counts := make([]int, len(reps))
+	for i, r := range reps {
+		counts[i], _ = strconv.Atoi(scrapeValue(t, r.metrics, `mcphost_listeners{era="2026-07-28"}`))
+	}
+	return counts
+}
+
+// newListener polls the replicas' metrics (bounded) until one reports
+// more subscriptions/listen requests than before (listenCounts before a
+// client connected), and returns its index: where that client listens,
+// whatever listeners of earlier clients are still closing.
+func newListener(t *testing.T, reps []*replica, before []int) int {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(time.Minute)
+	for {
+		for i, n := range listenCounts(t, reps) {
+			if n > before[i] {
+				return i
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("no replica reports the client's subscriptions/listen (mcphost_listeners, %v before it connected)", before)
+		}
+	}
+}
+
+// storeConf is clusterConf plus the fetch example, which may ask for
+// 127.0.0.1 (consent), examples/counter (plugin state in the store) and
+// testdata/sharedtools (tools a plugin adds at run time).
+func storeConf(t *testing.T) string {
+	t.Helper()
+	var abs [3]string
+	for i, dir := range []string{"../../examples/fetch", "../../examples/counter", "testdata/sharedtools"} {
+		var err error
+		if abs[i], err = filepath.Abs(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conf := strings.Replace(clusterConf(t), "[server]\n", "[server]\nstartup_wait = \"180s\"\n", 1)
 	return conf + fmt.Sprintf("\n[[plugin]]\nname = \"fetch\"\nsource = %q\ntimeout = \"60s\"\nmay_request_hosts = [\"127.0.0.1\"]\n"+
-		"\n[[plugin]]\nname = \"counter\"\nsource = %q\n", fetch, counter)
+		"\n[[plugin]]\nname = \"counter\"\nsource = %q\n\n[[plugin]]\nname = \"sharedtools\"\nsource = %q\n", abs[0], abs[1], abs[2])
 }
 
 // lbSession is a Go SDK session through the balancer; rec notes the
