@@ -94,7 +94,25 @@ func (f *httpFlags) oauth(ctx context.Context, a *config.Auth, log *slog.Logger)
 	case f.tokenEnv != "":
 		return nil, fmt.Errorf("--auth-token-env and [auth] (line %d) both set: use one way of checking tokens", a.Line)
 	}
-	return auth.New(ctx, a, auth.Options{Logger: log.With("component", "auth")})
+	return auth.New(ctx, authConfig(a), auth.Options{Logger: log.With("component", "auth")})
+}
+
+// authConfig copies the parsed [auth] table into the validator's own
+// plain-data form (package auth does not link the configuration parser).
+func authConfig(a *config.Auth) auth.Config {
+	scopes := make([]auth.ScopeRule, len(a.Scopes))
+	for i, r := range a.Scopes {
+		scopes[i] = auth.ScopeRule(r)
+	}
+	return auth.Config{
+		Resource:         a.Resource,
+		Issuers:          a.Issuers,
+		Scopes:           scopes,
+		JWKSURL:          a.JWKSURL,
+		IntrospectionURL: a.IntrospectionURL,
+		ClientIDEnv:      a.ClientIDEnv,
+		ClientSecretEnv:  a.ClientSecretEnv,
+	}
 }
 
 // listFlag is a repeatable, comma-separated string flag.

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/store"
 )
@@ -178,6 +180,45 @@ func TestBalancerHint(t *testing.T) {
 	} {
 		if got := balancerHint(config.DefaultConfig(), tc.addr) != ""; got != tc.want {
 			t.Errorf("balancerHint(%q) says a balancer is plausible: %v; want %v", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestAuthConfig parses an [auth] table setting every key and checks that
+// authConfig hands all of it, in file order, to the validator: a field left
+// zero in auth.Config means a key the conversion dropped.
+func TestAuthConfig(t *testing.T) {
+	cfg, err := config.ParseConfig("plugins.toml", []byte(`[auth]
+resource = "https://m.example/mcp"
+issuers = ["https://idp.example", "https://idp2.example"]
+jwks_url = "https://idp.example/jwks"
+introspection_url = "https://idp.example/introspect"
+client_id_env = "MCPHOST_ID"
+client_secret_env = "MCPHOST_SECRET"
+[auth.scopes]
+"echo:use" = ["test_echo", "echo_*"]
+"admin" = ["*"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := authConfig(cfg.Auth)
+	want := auth.Config{
+		Resource:         "https://m.example/mcp",
+		Issuers:          []string{"https://idp.example", "https://idp2.example"},
+		Scopes:           []auth.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo", "echo_*"}}, {Scope: "admin", Globs: []string{"*"}}},
+		JWKSURL:          "https://idp.example/jwks",
+		IntrospectionURL: "https://idp.example/introspect",
+		ClientIDEnv:      "MCPHOST_ID",
+		ClientSecretEnv:  "MCPHOST_SECRET",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("authConfig = %+v; want %+v", got, want)
+	}
+	w := reflect.ValueOf(want)
+	for i := range w.NumField() {
+		if w.Field(i).IsZero() {
+			t.Errorf("auth.Config.%s is not set by this test; add its key to the table above", w.Type().Field(i).Name)
 		}
 	}
 }

@@ -23,5 +23,5 @@
 // It does not own: where the token comes from or what the HTTP answers
 // look like (package streamable), filtering lists or recording callers in
 // the audit log (package host, through host.Caller), or parsing the [auth]
-// table (package plugins/config).
+// table (package plugins/config; cmd/mcphost copies it into a [Config]).
 package auth

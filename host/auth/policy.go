@@ -3,21 +3,26 @@ package auth
 import (
 	"path"
 	"slices"
-
-	"github.com/mcphost/mcphost/plugins/config"
 )
+
+// ScopeRule is one scope and the globs (as in path.Match) of the tool,
+// prompt and resource-template names it unlocks (an [auth.scopes] entry).
+type ScopeRule struct {
+	Scope string
+	Globs []string
+}
 
 // Policy maps scopes to the tool, prompt and resource-template names they
 // unlock. A name that no rule's glob matches needs no scope: a valid token
 // is enough. A name that several rules match is unlocked by any of their
 // scopes.
 type Policy struct {
-	rules []config.ScopeRule // in file order
+	rules []ScopeRule // in file order
 }
 
 // NewPolicy returns the policy of rules (globs as in path.Match; config
 // has checked them).
-func NewPolicy(rules []config.ScopeRule) *Policy {
+func NewPolicy(rules []ScopeRule) *Policy {
 	return &Policy{rules: rules}
 }
 

@@ -1,13 +1,9 @@
 package auth
 
-import (
-	"testing"
-
-	"github.com/mcphost/mcphost/plugins/config"
-)
+import "testing"
 
 func TestPolicyCheck(t *testing.T) {
-	p := NewPolicy([]config.ScopeRule{
+	p := NewPolicy([]ScopeRule{
 		{Scope: "hash:use", Globs: []string{"hash_*"}},
 		{Scope: "admin", Globs: []string{"*_delete", "hash_reset"}},
 		{Scope: "files", Globs: []string{"file?"}},

@@ -19,8 +19,6 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
-
-	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // Identity is who a valid token speaks for.
@@ -43,6 +41,20 @@ var ErrUnavailable = errors.New("authorization server unavailable")
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidToken, fmt.Sprintf(format, args...))
+}
+
+// Config is the [auth] table as a [Validator] needs it: plain data, which
+// cmd/mcphost copies from the parsed file (package plugins/config checks
+// it), so this package does not link the configuration parser.
+type Config struct {
+	Resource string      // the aud every token must hold (RFC 8707)
+	Issuers  []string    // trusted issuer identifiers, in file order
+	Scopes   []ScopeRule // the policy, in file order
+	JWKSURL  string      // "": each issuer's jwks_uri from its metadata
+
+	// IntrospectionURL ("": opaque tokens are refused) is asked as the
+	// client whose id and secret the two environment variables hold.
+	IntrospectionURL, ClientIDEnv, ClientSecretEnv string
 }
 
 // Options tune a [Validator]; zero values mean the defaults.
@@ -108,7 +120,7 @@ type issuer struct {
 // New returns the validator of cfg. ctx bounds the background refresh of
 // keys (Close also stops it). Issuers are discovered on first use, so an
 // authorization server that is down at start does not stop mcphost.
-func New(ctx context.Context, cfg *config.Auth, opts Options) (*Validator, error) {
+func New(ctx context.Context, cfg Config, opts Options) (*Validator, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}

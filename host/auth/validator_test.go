@@ -19,8 +19,6 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
-
-	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // fakeIssuer serves RFC 8414 metadata (or only OIDC discovery) and a JWKS
@@ -136,7 +134,7 @@ func signCrit(t testing.TB, key jwk.Key, iss string, crit []string) string {
 
 const resource = "https://mcp.example.com/mcp"
 
-func newValidator(t *testing.T, cfg *config.Auth, every time.Duration) *Validator {
+func newValidator(t *testing.T, cfg Config, every time.Duration) *Validator {
 	t.Helper()
 	if cfg.Resource == "" {
 		cfg.Resource = resource
@@ -166,7 +164,7 @@ func TestValidateDiscovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeIssuer(t, tc.path)
 			f.oidcOnly, f.claimed = tc.oidcOnly, tc.claimed
-			v := newValidator(t, &config.Auth{Issuers: []string{f.issuer}}, 0)
+			v := newValidator(t, Config{Issuers: []string{f.issuer}}, 0)
 			id, err := v.Validate(context.Background(), sign(t, f.keys[0], f.issuer, resource, map[string]any{"scp": []string{"a", "b"}, "azp": "app"}))
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("got %v; want %v", err, tc.err)
@@ -180,7 +178,7 @@ func TestValidateDiscovery(t *testing.T) {
 
 func TestValidateClaims(t *testing.T) {
 	f := newFakeIssuer(t, "")
-	v := newValidator(t, &config.Auth{Issuers: []string{f.issuer}}, 0)
+	v := newValidator(t, Config{Issuers: []string{f.issuer}}, 0)
 	k := f.keys[0]
 	tests := []struct {
 		name  string
@@ -226,7 +224,7 @@ func TestValidateClaims(t *testing.T) {
 // RefreshEvery, however many such tokens arrive.
 func TestValidateUnknownKid(t *testing.T) {
 	f := newFakeIssuer(t, "")
-	v := newValidator(t, &config.Auth{Issuers: []string{f.issuer}}, time.Hour)
+	v := newValidator(t, Config{Issuers: []string{f.issuer}}, time.Hour)
 	ctx := context.Background()
 	if _, err := v.Validate(ctx, sign(t, f.keys[0], f.issuer, resource, nil)); err != nil {
 		t.Fatal(err)
@@ -254,7 +252,7 @@ func TestValidateUnknownKid(t *testing.T) {
 func TestValidateUnavailable(t *testing.T) {
 	f := newFakeIssuer(t, "")
 	f.srv.Close() // the issuer is down
-	v := newValidator(t, &config.Auth{Issuers: []string{f.issuer}}, time.Hour)
+	v := newValidator(t, Config{Issuers: []string{f.issuer}}, time.Hour)
 	for range 2 { // the second is refused without trying again
 		_, err := v.Validate(context.Background(), sign(t, f.keys[0], f.issuer, resource, nil))
 		if !errors.Is(err, ErrUnavailable) {
@@ -268,7 +266,7 @@ func TestValidateUnavailable(t *testing.T) {
 // and nothing panics.
 func FuzzValidate(f *testing.F) {
 	iss := newFakeIssuer(f, "")
-	v, err := New(context.Background(), &config.Auth{Resource: resource, Issuers: []string{iss.issuer}}, Options{RefreshEvery: time.Hour})
+	v, err := New(context.Background(), Config{Resource: resource, Issuers: []string{iss.issuer}}, Options{RefreshEvery: time.Hour})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -301,7 +299,7 @@ func FuzzValidate(f *testing.F) {
 // same token again, as clients send it until it expires).
 func BenchmarkValidate(b *testing.B) {
 	f := newFakeIssuer(b, "")
-	v, err := New(context.Background(), &config.Auth{Resource: resource, Issuers: []string{f.issuer}}, Options{})
+	v, err := New(context.Background(), Config{Resource: resource, Issuers: []string{f.issuer}}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/internal/logtest"
-	"github.com/mcphost/mcphost/plugins/config"
 )
 
 // The HTTP transport as an OAuth 2.1 resource server, against a real
@@ -260,7 +259,7 @@ type authServer struct {
 
 // startAuthServer serves the fixture's plugin set (see hosttest) with
 // [auth] cfg.
-func startAuthServer(t *testing.T, cfg *config.Auth, env map[string]string, set string) *authServer {
+func startAuthServer(t *testing.T, cfg auth.Config, env map[string]string, set string) *authServer {
 	t.Helper()
 	audit := &lockedBuffer{}
 	logger, rec := logtest.New()
@@ -370,9 +369,9 @@ func TestOAuthAgainstTestOP(t *testing.T) {
 	op := startOP(t, full, narrow, elsewhere, expired, opaque, introspector)
 	stranger := startOP(t, full) // a provider mcphost does not trust
 
-	as := startAuthServer(t, &config.Auth{
+	as := startAuthServer(t, auth.Config{
 		Issuers: []string{op.issuer},
-		Scopes: []config.ScopeRule{
+		Scopes: []auth.ScopeRule{
 			{Scope: "echo:use", Globs: []string{"test_echo"}},
 			{Scope: "greet", Globs: []string{"gr*"}},
 			{Scope: "items", Globs: []string{"item"}},
@@ -655,9 +654,9 @@ func TestOAuthTypeScriptSDK(t *testing.T) {
 	}
 	ts := opClient{ID: "ts", Secret: "s"}
 	op := startOP(t, ts)
-	as := startAuthServer(t, &config.Auth{
+	as := startAuthServer(t, auth.Config{
 		Issuers: []string{op.issuer},
-		Scopes:  []config.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo"}}},
+		Scopes:  []auth.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo"}}},
 	}, nil, "test")
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()

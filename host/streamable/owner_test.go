@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/mcphost/mcphost/host/auth"
 )
 
 // TestOAuthOwner: with [auth], what a caller creates belongs to its
@@ -33,9 +33,9 @@ func TestOAuthOwner(t *testing.T) {
 	alice := opClient{ID: "alice", Secret: "s1"}
 	bob := opClient{ID: "bob", Secret: "s2"}
 	op := startOP(t, alice, bob)
-	as := startAuthServer(t, &config.Auth{
+	as := startAuthServer(t, auth.Config{
 		Issuers: []string{op.issuer},
-		Scopes:  []config.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo"}}},
+		Scopes:  []auth.ScopeRule{{Scope: "echo:use", Globs: []string{"test_echo"}}},
 	}, nil, "tasks")
 	bobToken := op.token(t, bob, as.resource, "echo:use") // valid, and holding every scope needed
 
