@@ -101,11 +101,14 @@ var rooms = []string{"abi", "sandbox", "plugins", "host", "cmd"}
 //   - the root package (the embedded SDK source) imports no module
 //     package, and the top-level internal/ helpers, shared by the tests of
 //     every room, import abi (and stdlibLeaves) only, so that no room's tests reach upward
-//     through them.
+//     through them;
+//   - the lean packages reach none of the heavy modules, directly or
+//     through the module's own packages (leanPath).
 func TestImportDirection(t *testing.T) {
 	root := ".."
 	module := modulePath(t, filepath.Join(root, "go.mod"))
 	var files, edges int
+	graph := map[string][]string{} // package dir → imports of its non-test files
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -139,6 +142,9 @@ func TestImportDirection(t *testing.T) {
 			if why := importRule(module, dir, p, test); why != "" {
 				t.Errorf("%s imports %s: %s", filepath.ToSlash(rel), p, why)
 			}
+			if !test {
+				graph[dir] = append(graph[dir], p)
+			}
 		}
 		return nil
 	})
@@ -148,6 +154,59 @@ func TestImportDirection(t *testing.T) {
 	if files < 100 || edges < 500 {
 		t.Fatalf("walked %d Go files and %d imports from %s; want the whole module", files, edges, root)
 	}
+	for _, dir := range leanPackages {
+		if graph[dir] == nil {
+			t.Errorf("lean package %s has no Go files with imports; update leanPackages", dir)
+		}
+		if chain := leanPath(module, graph, dir); chain != nil {
+			t.Errorf("%s is lean but links a heavy module: %s; give it its own plain-data types and let cmd/mcphost convert (as host/auth.Config)",
+				dir, strings.Join(chain, " → "))
+		}
+	}
+}
+
+// leanPackages (dirs relative to the module root) link none of the
+// heavyModules: a token validator or a wire codec should not drag in a
+// Wasm runtime, a Redis client and a signature verifier.
+var leanPackages = []string{"host/auth", "host/jsonrpc", "host/protocol"}
+
+// heavyModules are the module paths the lean packages must not reach.
+var heavyModules = []string{
+	"github.com/tetratelabs/wazero",
+	"github.com/redis/go-redis",
+	"github.com/sigstore/",
+	"github.com/google/go-containerregistry",
+}
+
+// leanPath returns the import chain by which the package in dir reaches a
+// heavy module (dirs, then the heavy import path), or nil when it reaches
+// none. It follows the module's own packages through graph (package dir →
+// imports, from source, every build tag at once: stricter than any one
+// build); it cannot see inside other modules, so a heavy module reached only
+// through a third-party package goes unnoticed (`go list -deps` shows it).
+func leanPath(module string, graph map[string][]string, dir string) []string {
+	seen := map[string]bool{dir: true}
+	var walk func(dir string) []string
+	walk = func(dir string) []string {
+		for _, p := range graph[dir] {
+			if slices.ContainsFunc(heavyModules, func(h string) bool { return strings.HasPrefix(p, h) }) {
+				return []string{dir, p}
+			}
+			next, ok := strings.CutPrefix(p, module+"/")
+			if p == module {
+				next, ok = ".", true
+			}
+			if !ok || seen[next] {
+				continue
+			}
+			seen[next] = true
+			if chain := walk(next); chain != nil {
+				return append([]string{dir}, chain...)
+			}
+		}
+		return nil
+	}
+	return walk(dir)
 }
 
 // importRule says why the file in dir (slash-separated, relative to the
@@ -263,6 +322,39 @@ func TestImportRule(t *testing.T) {
 		why := importRule(m, tt.dir, tt.imp, tt.test)
 		if got := why == ""; got != tt.ok {
 			t.Errorf("importRule(%s imports %s, test=%v): got allowed=%v (%q); want %v", tt.dir, tt.imp, tt.test, got, why, tt.ok)
+		}
+	}
+}
+
+// TestLeanPath holds leanPath to finding heavy modules through the
+// module's packages, and only there.
+func TestLeanPath(t *testing.T) {
+	const m = "example.com/m"
+	graph := map[string][]string{
+		"host/auth":      {"context", m + "/plugins/config"},
+		"plugins/config": {m + "/sandbox", m + "/abi"},
+		"sandbox":        {"github.com/tetratelabs/wazero/api"},
+		"plugins/store":  {"github.com/redis/go-redis/v9"},
+		"host/lean":      {m + "/abi", "github.com/lestrrat-go/jwx/v3"},
+		"abi":            {"encoding/json"},
+		"host/cycle":     {m + "/host/cycle2"},
+		"host/cycle2":    {m + "/host/cycle", m + "/plugins/store"},
+		"host/root":      {m},
+		".":              {"embed"},
+	}
+	tests := []struct {
+		dir  string
+		want []string
+	}{
+		{"host/auth", []string{"host/auth", "plugins/config", "sandbox", "github.com/tetratelabs/wazero/api"}},
+		{"host/lean", nil},
+		{"abi", nil},
+		{"host/cycle", []string{"host/cycle", "host/cycle2", "plugins/store", "github.com/redis/go-redis/v9"}},
+		{"host/root", nil},
+	}
+	for _, tt := range tests {
+		if got := leanPath(m, graph, tt.dir); !slices.Equal(got, tt.want) {
+			t.Errorf("leanPath(%s) = %q; want %q", tt.dir, got, tt.want)
 		}
 	}
 }
