@@ -49,9 +49,14 @@ func Install(t testing.TB, h *Host) *Host {
 	if h == nil {
 		h = &Host{}
 	}
-	t.Cleanup(guest.SetHostForTesting(hostFuncs{h}))
+	t.Cleanup(Use(h))
 	return h
 }
+
+// Use makes h the SDK's host and returns a function that restores the
+// previous one: [Install] for code without a testing.TB, such as an
+// Example function or TestMain.
+func Use(h *Host) (restore func()) { return guest.SetHostForTesting(hostFuncs{h}) }
 
 // Calls returns the recorded calls of host function name ("" for all).
 func (h *Host) Calls(name string) []Call {
