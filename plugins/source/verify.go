@@ -36,6 +36,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/mcphost/mcphost/plugins/opfile"
 )
 
 // Signature is a [plugin.signature] table: whose Sigstore signature a url
@@ -100,8 +102,13 @@ func (e *SignatureError) Unwrap() error { return e.Err }
 const bundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
 // maxBundle bounds a signature bundle or legacy payload: real ones are a
-// few KiB.
+// few KiB. It bounds a signature trusted_root.json too: the public-good
+// one is some 10 KiB.
 const maxBundle = 1 << 20
+
+// maxKey bounds a signature key file: a PEM public key is a few hundred
+// bytes.
+const maxKey = 64 << 10
 
 // candidate is one signature found for an artifact: a bundle, and for
 // legacy cosign signatures the signed payload (whose digest the bundle
@@ -116,7 +123,7 @@ type candidate struct {
 // LoadPublicKey reads a PEM public key file and checks that it is an
 // ECDSA P-256 or Ed25519 key.
 func LoadPublicKey(file string) (crypto.PublicKey, error) {
-	b, err := readSmallFile(file)
+	b, _, err := opfile.Read(file, maxKey)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +145,7 @@ func LoadPublicKey(file string) (crypto.PublicKey, error) {
 
 // LoadTrustedRoot reads a trusted_root.json.
 func LoadTrustedRoot(file string) (*root.TrustedRoot, error) {
-	b, err := readSmallFile(file)
+	b, _, err := opfile.Read(file, maxBundle)
 	if err != nil {
 		return nil, err
 	}
@@ -473,26 +480,6 @@ func fetchRoot(opts *tuf.Options) (*root.TrustedRoot, error) {
 	return cached, nil
 }
 
-// readSmallFile reads a key or trusted root: a regular file of at most
-// maxBundle bytes (not a device a typo could name, like /dev/zero).
-func readSmallFile(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	b, err := readLimited(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return b, nil
-}
-
 // readLimited reads at most maxBundle bytes of r.
 func readLimited(r io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxBundle+1))
@@ -682,7 +669,7 @@ func verifyFile(ctx context.Context, file string, sig *Signature) (string, *Sign
 	if bundleFile == "" {
 		bundleFile = file + ".sigstore.json"
 	}
-	b, err := readSmallFile(bundleFile)
+	b, _, err := opfile.Read(bundleFile, maxBundle)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil, &SignatureError{From: file, Err: fmt.Errorf("%w: %s is not there (put the Sigstore bundle there, or name it with --bundle)", ErrNoSignature, bundleFile)}
 	} else if err != nil {

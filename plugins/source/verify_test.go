@@ -7,11 +7,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/sigstore/sigstore-go/pkg/tuf"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
+
+	"github.com/mcphost/mcphost/plugins/opfile"
 )
 
 // TestPublicGoodRootOffline: with no network and no cached TUF copy, the
@@ -78,5 +81,62 @@ func TestParseSignedOCIRef(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("ParseSignedOCIRef(%q): got %v; want an error mentioning %q", tt.ref, err, tt.want)
 		}
+	}
+}
+
+// TestSignatureFilesBounded: the key, trusted_root and bundle files
+// [plugin.signature] names are read through opfile: one over its limit,
+// or reached through a link out of its directory, is refused with an
+// error naming the file (and the limit).
+func TestSignatureFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	write := func(name string, size int) string {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	secret := filepath.Join(outside, "key.pem")
+	if err := os.WriteFile(secret, []byte("-----BEGIN PUBLIC KEY-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.pem")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	wasm := write("p.wasm", 8)
+	write("p.wasm.sigstore.json", maxBundle+1)
+	for _, tc := range []struct {
+		name string
+		read func() error
+		file string
+		want error
+		msg  string
+	}{
+		{"key over its limit", func() error { _, err := LoadPublicKey(write("big.pem", maxKey+1)); return err },
+			"big.pem", &opfile.LimitError{}, "64 KiB"},
+		{"key through a link out", func() error { _, err := LoadPublicKey(link); return err },
+			"link.pem", &opfile.EscapeError{}, "leads outside"},
+		{"trusted_root over its limit", func() error { _, err := LoadTrustedRoot(write("root.json", maxBundle+1)); return err },
+			"root.json", &opfile.LimitError{}, "1 MiB"},
+		{"bundle over its limit", func() error {
+			_, _, err := verifyFile(t.Context(), wasm, &Signature{Key: link})
+			return err
+		}, "p.wasm.sigstore.json", &opfile.LimitError{}, "1 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.read()
+			if err == nil {
+				t.Fatal("read; want a refusal")
+			}
+			if !errors.As(err, reflect.New(reflect.TypeOf(tc.want)).Interface()) {
+				t.Errorf("got %T %v; want a %T", err, err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.file) || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("got %v; want it to name %s and say %q", err, tc.file, tc.msg)
+			}
+		})
 	}
 }
