@@ -1,6 +1,8 @@
 // Package opfile is the one reader of the files the operator names:
 // skill directories, [plugin.ui] pages, wassette policy files,
-// secrets_file and the grants file (plugins.grants.toml). Each read is
+// secrets_file, the grants file (plugins.grants.toml), the key and
+// trusted_root files of a [plugin.signature], and the bundle of a local
+// file `mcphost verify` checks. Each read is
 // bounded by a limit the caller passes (the limits are documented in
 // docs/configuration.md), so that a file no plugin should have been able
 // to grow, or one shipped by mistake (a 1 GiB sparse file), costs a
