@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -95,7 +96,8 @@ func checkCancelKeepsState(t *testing.T, transport, version, cache string) {
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("%s cancelled: the client got %v; want context.Canceled", tool, err)
 		}
-		if _, err := log.wait(ctx, outcome, "plugin=counter", "export=call_tool"); err != nil {
+		// A Go guest of the current SDK takes its calls through the call frame.
+		if _, err := log.wait(ctx, outcome, "plugin=counter", "export="+abi.ExportCallToolFrame); err != nil {
 			t.Fatalf("%s: %v\nstderr:\n%s", tool, err, log)
 		}
 	}
