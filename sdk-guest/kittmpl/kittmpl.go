@@ -88,7 +88,8 @@ func Render(name string, src []byte, fields map[string]string) ([]byte, error) {
 			return nil, fmt.Errorf("template %s:%d: unclosed action", name, line)
 		}
 		action := rest[i : i+j+2]
-		field, ok := strings.CutPrefix(strings.TrimSpace(string(action[2:len(action)-2])), ".")
+		// The spaces text/template's lexer allows: not \f, \v or Unicode's.
+		field, ok := strings.CutPrefix(strings.Trim(string(action[2:len(action)-2]), " \t\r\n"), ".")
 		if !ok || !isField(field) {
 			return nil, fmt.Errorf("template %s:%d: %s: only {{.Field}} is supported", name, line, action)
 		}

@@ -77,7 +77,7 @@ func TestRender(t *testing.T) {
 // FuzzRender checks Render against text/template, which it stands in for:
 // whatever Render accepts, text/template renders the same.
 func FuzzRender(f *testing.F) {
-	for _, s := range []string{"{{.Name}}", "a {{ .Name }} {{", "{{.X}}}}", "}}{{", "{{.Name }}\n{{-.Name}}"} {
+	for _, s := range []string{"{{.Name}}", "a {{ .Name }} {{", "{{.X}}}}", "}}{{", "{{.Name }}\n{{-.Name}}", "{{.Name\f}}", "{{\u00a0.Name}}"} {
 		f.Add(s)
 	}
 	fields := map[string]string{"Name": "demo", "Dir": "{{.Name}}"}
