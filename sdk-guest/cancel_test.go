@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // cancelHost is a fakeHost whose call is cancelled from the after+1th
@@ -54,6 +56,25 @@ func TestContextCancelled(t *testing.T) {
 	if err := (&Context{cancelled: true}).Err(); err != context.Canceled || h.asks != asks {
 		t.Errorf("Err once cancelled: got %v after %d more questions; want %v without asking", err, h.asks-asks, context.Canceled)
 	}
+
+	// Once cancelled, the helpers that talk to the client fail at once
+	// with context.Canceled, so a loop reporting progress stops.
+	fh.mu.Lock()
+	before := len(fh.calls)
+	fh.mu.Unlock()
+	cc := &Context{Context: abi.Context{Meta: []byte(`{"progressToken":1}`)}}
+	_, eerr := cc.Elicit(abi.ElicitParams{Message: "name?"})
+	_, serr := cc.Sample(abi.CreateMessageParams{MaxTokens: 1})
+	for what, err := range map[string]error{"Progress": cc.Progress(1, 2, "step"), "Elicit": eerr, "Sample": serr} {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s after the cancellation: got %v; want an error wrapping context.Canceled", what, err)
+		}
+	}
+	fh.mu.Lock()
+	if n := len(fh.calls) - before; n != 0 {
+		t.Errorf("%d host calls after the cancellation (%v); want 0", n, fh.calls[before:])
+	}
+	fh.mu.Unlock()
 
 	SetHostForTesting(fh) // a host without Cancelled
 	ctx := &Context{}

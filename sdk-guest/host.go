@@ -151,11 +151,18 @@ func (c *Context) LogData(level Level, logger string, data any) error {
 
 // Progress reports progress on the current request (notifications/progress).
 // total <= 0 means unknown. It sends nothing when the client did not ask
-// for progress (no progress token).
+// for progress (no progress token). Once the client has cancelled the
+// call it returns an error wrapping context.Canceled instead, as Sample
+// and Elicit do, so a loop that reports progress ends with it.
 func (c *Context) Progress(progress, total float64, msg string) error {
 	tok := c.ProgressToken()
 	if tok == nil {
 		return nil
+	}
+	if c.Err() != nil {
+		// A loop that reports progress stops with it once the client
+		// cancelled, well within cancel_grace.
+		return errCancelled("progress")
 	}
 	p := abi.ProgressParams{ProgressToken: tok, Progress: progress, Message: msg}
 	if total > 0 {
@@ -167,6 +174,9 @@ func (c *Context) Progress(progress, total float64, msg string) error {
 // Sample asks the client's model for a completion (sampling/createMessage)
 // and waits for it.
 func (c *Context) Sample(p abi.CreateMessageParams) (*abi.CreateMessageResult, error) {
+	if c.Err() != nil {
+		return nil, errCancelled("sample")
+	}
 	var r abi.CreateMessageResult
 	if err := callHost(abi.HostSample, p, &r); err != nil {
 		return nil, err
@@ -177,6 +187,9 @@ func (c *Context) Sample(p abi.CreateMessageParams) (*abi.CreateMessageResult, e
 // Elicit asks the user for input (elicitation/create) and waits for the
 // answer. The result's Action is "accept", "decline" or "cancel".
 func (c *Context) Elicit(p abi.ElicitParams) (*abi.ElicitResult, error) {
+	if c.Err() != nil {
+		return nil, errCancelled("elicit")
+	}
 	var r abi.ElicitResult
 	if err := callHost(abi.HostElicit, p, &r); err != nil {
 		return nil, err
