@@ -63,6 +63,10 @@ func main() {
 type options struct {
 	bin, faulty        string        // the mcphost binary; the faulty example's source
 	dur, every, reload time.Duration // the run; the sampling period; the plugins.toml rewrites
+	// until, when set, lengthens the run past dur until it holds (or
+	// the caller's ctx ends): a brief run on a loaded machine goes on
+	// until it has seen what it is meant to check.
+	until func(*counters) bool
 }
 
 // counters are the calls done and lost, across clients, and the reloads
@@ -99,7 +103,7 @@ func run(ctx context.Context, out io.Writer, o options) (report, error) {
 	}
 
 	var c counters
-	ctx, cancel := context.WithTimeout(ctx, o.dur)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	httpSrv, err := start(ctx, o.bin, conf, dir, &c, "--http", "127.0.0.1:0")
 	if err != nil {
@@ -136,24 +140,38 @@ func run(ctx context.Context, out io.Writer, o options) (report, error) {
 	var samples []sample
 	t := time.NewTicker(o.every)
 	start := time.Now()
+	end := time.NewTimer(o.dur)
+	defer end.Stop()
+	over := false // dur has passed; the run ends once until holds
 sampling:
 	for {
 		select {
 		case <-ctx.Done():
 			break sampling
+		case <-end.C:
+			over = true
 		case <-t.C:
-			s := sample{at: time.Since(start), done: c.done.Load(), lost: c.lost.Load()}
-			s.http = measure(httpSrv)
-			s.stdio = measure(stdioSrv)
-			if ctx.Err() != nil {
-				// The run ended while it was measured: the servers are
-				// being stopped, and their debug endpoints may be gone.
-				break sampling
+			if !over {
+				s := sample{at: time.Since(start), done: c.done.Load(), lost: c.lost.Load()}
+				s.http = measure(httpSrv)
+				s.stdio = measure(stdioSrv)
+				if ctx.Err() != nil {
+					// The run ended while it was measured: the servers are
+					// being stopped, and their debug endpoints may be gone.
+					break sampling
+				}
+				samples = append(samples, s)
+				fmt.Fprintf(out, "soak: %6s  http rss %6.1f MiB gor %4d fds %4d | stdio rss %6.1f MiB gor %4d fds %4d | calls %d lost %d refused %d slow cut %d\n",
+					s.at.Round(time.Second), mib(s.http.rss), s.http.goroutines, s.http.fds, mib(s.stdio.rss), s.stdio.goroutines, s.stdio.fds,
+					s.done, s.lost, c.refused.Load(), c.slowCut.Load())
 			}
-			samples = append(samples, s)
-			fmt.Fprintf(out, "soak: %6s  http rss %6.1f MiB gor %4d fds %4d | stdio rss %6.1f MiB gor %4d fds %4d | calls %d lost %d refused %d slow cut %d\n",
-				s.at.Round(time.Second), mib(s.http.rss), s.http.goroutines, s.http.fds, mib(s.stdio.rss), s.stdio.goroutines, s.stdio.fds,
-				s.done, s.lost, c.refused.Load(), c.slowCut.Load())
+		}
+		if over && (o.until == nil || o.until(&c)) {
+			if o.until != nil && time.Since(start) > o.dur+o.every {
+				fmt.Fprintf(out, "soak: ran %v, past %v, until it saw calls and cut connections\n", time.Since(start).Round(time.Second), o.dur)
+			}
+			cancel()
+			break sampling
 		}
 	}
 	t.Stop()

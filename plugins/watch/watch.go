@@ -147,8 +147,11 @@ func (w *Watcher) sync() error {
 // Run reports batches of changed paths to fn until ctx is done, then
 // returns ctx's error. Batches never overlap: one fn runs at a time. A
 // batch that is ready while fn runs cancels fn's ctx (a newer save makes
-// the build or load under way stale); once fn returns, the next batch
-// holds the paths of both. A path in a batch is a watched path, a file
+// the build or load under way stale), unless fn's run follows one that
+// was cancelled: that one runs to its end, so saves that come faster
+// than a reload takes (an editor's autosave on a loaded machine) still
+// see reloads land. Once fn returns, the next batch holds the paths of
+// both. A path in a batch is a watched path, a file
 // inside a watched directory or matching a watched glob, or a directory
 // above a watched path.
 func (w *Watcher) Run(ctx context.Context, fn func(ctx context.Context, paths []string)) error {
@@ -160,7 +163,8 @@ func (w *Watcher) Run(ctx context.Context, fn func(ctx context.Context, paths []
 	wg.Go(func() { w.pump(ctx, in) })
 	defer wg.Wait()
 	defer cancel()
-	var next []string // the batch to run next
+	var next []string  // the batch to run next
+	cancelled := false // the last run was cancelled by a newer batch
 	for {
 		if next == nil {
 			select {
@@ -183,13 +187,18 @@ func (w *Watcher) Run(ctx context.Context, fn func(ctx context.Context, paths []
 			case <-done:
 				break running
 			case newer := <-out:
-				if next == nil {
+				switch {
+				case next != nil:
+				case cancelled:
+					w.log.Info("change during a reload that follows a cancelled one: letting it finish; the next reload includes the change", "trigger", newer)
+				default:
 					w.log.Info("change during a reload: cancelling it; the next reload includes both", "trigger", newer)
 					stop(ErrNewerChange)
 				}
 				next = merge(next, newer)
 			}
 		}
+		cancelled = context.Cause(fctx) == ErrNewerChange
 		stop(nil)
 		if next != nil {
 			next = merge(batch, next)
