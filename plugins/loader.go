@@ -198,127 +198,201 @@ func (l *Loader) build(ctx context.Context, cfg *config.Config, prev *Generation
 	if prev != nil {
 		level = slog.LevelDebug
 	}
-	cores := make([]*core, len(cfg.Plugins))
-	errs := make([]error, len(cfg.Plugins))
-	reused := make([]bool, len(cfg.Plugins))
-	dirs := make([]*dirSkills, len(cfg.Plugins)) // skills directories read
-	valid := l.checkNames(cfg.Plugins, errs)
-	used := &fileSet{}
-
-	var wg sync.WaitGroup
-	var mu sync.Mutex // guards what follows, and cores while publishing
-	done := make([]bool, len(cfg.Plugins))
-	left := 0
-	for i := range cfg.Plugins {
-		if valid[i] {
-			left++
-		}
-	}
-	// pending: a plugin loaded since the last publish; due: publishing began.
-	pending, due := false, after <= 0
-	publishNow := func() { // mu held
-		if publish != nil && due && pending && left > 0 && ctx.Err() == nil {
-			publish(l.partial(cfg, valid, cores, dirs, done, prev, id))
-			pending = false
-		}
-	}
-	if publish != nil && !due {
+	b := l.newBuildRun(cfg, prev, id, publish, after <= 0)
+	if publish != nil && !b.due {
 		t := time.AfterFunc(after, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			due = true
-			publishNow()
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.due = true
+			b.publishNow(ctx)
 		})
 		defer t.Stop()
 	}
-	for i := range cfg.Plugins {
-		if valid[i] {
-			l.busy.Store(cfg.Plugins[i].Name, "queued") // until its compile starts
-		}
-	}
-	for i := range cfg.Plugins {
-		if !valid[i] {
-			continue
-		}
-		wg.Add(1)
-		go func() { // owned by Build, which waits for it below
-			defer wg.Done()
-			defer l.busy.Delete(cfg.Plugins[i].Name)
-			spec := &cfg.Plugins[i]
-			t := time.Now()
-			c, reuse, err := l.loadBounded(ctx, &cfg.Server, spec, prev.lookup(spec.Name), used)
-			var d *dirSkills
-			if err == nil {
-				err = checkApps(spec, c) // apps.go
-				if err == nil {
-					// Read on every build, as a reused core's skills
-					// directories may have changed.
-					d, err = readSkillDirs(spec)
-				}
-				if err != nil {
-					dropCore(ctx, c, reuse)
-					c, reuse = nil, false
-				}
-			}
-			mu.Lock()
-			cores[i], reused[i], dirs[i], errs[i], done[i] = c, reuse, d, err, true
-			left--
-			pending = pending || err == nil && !reuse
-			// Under mu, so that generations are published in the order
-			// their plugins finished.
-			publishNow()
-			mu.Unlock()
-			switch {
-			case err != nil:
-			case reuse:
-				l.log.Debug("plugin reused", "plugin", spec.Name, "gen", id)
-			default:
-				attrs := []any{"plugin", spec.Name, "gen", id, "abi", c.abi,
-					"tools", len(c.tools), "resources", len(c.resources) + len(c.templates),
-					"prompts", len(c.prompts), "dur", time.Since(t)}
-				if c.sum != "" {
-					attrs = append(attrs, "sha256", c.sum)
-				}
-				if c.signer != nil {
-					attrs = append(attrs, "signer", c.signer.String(), "digest", c.signer.Digest)
-				}
-				l.log.Log(ctx, level, "plugin loaded", attrs...)
-			}
-		}()
-	}
-	wg.Wait()
+	used := &fileSet{}
+	b.loadAll(ctx, used, level)
 
 	if err := ctx.Err(); err != nil {
-		for i, c := range cores {
-			if c != nil {
-				dropCore(ctx, c, reused[i])
+		for _, p := range b.loads {
+			if p.core != nil {
+				dropCore(ctx, p.core, p.reused)
 			}
 		}
 		return nil, fmt.Errorf("build generation %d: %w", id, err)
 	}
-	specs := make([]*config.Spec, len(cfg.Plugins))
-	for i := range cfg.Plugins {
-		specs[i] = &cfg.Plugins[i]
-	}
-	var failures []Failure
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		f := Failure{Plugin: cfg.Plugins[i].Name, Err: err}
-		if old := prev.lookup(f.Plugin); valid[i] && old != nil && old.core.acquire() {
-			cores[i], specs[i], f.Kept = old.core, &old.Spec, true
-		}
-		l.log.Error("plugin failed", "plugin", f.Plugin, "gen", id, "kept", f.Kept, "err", err)
-		failures = append(failures, f)
-	}
-	g := l.assemble(cfg, specs, cores, dirs, prev, id)
-	g.Failures = failures
+	g := b.generation()
 	l.cache.Keep(ctx, used.files)
-	l.log.Log(ctx, level, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(failures),
+	l.log.Log(ctx, level, "generation built", "gen", id, "plugins", len(g.Plugins), "failed", len(g.Failures),
 		"tools", len(g.Tools), "resources", len(g.Resources)+len(g.Templates), "prompts", len(g.Prompts),
 		"dur", time.Since(start))
 	return g, nil
+}
+
+// buildRun is one build in progress: each plugin's load, and the
+// publishing of partial generations while they run.
+type buildRun struct {
+	l       *Loader
+	cfg     *config.Config
+	prev    *Generation
+	id      uint64
+	publish func(*Generation) // nil: none is published
+
+	mu      sync.Mutex   // guards what follows, and loads' cores while publishing
+	loads   []pluginLoad // by index in cfg.Plugins
+	left    int          // valid plugins still loading
+	pending bool         // a plugin loaded since the last publish
+	due     bool         // publishing began
+}
+
+// pluginLoad is one plugin's part in a build: whether it may load, and
+// once done what its load gave.
+type pluginLoad struct {
+	valid bool // its name is good and its own (checkNames); only a valid plugin loads
+	done  bool // its load ended: loadResult is set
+	loadResult
+}
+
+// loadResult is what one plugin's load gives: its core (nil when it
+// failed), whether that core is the previous generation's, the skills
+// directories it read, and why it failed.
+type loadResult struct {
+	core   *core
+	reused bool
+	dirs   *dirSkills
+	err    error
+}
+
+// newBuildRun is the build of generation id from cfg, its plugins named
+// (checkNames) and none loaded yet; due says whether it may publish at
+// once.
+func (l *Loader) newBuildRun(cfg *config.Config, prev *Generation, id uint64, publish func(*Generation), due bool) *buildRun {
+	b := &buildRun{l: l, cfg: cfg, prev: prev, id: id, publish: publish, due: due}
+	errs := make([]error, len(cfg.Plugins))
+	valid := l.checkNames(cfg.Plugins, errs)
+	b.loads = make([]pluginLoad, len(cfg.Plugins))
+	for i := range b.loads {
+		b.loads[i] = pluginLoad{valid: valid[i], loadResult: loadResult{err: errs[i]}}
+		if valid[i] {
+			b.left++
+		}
+	}
+	return b
+}
+
+// loadAll loads every valid plugin, each in a goroutine of its own, and
+// waits for them all.
+func (b *buildRun) loadAll(ctx context.Context, used *fileSet, level slog.Level) {
+	plugins := b.cfg.Plugins
+	for i := range plugins {
+		if b.loads[i].valid {
+			b.l.busy.Store(plugins[i].Name, "queued") // until its compile starts
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range plugins {
+		if !b.loads[i].valid {
+			continue
+		}
+		wg.Add(1)
+		go func() { // owned by loadAll, which waits for it below
+			defer wg.Done()
+			defer b.l.busy.Delete(plugins[i].Name)
+			t := time.Now()
+			r := b.load(ctx, &plugins[i], used)
+			b.finish(ctx, i, r)
+			b.logLoad(ctx, level, &plugins[i], r, t)
+		}()
+	}
+	wg.Wait()
+}
+
+// load loads spec's plugin and checks its apps and skills directories; a
+// core that fails them is dropped.
+func (b *buildRun) load(ctx context.Context, spec *config.Spec, used *fileSet) loadResult {
+	c, reuse, err := b.l.loadBounded(ctx, &b.cfg.Server, spec, b.prev.lookup(spec.Name), used)
+	var d *dirSkills
+	if err == nil {
+		err = checkApps(spec, c) // apps.go
+		if err == nil {
+			// Read on every build, as a reused core's skills
+			// directories may have changed.
+			d, err = readSkillDirs(spec)
+		}
+		if err != nil {
+			dropCore(ctx, c, reuse)
+			c, reuse = nil, false
+		}
+	}
+	return loadResult{core: c, reused: reuse, dirs: d, err: err}
+}
+
+// finish records the load of plugin i, and publishes a generation when
+// one is due.
+func (b *buildRun) finish(ctx context.Context, i int, r loadResult) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.loads[i].loadResult, b.loads[i].done = r, true
+	b.left--
+	b.pending = b.pending || r.err == nil && !r.reused
+	// Under mu, so that generations are published in the order
+	// their plugins finished.
+	b.publishNow(ctx)
+}
+
+// publishNow publishes the partial generation when publishing is due, a
+// plugin loaded anew since the last one, and others still load. b.mu is
+// held.
+func (b *buildRun) publishNow(ctx context.Context) {
+	if b.publish != nil && b.due && b.pending && b.left > 0 && ctx.Err() == nil {
+		b.publish(b.partial())
+		b.pending = false
+	}
+}
+
+// logLoad logs the end of spec's load, begun at t: a failure is logged
+// later, with whether the previous version was kept (generation).
+func (b *buildRun) logLoad(ctx context.Context, level slog.Level, spec *config.Spec, r loadResult, t time.Time) {
+	switch c := r.core; {
+	case r.err != nil:
+	case r.reused:
+		b.l.log.Debug("plugin reused", "plugin", spec.Name, "gen", b.id)
+	default:
+		attrs := []any{"plugin", spec.Name, "gen", b.id, "abi", c.abi,
+			"tools", len(c.tools), "resources", len(c.resources) + len(c.templates),
+			"prompts", len(c.prompts), "dur", time.Since(t)}
+		if c.sum != "" {
+			attrs = append(attrs, "sha256", c.sum)
+		}
+		if c.signer != nil {
+			attrs = append(attrs, "signer", c.signer.String(), "digest", c.signer.Digest)
+		}
+		b.l.log.Log(ctx, level, "plugin loaded", attrs...)
+	}
+}
+
+// generation assembles the finished build: the plugins that loaded, and
+// for each that failed its previous version when prev holds one (its
+// Failure then Kept).
+func (b *buildRun) generation() *Generation {
+	plugins := b.cfg.Plugins
+	specs := make([]*config.Spec, len(plugins))
+	cores := make([]*core, len(plugins))
+	dirs := make([]*dirSkills, len(plugins))
+	var failures []Failure
+	for i, p := range b.loads {
+		specs[i], cores[i], dirs[i] = &plugins[i], p.core, p.dirs
+		if p.err == nil {
+			continue
+		}
+		f := Failure{Plugin: plugins[i].Name, Err: p.err}
+		if old := b.prev.lookup(f.Plugin); p.valid && old != nil && old.core.acquire() {
+			cores[i], specs[i], f.Kept = old.core, &old.Spec, true
+		}
+		b.l.log.Error("plugin failed", "plugin", f.Plugin, "gen", b.id, "kept", f.Kept, "err", p.err)
+		failures = append(failures, f)
+	}
+	g := b.l.assemble(b.cfg, specs, cores, dirs, b.prev, b.id)
+	g.Failures = failures
+	return g
 }
 
 // dropCore lets go of a core loadOne returned that no generation will
@@ -335,22 +409,23 @@ func dropCore(ctx context.Context, c *core, reused bool) {
 
 // partial assembles the generation of a build still running: the plugins
 // done loading, and the previous versions of the others. Each plugin it
-// holds is acquired for it.
-func (l *Loader) partial(cfg *config.Config, valid []bool, cores []*core, dirs []*dirSkills, done []bool, prev *Generation, id uint64) *Generation {
-	specs := make([]*config.Spec, len(cfg.Plugins))
-	held := make([]*core, len(cfg.Plugins))
-	heldDirs := make([]*dirSkills, len(cfg.Plugins)) // nil: the previous version's
-	for i := range cfg.Plugins {
-		if !valid[i] {
+// holds is acquired for it. b.mu is held.
+func (b *buildRun) partial() *Generation {
+	plugins := b.cfg.Plugins
+	specs := make([]*config.Spec, len(plugins))
+	held := make([]*core, len(plugins))
+	heldDirs := make([]*dirSkills, len(plugins)) // nil: the previous version's
+	for i, p := range b.loads {
+		if !p.valid {
 			continue
 		}
-		if done[i] && cores[i] != nil && cores[i].acquire() {
-			held[i], specs[i], heldDirs[i] = cores[i], &cfg.Plugins[i], dirs[i]
-		} else if old := prev.lookup(cfg.Plugins[i].Name); old != nil && old.core.acquire() {
+		if p.done && p.core != nil && p.core.acquire() {
+			held[i], specs[i], heldDirs[i] = p.core, &plugins[i], p.dirs
+		} else if old := b.prev.lookup(plugins[i].Name); old != nil && old.core.acquire() {
 			held[i], specs[i] = old.core, &old.Spec
 		}
 	}
-	return l.assemble(cfg, specs, held, heldDirs, prev, id)
+	return b.l.assemble(b.cfg, specs, held, heldDirs, b.prev, b.id)
 }
 
 func (l *Loader) nextID(prev *Generation) uint64 {

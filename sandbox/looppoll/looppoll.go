@@ -109,12 +109,45 @@ type section struct {
 // loop opcode. wasm is not modified.
 func Instrument(wasm []byte) ([]byte, Stats, error) {
 	var st Stats
+	secs, err := readSections(wasm)
+	if err != nil {
+		return nil, st, err
+	}
+	m, err := inspect(secs)
+	if err != nil {
+		return nil, st, err
+	}
+	start, hasStart, err := startFunc(secs)
+	if err != nil {
+		return nil, st, err
+	}
+	ctr := m.globals
+	intr := m.globals + 1
+	if intr < ctr || intr > math.MaxUint32-1 {
+		return nil, st, &FormatError{0, "too many globals"}
+	}
+	e := emitter{
+		out:      make([]byte, 0, len(wasm)+len(wasm)/32+64),
+		ctr:      ctr,
+		start:    start,
+		hasStart: hasStart,
+	}
+	e.out = append(e.out, wasm[:8]...)
+	if err := e.sections(secs, pollCode(ctr, intr), &st); err != nil {
+		return nil, st, err
+	}
+	return e.out, st, nil
+}
+
+// readSections checks wasm's header and splits it into its sections,
+// refusing sections it does not know and known ones out of order.
+func readSections(wasm []byte) ([]section, error) {
 	version, layer, ok := wasmbin.Header(wasm)
 	if !ok {
-		return nil, st, &FormatError{0, "no \\0asm magic"}
+		return nil, &FormatError{0, "no \\0asm magic"}
 	}
 	if version != wasmbin.ModuleVersion || layer != 0 {
-		return nil, st, &UnsupportedError{4, fmt.Sprintf("binary version %d", uint32(version)|uint32(layer)<<16)}
+		return nil, &UnsupportedError{4, fmt.Sprintf("binary version %d", uint32(version)|uint32(layer)<<16)}
 	}
 	var secs []section
 	last := 0
@@ -137,13 +170,19 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, st, formatError(wasm, err)
+		return nil, formatError(wasm, err)
 	}
+	return secs, nil
+}
 
+// inspect reads what the rewrite needs from outside the code section,
+// and refuses a module it cannot instrument: one with loops and no
+// memory (ErrNoMemory), or one exporting a reserved name (ErrNameTaken).
+func inspect(secs []section) (moduleInfo, error) {
 	var m moduleInfo
 	for _, s := range secs {
 		if err := m.scan(s); err != nil {
-			return nil, st, err
+			return m, err
 		}
 	}
 	if m.memories == 0 {
@@ -154,122 +193,144 @@ func Instrument(wasm []byte) ([]byte, Stats, error) {
 		for _, s := range secs {
 			if s.id == secCode {
 				if _, err := rewriteCode(s, nil, &loops); err != nil {
-					return nil, st, err
+					return m, err
 				}
 			}
 		}
 		if loops.Loops > 0 {
-			return nil, st, ErrNoMemory
+			return m, ErrNoMemory
 		}
 	}
 	if m.exported[CounterExport] || m.exported[InterruptExport] || m.exported[StartExport] {
-		return nil, st, ErrNameTaken
+		return m, ErrNameTaken
 	}
+	return m, nil
+}
+
+// startFunc returns the start section's function index, and whether
+// there is one.
+func startFunc(secs []section) (uint32, bool, error) {
 	start, hasStart := uint32(0), false
 	for _, s := range secs {
 		if s.id == secStart {
 			r := reader{b: s.body, base: s.start}
 			start, hasStart = r.u32(), true
 			if r.err != nil {
-				return nil, st, r.err
+				return 0, false, r.err
 			}
 			if !r.done() {
-				return nil, st, &FormatError{s.start, "bytes after the start function"}
+				return 0, false, &FormatError{s.start, "bytes after the start function"}
 			}
 		}
 	}
-	ctr := m.globals
-	intr := m.globals + 1
-	if intr < ctr || intr > math.MaxUint32-1 {
-		return nil, st, &FormatError{0, "too many globals"}
-	}
+	return start, hasStart, nil
+}
 
-	out := make([]byte, 0, len(wasm)+len(wasm)/32+64)
-	out = append(out, wasm[:8]...)
-	var globalDone, exportDone bool
-	emitGlobal := func(old []byte) {
-		// Appended after the existing globals: no index shifts.
-		var b []byte
-		n, rest := uint32(0), []byte(nil)
-		if old != nil {
-			rr := reader{b: old}
-			n = rr.u32()
-			rest = old[rr.pos:]
-		}
-		b = binary.AppendUvarint(b, uint64(n)+2)
-		b = append(b, rest...)
-		b = append(b, 0x7f, 0x01, 0x41) // i32, mutable, i32.const
-		b = wasmbin.AppendSleb(b, Interval)
-		b = append(b, 0x0b)
-		b = append(b, 0x7f, 0x01, 0x41, 0x00, 0x0b) // i32, mutable, i32.const 0
-		out = wasmbin.AppendSection(out, secGlobal, b)
-		globalDone = true
-	}
-	emitExport := func(old []byte) {
-		var b []byte
-		n, rest := uint32(0), []byte(nil)
-		if old != nil {
-			rr := reader{b: old}
-			n = rr.u32()
-			rest = old[rr.pos:]
-		}
-		added := uint64(2)
-		if hasStart {
-			added++
-		}
-		b = binary.AppendUvarint(b, uint64(n)+added)
-		b = append(b, rest...)
-		for i, name := range []string{CounterExport, InterruptExport} {
-			b = binary.AppendUvarint(b, uint64(len(name)))
-			b = append(b, name...)
-			b = append(b, 0x03) // global
-			b = binary.AppendUvarint(b, uint64(ctr)+uint64(i))
-		}
-		if hasStart {
-			b = binary.AppendUvarint(b, uint64(len(StartExport)))
-			b = append(b, StartExport...)
-			b = append(b, 0x00) // func
-			b = binary.AppendUvarint(b, uint64(start))
-		}
-		out = wasmbin.AppendSection(out, secExport, b)
-		exportDone = true
-	}
-	poll := pollCode(ctr, intr)
+// emitter writes the instrumented module: the sections in order, with
+// the two globals and their exports (and the start function's) added,
+// each in its section or in a new one where it would be.
+type emitter struct {
+	out        []byte
+	ctr        uint32 // the counter global; the interrupt is ctr+1
+	start      uint32 // the start function, exported when hasStart
+	hasStart   bool
+	globalDone bool
+	exportDone bool
+}
+
+// sections appends secs to e.out, the code section with poll after every
+// loop header (counted in st), and the start section left out.
+func (e *emitter) sections(secs []section, poll []byte, st *Stats) error {
 	for _, s := range secs {
 		if s.id != secCustom {
-			if !globalDone && order[s.id] > order[secGlobal] {
-				emitGlobal(nil)
+			if !e.globalDone && order[s.id] > order[secGlobal] {
+				e.global(nil)
 			}
-			if !exportDone && order[s.id] > order[secExport] {
-				emitExport(nil)
+			if !e.exportDone && order[s.id] > order[secExport] {
+				e.export(nil)
 			}
 		}
 		switch s.id {
 		case secStart: // exported as StartExport instead
 		case secGlobal:
-			emitGlobal(s.body)
+			e.global(s.body)
 		case secExport:
-			emitExport(s.body)
+			e.export(s.body)
 		case secCode:
-			body, err := rewriteCode(s, poll, &st)
+			body, err := rewriteCode(s, poll, st)
 			if err != nil {
-				return nil, st, err
+				return err
 			}
 			if uint64(len(body)) > math.MaxUint32 {
-				return nil, st, &UnsupportedError{s.start, "code section over 4 GiB once instrumented"}
+				return &UnsupportedError{s.start, "code section over 4 GiB once instrumented"}
 			}
-			out = wasmbin.AppendSection(out, secCode, body)
+			e.out = wasmbin.AppendSection(e.out, secCode, body)
 		default:
-			out = wasmbin.AppendSection(out, s.id, s.body)
+			e.out = wasmbin.AppendSection(e.out, s.id, s.body)
 		}
 	}
-	if !globalDone {
-		emitGlobal(nil)
+	if !e.globalDone {
+		e.global(nil)
 	}
-	if !exportDone {
-		emitExport(nil)
+	if !e.exportDone {
+		e.export(nil)
 	}
-	return out, st, nil
+	return nil
+}
+
+// global appends the global section: old's globals (the body of the
+// module's own section, or nil), then the counter and the interrupt.
+func (e *emitter) global(old []byte) {
+	// Appended after the existing globals: no index shifts.
+	var b []byte
+	n, rest := vecRest(old)
+	b = binary.AppendUvarint(b, uint64(n)+2)
+	b = append(b, rest...)
+	b = append(b, 0x7f, 0x01, 0x41) // i32, mutable, i32.const
+	b = wasmbin.AppendSleb(b, Interval)
+	b = append(b, 0x0b)
+	b = append(b, 0x7f, 0x01, 0x41, 0x00, 0x0b) // i32, mutable, i32.const 0
+	e.out = wasmbin.AppendSection(e.out, secGlobal, b)
+	e.globalDone = true
+}
+
+// export appends the export section: old's exports (the body of the
+// module's own section, or nil), then the two globals' and the start
+// function's.
+func (e *emitter) export(old []byte) {
+	var b []byte
+	n, rest := vecRest(old)
+	added := uint64(2)
+	if e.hasStart {
+		added++
+	}
+	b = binary.AppendUvarint(b, uint64(n)+added)
+	b = append(b, rest...)
+	for i, name := range []string{CounterExport, InterruptExport} {
+		b = binary.AppendUvarint(b, uint64(len(name)))
+		b = append(b, name...)
+		b = append(b, 0x03) // global
+		b = binary.AppendUvarint(b, uint64(e.ctr)+uint64(i))
+	}
+	if e.hasStart {
+		b = binary.AppendUvarint(b, uint64(len(StartExport)))
+		b = append(b, StartExport...)
+		b = append(b, 0x00) // func
+		b = binary.AppendUvarint(b, uint64(e.start))
+	}
+	e.out = wasmbin.AppendSection(e.out, secExport, b)
+	e.exportDone = true
+}
+
+// vecRest splits a section body into its count and its entries (0 and nil
+// for a nil body).
+func vecRest(body []byte) (uint32, []byte) {
+	if body == nil {
+		return 0, nil
+	}
+	r := reader{b: body}
+	n := r.u32()
+	return n, body[r.pos:]
 }
 
 // moduleInfo is what the rewriter needs to know outside the code section.

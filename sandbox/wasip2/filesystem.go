@@ -70,8 +70,9 @@ func errCode(hc *component.HostCall, errno experimentalsys.Errno) any {
 	return component.Case{Index: 1, Val: component.Case{Index: enumCase(t, name)}}
 }
 
+// addFilesystem adds wasi:filesystem: the preopens, and the descriptors
+// beneath them, grouped by what a guest asks of one.
 func addFilesystem(add func(iface, name string, f component.HostFunc)) {
-	fsTypes := "wasi:filesystem/types"
 	add("wasi:filesystem/preopens", "get-directories", func(hc *component.HostCall, _ []any) (any, error) {
 		w := stateOf(hc)
 		out := make([]any, len(w.Preopens))
@@ -80,7 +81,18 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return out, nil
 	})
-	add(fsTypes, "[method]descriptor.get-type", func(hc *component.HostCall, args []any) (any, error) {
+	m := func(name string, f component.HostFunc) { add("wasi:filesystem/types", name, f) }
+	addDescriptorMetadata(m)
+	m("[method]descriptor.open-at", openAt)
+	addDescriptorIO(m)
+	addDirectoryEntries(m)
+	m("filesystem-error-code", func(*component.HostCall, []any) (any, error) { return component.Case{Index: 0}, nil })
+}
+
+// addDescriptorMetadata adds what a descriptor tells about itself or a
+// path beneath it: its type, flags, stat and metadata hash.
+func addDescriptorMetadata(m func(name string, f component.HostFunc)) {
+	m("[method]descriptor.get-type", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		name := "regular-file"
 		if d.dir {
@@ -88,7 +100,7 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok(component.Case{Index: enumCase(hc.Type.Result.Ok, name)}), nil
 	})
-	add(fsTypes, "[method]descriptor.get-flags", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]descriptor.get-flags", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		t := hc.Type.Result.Ok
 		v := uint32(1) << slices.Index(t.Names, "read")
@@ -100,86 +112,123 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok(v), nil
 	})
-	stat := func(hc *component.HostCall, st sys.Stat_t) any {
-		t := hc.Type.Result.Ok
-		typ := "regular-file"
-		switch {
-		case st.Mode.IsDir():
-			typ = "directory"
-		case st.Mode&fs.ModeSymlink != 0:
-			typ = "symbolic-link"
-		case !st.Mode.IsRegular():
-			typ = "unknown"
-		}
-		ts := func(ns int64) any {
-			return component.Case{Index: 1, Val: []any{uint64(ns / 1e9), uint64(ns % 1e9)}}
-		}
-		return ok([]any{component.Case{Index: enumCase(t.Fields[0].Type, typ)}, st.Nlink, uint64(st.Size), ts(st.Atim), ts(st.Mtim), ts(st.Ctim)})
-	}
-	add(fsTypes, "[method]descriptor.stat", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]descriptor.stat", func(hc *component.HostCall, args []any) (any, error) {
 		st, errno := args[0].(*descriptor).stat()
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
-		return stat(hc, st), nil
+		return descriptorStat(hc, st), nil
 	})
-	add(fsTypes, "[method]descriptor.stat-at", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]descriptor.stat-at", func(hc *component.HostCall, args []any) (any, error) {
 		st, errno := args[0].(*descriptor).statAt(args[2].(string))
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
-		return stat(hc, st), nil
+		return descriptorStat(hc, st), nil
 	})
-	add(fsTypes, "[method]descriptor.open-at", func(hc *component.HostCall, args []any) (any, error) {
-		d := args[0].(*descriptor)
-		p, errno := d.join(args[2].(string))
+	m("[method]descriptor.metadata-hash", func(hc *component.HostCall, args []any) (any, error) {
+		st, errno := args[0].(*descriptor).stat()
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
-		oflags, dflags := args[3].(uint32), args[4].(uint32)
-		ot, dt := hc.Type.Params[3].Type, hc.Type.Params[4].Type
-		write := flagSet(dt, dflags, "write")
-		create := flagSet(ot, oflags, "create")
-		trunc := flagSet(ot, oflags, "truncate")
-		if d.p.ReadOnly && (write || create || trunc || flagSet(dt, dflags, "mutate-directory")) {
-			return errCode(hc, experimentalsys.EROFS), nil
-		}
-		var flag experimentalsys.Oflag
-		if write {
-			flag = experimentalsys.O_RDWR
-		}
-		if create {
-			flag |= experimentalsys.O_CREAT
-		}
-		if trunc {
-			flag |= experimentalsys.O_TRUNC
-		}
-		if flagSet(ot, oflags, "exclusive") {
-			flag |= experimentalsys.O_EXCL
-		}
-		if flagSet(ot, oflags, "directory") {
-			flag |= experimentalsys.O_DIRECTORY
-		}
-		f, errno := d.p.FS.OpenFile(dirPath(p), flag, 0o644)
+		return metadataHash(st), nil
+	})
+	m("[method]descriptor.metadata-hash-at", func(hc *component.HostCall, args []any) (any, error) {
+		st, errno := args[0].(*descriptor).statAt(args[2].(string))
 		if errno != 0 {
 			return errCode(hc, errno), nil
 		}
-		isDir, _ := f.IsDir()
-		nd := &descriptor{p: d.p, path: p, f: f, dir: isDir}
-		if isDir {
-			f.Close()
-			nd.f = nil
-		}
-		return ok(nd), nil
+		return metadataHash(st), nil
 	})
-	add(fsTypes, "[method]descriptor.read-via-stream", func(hc *component.HostCall, args []any) (any, error) {
+}
+
+// descriptorTypeName is the descriptor-type case name for a file of mode.
+func descriptorTypeName(mode fs.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "directory"
+	case mode&fs.ModeSymlink != 0:
+		return "symbolic-link"
+	case !mode.IsRegular():
+		return "unknown"
+	}
+	return "regular-file"
+}
+
+// descriptorStat is ok(descriptor-stat) of st, for hc's result type.
+func descriptorStat(hc *component.HostCall, st sys.Stat_t) any {
+	t := hc.Type.Result.Ok
+	ts := func(ns int64) any {
+		return component.Case{Index: 1, Val: []any{uint64(ns / 1e9), uint64(ns % 1e9)}}
+	}
+	typ := component.Case{Index: enumCase(t.Fields[0].Type, descriptorTypeName(st.Mode))}
+	return ok([]any{typ, st.Nlink, uint64(st.Size), ts(st.Atim), ts(st.Mtim), ts(st.Ctim)})
+}
+
+// metadataHash is ok(metadata-hash-value) of st. Not a secret: it
+// identifies a file for the guest's caches, as wasmtime's (device, inode)
+// hash does.
+func metadataHash(st sys.Stat_t) any {
+	return ok([]any{st.Dev*0x9e3779b97f4a7c15 ^ st.Ino, st.Ino*0xbf58476d1ce4e5b9 ^ uint64(st.Mtim)})
+}
+
+// openAt is descriptor.open-at: it opens a path beneath d with the
+// guest's open and descriptor flags, refusing any that would write
+// beneath a read-only preopen.
+func openAt(hc *component.HostCall, args []any) (any, error) {
+	d := args[0].(*descriptor)
+	p, errno := d.join(args[2].(string))
+	if errno != 0 {
+		return errCode(hc, errno), nil
+	}
+	oflags, dflags := args[3].(uint32), args[4].(uint32)
+	ot, dt := hc.Type.Params[3].Type, hc.Type.Params[4].Type
+	write := flagSet(dt, dflags, "write")
+	create := flagSet(ot, oflags, "create")
+	trunc := flagSet(ot, oflags, "truncate")
+	if d.p.ReadOnly && (write || create || trunc || flagSet(dt, dflags, "mutate-directory")) {
+		return errCode(hc, experimentalsys.EROFS), nil
+	}
+	var flag experimentalsys.Oflag
+	if write {
+		flag = experimentalsys.O_RDWR
+	}
+	if create {
+		flag |= experimentalsys.O_CREAT
+	}
+	if trunc {
+		flag |= experimentalsys.O_TRUNC
+	}
+	if flagSet(ot, oflags, "exclusive") {
+		flag |= experimentalsys.O_EXCL
+	}
+	if flagSet(ot, oflags, "directory") {
+		flag |= experimentalsys.O_DIRECTORY
+	}
+	f, errno := d.p.FS.OpenFile(dirPath(p), flag, 0o644)
+	if errno != 0 {
+		return errCode(hc, errno), nil
+	}
+	isDir, _ := f.IsDir()
+	nd := &descriptor{p: d.p, path: p, f: f, dir: isDir}
+	if isDir {
+		f.Close()
+		nd.f = nil
+	}
+	return ok(nd), nil
+}
+
+// addDescriptorIO adds the reads and writes of an open file: its
+// streams and read.
+func addDescriptorIO(m func(name string, f component.HostFunc)) {
+	m("[method]descriptor.read-via-stream", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		if d.f == nil {
 			return errCode(hc, experimentalsys.EISDIR), nil
 		}
 		return ok(&inputStream{r: &fileReader{f: d.f, off: int64(args[1].(uint64))}}), nil
 	})
-	add(fsTypes, "[method]descriptor.write-via-stream", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]descriptor.write-via-stream", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		if d.f == nil {
 			return errCode(hc, experimentalsys.EISDIR), nil
@@ -189,7 +238,7 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok(&outputStream{w: &fileWriter{f: d.f, off: int64(args[1].(uint64))}}), nil
 	})
-	add(fsTypes, "[method]descriptor.append-via-stream", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]descriptor.append-via-stream", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		if d.f == nil {
 			return errCode(hc, experimentalsys.EISDIR), nil
@@ -203,7 +252,7 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok(&outputStream{w: &fileWriter{f: d.f, off: st.Size}}), nil
 	})
-	add(fsTypes, "[method]descriptor.read", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]descriptor.read", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		if d.f == nil {
 			return errCode(hc, experimentalsys.EISDIR), nil
@@ -215,26 +264,11 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok([]any{b[:n], n == 0 && len(b) > 0}), nil
 	})
-	hash := func(hc *component.HostCall, st sys.Stat_t) any {
-		// Not a secret: identifies a file for the guest's caches, as
-		// wasmtime's (device, inode) hash does.
-		return ok([]any{st.Dev*0x9e3779b97f4a7c15 ^ st.Ino, st.Ino*0xbf58476d1ce4e5b9 ^ uint64(st.Mtim)})
-	}
-	add(fsTypes, "[method]descriptor.metadata-hash", func(hc *component.HostCall, args []any) (any, error) {
-		st, errno := args[0].(*descriptor).stat()
-		if errno != 0 {
-			return errCode(hc, errno), nil
-		}
-		return hash(hc, st), nil
-	})
-	add(fsTypes, "[method]descriptor.metadata-hash-at", func(hc *component.HostCall, args []any) (any, error) {
-		st, errno := args[0].(*descriptor).statAt(args[2].(string))
-		if errno != 0 {
-			return errCode(hc, errno), nil
-		}
-		return hash(hc, st), nil
-	})
-	add(fsTypes, "[method]descriptor.read-directory", func(hc *component.HostCall, args []any) (any, error) {
+}
+
+// addDirectoryEntries adds the reading of a directory: its entry stream.
+func addDirectoryEntries(m func(name string, f component.HostFunc)) {
+	m("[method]descriptor.read-directory", func(hc *component.HostCall, args []any) (any, error) {
 		d := args[0].(*descriptor)
 		if !d.dir {
 			return errCode(hc, experimentalsys.ENOTDIR), nil
@@ -250,7 +284,7 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok(&dirStream{ents: ents}), nil
 	})
-	add(fsTypes, "[method]directory-entry-stream.read-directory-entry", func(hc *component.HostCall, args []any) (any, error) {
+	m("[method]directory-entry-stream.read-directory-entry", func(hc *component.HostCall, args []any) (any, error) {
 		s := args[0].(*dirStream)
 		for len(s.ents) > 0 && (s.ents[0].Name == "." || s.ents[0].Name == "..") {
 			s.ents = s.ents[1:]
@@ -260,19 +294,10 @@ func addFilesystem(add func(iface, name string, f component.HostFunc)) {
 		}
 		e := s.ents[0]
 		s.ents = s.ents[1:]
-		typ := "regular-file"
-		switch {
-		case e.Type.IsDir():
-			typ = "directory"
-		case e.Type&fs.ModeSymlink != 0:
-			typ = "symbolic-link"
-		case !e.Type.IsRegular():
-			typ = "unknown"
-		}
 		t := hc.Type.Result.Ok.Elem
-		return ok(component.Case{Index: 1, Val: []any{component.Case{Index: enumCase(t.Fields[0].Type, typ)}, e.Name}}), nil
+		typ := component.Case{Index: enumCase(t.Fields[0].Type, descriptorTypeName(e.Type))}
+		return ok(component.Case{Index: 1, Val: []any{typ, e.Name}}), nil
 	})
-	add(fsTypes, "filesystem-error-code", func(*component.HostCall, []any) (any, error) { return component.Case{Index: 0}, nil })
 }
 
 // join resolves a guest path against d, beneath d's preopen. The preopen's

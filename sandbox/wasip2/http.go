@@ -48,6 +48,17 @@ func (f *fields) add(name, value string) {
 	f.list = append(f.list, kv)
 }
 
+// delete removes every field named name (in any case), and what it held.
+func (f *fields) delete(name string) {
+	f.list = slices.DeleteFunc(f.list, func(kv [2]string) bool {
+		if strings.EqualFold(kv[0], name) {
+			f.held.shrink(entryBytes(kv))
+			return true
+		}
+		return false
+	})
+}
+
 // clone is a copy of f, charged to hc's instance.
 func (f *fields) clone(hc *component.HostCall) *fields {
 	c := newFields(hc)
@@ -214,12 +225,25 @@ func (b *incomingBody) Drop() {
 
 type futureTrailers struct{}
 
+// addHTTP adds wasi:http: its types, resource by resource, and the
+// outgoing handler.
 func addHTTP(add func(iface, name string, f component.HostFunc)) {
-	types := "wasi:http/types"
-	m := func(name string, f component.HostFunc) { add(types, name, f) }
-	hdrErr := func(hc *component.HostCall, name string) any {
-		return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, name)}}
-	}
+	m := func(name string, f component.HostFunc) { add("wasi:http/types", name, f) }
+	addFields(m)
+	addOutgoingRequest(m)
+	addRequestOptions(m)
+	addOutgoingBody(m)
+	addIncomingResponse(m)
+	add("wasi:http/outgoing-handler", "handle", outgoingHandle)
+}
+
+// headerError is the err(header-error) result named name, for hc's result type.
+func headerError(hc *component.HostCall, name string) any {
+	return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, name)}}
+}
+
+// addFields adds the fields resource (headers and trailers).
+func addFields(m func(name string, f component.HostFunc)) {
 	m("[constructor]fields", func(hc *component.HostCall, _ []any) (any, error) { return newFields(hc), nil })
 	m("[static]fields.from-list", func(hc *component.HostCall, args []any) (any, error) {
 		f := newFields(hc)
@@ -228,7 +252,7 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 			name, value := kv[0].(string), kv[1].([]byte)
 			if bad := checkField(name, value); bad != "" {
 				f.Drop()
-				return hdrErr(hc, bad), nil
+				return headerError(hc, bad), nil
 			}
 			f.add(name, string(value))
 		}
@@ -248,27 +272,18 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 		f, name := args[0].(*fields), args[1].(string)
 		return slices.ContainsFunc(f.list, func(kv [2]string) bool { return strings.EqualFold(kv[0], name) }), nil
 	})
-	del := func(f *fields, name string) {
-		f.list = slices.DeleteFunc(f.list, func(kv [2]string) bool {
-			if strings.EqualFold(kv[0], name) {
-				f.held.shrink(entryBytes(kv))
-				return true
-			}
-			return false
-		})
-	}
 	m("[method]fields.set", func(hc *component.HostCall, args []any) (any, error) {
 		f, name := args[0].(*fields), args[1].(string)
 		if f.immutable {
-			return hdrErr(hc, "immutable"), nil
+			return headerError(hc, "immutable"), nil
 		}
 		values := args[2].([]any)
 		for _, v := range values {
 			if bad := checkField(name, v.([]byte)); bad != "" {
-				return hdrErr(hc, bad), nil
+				return headerError(hc, bad), nil
 			}
 		}
-		del(f, name)
+		f.delete(name)
 		for _, v := range values {
 			f.add(name, string(v.([]byte)))
 		}
@@ -277,18 +292,18 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 	m("[method]fields.delete", func(hc *component.HostCall, args []any) (any, error) {
 		f := args[0].(*fields)
 		if f.immutable {
-			return hdrErr(hc, "immutable"), nil
+			return headerError(hc, "immutable"), nil
 		}
-		del(f, args[1].(string))
+		f.delete(args[1].(string))
 		return ok(nil), nil
 	})
 	m("[method]fields.append", func(hc *component.HostCall, args []any) (any, error) {
 		f, name, v := args[0].(*fields), args[1].(string), args[2].([]byte)
 		if f.immutable {
-			return hdrErr(hc, "immutable"), nil
+			return headerError(hc, "immutable"), nil
 		}
 		if bad := checkField(name, v); bad != "" {
-			return hdrErr(hc, bad), nil
+			return headerError(hc, bad), nil
 		}
 		f.add(name, string(v))
 		return ok(nil), nil
@@ -302,7 +317,11 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 		return out, nil
 	})
 	m("[method]fields.clone", func(hc *component.HostCall, args []any) (any, error) { return args[0].(*fields).clone(hc), nil })
+}
 
+// addOutgoingRequest adds the outgoing-request resource: its headers,
+// body, method, path, authority and scheme.
+func addOutgoingRequest(m func(name string, f component.HostFunc)) {
 	m("[constructor]outgoing-request", func(hc *component.HostCall, args []any) (any, error) {
 		h := args[0].(*fields)
 		h.immutable = true
@@ -333,12 +352,6 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 		r.setString(hc, 0, n)
 		return ok(nil), nil
 	})
-	optString := func(s string) any {
-		if s == "" {
-			return component.Case{Index: 0}
-		}
-		return component.Case{Index: 1, Val: s}
-	}
 	m("[method]outgoing-request.path-with-query", func(_ *component.HostCall, args []any) (any, error) {
 		return optString(args[0].(*outgoingRequest).path), nil
 	})
@@ -391,6 +404,19 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 	m("[method]outgoing-request.headers", func(hc *component.HostCall, args []any) (any, error) {
 		return args[0].(*outgoingRequest).headers.cloneImmutable(hc), nil
 	})
+}
+
+// optString is an option<string>, none for "".
+func optString(s string) any {
+	if s == "" {
+		return component.Case{Index: 0}
+	}
+	return component.Case{Index: 1, Val: s}
+}
+
+// addRequestOptions adds the request-options resource: the timeouts of a
+// request's phases.
+func addRequestOptions(m func(name string, f component.HostFunc)) {
 	m("[constructor]request-options", func(*component.HostCall, []any) (any, error) { return &requestOptions{}, nil })
 	for k, o := range timeoutNames {
 		// Each bounds its phase of the request; the call's own timeout
@@ -403,6 +429,10 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 			return ok(nil), nil
 		})
 	}
+}
+
+// addOutgoingBody adds the outgoing-body resource: its stream and finish.
+func addOutgoingBody(m func(name string, f component.HostFunc)) {
 	m("[method]outgoing-body.write", func(_ *component.HostCall, args []any) (any, error) {
 		return ok(&outputStream{w: args[0].(*outgoingBody)}), nil
 	})
@@ -413,6 +443,11 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 		}
 		return ok(nil), nil
 	})
+}
+
+// addIncomingResponse adds what a sent request gives back: the future
+// response (which sends it), the response, its body and its trailers.
+func addIncomingResponse(m func(name string, f component.HostFunc)) {
 	m("[method]future-incoming-response.subscribe", func(*component.HostCall, []any) (any, error) { return &pollable{}, nil })
 	m("[method]future-incoming-response.get", func(hc *component.HostCall, args []any) (any, error) {
 		f := args[0].(*futureResponse)
@@ -463,19 +498,22 @@ func addHTTP(add func(iface, name string, f component.HostFunc)) {
 		return component.Case{Index: 1, Val: ok(ok(component.Case{Index: 0}))}, nil
 	})
 	m("http-error-code", func(*component.HostCall, []any) (any, error) { return component.Case{Index: 0}, nil })
+}
 
-	add("wasi:http/outgoing-handler", "handle", func(hc *component.HostCall, args []any) (any, error) {
-		r := args[0].(*outgoingRequest)
-		if stateOf(hc).HTTP == nil {
-			r.Drop()
-			return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
-		}
-		f := &futureResponse{req: r}
-		if c := args[1].(component.Case); c.Index == 1 {
-			f.opts = c.Val.(*requestOptions)
-		}
-		return ok(f), nil
-	})
+// outgoingHandle is wasi:http/outgoing-handler.handle: it refuses every
+// request of an instance without a client, and otherwise returns a future
+// response that sends the request when the guest first asks for it (send).
+func outgoingHandle(hc *component.HostCall, args []any) (any, error) {
+	r := args[0].(*outgoingRequest)
+	if stateOf(hc).HTTP == nil {
+		r.Drop()
+		return component.Case{Index: 1, Val: component.Case{Index: enumCase(hc.Type.Result.Err, "HTTP-request-denied")}}, nil
+	}
+	f := &futureResponse{req: r}
+	if c := args[1].(component.Case); c.Index == 1 {
+		f.opts = c.Val.(*requestOptions)
+	}
+	return ok(f), nil
 }
 
 func (f *fields) cloneImmutable(hc *component.HostCall) *fields {
