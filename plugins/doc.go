@@ -59,7 +59,7 @@
 // reload runs cancels it (killing a build under way) and is loaded next,
 // with the paths of both. For each batch:
 //
-//  1. [config.LoadConfig] reads the file and expands plugin_dir; any error keeps
+//  1. [LoadConfig] reads the file and expands plugin_dir; any error keeps
 //     the old generation, and the error is reported.
 //  2. [Loader.Build] loads the new generation beside the old one, reusing
 //     every plugin whose code and limits did not change (no recompile, no
