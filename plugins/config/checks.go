@@ -10,8 +10,8 @@ package config
 //
 // A nil check leaves its value to the package that uses it: source
 // refuses a bad reference when it fetches, store a bad URL when it opens.
-// config's own checks (an https-or-redis scheme, the shape of a
-// [plugin.signature] table, …) run whatever Checks hold.
+// config's own checks (a redis:// or rediss:// scheme, a url's sha256 pin,
+// the shape of a [plugin.signature] table, …) run whatever Checks hold.
 type Checks struct {
 	// URL checks a url or signature_url (want an https URL).
 	URL func(url string) error

@@ -5,7 +5,8 @@ var signatureKeys = []string{"identity", "issuer", "key", "trusted_root"}
 // signature reads the [plugin.signature] table and signature_url of a
 // [[plugin]] whose source key is remote ("url", "oci" or ""). It accepts
 // either a key, or an identity and an issuer together: there is no
-// match-all default. The key and trusted_root files are read here, so
+// match-all default. The key and trusted_root files are read here,
+// through the Checks source gives (Checks.SignatureKey, TrustedRoot), so
 // that a bad one is reported with its line.
 func (p *configParser) signature(s section, m map[string]any, remote string) *Signature {
 	sigURL, hasSigURL := s.str(m, "signature_url")
