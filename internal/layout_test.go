@@ -145,12 +145,31 @@ func TestImportDirection(t *testing.T) {
 				dir, strings.Join(chain, " → "))
 		}
 	}
+	for dir, allowed := range leafPackages {
+		if graph[dir] == nil {
+			t.Errorf("leaf package %s has no Go files with imports; update leafPackages", dir)
+		}
+		if chain := leafPath(module, graph, dir, allowed); chain != nil {
+			t.Errorf("%s is a leaf but links %s; move the check beside what it checks, or let the importer pass it in (as config.Checks)",
+				dir, strings.Join(chain, " → "))
+		}
+	}
+}
+
+// leafPackages (dirs relative to the module root) are plain data with
+// their own checks, which every room above imports: of the module's own
+// packages they link only the ones listed (dirs), so that a package
+// needing a config type does not link a Wasm runtime, a fetcher or a
+// store with it. They are lean too (leanPackages).
+var leafPackages = map[string][]string{
+	"plugins/config": {"plugins/opfile", "sandbox/limits"},
+	"sandbox/limits": nil,
 }
 
 // leanPackages (dirs relative to the module root) link none of the
 // heavyModules: a token validator or a wire codec should not drag in a
 // Wasm runtime, a Redis client and a signature verifier.
-var leanPackages = []string{"host/auth", "host/jsonrpc", "host/protocol"}
+var leanPackages = []string{"host/auth", "host/jsonrpc", "host/protocol", "plugins/config", "sandbox/limits"}
 
 // heavyModules are the module paths the lean packages must not reach.
 var heavyModules = []string{
@@ -167,11 +186,30 @@ var heavyModules = []string{
 // build); it cannot see inside other modules, so a heavy module reached only
 // through a third-party package goes unnoticed (`go list -deps` shows it).
 func leanPath(module string, graph map[string][]string, dir string) []string {
+	return importChain(module, graph, dir, func(p string) bool {
+		return slices.ContainsFunc(heavyModules, func(h string) bool { return strings.HasPrefix(p, h) })
+	})
+}
+
+// leafPath returns the import chain by which the package in dir reaches
+// a package of the module outside allowed (dirs), or nil when it reaches
+// none; it looks through the allowed ones.
+func leafPath(module string, graph map[string][]string, dir string, allowed []string) []string {
+	return importChain(module, graph, dir, func(p string) bool {
+		rel, ok := strings.CutPrefix(p, module+"/")
+		return p == module || ok && !slices.Contains(allowed, rel)
+	})
+}
+
+// importChain returns the chain of imports (dirs, then the import path)
+// by which the package in dir reaches an import path for which stop is
+// true, following the module's own packages through graph, or nil.
+func importChain(module string, graph map[string][]string, dir string, stop func(string) bool) []string {
 	seen := map[string]bool{dir: true}
 	var walk func(dir string) []string
 	walk = func(dir string) []string {
 		for _, p := range graph[dir] {
-			if slices.ContainsFunc(heavyModules, func(h string) bool { return strings.HasPrefix(p, h) }) {
+			if stop(p) {
 				return []string{dir, p}
 			}
 			next, ok := strings.CutPrefix(p, module+"/")
@@ -338,6 +376,40 @@ func TestLeanPath(t *testing.T) {
 		if got := leanPath(m, graph, tt.dir); !slices.Equal(got, tt.want) {
 			t.Errorf("leanPath(%s) = %q; want %q", tt.dir, got, tt.want)
 		}
+	}
+}
+
+// TestLeafPath holds leafPath to finding the module packages a leaf
+// reaches beyond its list, through the listed ones too.
+func TestLeafPath(t *testing.T) {
+	const m = "example.com/m"
+	graph := map[string][]string{
+		"plugins/config": {"strings", m + "/plugins/opfile", m + "/sandbox/limits", "github.com/BurntSushi/toml"},
+		"plugins/opfile": {"os"},
+		"sandbox/limits": {"github.com/gobwas/glob"},
+		"plugins/bad":    {m + "/plugins/opfile", m + "/plugins/source"},
+		"plugins/deep":   {m + "/sandbox/limits"},
+		"plugins/root":   {m},
+	}
+	allowed := []string{"plugins/opfile", "sandbox/limits"}
+	tests := []struct {
+		dir  string
+		want []string
+	}{
+		{"plugins/config", nil},
+		{"plugins/deep", nil},
+		{"plugins/bad", []string{"plugins/bad", m + "/plugins/source"}},
+		{"plugins/root", []string{"plugins/root", m}},
+	}
+	for _, tt := range tests {
+		if got := leafPath(m, graph, tt.dir, allowed); !slices.Equal(got, tt.want) {
+			t.Errorf("leafPath(%s) = %q; want %q", tt.dir, got, tt.want)
+		}
+	}
+	// An allowed package that links more is no way around the list.
+	graph["sandbox/limits"] = []string{m + "/sandbox"}
+	if got, want := leafPath(m, graph, "plugins/deep", allowed), []string{"plugins/deep", "sandbox/limits", m + "/sandbox"}; !slices.Equal(got, want) {
+		t.Errorf("leafPath(plugins/deep) through a listed package = %q; want %q", got, want)
 	}
 }
 

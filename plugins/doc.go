@@ -3,10 +3,13 @@
 // # The folders
 //
 // Each job has a folder, and imports point one way: plugins imports
-// config, source, watch and progress; config imports source (to check url
-// and oci pins, and the key and trusted_root files of a signature table);
-// source imports progress; watch and progress import none
-// of the others. Only plugins and config import sandbox.
+// config, source, watch and progress; source imports config (the
+// [config.Signature] it verifies) and progress; config, a leaf, imports
+// none of them: plugins passes it the checks of url and oci pins, a
+// signature table's key and trusted_root files and the store URL
+// ([LoadConfig], config.Checks); watch and progress import none of the
+// others. Only plugins imports sandbox; config imports sandbox/limits,
+// the plain data of a module's limits.
 //
 //   - plugins/config: plugins.toml → a validated [config.Config] (the
 //     [server] table, one [config.Spec] per plugin); errors name the file,
@@ -59,7 +62,7 @@
 // reload runs cancels it (killing a build under way) and is loaded next,
 // with the paths of both. For each batch:
 //
-//  1. [config.LoadConfig] reads the file and expands plugin_dir; any error keeps
+//  1. [LoadConfig] reads the file and expands plugin_dir; any error keeps
 //     the old generation, and the error is reported.
 //  2. [Loader.Build] loads the new generation beside the old one, reusing
 //     every plugin whose code and limits did not change (no recompile, no

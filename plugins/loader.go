@@ -507,7 +507,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		c.refs.Store(1)
 		return c, false, nil
 	}
-	lim := config.EffectiveLimits(spec, server)
+	lim := effectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
 	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {

@@ -20,7 +20,7 @@ type ManagerOptions struct {
 	// required.
 	Loader   *Loader
 	Registry *Registry
-	// ConfigFile is the plugins.toml every load reads ([config.LoadConfig]) and,
+	// ConfigFile is the plugins.toml every load reads ([LoadConfig]) and,
 	// when watching, watches. "" means no file: every load uses
 	// DefaultConfig() (no plugins) unless ReadConfig is set.
 	ConfigFile string
@@ -341,7 +341,7 @@ func (m *Manager) readConfig() (*config.Config, error) {
 	case m.opts.ConfigFile == "":
 		return config.DefaultConfig(), nil
 	}
-	return config.LoadConfig(m.opts.ConfigFile)
+	return LoadConfig(m.opts.ConfigFile)
 }
 
 // watch points the watcher at cfg's paths; with cfg nil (a config that

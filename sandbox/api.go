@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/sandbox/limits"
 	"github.com/mcphost/mcphost/sandbox/wasip2"
 )
 
@@ -45,15 +46,9 @@ type EngineOptions struct {
 	InterpretUntilCompiled bool
 }
 
-// Mount is one allowed path.
-type Mount struct {
-	Host     string // directory on the host
-	Guest    string // path the guest sees; "" means the same as Host
-	ReadOnly bool
-	// From says where the mount was granted ("policy.yaml:7") when that is
-	// not the plugin's allowed_paths; errors about the mount name it.
-	From string
-}
+// Mount is one allowed path (package limits defines it, so that
+// plugins/config builds mounts without wazero).
+type Mount = limits.Mount
 
 // Limits bound one module. Zero values mean the documented defaults.
 type Limits struct {
@@ -79,7 +74,7 @@ type Limits struct {
 	// all. A rule is a host name, "*", "*.example.com" or an IP literal,
 	// optionally with ":port" ("[::1]:8080" for IPv6); a rule without a
 	// port allows every port. Every connection is checked when it is
-	// dialled, redirects included (egress.go); see [CheckAllowedHost].
+	// dialled, redirects included (egress.go); see [limits.CheckAllowedHost].
 	AllowedHosts []string
 	// MayRequestHosts are rules, in AllowedHosts' syntax, for destinations
 	// the module may ask a person for: a connection they match that

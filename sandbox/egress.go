@@ -15,8 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gobwas/glob"
-
+	"github.com/mcphost/mcphost/sandbox/limits"
 	"github.com/mcphost/mcphost/sandbox/rootfs"
 )
 
@@ -29,104 +28,11 @@ import (
 // checked earlier, so nothing can pass that check and then connect
 // somewhere else.
 
-// hostRule is one parsed allowed_hosts entry.
-type hostRule struct {
-	text string     // as written, for messages
-	host string     // lower case: a name, "*", "*.domain" or an IP literal
-	glob glob.Glob  // set when host holds '*'
-	ip   netip.Addr // set when host is an IP literal
-	port uint16     // 0: every port
-}
-
-// CheckAllowedHost returns why rule, an allowed_hosts entry, can never
-// match a request, or nil. A rule is a host name, "*", "*.domain", an IPv4
-// literal, or an IPv6 literal (in brackets when a port follows),
-// optionally followed by ":port".
-func CheckAllowedHost(rule string) error {
-	_, err := parseHostRule(rule)
-	return err
-}
-
-func parseHostRule(s string) (hostRule, error) {
-	r := hostRule{text: s}
-	switch {
-	case s == "":
-		return r, errors.New("empty host")
-	case strings.Contains(s, "://"):
-		return r, errors.New("want a host name, not a URL (leave out the scheme and path)")
-	case strings.ContainsAny(s, "/?#"):
-		return r, errors.New("want a host name, not a path (rules match hosts and ports only)")
-	case strings.Contains(s, "@"):
-		return r, errors.New("want a host name, without credentials")
-	case strings.ContainsAny(s, " \t\r\n"):
-		return r, errors.New("want a host name, without spaces")
-	}
-	host, port := s, ""
-	if a, err := netip.ParseAddr(s); err == nil && a.Is6() {
-		host = s // a bare IPv6 literal: every port
-	} else if strings.HasPrefix(s, "[") {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return r, errors.New("'[' without ']' (write an IPv6 address as [::1] or [::1]:8080)")
-		}
-		host, port = s[1:end], s[end+1:]
-		if port != "" && !strings.HasPrefix(port, ":") {
-			return r, fmt.Errorf("%q after ']': want nothing or \":port\"", port)
-		}
-		port = strings.TrimPrefix(port, ":")
-		if port == "" && strings.HasSuffix(s, ":") {
-			return r, errors.New("empty port after ':'")
-		}
-		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || a.Zone() != "" {
-			return r, fmt.Errorf("%q in brackets is not an IPv6 address", host)
-		}
-	} else if i := strings.IndexByte(s, ':'); i >= 0 {
-		if strings.Count(s, ":") > 1 {
-			return r, errors.New("more than one ':' (write an IPv6 address in brackets: [::1]:8080)")
-		}
-		host, port = s[:i], s[i+1:]
-		if port == "" {
-			return r, errors.New("empty port after ':'")
-		}
-	}
-	if port != "" {
-		n, err := strconv.ParseUint(port, 10, 16)
-		if err != nil || n == 0 || port[0] == '+' {
-			return r, fmt.Errorf("port %q: want a number from 1 to 65535", port)
-		}
-		r.port = uint16(n)
-	}
-	if host == "" {
-		return r, errors.New("empty host before the port")
-	}
-	r.host = strings.ToLower(host)
-	if a, err := netip.ParseAddr(r.host); err == nil {
-		r.ip = a.Unmap()
-		return r, nil
-	}
-	for _, c := range r.host {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '*') {
-			return r, fmt.Errorf("%q cannot appear in a host name", c)
-		}
-	}
-	if strings.Contains(r.host, "*") {
-		if r.host != "*" && strings.Contains(strings.TrimPrefix(r.host, "*."), "*") {
-			return r, errors.New(`'*' may only appear alone or as a leading "*."`)
-		}
-		g, err := glob.Compile(r.host)
-		if err != nil {
-			return r, err
-		}
-		r.glob = g
-	}
-	return r, nil
-}
-
 // parseHostRules parses every rule; the first bad one is the error.
-func parseHostRules(rules []string) ([]hostRule, error) {
-	out := make([]hostRule, 0, len(rules))
+func parseHostRules(rules []string) ([]limits.HostRule, error) {
+	out := make([]limits.HostRule, 0, len(rules))
 	for _, s := range rules {
-		r, err := parseHostRule(s)
+		r, err := limits.ParseHostRule(s)
 		if err != nil {
 			return nil, fmt.Errorf("allowed hosts: %q: %w", s, err)
 		}
@@ -134,23 +40,6 @@ func parseHostRules(rules []string) ([]hostRule, error) {
 	}
 	return out, nil
 }
-
-// matchHost reports whether the rule names host (lower case, an IP
-// literal without brackets), whatever the port.
-func (r *hostRule) matchHost(host string, ip netip.Addr) bool {
-	switch {
-	case r.glob != nil:
-		return r.glob.Match(host)
-	case r.ip.IsValid():
-		return ip.IsValid() && ip.Unmap() == r.ip
-	}
-	return r.host == host
-}
-
-// trustsPrivate says the rule itself names a private destination: an IP
-// literal, or localhost. Any other rule reaches only public addresses
-// unless allow_private_networks is set.
-func (r *hostRule) trustsPrivate() bool { return r.ip.IsValid() || r.host == "localhost" }
 
 // cgnat is the shared address space of carrier-grade NAT (RFC 6598).
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
@@ -204,9 +93,9 @@ func (e *RefusedError) Error() string {
 // egress is one module's outbound-HTTP policy and dialer.
 type egress struct {
 	plugin       string
-	rules        []hostRule
-	mayRequest   []hostRule // what consent may allow beyond rules
-	consent      Consent    // nil: nothing beyond rules
+	rules        []limits.HostRule
+	mayRequest   []limits.HostRule // what consent may allow beyond rules
+	consent      Consent           // nil: nothing beyond rules
 	allowPrivate bool
 	dialer       net.Dialer
 	warn         *rootfs.Warner
@@ -383,19 +272,19 @@ func (e *egress) allow(ctx context.Context, host string, lit netip.Addr, port ui
 // names both (trusted: one of those also names a private destination
 // itself), hostMatch that a rule names the host, portRules the rules that
 // name it with another port.
-func matchRules(rules []hostRule, host string, lit netip.Addr, port uint16) (trusted, allowed, hostMatch bool, portRules []string) {
+func matchRules(rules []limits.HostRule, host string, lit netip.Addr, port uint16) (trusted, allowed, hostMatch bool, portRules []string) {
 	for i := range rules {
 		r := &rules[i]
-		if !r.matchHost(host, lit) {
+		if !r.MatchHost(host, lit) {
 			continue
 		}
 		hostMatch = true
-		if r.port != 0 && r.port != port {
-			portRules = append(portRules, r.text)
+		if r.Port != 0 && r.Port != port {
+			portRules = append(portRules, r.Text)
 			continue
 		}
 		allowed = true
-		trusted = trusted || r.trustsPrivate()
+		trusted = trusted || r.TrustsPrivate()
 	}
 	return trusted, allowed, hostMatch, portRules
 }

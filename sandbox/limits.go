@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
+
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
-// Defaults and bounds of [Limits].
+// Defaults and bounds of [Limits] (package limits holds them, so that
+// plugins/config checks a file against the same values without wazero).
 const (
-	DefaultMemoryPages    = 4096 // 256 MiB per memory
-	MaxMemoryPages        = 65536
-	DefaultTimeout        = 5 * time.Second
-	DefaultCancelGrace    = time.Second
-	DefaultMaxInputBytes  = 4 << 20
-	DefaultMaxOutputBytes = 16 << 20
+	DefaultMemoryPages    = limits.DefaultMemoryPages // 256 MiB per memory
+	MaxMemoryPages        = limits.MaxMemoryPages
+	DefaultTimeout        = limits.DefaultTimeout
+	DefaultCancelGrace    = limits.DefaultCancelGrace
+	DefaultMaxInputBytes  = limits.DefaultMaxInputBytes
+	DefaultMaxOutputBytes = limits.DefaultMaxOutputBytes
 
 	// kernelMinPages is the minimum memory of the Extism kernel module
 	// (extism-runtime.wasm v1.7.0); the cap applies to it as well.
@@ -28,7 +29,7 @@ const (
 
 // DefaultInstances is the size of a warm pool when Limits leaves it
 // zero: one instance a CPU.
-func DefaultInstances() int { return runtime.NumCPU() }
+func DefaultInstances() int { return limits.DefaultInstances() }
 
 // normalize returns lim with defaults filled in, or the first problem found.
 // It runs before anything reaches wazero, whose memory limit panics above

@@ -7,12 +7,13 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // RuntimeNative names what every module runs on: mcphost's own
 // implementation of the Extism kernel (extism:host/env) on wazero. It is
 // the only runtime; callers report it (mcphost validate).
-const RuntimeNative = "native"
+const RuntimeNative = limits.RuntimeNative
 
 // newBackend compiles wasm under rc for the module name with limits lim. The
 // Engine loads modules with the native kernel (nativeWith); tests load the

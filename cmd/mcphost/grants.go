@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
@@ -118,7 +119,7 @@ func openGrants(ctx context.Context, configFile, flag string) (g *consent.Grants
 	}
 	var cfg *config.Config
 	if storeURL(flag, nil) == "" && configFile != "" {
-		if cfg, err = config.LoadConfig(configFile); err != nil {
+		if cfg, err = plugins.LoadConfig(configFile); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -35,7 +35,7 @@ func loadConfig(path string, log *slog.Logger) (*config.Config, error) {
 		log.Warn("no plugins.toml here and no --config given: serving the built-in defaults (no plugins)")
 		return config.DefaultConfig(), nil
 	}
-	return config.LoadConfig(path)
+	return plugins.LoadConfig(path)
 }
 
 // pluginRuntime is what every subcommand that loads plugins needs.

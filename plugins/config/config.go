@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,12 +14,12 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // Defaults of the [server] table. Those of a plugin's sandbox limits are
-// sandbox's own (one source: sandbox.Limits fills the same values for a
-// zero field).
+// sandbox's own (one source, package sandbox/limits: sandbox.Limits fills
+// the same values for a zero field).
 const (
 	DefaultName            = "mcphost"
 	DefaultPageSize        = 100
@@ -30,7 +29,7 @@ const (
 	// answer within the 60 s request timeout of the official TypeScript
 	// SDK; see RATIONALE.md.
 	DefaultStartupWait = 50 * time.Second
-	DefaultTimeout     = sandbox.DefaultTimeout
+	DefaultTimeout     = limits.DefaultTimeout
 	// DefaultLoadTimeout bounds one plugin's whole load (fetch, build,
 	// compile, start functions, lists): several cold Go builds on a busy
 	// machine, with room to spare, yet a load stuck for good ends.
@@ -38,7 +37,7 @@ const (
 	// DefaultShutdownGrace bounds how long a stopping server waits for the
 	// calls in flight: past the default plugin timeout, with room to spare.
 	DefaultShutdownGrace = 10 * time.Second
-	DefaultMemoryPages   = sandbox.DefaultMemoryPages // 256 MiB
+	DefaultMemoryPages   = limits.DefaultMemoryPages // 256 MiB
 )
 
 // Defaults of a plugin's kv_max_keys and kv_max_bytes: room for a
@@ -95,7 +94,7 @@ func DefaultConfig() *Config {
 		DrainGrace:      DefaultDrainGrace,
 		Timeout:         DefaultTimeout,
 		MemoryPages:     DefaultMemoryPages,
-		MaxInstances:    sandbox.DefaultInstances(),
+		MaxInstances:    limits.DefaultInstances(),
 	}}
 }
 
@@ -107,7 +106,13 @@ func DefaultConfig() *Config {
 // what an editor's truncate-then-write looks like halfway through, and
 // taking it for "no plugins" would unload them all. A set of no plugins is
 // written as such: a file with only "[server]", or only a comment.
-func LoadConfig(file string) (*Config, error) {
+//
+// LoadConfig checks what config owns; [Checks.LoadConfig] adds the checks
+// of values whose form another package owns.
+func LoadConfig(file string) (*Config, error) { return Checks{}.LoadConfig(file) }
+
+// LoadConfig is the package's [LoadConfig] with ck's checks.
+func (ck Checks) LoadConfig(file string) (*Config, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
@@ -116,7 +121,7 @@ func LoadConfig(file string) (*Config, error) {
 		return nil, &ConfigError{File: file, Msg: fmt.Sprintf("the file is empty (%d bytes), as while an editor saves it; "+
 			"to serve no plugins, write a file holding only [server] or a comment", len(data))}
 	}
-	cfg, err := ParseConfig(file, data)
+	cfg, err := ck.ParseConfig(file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +142,13 @@ func LoadConfig(file string) (*Config, error) {
 // relative to the config file; the guest path, when given, must be
 // absolute, and defaults to the (absolute) host path. Use the table form
 // for paths that contain ':'. may_request_paths entries have the same form.
-func ParseConfig(file string, data []byte) (*Config, error) {
+//
+// ParseConfig checks what config owns; [Checks.ParseConfig] adds the
+// checks of values whose form another package owns.
+func ParseConfig(file string, data []byte) (*Config, error) { return Checks{}.ParseConfig(file, data) }
+
+// ParseConfig is the package's [ParseConfig] with ck's checks.
+func (ck Checks) ParseConfig(file string, data []byte) (*Config, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
@@ -150,7 +161,7 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, &ConfigError{File: file, Msg: err.Error()}
 	}
-	p := &configParser{file: file, dir: dir, loc: newLocator(string(data))}
+	p := &configParser{file: file, dir: dir, loc: newLocator(string(data)), ck: ck}
 	cfg := DefaultConfig()
 	cfg.File = file
 
@@ -285,36 +296,6 @@ func dropInName(base string) string {
 		name = name[:32]
 	}
 	return name
-}
-
-// EffectiveLimits returns the sandbox limits of spec under server's
-// defaults.
-func EffectiveLimits(spec *Spec, server *ServerConfig) sandbox.Limits {
-	lim := sandbox.Limits{
-		MemoryPages:  cmp.Or(spec.MemoryPages, server.MemoryPages),
-		Timeout:      cmp.Or(spec.Timeout, server.Timeout),
-		CancelGrace:  cmp.Or(spec.CancelGrace, server.CancelGrace),
-		Instances:    cmp.Or(spec.MaxInstances, server.MaxInstances),
-		AllowedHosts: spec.AllowedHosts,
-		AllowedPaths: spec.AllowedPaths,
-
-		MayRequestHosts: spec.MayRequestHosts,
-		MayRequestPaths: spec.MayRequestPaths,
-		Env:             spec.Env,
-		Config:          spec.Config,
-
-		AllowPrivateNetworks: spec.AllowPrivateNetworks,
-
-		KVMaxKeys:  cmp.Or(spec.KVMaxKeys, DefaultKVMaxKeys),
-		KVMaxBytes: cmp.Or(spec.KVMaxBytes, DefaultKVMaxBytes),
-	}
-	if len(lim.AllowedPaths)+len(lim.MayRequestPaths) > 0 {
-		lim.Hidden = server.hidden
-	}
-	if server.MaxMessageBytes > 0 && server.MaxMessageBytes <= math.MaxInt32 {
-		lim.MaxInputBytes = int(server.MaxMessageBytes)
-	}
-	return lim
 }
 
 // LoadTimeout is how long one load of spec may take: its load_timeout,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 func TestParseConfigFull(t *testing.T) {
@@ -83,13 +83,13 @@ source = "/abs/src"
 		MemoryPages: 2, MaxInstances: 4,
 		AllowedHosts:    []string{"api.example.com", "*.example.org"},
 		MayRequestHosts: []string{"*.github.com", "127.0.0.1:8080"},
-		AllowedPaths: []sandbox.Mount{
+		AllowedPaths: []limits.Mount{
 			{Host: filepath.Join(dir, "data"), Guest: "/data", ReadOnly: true},
 			{Host: "/tmp/x"},
 			{Host: filepath.Join(dir, "rel"), Guest: "/r", ReadOnly: true},
 			{Host: "/", Guest: "/root", ReadOnly: true},
 		},
-		MayRequestPaths: []sandbox.Mount{
+		MayRequestPaths: []limits.Mount{
 			{Host: filepath.Join(dir, "docs"), Guest: "/docs", ReadOnly: true},
 			{Host: "/srv/out"},
 		},
@@ -106,12 +106,6 @@ source = "/abs/src"
 	}
 	if got := cfg.Plugins[1]; got.Source != "/abs/src" || got.Path != "" || got.Line != 41 || got.ToolPrefix != nil {
 		t.Errorf("plugin 1: got %+v; want source /abs/src at line 41 with no prefix", got)
-	}
-	// cancel_grace: the plugin's own, else the server's.
-	for i, want := range []time.Duration{500 * time.Millisecond, 3 * time.Second} {
-		if got := EffectiveLimits(&cfg.Plugins[i], &cfg.Server).CancelGrace; got != want {
-			t.Errorf("plugin %d: EffectiveLimits().CancelGrace: got %v; want %v", i, got, want)
-		}
 	}
 	if cfg.File != file {
 		t.Errorf("File: got %q; want %q", cfg.File, file)

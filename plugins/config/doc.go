@@ -11,17 +11,22 @@
 // their watch globs), the errors that name the file, line, plugin
 // and key ([ConfigError], with a "did you mean" for misspelt keys), what a
 // watcher should watch for a config ([Config.WatchPaths], policy and
-// secrets files included: [Config.DependsOn]), the sandbox
-// limits a spec ends up with ([EffectiveLimits]) and the secrets a plugin
+// secrets files included: [Config.DependsOn]) and the secrets a plugin
 // may read ([ResolveSecrets]). The files a config names that config
 // reads itself ([plugin.ui] pages, policy files, secrets_file) go
 // through package opfile, bounded and beneath their directory.
 //
 // It does not fetch, build or load anything: a Spec says where a plugin's
-// Wasm comes from, and package plugins/source gets it (config asks that
-// package only whether a url or oci reference is well formed and whether
-// a signature table's key and trusted_root files parse, and package
-// sandbox whether an allowed_hosts rule can ever match, so that both
-// programs and files get the same rules). It knows nothing of
-// generations, watching or JSON-RPC.
+// Wasm comes from, and package plugins/source gets it. It is a leaf
+// (TestImportDirection holds it): of the module it imports only
+// plugins/opfile and sandbox/limits, whose [limits.Mount] and
+// allowed_hosts rules it shares with the sandbox, so that programs and
+// files get the same rules. Whether a url or oci reference is well
+// formed, a signature table's key and trusted_root files parse and a
+// store URL opens is for the packages that own them (source, store),
+// which would link Sigstore, go-containerregistry and go-redis; the
+// importer passes their checks in as [Checks] (plugins.LoadConfig), and
+// config reports a refusal at its line. The sandbox limits a spec ends up
+// with are package plugins' (it builds sandbox.Limits). It knows nothing
+// of generations, watching or JSON-RPC.
 package config

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // GrantsFileName is the file, beside plugins.toml, that holds what a
@@ -52,11 +52,8 @@ type Owned struct {
 //	owned:"…,glob"  — globs; their directories count, as with dir
 //	what:"…"        — how messages name it (after "plugin NAME's" in a
 //	                  Spec; %s is the file's base name)
-//	reach:"KEY"     — the []sandbox.Mount a plugin gets from KEY: checked
+//	reach:"KEY"     — the []limits.Mount a plugin gets from KEY: checked
 //	                  against the inventory by guardMounts
-//
-// A field of another package's type (source.Signature) carries the same
-// tags.
 
 // Inventory returns every path the operator owns: each value of a field
 // tagged owned in c, the grants file beside the config file, mcphost's
@@ -241,7 +238,7 @@ func (p *configParser) guardMounts(cfg *Config) {
 			if !ok {
 				return
 			}
-			for j, mt := range v.Interface().([]sandbox.Mount) {
+			for j, mt := range v.Interface().([]limits.Mount) {
 				msg := checkGuarded(mt, owned)
 				switch {
 				case msg == "":
@@ -277,7 +274,7 @@ func SingleLink(file string) error {
 }
 
 // checkGuarded says why the mount mt may not be given, or "".
-func checkGuarded(mt sandbox.Mount, owned []Owned) string {
+func checkGuarded(mt limits.Mount, owned []Owned) string {
 	if mt.ReadOnly {
 		return ""
 	}

@@ -160,8 +160,8 @@ func TestHiddenFiles(t *testing.T) {
 	if got, want := cfg.DependsOn(), []string{filepath.Join(dir, "s.env"), filepath.Join(dir, "policy.yaml")}; !slices.Equal(got, want) {
 		t.Errorf("DependsOn() = %q; want %q", got, want)
 	}
-	if lim := EffectiveLimits(&cfg.Plugins[0], &cfg.Server); !slices.Equal(lim.Hidden, want) {
-		t.Errorf("EffectiveLimits(…).Hidden = %q; want %q", lim.Hidden, want)
+	if got := cfg.Server.Hidden(); !slices.Equal(got, want) {
+		t.Errorf("Server.Hidden() = %q; want %q", got, want)
 	}
 }
 

@@ -10,8 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/plugins/source"
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // keySamples gives every key of plugins.toml a value, as the table it
@@ -122,9 +121,9 @@ func TestInventory(t *testing.T) {
 			sample, ok := keySamples[key]
 			switch {
 			case key == "signature.trusted_root":
-				f, _ := reflect.TypeFor[source.Signature]().FieldByName("TrustedRoot")
+				f, _ := reflect.TypeFor[Signature]().FieldByName("TrustedRoot")
 				if f.Tag.Get("owned") == "" {
-					t.Fatal("source.Signature.TrustedRoot holds a path and has no owned tag")
+					t.Fatal("Signature.TrustedRoot holds a path and has no owned tag")
 				}
 				return
 			case !ok:
@@ -219,9 +218,9 @@ func walkStrings(v reflect.Value, field, tag string, fn func(field, tag, v strin
 
 // TestReachTagged: every mount a configuration type holds is tagged reach
 // (so that guardMounts checks it against the inventory), and every field
-// tagged reach is a []sandbox.Mount (what guardMounts reads).
+// tagged reach is a []limits.Mount (what guardMounts reads).
 func TestReachTagged(t *testing.T) {
-	mounts := reflect.TypeFor[[]sandbox.Mount]()
+	mounts := reflect.TypeFor[[]limits.Mount]()
 	seen := map[reflect.Type]bool{}
 	var walk func(typ reflect.Type, where string)
 	walk = func(typ reflect.Type, where string) {
@@ -233,9 +232,9 @@ func TestReachTagged(t *testing.T) {
 		default:
 			return
 		}
-		if seen[typ] || typ == reflect.TypeFor[sandbox.Mount]() {
-			if typ == reflect.TypeFor[sandbox.Mount]() {
-				t.Errorf("%s holds a sandbox.Mount outside a reach-tagged []sandbox.Mount", where)
+		if seen[typ] || typ == reflect.TypeFor[limits.Mount]() {
+			if typ == reflect.TypeFor[limits.Mount]() {
+				t.Errorf("%s holds a limits.Mount outside a reach-tagged []limits.Mount", where)
 			}
 			return
 		}
@@ -248,10 +247,10 @@ func TestReachTagged(t *testing.T) {
 			key, reach := f.Tag.Lookup("reach")
 			switch {
 			case reach && f.Type != mounts:
-				t.Errorf("%s.%s is tagged reach:%q but is a %s; guardMounts reads []sandbox.Mount", where, f.Name, key, f.Type)
+				t.Errorf("%s.%s is tagged reach:%q but is a %s; guardMounts reads []limits.Mount", where, f.Name, key, f.Type)
 			case reach:
 			case f.Type == mounts:
-				t.Errorf("%s.%s is a []sandbox.Mount without a reach tag: guardMounts would not check it", where, f.Name)
+				t.Errorf("%s.%s is a []limits.Mount without a reach tag: guardMounts would not check it", where, f.Name)
 			default:
 				walk(f.Type, where+"."+f.Name)
 			}

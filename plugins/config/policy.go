@@ -14,7 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcphost/mcphost/plugins/opfile"
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // Policy is what a wassette policy.yaml grants, mapped onto the keys of a
@@ -24,7 +24,7 @@ type Policy struct {
 	// AllowedPaths are the storage grants, each with From set to the
 	// policy's file and line; they still pass the checks of every mount
 	// (configParser.mountRules) when a [[plugin]] table applies them.
-	AllowedPaths []sandbox.Mount
+	AllowedPaths []limits.Mount
 	EnvKeys      []string // environment variables passed through from mcphost's own
 	Memory       int64    // bytes; 0 when not set
 }
@@ -296,7 +296,7 @@ func policyHost(s string) (string, error) {
 		}
 		s = u.Host
 	}
-	return s, sandbox.CheckAllowedHost(s)
+	return s, limits.CheckAllowedHost(s)
 }
 
 func (r *policyReader) storage(_ *yaml.Node, path string, f map[string]*yaml.Node) error {
@@ -335,7 +335,7 @@ func (r *policyReader) storage(_ *yaml.Node, path string, f map[string]*yaml.Nod
 			}
 		}
 	}
-	r.p.AllowedPaths = append(r.p.AllowedPaths, sandbox.Mount{Host: dir, Guest: dir, ReadOnly: ro,
+	r.p.AllowedPaths = append(r.p.AllowedPaths, limits.Mount{Host: dir, Guest: dir, ReadOnly: ro,
 		From: fmt.Sprintf("%s:%d", r.file, un.Line)})
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // TestPolicyFiles reads the policies in testdata/policy, each a shape
@@ -28,7 +28,7 @@ func TestPolicyFiles(t *testing.T) {
 		{"empty-permissions.yaml", Policy{}},
 		{"null-permissions.yaml", Policy{}},
 		{"storage.yaml", Policy{
-			AllowedPaths: []sandbox.Mount{
+			AllowedPaths: []limits.Mount{
 				{Host: "/srv/data", Guest: "/srv/data", From: from("storage.yaml", 7)},
 				{Host: "/srv/docs", Guest: "/srv/docs", ReadOnly: true, From: from("storage.yaml", 10)},
 				{Host: "/srv/plain", Guest: "/srv/plain", ReadOnly: true, From: from("storage.yaml", 12)},
@@ -39,9 +39,9 @@ func TestPolicyFiles(t *testing.T) {
 		{"anchors.yaml", Policy{
 			AllowedHosts: []string{"api.example.com"},
 			EnvKeys:      []string{"API_TOKEN"},
-			AllowedPaths: []sandbox.Mount{{Host: "/srv/cache", Guest: "/srv/cache", From: from("anchors.yaml", 12)}},
+			AllowedPaths: []limits.Mount{{Host: "/srv/cache", Guest: "/srv/cache", From: from("anchors.yaml", 12)}},
 		}},
-		{"root.yaml", Policy{AllowedPaths: []sandbox.Mount{{Host: "/", Guest: "/", ReadOnly: true, From: from("root.yaml", 6)}}}},
+		{"root.yaml", Policy{AllowedPaths: []limits.Mount{{Host: "/", Guest: "/", ReadOnly: true, From: from("root.yaml", 6)}}}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			got, err := ReadPolicy(filepath.Join("testdata", "policy", tt.file))
@@ -164,7 +164,7 @@ permissions:
 		t.Fatal(err)
 	}
 	spec := cfg.Plugins[0]
-	wantPaths := []sandbox.Mount{{Host: data, Guest: data, From: pol + ":5"}}
+	wantPaths := []limits.Mount{{Host: data, Guest: data, From: pol + ":5"}}
 	if !reflect.DeepEqual(spec.AllowedHosts, []string{"api.weather.example"}) || !reflect.DeepEqual(spec.AllowedPaths, wantPaths) ||
 		!reflect.DeepEqual(spec.Env, map[string]string{"MCPHOST_POLICY_TEST": "from the environment"}) || spec.MemoryPages != 8192 {
 		t.Errorf("spec with policy: hosts %q, paths %+v, env %v, pages %d", spec.AllowedHosts, spec.AllowedPaths, spec.Env, spec.MemoryPages)
@@ -285,7 +285,7 @@ func FuzzPolicyYAML(f *testing.F) {
 			return
 		}
 		for _, h := range p.AllowedHosts {
-			if err := sandbox.CheckAllowedHost(h); err != nil {
+			if err := limits.CheckAllowedHost(h); err != nil {
 				t.Errorf("host %q: %v", h, err)
 			}
 		}

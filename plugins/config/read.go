@@ -16,6 +16,7 @@ type configParser struct {
 	file string
 	dir  string
 	loc  *locator
+	ck   Checks
 	errs []*ConfigError
 }
 

@@ -1,7 +1,5 @@
 package config
 
-import "github.com/mcphost/mcphost/plugins/source"
-
 // remoteSource reads a [[plugin]] table's url or oci key into spec and
 // returns the key that was set ("" for neither). sha256 is required with
 // url; oci carries its own pin, the manifest digest. With a signature
@@ -16,7 +14,7 @@ func (p *configParser) remoteSource(s section, m map[string]any, spec *Spec) str
 		return "oci"
 	case hasURL:
 		if v, ok := s.str(m, "url"); ok {
-			if err := source.CheckURL(v); err != nil {
+			if err := check(p.ck.URL, v); err != nil {
 				s.errf("url", "%v", err)
 			}
 			spec.URL = v
@@ -27,12 +25,10 @@ func (p *configParser) remoteSource(s section, m map[string]any, spec *Spec) str
 		return "url"
 	case hasOCI:
 		if v, ok := s.str(m, "oci"); ok {
-			parse := func(v string) error { _, err := source.ParseOCIRef(v); return err }
-			if signed {
-				parse = func(v string) error { _, err := source.ParseSignedOCIRef(v); return err }
-			}
-			if err := parse(v); err != nil {
-				s.errf("oci", "%v", err)
+			if p.ck.OCI != nil {
+				if err := p.ck.OCI(v, signed); err != nil {
+					s.errf("oci", "%v", err)
+				}
 			}
 			spec.OCI = v
 		}

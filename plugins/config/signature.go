@@ -1,17 +1,14 @@
 package config
 
-import (
-	"github.com/mcphost/mcphost/plugins/source"
-)
-
 var signatureKeys = []string{"identity", "issuer", "key", "trusted_root"}
 
 // signature reads the [plugin.signature] table and signature_url of a
 // [[plugin]] whose source key is remote ("url", "oci" or ""). It accepts
 // either a key, or an identity and an issuer together: there is no
-// match-all default. The key and trusted_root files are read here, so
+// match-all default. The key and trusted_root files are read here,
+// through the Checks source gives (Checks.SignatureKey, TrustedRoot), so
 // that a bad one is reported with its line.
-func (p *configParser) signature(s section, m map[string]any, remote string) *source.Signature {
+func (p *configParser) signature(s section, m map[string]any, remote string) *Signature {
 	sigURL, hasSigURL := s.str(m, "signature_url")
 	v, ok := m["signature"]
 	if !ok {
@@ -26,7 +23,7 @@ func (p *configParser) signature(s section, m map[string]any, remote string) *so
 		return nil
 	}
 	s.unknownSub("signature", t, signatureKeys, "want identity and issuer, or key; and optionally trusted_root")
-	sig := &source.Signature{}
+	sig := &Signature{}
 	str := func(k string) string {
 		v, ok := t[k]
 		if !ok {
@@ -67,13 +64,13 @@ func (p *configParser) signature(s section, m map[string]any, remote string) *so
 		good = false
 	}
 	if sig.Key != "" {
-		if _, err := source.LoadPublicKey(sig.Key); err != nil {
+		if err := check(p.ck.SignatureKey, sig.Key); err != nil {
 			s.errf("signature.key", "%v", err)
 			good = false
 		}
 	}
 	if sig.TrustedRoot != "" {
-		if _, err := source.LoadTrustedRoot(sig.TrustedRoot); err != nil {
+		if err := check(p.ck.TrustedRoot, sig.TrustedRoot); err != nil {
 			s.errf("signature.trusted_root", "%v", err)
 			good = false
 		}
@@ -85,7 +82,7 @@ func (p *configParser) signature(s section, m map[string]any, remote string) *so
 	if hasSigURL {
 		if remote != "url" {
 			s.errf("signature_url", "only used with url")
-		} else if err := source.CheckURL(sigURL); err != nil {
+		} else if err := check(p.ck.URL, sigURL); err != nil {
 			s.errf("signature_url", "%v", err)
 		}
 		sig.URL = sigURL

@@ -4,7 +4,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -29,10 +28,6 @@ func TestParseConfigSignature(t *testing.T) {
 	dir := t.TempDir()
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	writeKey(t, filepath.Join(dir, "cosign.pub"), p256.Public())
-	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	writeKey(t, filepath.Join(dir, "p384.pub"), p384.Public())
-	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
-	writeKey(t, filepath.Join(dir, "rsa.pub"), rsaKey.Public())
 	os.WriteFile(filepath.Join(dir, "bad_root.json"), []byte(`{"mediaType": "nope"}`), 0o600)
 
 	const oci = "[[plugin]]\nname = \"p\"\noci = \"ghcr.io/example/time-plugin:1.2\"\n"
@@ -45,7 +40,6 @@ func TestParseConfigSignature(t *testing.T) {
 		{"keyless with a tag", oci + "[plugin.signature]\n" + keyless, nil},
 		{"key", oci + "[plugin.signature]\nkey = \"cosign.pub\"\n", nil},
 		{"url without sha256", "[[plugin]]\nname = \"p\"\nurl = \"https://example.com/p.wasm\"\nsignature_url = \"https://example.com/p.bundle\"\n[plugin.signature]\nkey = \"cosign.pub\"\n", nil},
-		{"a tag without a signature", oci, []string{`3: plugin "p": key "oci": reference "ghcr.io/example/time-plugin:1.2" has no digest`}},
 		{"url without sha256 or signature", "[[plugin]]\nname = \"p\"\nurl = \"https://example.com/p.wasm\"\n", []string{`3: plugin "p": key "url": a url needs a sha256 pin`}},
 		{"typo", oci + "[plugin.signature]\n" + keyless + "trusted_roots = \"x.json\"\n", []string{`7: plugin "p": key "signature.trusted_roots": unknown key (did you mean "trusted_root"?)`}},
 		{"empty table", oci + "[plugin.signature]\n", []string{`4: plugin "p": key "signature": say whose signature to accept`}},
@@ -53,11 +47,6 @@ func TestParseConfigSignature(t *testing.T) {
 		{"issuer alone", oci + "[plugin.signature]\nissuer = \"x\"\n", []string{`4: plugin "p": key "signature": missing identity`}},
 		{"key and identity", oci + "[plugin.signature]\n" + keyless + "key = \"cosign.pub\"\n", []string{`7: plugin "p": key "signature.key": set either key, or identity and issuer`}},
 		{"key and trusted_root", oci + "[plugin.signature]\nkey = \"cosign.pub\"\ntrusted_root = \"bad_root.json\"\n", []string{`key "signature.trusted_root": a key-signed bundle`, `6: plugin "p": key "signature.trusted_root": `}},
-		{"missing key file", oci + "[plugin.signature]\nkey = \"missing.pub\"\n", []string{`5: plugin "p": key "signature.key": open `}},
-		{"a device", oci + "[plugin.signature]\nkey = \"/dev/zero\"\n", []string{`5: plugin "p": key "signature.key": /dev/zero is not a regular file`}},
-		{"P-384 key", oci + "[plugin.signature]\nkey = \"p384.pub\"\n", []string{`5: plugin "p": key "signature.key": `, `want P-256 or an Ed25519 key`}},
-		{"RSA key", oci + "[plugin.signature]\nkey = \"rsa.pub\"\n", []string{`5: plugin "p": key "signature.key": `, `want an ECDSA P-256 or Ed25519 public key`}},
-		{"bad trusted root", oci + "[plugin.signature]\n" + keyless + "trusted_root = \"bad_root.json\"\n", []string{`7: plugin "p": key "signature.trusted_root": `, `not a Sigstore trusted_root.json`}},
 		{"empty identity", oci + "[plugin.signature]\nidentity = \"\"\nissuer = \"x\"\n", []string{`5: plugin "p": key "signature.identity": must not be empty`}},
 		{"on a local file", "[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\n[plugin.signature]\nkey = \"cosign.pub\"\n", []string{`4: plugin "p": key "signature": a signature is checked on url and oci sources only`}},
 		{"signature_url without a table", "[[plugin]]\nname = \"p\"\nurl = \"https://example.com/p.wasm\"\nsha256 = \"" + strings.Repeat("0", 64) + "\"\nsignature_url = \"https://example.com/b\"\n", []string{`5: plugin "p": key "signature_url": only used with a [plugin.signature] table`}},

@@ -18,8 +18,6 @@ func TestParseConfigStore(t *testing.T) {
 		{`"redis://n1:7000?addr=n2:7000&addr=n3:7000"`, ""},
 		{`"http://127.0.0.1:6379"`, `3: server: key "store": want a redis:// or rediss:// URL`},
 		{`""`, `3: server: key "store": want a redis:// or rediss:// URL`},
-		{`"redis://h:6379/x"`, `3: server: key "store": store redis://h:6379/x: redis: invalid database number`},
-		{`"redis://n1:7000/2?addr=n2:7000"`, `3: server: key "store": store redis://n1:7000/2?addr=n2:7000: Redis Cluster has database 0 only`},
 		{`6379`, `3: server: key "store"`},
 	} {
 		src := "[server]\n\nstore = " + tt.value + "\n"

@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/plugins/store"
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
@@ -72,7 +71,7 @@ func (p *configParser) server(s section, m map[string]any, sc *ServerConfig) {
 	if v, ok := s.str(m, "store"); ok {
 		if !strings.HasPrefix(v, "redis://") && !strings.HasPrefix(v, "rediss://") {
 			s.errf("store", "want a redis:// or rediss:// URL (leave it out for the in-process store)")
-		} else if _, err := store.ParseRedisURL(v); err != nil {
+		} else if err := check(p.ck.Store, v); err != nil {
 			s.errf("store", "%v", err)
 		} else {
 			sc.Store = v
@@ -232,7 +231,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 		}
 		var rules []string
 		for i, h := range hosts {
-			if err := sandbox.CheckAllowedHost(h); err != nil {
+			if err := limits.CheckAllowedHost(h); err != nil {
 				s.errf(key, "element %d %q: %v", i, h, err)
 				continue
 			}
@@ -344,7 +343,7 @@ func (p *configParser) policy(s section, m map[string]any, spec *Spec, file stri
 
 // mounts reads the allowed_paths entries of key (allowed_paths or
 // may_request_paths, which share their syntax).
-func (p *configParser) mounts(s section, m map[string]any, key string) []sandbox.Mount {
+func (p *configParser) mounts(s section, m map[string]any, key string) []limits.Mount {
 	v, ok := m[key]
 	if !ok {
 		return nil
@@ -360,9 +359,9 @@ func (p *configParser) mounts(s section, m map[string]any, key string) []sandbox
 			return nil
 		}
 	}
-	var out []sandbox.Mount
+	var out []limits.Mount
 	for i, e := range arr {
-		var mt sandbox.Mount
+		var mt limits.Mount
 		var msg string
 		allowRoot := false
 		switch e := e.(type) {
@@ -390,7 +389,7 @@ func (p *configParser) mounts(s section, m map[string]any, key string) []sandbox
 // cleans its guest path, and returns why mt is refused, or "". The
 // directory's existence is checked when the plugin loads
 // (sandbox.normMounts, whose error names mt.From).
-func (p *configParser) mountRules(mt *sandbox.Mount, allowRoot bool) string {
+func (p *configParser) mountRules(mt *limits.Mount, allowRoot bool) string {
 	if msg := checkMount(mt); msg != "" {
 		return msg
 	}
@@ -405,9 +404,9 @@ func (p *configParser) mountRules(mt *sandbox.Mount, allowRoot bool) string {
 func badEnvName(k string) bool { return k == "" || strings.ContainsAny(k, "=\x00") }
 
 // parseMount reads "host[:guest][:ro|:rw]".
-func parseMount(v string) (sandbox.Mount, string) {
+func parseMount(v string) (limits.Mount, string) {
 	parts := strings.Split(v, ":")
-	var mt sandbox.Mount
+	var mt limits.Mount
 	if n := len(parts); n > 1 && (parts[n-1] == "ro" || parts[n-1] == "rw") {
 		mt.ReadOnly = parts[n-1] == "ro"
 		parts = parts[:n-1]
@@ -424,7 +423,7 @@ func parseMount(v string) (sandbox.Mount, string) {
 }
 
 // mountTable reads {host, guest, read_only, allow_root}.
-func mountTable(t map[string]any) (mt sandbox.Mount, allowRoot bool, msg string) {
+func mountTable(t map[string]any) (mt limits.Mount, allowRoot bool, msg string) {
 	for k, v := range t {
 		switch k {
 		case "host", "guest":
@@ -458,7 +457,7 @@ func mountTable(t map[string]any) (mt sandbox.Mount, allowRoot bool, msg string)
 }
 
 // checkMount validates mt and cleans its guest path.
-func checkMount(mt *sandbox.Mount) string {
+func checkMount(mt *limits.Mount) string {
 	switch {
 	case mt.Host == "":
 		return "empty host path"
@@ -487,10 +486,10 @@ func isRoot(host string) bool {
 // runtime, which it accepts without a word: it states what is true.
 func checkRuntime(s section, v string) {
 	switch v {
-	case sandbox.RuntimeNative:
+	case limits.RuntimeNative:
 	case "extism":
 		s.errf("runtime", `runtime "extism" was removed: plugins run on mcphost's native Extism kernel; delete the key`)
 	default:
-		s.errf("runtime", "%q is not a runtime: plugins run on mcphost's native Extism kernel (%q); delete the key", v, sandbox.RuntimeNative)
+		s.errf("runtime", "%q is not a runtime: plugins run on mcphost's native Extism kernel (%q); delete the key", v, limits.RuntimeNative)
 	}
 }

@@ -5,16 +5,17 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/mcphost/mcphost/plugins/source"
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // Module is a plugin's code as a Spec carries it: a *sandbox.Module, or a
 // plugin implemented in Go rather than Wasm (tests, benchmarks,
-// built-ins) that a Spec carries as Native: a sandbox.Caller that the
+// built-ins) that a Spec carries as Native: a sandbox.Caller (Call and
+// HasExport, here by method so that config links no sandbox) that the
 // generations holding it close. plugins.Module is this interface.
 type Module interface {
-	sandbox.Caller
+	Call(ctx context.Context, export string, input []byte) ([]byte, error)
+	HasExport(name string) bool
 	Close(ctx context.Context) error
 }
 
@@ -109,10 +110,15 @@ type ServerConfig struct {
 	// /readyz answers 503 (default DefaultDrainGrace; 0 skips it).
 	DrainGrace time.Duration
 
-	// hidden is Config.Hidden of the file this was read from, which
-	// EffectiveLimits gives every plugin with a mount.
+	// hidden is Config.Hidden of the file this was read from
+	// (ServerConfig.Hidden).
 	hidden []string
 }
+
+// Hidden is [Config.Hidden] of the file this table was read from (nil
+// for a table built in code): the files the sandbox hides from every
+// plugin with a mount (sandbox.Limits.Hidden).
+func (sc *ServerConfig) Hidden() []string { return sc.hidden }
 
 // Spec is one [[plugin]] table. A zero Timeout, MemoryPages or
 // MaxInstances means the [ServerConfig] default.
@@ -129,7 +135,7 @@ type Spec struct {
 	// LoadTimeout overrides ServerConfig.LoadTimeout when not zero.
 	LoadTimeout time.Duration
 	// AllowedHosts are the rules of outbound HTTP (sandbox.Limits.AllowedHosts),
-	// each checked by sandbox.CheckAllowedHost.
+	// each checked by limits.CheckAllowedHost.
 	AllowedHosts []string
 	// MayRequestHosts are rules in allowed_hosts' syntax naming what the
 	// plugin may ask a person for (sandbox.Limits.MayRequestHosts): a
@@ -139,12 +145,12 @@ type Spec struct {
 	// AllowPrivateNetworks lets an allowed name resolve to a loopback,
 	// private, link-local, CGNAT or unspecified address.
 	AllowPrivateNetworks bool
-	AllowedPaths         []sandbox.Mount `reach:"allowed_paths"`
+	AllowedPaths         []limits.Mount `reach:"allowed_paths"`
 	// MayRequestPaths are directories, in allowed_paths' syntax, the
 	// plugin may ask a person for (sandbox.Limits.MayRequestPaths): each
 	// is mounted, and a call's first read or write under it asks the
 	// client's user; a :ro one is never asked for write.
-	MayRequestPaths []sandbox.Mount `reach:"may_request_paths"`
+	MayRequestPaths []limits.Mount `reach:"may_request_paths"`
 	Env             map[string]string
 	Config          map[string]string
 	MaxInstances    int
@@ -210,7 +216,7 @@ type Spec struct {
 	// Signature is the [plugin.signature] table (url and oci sources
 	// only), or nil: who must have signed the plugin. With it, oci may be
 	// a bare tag and url needs no sha256 (signature.go).
-	Signature *source.Signature
+	Signature *Signature
 
 	// UI is the [plugin.ui] table (ui.go), or nil: the MCP Apps the
 	// plugin's tools show.
@@ -221,4 +227,21 @@ type Spec struct {
 	// holding it closes, so give each spec a Module of its own. Limits do
 	// not apply to it.
 	Native Module
+}
+
+// Signature is a [plugin.signature] table: whose Sigstore signature a url
+// or oci plugin must carry before it loads. Exactly one of Key and the
+// pair Identity, Issuer is set; nothing matches by default.
+type Signature struct {
+	// Identity and Issuer are the exact subject alternative name and OIDC
+	// issuer of a keyless (Fulcio) signing certificate.
+	Identity, Issuer string
+	// Key is a PEM public key file (ECDSA P-256 or Ed25519) that signed
+	// the bundle; such a bundle carries no log entry or timestamp.
+	Key string `owned:"runs" what:"signature key (a plugin could choose whose code is trusted)"`
+	// TrustedRoot is a trusted_root.json of a private Sigstore deployment;
+	// "" means the public-good root, fetched through TUF and cached.
+	TrustedRoot string `owned:"runs" what:"signature trusted_root (a plugin could choose whose code is trusted)"`
+	// URL is where a url plugin's bundle is; "" means "<url>.sigstore.json".
+	URL string
 }

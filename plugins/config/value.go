@@ -6,13 +6,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
 // Memory and size limits of a configuration.
 const (
-	pageSize       = 64 << 10               // a Wasm page
-	maxMemoryPages = sandbox.MaxMemoryPages // 4 GiB: wazero panics above this
+	pageSize       = 64 << 10              // a Wasm page
+	maxMemoryPages = limits.MaxMemoryPages // 4 GiB: wazero panics above this
 	maxMessage     = 1 << 30
 	maxInstances   = 1024
 	maxPageSize    = 100000

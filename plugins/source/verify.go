@@ -37,25 +37,14 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/opfile"
 )
 
 // Signature is a [plugin.signature] table: whose Sigstore signature a url
-// or oci plugin must carry before it loads. Exactly one of Key and the
-// pair Identity, Issuer is set; nothing matches by default.
-type Signature struct {
-	// Identity and Issuer are the exact subject alternative name and OIDC
-	// issuer of a keyless (Fulcio) signing certificate.
-	Identity, Issuer string
-	// Key is a PEM public key file (ECDSA P-256 or Ed25519) that signed
-	// the bundle; such a bundle carries no log entry or timestamp.
-	Key string `owned:"runs" what:"signature key (a plugin could choose whose code is trusted)"`
-	// TrustedRoot is a trusted_root.json of a private Sigstore deployment;
-	// "" means the public-good root, fetched through TUF and cached.
-	TrustedRoot string `owned:"runs" what:"signature trusted_root (a plugin could choose whose code is trusted)"`
-	// URL is where a url plugin's bundle is; "" means "<url>.sigstore.json".
-	URL string
-}
+// or oci plugin must carry before it loads (config.Signature, which
+// config reads from the file without linking Sigstore).
+type Signature = config.Signature
 
 // Signer is who a verified signature belongs to, and what it covered.
 type Signer struct {
