@@ -68,11 +68,11 @@
 //     Prompt.Render, …) with the request's Peer;
 //   - peer.go: the plugins.Peer of a request: host functions reach the
 //     client as real server→client requests (handshake era) or as
-//     input_required rounds (stateless era, input.go); the same path
+//     input_required rounds (stateless era, inputrequired.go); the same path
 //     carries plugins' consent questions (a host outside allowed_hosts
 //     that may_request_hosts names), whose input keys are the host's own
 //     and whose answers count only when a round asked them;
-//   - era.go, input.go, listen.go: the stateless era — _meta,
+//   - stateless.go, inputrequired.go, listen.go: the stateless era — _meta,
 //     server/discover, resultType and serverInfo on results, caching
 //     hints, -32022; input_required with an HMAC-signed requestState;
 //     subscriptions/listen; tasks.go: the tasks extension (tasks/get,

@@ -111,7 +111,7 @@ type Server struct {
 	initResult map[protocol.Version]json.RawMessage
 	methods    map[string]*method // the dispatch table
 	serverInfo []byte             // {"name","version"}, for stateless results
-	stateKey   []byte             // signs requestState (see input.go)
+	stateKey   []byte             // signs requestState (see inputrequired.go)
 	tasks      *taskStore         // the tasks extension (tasks.go)
 
 	discoverResult json.RawMessage

@@ -15,7 +15,6 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/store"
 )
@@ -27,7 +26,7 @@ import (
 //
 //  1. The call starts in the request, on a goroutine owned by the task
 //     store. Input it asks for before it becomes a task is gathered with
-//     the request's own input_required rounds (input.go), as SEP-2663
+//     the request's own input_required rounds (inputrequired.go), as SEP-2663
 //     advises.
 //  2. It becomes a task when it first reports progress, or when
 //     Options.TaskAfter passes: the task is stored, then the request is
@@ -36,7 +35,7 @@ import (
 //  3. The client polls tasks/get. Progress shows as statusMessage. Input
 //     the task asks for is surfaced as inputRequests (status
 //     input_required); when tasks/update has answered every outstanding
-//     key the plugin runs again with the answers, as input.go re-runs it.
+//     key the plugin runs again with the answers, as inputrequired.go re-runs it.
 //  4. tasks/cancel cancels the call's context, which stops the Wasm call.
 //
 // Tasks are bound to the requester (taskOwner): another client gets the
@@ -155,23 +154,6 @@ func (s *session) taskOwner() string {
 		return "http:" + s.principal
 	}
 	return "conn:" + s.id
-}
-
-// wantsTask reports whether a call of t, requested by req, runs as a task,
-// or returns the -32021 of a required-task tool whose client cannot take
-// one.
-func wantsTask(req *request, t *plugins.Tool) (bool, error) {
-	support := t.TaskSupport()
-	if req.state == nil || support == abi.TaskForbidden {
-		return false, nil
-	}
-	if !req.state.caps.tasks {
-		if support == abi.TaskRequired {
-			return false, missingTasks("tool " + strconv.Quote(t.Name) + " runs only as a task")
-		}
-		return false, nil
-	}
-	return true, nil
 }
 
 func missingTasks(why string) *jsonrpc.Error {
@@ -369,23 +351,6 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 		ts.finish(j, res, rerr)
 		return
 	}
-}
-
-// toolOutcome is what a tools/call answers for a run's output and error.
-// Everything that goes wrong inside the tool is a tool execution error:
-// an isError result the model can read, never a protocol error.
-func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v protocol.Version) (any, error) {
-	var ve *plugins.ValidationError
-	switch {
-	case errors.As(err, &ve) && ve.What == "arguments":
-		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", t.Name, ve.Detail)), nil
-	case errors.As(err, &ve):
-		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
-			t.Plugin.Name, t.Original, ve.Detail)), nil
-	case err != nil:
-		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
-	}
-	return json.RawMessage(protocol.FilterCallResult(out, v)), nil
 }
 
 // finish records a task's end: completed with the call's result (an
