@@ -34,7 +34,7 @@ type session struct {
 
 	state     atomic.Pointer[clientState] // nil until initialize
 	stateless bool                        // every request is stateless (HTTP without a session)
-	principal string                      // stateless HTTP: who is asking, for task ownership (tasks.go)
+	principal string                      // stateless HTTP: who is asking, for task ownership (taskcall.go)
 	ready     atomic.Bool                 // notifications/initialized received
 	// early is what this session was answered before the initial load
 	// was done (changes.go): the load's changes are news to it only.

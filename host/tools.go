@@ -67,7 +67,7 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if task, err := wantsTask(req, t); err != nil {
 		return nil, err
 	} else if task {
-		return s.srv.tasks.callTask(ctx, s, req, t, args, cc)
+		return callTask(ctx, s, req, t, args, cc)
 	}
 	out, err := t.Run(ctx, req.peer(), args, cc)
 	if s.srv.opts.Tracer != nil {
