@@ -36,6 +36,8 @@
 //   - host/inproc: inproc.Call, one request on an in-process connection
 //     (for `mcphost call`);
 //   - host/metrics: the Prometheus view of Stats;
+//   - host/internal/reqstate: the HMAC-signed requestState of
+//     input_required rounds (sealing, opening, expiry);
 //   - host/internal/tasks: the tasks extension's runner and its records
 //     in the store every replica shares; it sees a call only through the
 //     interface taskcall.go implements, and never imports this package;

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/host/internal/reqstate"
 	"github.com/mcphost/mcphost/host/internal/tasks"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
@@ -112,7 +113,7 @@ type Server struct {
 	initResult map[protocol.Version]json.RawMessage
 	methods    map[string]*method // the dispatch table
 	serverInfo []byte             // {"name","version"}, for stateless results
-	stateKey   []byte             // signs requestState (see inputrequired.go)
+	state      *reqstate.Sealer   // signs requestState (see inputrequired.go)
 	tasks      *tasks.Store       // the tasks extension (taskcall.go, host/internal/tasks)
 	replica    string             // this process in Options.Store: its tasks' records, its list changes (listshare.go)
 
@@ -193,7 +194,7 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	}
 	srv.serverInfo = srv.serverInfoJSON()
 	srv.discoverResult = discoverResult(&opts)
-	srv.stateKey = stateKey(opts.RequestStateKey)
+	srv.state = reqstate.New(opts.RequestStateKey)
 	srv.listeners = make(map[*listener]struct{})
 	srv.tasks = tasks.New(tasks.Config{TTL: opts.TaskTTL, MaxBytes: opts.TaskMaxBytes, After: opts.TaskAfter, Store: opts.Store, Log: srv.log})
 	srv.replica = srv.tasks.Replica()
