@@ -36,6 +36,11 @@
 //   - host/inproc: inproc.Call, one request on an in-process connection
 //     (for `mcphost call`);
 //   - host/metrics: the Prometheus view of Stats;
+//   - host/internal/reqstate: the HMAC-signed requestState of
+//     input_required rounds (sealing, opening, expiry);
+//   - host/internal/tasks: the tasks extension's runner and its records
+//     in the store every replica shares; it sees a call only through the
+//     interface taskcall.go implements, and never imports this package;
 //   - host/internal/hosttest: the fake plugin set the tests of all of
 //     these share.
 //
@@ -68,17 +73,17 @@
 //     Prompt.Render, …) with the request's Peer;
 //   - peer.go: the plugins.Peer of a request: host functions reach the
 //     client as real server→client requests (handshake era) or as
-//     input_required rounds (stateless era, input.go); the same path
+//     input_required rounds (stateless era, inputrequired.go); the same path
 //     carries plugins' consent questions (a host outside allowed_hosts
 //     that may_request_hosts names), whose input keys are the host's own
 //     and whose answers count only when a round asked them;
-//   - era.go, input.go, listen.go: the stateless era — _meta,
+//   - stateless.go, inputrequired.go, listen.go: the stateless era — _meta,
 //     server/discover, resultType and serverInfo on results, caching
 //     hints, -32022; input_required with an HMAC-signed requestState;
-//     subscriptions/listen; tasks.go: the tasks extension (tasks/get,
-//     tasks/update, tasks/cancel, tool calls answered with resultType
-//     "task"), whose records live in Options.Store (taskshare.go), so
-//     every replica answers for every task;
+//     subscriptions/listen; taskcall.go: the seam of the tasks extension
+//     (tasks/get, tasks/update, tasks/cancel, tool calls answered with
+//     resultType "task"), which host/internal/tasks runs, its records in
+//     Options.Store, so every replica answers for every task;
 //   - apps.go: the MCP Apps extension (io.modelcontextprotocol/ui) it
 //     declares; the apps themselves are resources and tool _meta that
 //     package plugins serves;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/store"
@@ -18,6 +19,9 @@ import (
 
 const listsChannel = "lists"
 
+// shareTimeout bounds publishing one flush's changes.
+const shareTimeout = 5 * time.Second
+
 // listChange is what a replica publishes after a flush.
 type listChange struct {
 	From     string   `json:"from"` // the replica, to skip its own
@@ -31,8 +35,8 @@ func (srv *Server) shareChanges(kinds []string, c plugins.Changes) {
 	if c.Initial || len(kinds) == 0 && len(c.Updated) == 0 && len(c.Reloaded) == 0 {
 		return
 	}
-	b, _ := json.Marshal(listChange{From: srv.tasks.replica, Kinds: kinds, Updated: c.Updated, Reloaded: c.Reloaded})
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	b, _ := json.Marshal(listChange{From: srv.replica, Kinds: kinds, Updated: c.Updated, Reloaded: c.Reloaded})
+	ctx, cancel := context.WithTimeout(context.Background(), shareTimeout)
 	defer cancel()
 	if err := srv.opts.Store.Publish(ctx, listsChannel, b); err != nil {
 		srv.log.Warn("list change not shared: other replicas' listeners do not hear of it", "err", err)
@@ -57,7 +61,7 @@ func (srv *Server) remoteChange(payload []byte) {
 		srv.log.Warn("list change from another replica ignored: not JSON", "err", err)
 		return
 	}
-	if c.From == srv.tasks.replica {
+	if c.From == srv.replica {
 		return
 	}
 	updated := map[string]bool{}

@@ -105,7 +105,7 @@ func (p *peer) request(ctx context.Context, method string, params json.RawMessag
 		}
 		return nil, err
 	}
-	if req.state != nil { // stateless: no waiting, the client retries (input.go)
+	if req.state != nil { // stateless: no waiting, the client retries (inputrequired.go)
 		if req.input == nil {
 			return nil, fmt.Errorf("%s: %w: %s cannot ask the client for input in protocol version %s", method, ErrNotSupported, req.method, req.version())
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/host/internal/tasks"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 )
@@ -119,7 +120,7 @@ type clientCaps struct {
 	sampling, roots        bool
 	elicitForm, elicitURL  bool
 	samplingTools, rootsLC bool
-	tasks                  bool // the io.modelcontextprotocol/tasks extension (tasks.go)
+	tasks                  bool // the io.modelcontextprotocol/tasks extension (taskcall.go)
 }
 
 func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
@@ -139,7 +140,7 @@ func parseClientCaps(raw json.RawMessage) (clientCaps, error) {
 	if err := decodeParams(raw, &c); err != nil {
 		return clientCaps{}, err
 	}
-	caps := clientCaps{sampling: c.Sampling != nil, roots: c.Roots != nil, tasks: c.Extensions[extTasks] != nil}
+	caps := clientCaps{sampling: c.Sampling != nil, roots: c.Roots != nil, tasks: c.Extensions[tasks.Extension] != nil}
 	if c.Sampling != nil {
 		caps.samplingTools = c.Sampling.Tools != nil
 	}

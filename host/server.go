@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/host/internal/reqstate"
+	"github.com/mcphost/mcphost/host/internal/tasks"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
@@ -62,7 +64,7 @@ type Options struct {
 	// line: {"time","dir":"in"|"out","session","msg"}.
 	Audit io.Writer
 
-	// TaskTTL is how long a task (tasks.go) and its result are kept after
+	// TaskTTL is how long a task (taskcall.go) and its result are kept after
 	// it is created; a task still running then is cancelled. Zero means
 	// 30 minutes.
 	TaskTTL time.Duration
@@ -111,8 +113,9 @@ type Server struct {
 	initResult map[protocol.Version]json.RawMessage
 	methods    map[string]*method // the dispatch table
 	serverInfo []byte             // {"name","version"}, for stateless results
-	stateKey   []byte             // signs requestState (see input.go)
-	tasks      *taskStore         // the tasks extension (tasks.go)
+	state      *reqstate.Sealer   // signs requestState (see inputrequired.go)
+	tasks      *tasks.Store       // the tasks extension (taskcall.go, host/internal/tasks)
+	replica    string             // this process in Options.Store: its tasks' records, its list changes (listshare.go)
 
 	discoverResult json.RawMessage
 	readyBy        time.Time // StartupWait deadline
@@ -191,9 +194,10 @@ func New(reg *plugins.Registry, opts Options) *Server {
 	}
 	srv.serverInfo = srv.serverInfoJSON()
 	srv.discoverResult = discoverResult(&opts)
-	srv.stateKey = stateKey(opts.RequestStateKey)
+	srv.state = reqstate.New(opts.RequestStateKey)
 	srv.listeners = make(map[*listener]struct{})
-	srv.tasks = newTaskStore(&opts, srv.log)
+	srv.tasks = tasks.New(tasks.Config{TTL: opts.TaskTTL, MaxBytes: opts.TaskMaxBytes, After: opts.TaskAfter, Store: opts.Store, Log: srv.log})
+	srv.replica = srv.tasks.Replica()
 	srv.stop = reg.Subscribe(srv.onChange)
 	lctx, cancel := context.WithCancel(context.Background())
 	srv.stopLists, srv.listsDone, srv.listsReady = cancel, make(chan struct{}), make(chan struct{})
@@ -211,7 +215,7 @@ func (srv *Server) Close() {
 	srv.stop()
 	srv.stopLists()
 	<-srv.listsDone
-	srv.tasks.close()
+	srv.tasks.Close()
 	srv.chMu.Lock()
 	srv.closed = true
 	if srv.timer != nil {

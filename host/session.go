@@ -34,7 +34,7 @@ type session struct {
 
 	state     atomic.Pointer[clientState] // nil until initialize
 	stateless bool                        // every request is stateless (HTTP without a session)
-	principal string                      // stateless HTTP: who is asking, for task ownership (tasks.go)
+	principal string                      // stateless HTTP: who is asking, for task ownership (taskcall.go)
 	ready     atomic.Bool                 // notifications/initialized received
 	// early is what this session was answered before the initial load
 	// was done (changes.go): the load's changes are news to it only.
@@ -75,7 +75,7 @@ type request struct {
 	members  jsonrpc.Members // params' members, read with the message (nil: walk params)
 	serverID string          // the gateway's top-level "server_id"
 	state    *clientState    // stateless requests: from _meta; nil: the session's
-	input    *inputRound     // stateless requests that may ask for input (input.go)
+	input    *inputRound     // stateless requests that may ask for input (inputrequired.go)
 	routed   bool            // serverID was given
 	hints    *cacheHints     // stateless results: ttlMs and cacheScope chosen by the handler (nil: the server's)
 	// served is the plugin whose code answers (tools/call, resources/read,

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/host/internal/tasks"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
@@ -32,7 +33,7 @@ var skillsCapability = map[string]bool{"directoryRead": true}
 // serverExtensions are the extensions mcphost declares under
 // capabilities.extensions.
 func serverExtensions() map[string]any {
-	return map[string]any{extTasks: struct{}{}, extSkills: skillsCapability, extApps: appsCapability()}
+	return map[string]any{tasks.Extension: struct{}{}, extSkills: skillsCapability, extApps: appsCapability()}
 }
 
 var listSkills = listing[*plugins.Skill]{

@@ -17,6 +17,15 @@ import (
 	"github.com/mcphost/mcphost/sandbox"
 )
 
+// The task statuses of SEP-2663, as the wire spells them.
+const (
+	taskWorking   = "working"
+	taskInput     = "input_required"
+	taskCompleted = "completed"
+	taskFailed    = "failed"
+	taskCancelled = "cancelled"
+)
+
 // jobPlugin is a fake plugin with task-capable tools: "work" reports
 // progress, signals started and waits for release or its context; "ask"
 // reports progress then asks for an elicitation; "must" declares

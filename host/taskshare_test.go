@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +69,22 @@ func (c replicaClient) waitStatus(id, status string) taskView {
 	return taskView{}
 }
 
+// unannounced is a replica's handle on the store that, once off, refuses
+// Set, by which a replica announces itself (store.Announce) and nothing
+// else of the tasks writes: the replica's announcement, once withdrawn,
+// stays gone, as when the replica dies, while its calls run on.
+type unannounced struct {
+	store.Store
+	off atomic.Bool
+}
+
+func (u *unannounced) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if u.off.Load() {
+		return errors.New("announcements stopped by the test")
+	}
+	return u.Store.Set(ctx, key, value, ttl)
+}
+
 // sharedStores gives two handles on one store, as two replicas hold
 // them: the in-process one, and a private redis-server.
 func sharedStores(t *testing.T) map[string]func(t *testing.T) (store.Store, store.Store) {
@@ -101,7 +119,8 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sa, sb := open(t)
 			jpA, jpB := newJobPlugin(), newJobPlugin()
-			a := newTaskServer(t, jpA, Options{Store: sa})
+			quietA := &unannounced{Store: sa}
+			a := newTaskServer(t, jpA, Options{Store: quietA})
 			b := newTaskServer(t, jpB, Options{Store: sb})
 			onA, onB := replicaClient{t, a, "alice"}, replicaClient{t, b, "alice"}
 			eve := replicaClient{t, b, "eve"}
@@ -154,11 +173,10 @@ func TestTasksAcrossReplicas(t *testing.T) {
 			// A's announcements stop (as when it dies): B fails its task.
 			id = create("job_work")
 			recv(t, jpA.started, "third call started on A")
-			a.tasks.shareMu.Lock()
-			stop := a.tasks.stopShared
-			a.tasks.stopShared = func() {}
-			a.tasks.shareMu.Unlock()
-			stop() // withdraws A, as an expired announcement would
+			quietA.off.Store(true)
+			if err := store.Withdraw(context.Background(), sb, a.tasks.Replica()); err != nil { // as an expired announcement would
+				t.Fatal(err)
+			}
 			v := onB.waitStatus(id, taskFailed)
 			if !strings.Contains(v.StatusMessage, "stopped before it finished") {
 				t.Errorf("dead replica's task: statusMessage %q; want the reason", v.StatusMessage)

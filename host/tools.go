@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -65,13 +67,63 @@ func callTool(ctx context.Context, s *session, req *request) (any, error) {
 	if task, err := wantsTask(req, t); err != nil {
 		return nil, err
 	} else if task {
-		return s.srv.tasks.callTask(ctx, s, req, t, args, cc)
+		return callTask(ctx, s, req, t, args, cc)
 	}
 	out, err := t.Run(ctx, req.peer(), args, cc)
 	if s.srv.opts.Tracer != nil {
 		spanOutcome(ctx, t.Plugin.Name, err)
 	}
 	return toolOutcome(s, t, out, err, req.version())
+}
+
+// wantsTask reports whether a call of t, requested by req, runs as a task,
+// or returns the -32021 of a required-task tool whose client cannot take
+// one.
+func wantsTask(req *request, t *plugins.Tool) (bool, error) {
+	support := t.TaskSupport()
+	if req.state == nil || support == abi.TaskForbidden {
+		return false, nil
+	}
+	if !req.state.caps.tasks {
+		if support == abi.TaskRequired {
+			return false, missingTasks("tool " + strconv.Quote(t.Name) + " runs only as a task")
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// toolOutcome is what a tools/call answers for a run's output and error.
+// Everything that goes wrong inside the tool is a tool execution error:
+// an isError result the model can read, never a protocol error.
+func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v protocol.Version) (any, error) {
+	var ve *plugins.ValidationError
+	switch {
+	case errors.As(err, &ve) && ve.What == "arguments":
+		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", t.Name, ve.Detail)), nil
+	case errors.As(err, &ve):
+		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
+			t.Plugin.Name, t.Original, ve.Detail)), nil
+	case err != nil:
+		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
+	}
+	return json.RawMessage(protocol.FilterCallResult(out, v)), nil
+}
+
+// logHidden logs, for a call of an unknown tool name, the filter that hid
+// it (read_only, include_tools, exclude_tools), if one did: the client
+// only hears "unknown tool", the operator learns why.
+func (sc scope) logHidden(s *session, name string) {
+	if sc.g == nil {
+		return
+	}
+	p, h := sc.g.Hidden(name)
+	if sc.p != nil {
+		p, h = sc.p, sc.p.HiddenTool(name, true)
+	}
+	if h != nil && sc.owns(p) {
+		s.log.Info("tool call refused: a filter hides the tool", "tool", name, "plugin", p.Name, "filter", h.Filter)
+	}
 }
 
 // toolError is an isError CallToolResult carrying text.

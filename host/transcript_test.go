@@ -124,8 +124,8 @@ func runLines(t *testing.T, srv *Server, lines []string) []byte {
 	t.Helper()
 	step := make(chan struct{})
 	stepped := func(c *Conn) {
-		c.s.wg.Wait()           // every request the line started has answered
-		c.s.srv.tasks.wg.Wait() // and every task it started has finished
+		c.s.wg.Wait()        // every request the line started has answered
+		c.s.srv.tasks.Wait() // and every task it started has finished
 		step <- struct{}{}
 	}
 	inR, inW := io.Pipe()

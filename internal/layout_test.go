@@ -102,6 +102,8 @@ var rooms = []string{"abi", "sandbox", "plugins", "host", "cmd"}
 //     package, and the top-level internal/ helpers, shared by the tests of
 //     every room, import abi (and stdlibLeaves) only, so that no room's tests reach upward
 //     through them;
+//   - host/internal/ packages (the host root's rooms: tasks, reqstate) never import
+//     the host root;
 //   - the lean packages reach none of the heavy modules, directly or
 //     through the module's own packages (leanPath).
 func TestImportDirection(t *testing.T) {
@@ -271,6 +273,9 @@ func importRule(module, dir, p string, test bool) string {
 		}
 		return ""
 	}
+	if strings.HasPrefix(dir, "host/internal/") && p == module+"/host" && !test {
+		return "host/internal/ packages are rooms of the host root (tasks, reqstate); the root imports them, never the other way: take what you need through an interface the root implements"
+	}
 	from, to := slices.Index(rooms, top), slices.Index(rooms, target)
 	switch {
 	case from < 0:
@@ -337,6 +342,11 @@ func TestImportRule(t *testing.T) {
 		{"sandbox/wasmbin", m + "/abi", false, false},
 		{"host", m + "/internal/sigtest", true, true},
 		{"tools", m + "/abi", false, false},
+		{"host/internal/tasks", m + "/host", false, false},
+		{"host/internal/tasks", m + "/host/jsonrpc", false, true},
+		{"host/internal/tasks", m + "/plugins/store", false, true},
+		{"host", m + "/host/internal/tasks", false, true},
+		{"host/internal/reqstate", m + "/host", false, false},
 	}
 	for _, tt := range tests {
 		why := importRule(m, tt.dir, tt.imp, tt.test)

@@ -15,7 +15,7 @@ const (
 	V20250618
 	V20251125
 	// V20260728 is the stateless era: no initialize, every request
-	// carries its version and capabilities in _meta (host's era.go). It is
+	// carries its version and capabilities in _meta (host's stateless.go). It is
 	// never negotiated by initialize.
 	V20260728
 

@@ -1,10 +1,6 @@
 package host
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/host/internal/reqstate"
 	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins/consent"
 )
@@ -32,7 +29,7 @@ import (
 //     replaced by an InputRequiredResult: the recorded requests as
 //     inputRequests, and a requestState carrying every response known so
 //     far, signed with HMAC-SHA256 (Options.RequestStateKey) and bound to
-//     the method and item, with an expiry.
+//     the method and item, with an expiry (host/internal/reqstate).
 //  3. The client retries with inputResponses and the requestState; the
 //     plugin runs again with all the responses, and either completes or
 //     asks for more (another round).
@@ -44,9 +41,6 @@ import (
 
 // inputKeyMeta is the _meta key a guest names an input request with.
 const inputKeyMeta = abi.MetaInputKey
-
-// stateLifetime bounds how long a requestState is accepted.
-const stateLifetime = time.Hour
 
 // errInputPending is what a plugin's request for input gets while the
 // client has not answered it yet: the request ends with input_required.
@@ -62,27 +56,6 @@ type inputRound struct {
 	asked     map[string]json.RawMessage // requests to send, by key
 	counts    map[string]int             // default keys handed out, by method
 	consent   []string                   // consent questions the previous round asked
-}
-
-// requestStateBody is the signed payload of a requestState.
-type requestStateBody struct {
-	Target    string                     `json:"t"`
-	Expires   int64                      `json:"e"` // unix seconds
-	Responses map[string]json.RawMessage `json:"r,omitempty"`
-	// Consent lists the consent questions (abi.ConsentInputKeyPrefix)
-	// this round asked: a retry's answer to one counts only if it was
-	// asked, so no client grants what it was never asked about.
-	Consent []string `json:"c,omitempty"`
-}
-
-// stateKey returns key, or a random key when it is empty.
-func stateKey(key []byte) []byte {
-	if len(key) > 0 {
-		return key
-	}
-	k := make([]byte, 32)
-	rand.Read(k)
-	return k
 }
 
 // inputTarget names what a request is about: its method and item.
@@ -110,7 +83,7 @@ func (srv *Server) newInputRound(req *request) (*inputRound, error) {
 		if !ok {
 			return nil, jsonrpc.InvalidParams("invalid params: requestState must be a string")
 		}
-		body, err := srv.openState(s)
+		body, err := srv.state.Open(s)
 		if err != nil {
 			return nil, jsonrpc.InvalidParams("invalid params: requestState: %v", err)
 		}
@@ -254,54 +227,11 @@ func (srv *Server) inputRequired(req *request) json.RawMessage {
 		}
 	}
 	slices.Sort(questions)
-	state := srv.sealState(requestStateBody{Target: in.target, Expires: time.Now().Add(stateLifetime).Unix(), Responses: in.responses, Consent: questions})
+	state := srv.state.Seal(reqstate.Body{Target: in.target, Expires: time.Now().Add(reqstate.Lifetime).Unix(), Responses: in.responses, Consent: questions})
 	b := append([]byte(`{"resultType":"input_required","inputRequests":`), asked...)
 	b = append(b, `,"requestState":`...)
 	b = jsonscan.AppendString(b, state)
 	return append(b, '}')
-}
-
-// sealState encodes and signs a requestState: base64url(JSON) "."
-// base64url(HMAC-SHA256).
-func (srv *Server) sealState(body requestStateBody) string {
-	j, _ := json.Marshal(body)
-	payload := base64.RawURLEncoding.EncodeToString(j)
-	return payload + "." + base64.RawURLEncoding.EncodeToString(srv.mac(payload))
-}
-
-func (srv *Server) mac(payload string) []byte {
-	m := hmac.New(sha256.New, srv.stateKey)
-	m.Write([]byte(payload))
-	return m.Sum(nil)
-}
-
-// openState verifies and decodes a requestState.
-func (srv *Server) openState(s string) (*requestStateBody, error) {
-	i := len(s) - 1
-	for i >= 0 && s[i] != '.' {
-		i--
-	}
-	if i < 0 {
-		return nil, errors.New("malformed")
-	}
-	// Strict still skips CR and LF; re-encoding leaves one spelling per
-	// signature (FuzzOpenState found a line break accepted).
-	sig, err := base64.RawURLEncoding.Strict().DecodeString(s[i+1:])
-	if err != nil || base64.RawURLEncoding.EncodeToString(sig) != s[i+1:] || !hmac.Equal(sig, srv.mac(s[:i])) {
-		return nil, errors.New("integrity check failed")
-	}
-	j, err := base64.RawURLEncoding.DecodeString(s[:i])
-	if err != nil {
-		return nil, errors.New("malformed")
-	}
-	var body requestStateBody
-	if err := json.Unmarshal(j, &body); err != nil {
-		return nil, errors.New("malformed")
-	}
-	if time.Now().Unix() > body.Expires {
-		return nil, errors.New("expired")
-	}
-	return &body, nil
 }
 
 // statelessError maps an error to its 2026-07-28 code: an unknown resource

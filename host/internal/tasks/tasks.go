@@ -1,4 +1,4 @@
-package host
+package tasks
 
 import (
 	"context"
@@ -8,15 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
-	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/store"
 )
 
@@ -27,8 +25,8 @@ import (
 //
 //  1. The call starts in the request, on a goroutine owned by the task
 //     store. Input it asks for before it becomes a task is gathered with
-//     the request's own input_required rounds (input.go), as SEP-2663
-//     advises.
+//     the request's own input_required rounds (host's inputrequired.go),
+//     as SEP-2663 advises.
 //  2. It becomes a task when it first reports progress, or when
 //     Options.TaskAfter passes: the task is stored, then the request is
 //     answered with a CreateTaskResult (resultType "task"). A call that
@@ -36,16 +34,17 @@ import (
 //  3. The client polls tasks/get. Progress shows as statusMessage. Input
 //     the task asks for is surfaced as inputRequests (status
 //     input_required); when tasks/update has answered every outstanding
-//     key the plugin runs again with the answers, as input.go re-runs it.
+//     key the plugin runs again with the answers, as host's inputrequired.go
+//     re-runs it.
 //  4. tasks/cancel cancels the call's context, which stops the Wasm call.
 //
-// Tasks are bound to the requester (taskOwner): another client gets the
+// Tasks are bound to the requester (Call.Owner): another client gets the
 // same -32602 as for an unknown id. Finished tasks are kept until their
 // TTL, and the oldest are evicted first when their results exceed
 // Options.TaskMaxBytes.
 
-// extTasks is the extension's identifier.
-const extTasks = "io.modelcontextprotocol/tasks"
+// Extension is the extension's identifier.
+const Extension = "io.modelcontextprotocol/tasks"
 
 // Task statuses.
 const (
@@ -73,9 +72,9 @@ const (
 	phaseAbandoned        // its request ended before either
 )
 
-// taskStore runs the tasks of one Server and keeps them in Options.Store
-// (taskshare.go), where every replica reads them.
-type taskStore struct {
+// Store runs the tasks of one host.Server and keeps them in its store
+// (share.go), where every replica reads them.
+type Store struct {
 	ttl      time.Duration
 	maxBytes int64
 	after    time.Duration
@@ -95,9 +94,20 @@ type taskStore struct {
 	stopShared func() // ends the subscription and announcements; nil until the first task
 }
 
-func newTaskStore(opts *Options, log *slog.Logger) *taskStore {
-	ts := &taskStore{ttl: opts.TaskTTL, maxBytes: opts.TaskMaxBytes, after: opts.TaskAfter, log: log, jobs: map[string]*job{}, live: map[*job]bool{},
-		st: opts.Store, replica: newTaskID()}
+// Config is what a Store is made with: host.Options' task settings (zero
+// means the default), the store replicas share, and the server's logger.
+type Config struct {
+	TTL      time.Duration // Options.TaskTTL
+	MaxBytes int64         // Options.TaskMaxBytes
+	After    time.Duration // Options.TaskAfter
+	Store    store.Store
+	Log      *slog.Logger
+}
+
+// New returns the Store of one server, with a replica id of its own.
+func New(c Config) *Store {
+	ts := &Store{ttl: c.TTL, maxBytes: c.MaxBytes, after: c.After, log: c.Log, jobs: map[string]*job{}, live: map[*job]bool{},
+		st: c.Store, replica: newTaskID()}
 	if ts.ttl <= 0 {
 		ts.ttl = defaultTaskTTL
 	}
@@ -110,11 +120,15 @@ func newTaskStore(opts *Options, log *slog.Logger) *taskStore {
 	return ts
 }
 
+// Replica is this process as the task records and the store's channels
+// name it; host's list sharing names its messages with it too.
+func (ts *Store) Replica() string { return ts.replica }
+
 // job is one task-capable call. Its fields below mu are guarded by the
 // store's mu.
 type job struct {
 	id, owner, tool string
-	plugin          *plugins.Plugin // the tool's, for the audit record of tasks/get
+	plugin          string // the tool's, for the audit record of tasks/get
 	created         time.Time
 	cancel          context.CancelFunc
 	escalated       chan struct{} // closed on becoming a task
@@ -145,54 +159,51 @@ func (j *job) terminal() bool {
 	return j.status == taskCompleted || j.status == taskFailed || j.status == taskCancelled
 }
 
-// taskOwner is who a task created by a request of s belongs to: the
-// caller's identity on HTTP (ConnInfo.Principal: with [auth] the token's
-// issuer and subject, so a refreshed token still reaches its tasks; see
-// streamable's principal.go), the connection otherwise (stdio, in
-// process).
-func (s *session) taskOwner() string {
-	if s.stateless {
-		return "http:" + s.principal
-	}
-	return "conn:" + s.id
+// Call is what the Store needs of the host for one task-capable
+// tools/call: who asks, which tool, and the request it answers.
+type Call interface {
+	// Owner is who the task belongs to; tasks/* of another owner find no
+	// task.
+	Owner() string
+	// Tool names the tool and its plugin, for the record.
+	Tool() (name, plugin string)
+	// Responses are the input answers the request brought.
+	Responses() map[string]json.RawMessage
+	// Attempt runs the tool once, with the answers known so far; n is
+	// the Notify of the run's plugins.Peer.
+	Attempt(ctx context.Context, n *Notifier, responses map[string]json.RawMessage) Attempt
+	// NotifyRequest sends a notification to the request, before the call
+	// becomes a task; NotifyListeners to the subscriptions/listen
+	// listeners, after.
+	NotifyRequest(ctx context.Context, method string, params json.RawMessage) error
+	NotifyListeners(method string, params json.RawMessage)
 }
 
-// wantsTask reports whether a call of t, requested by req, runs as a task,
-// or returns the -32021 of a required-task tool whose client cannot take
-// one.
-func wantsTask(req *request, t *plugins.Tool) (bool, error) {
-	support := t.TaskSupport()
-	if req.state == nil || support == abi.TaskForbidden {
-		return false, nil
-	}
-	if !req.state.caps.tasks {
-		if support == abi.TaskRequired {
-			return false, missingTasks("tool " + strconv.Quote(t.Name) + " runs only as a task")
-		}
-		return false, nil
-	}
-	return true, nil
+// Attempt is one run of a call's tool.
+type Attempt interface {
+	// Outcome is what the request answers when the call finished in it.
+	Outcome() (any, error)
+	// Asked is the input the run asked for and the answers did not hold.
+	Asked() map[string]json.RawMessage
+	// Keep hands the run's input round to the request (the call finished
+	// in its request, which may answer input_required). It is called
+	// with the Store's lock held.
+	Keep()
+	// Final is what a task ends with when the run asked nothing.
+	Final() (any, error)
 }
 
-func missingTasks(why string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: codeMissingCapability, Message: "Missing required client capability: " + extTasks + " (" + why + ")",
-		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{extTasks: struct{}{}}}}}
-}
-
-// callTask runs a tool call that may become a task and answers its
-// request: with a CreateTaskResult once it is one, or as a plain call.
-func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *plugins.Tool, args json.RawMessage, cc abi.Context) (any, error) {
-	g, release := s.srv.reg.Acquire()
-	if g == nil || g.Tool(t.Name) != t {
-		// The tool was reloaded since the request looked it up.
-		release()
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternal, "tool %q was reloaded while starting; retry", t.Name)
-	}
+// Run runs a tool call that may become a task and answers its request:
+// with a CreateTaskResult once it is one, or as a plain call. release
+// (the registry generation the call runs in) is called when the call
+// ends.
+func (ts *Store) Run(ctx context.Context, c Call, release func()) (any, error) {
 	now := time.Now()
-	j := &job{id: newTaskID(), owner: s.taskOwner(), tool: t.Name, plugin: t.Plugin, created: now, updated: now,
+	tool, plugin := c.Tool()
+	j := &job{id: newTaskID(), owner: c.Owner(), tool: tool, plugin: plugin, created: now, updated: now,
 		escalated: make(chan struct{}), syncDone: make(chan outcome, 1), wake: make(chan struct{}, 1),
 		status: taskWorking, asked: map[string]json.RawMessage{}, responses: map[string]json.RawMessage{}}
-	for k, v := range req.input.responses {
+	for k, v := range c.Responses() {
 		j.responses[k] = v
 	}
 	// The call outlives its request once it is a task: its context keeps
@@ -210,16 +221,11 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 	ts.wg.Add(1)
 	ts.live[j] = true
 	ts.mu.Unlock()
-	if jsonrpc.Member(cc.Meta, "progressToken") == nil {
-		// The guest reports progress only with a token; a task's progress
-		// becomes its statusMessage.
-		cc.Meta = jsonrpc.SetMember(cc.Meta, "progressToken", jsonscan.AppendString(nil, "task-"+j.id))
-	}
 	go func() {
 		defer ts.wg.Done()
 		defer release()
 		defer cancel()
-		ts.run(jctx, s, req, j, t, args, cc)
+		ts.run(jctx, c, j)
 		ts.mu.Lock()
 		delete(ts.live, j)
 		ts.mu.Unlock()
@@ -255,7 +261,7 @@ func (ts *taskStore) callTask(ctx context.Context, s *session, req *request, t *
 // replica finds it) before the request is answered, and reports whether
 // it did. When the store cannot take it, the call stays in its request
 // and is answered as a plain call, which needs no shared state.
-func (ts *taskStore) escalate(ctx context.Context, j *job) bool {
+func (ts *Store) escalate(ctx context.Context, j *job) bool {
 	j.escMu.Lock()
 	defer j.escMu.Unlock()
 	ts.mu.Lock()
@@ -310,31 +316,21 @@ func (ts *taskStore) escalate(ctx context.Context, j *job) bool {
 }
 
 // run runs the call, again after each round of input, until it is done.
-func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, t *plugins.Tool, args json.RawMessage, cc abi.Context) {
+func (ts *Store) run(ctx context.Context, c Call, j *job) {
 	for {
-		in := &inputRound{target: req.input.target, responses: map[string]json.RawMessage{},
-			asked: map[string]json.RawMessage{}, counts: map[string]int{}, missing: map[string]bool{}}
 		ts.mu.Lock()
-		for k, v := range j.responses {
-			in.responses[k] = v
-		}
+		responses := maps.Clone(j.responses)
 		ts.mu.Unlock()
-		out, err := t.Run(ctx, &taskPeer{ts: ts, j: j, req: req, in: in}, args, cc)
-		res, rerr := toolOutcome(s, t, out, err, req.version())
+		a := c.Attempt(ctx, &Notifier{ts: ts, j: j, c: c}, responses)
+		res, rerr := a.Outcome()
+		asked := a.Asked()
 		ts.mu.Lock()
 		if j.phase != phaseTask {
 			// Finished in its request: the request answers, input_required
 			// included (invoke reads the request's round).
 			if j.phase == phaseRequest {
 				j.phase = phaseSync
-				req.input.mu.Lock()
-				for k, v := range in.asked {
-					req.input.asked[k] = v
-				}
-				for k := range in.missing {
-					req.input.missing[k] = true
-				}
-				req.input.mu.Unlock()
+				a.Keep()
 				j.syncDone <- outcome{res, rerr}
 			}
 			ts.mu.Unlock()
@@ -344,8 +340,8 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 			ts.mu.Unlock()
 			return
 		}
-		if len(in.asked) > 0 {
-			for k, v := range in.asked {
+		if len(asked) > 0 {
+			for k, v := range asked {
 				if _, ok := j.responses[k]; !ok {
 					j.asked[k] = v
 				}
@@ -360,9 +356,7 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 			continue
 		}
 		ts.mu.Unlock()
-		if merr := in.missingCapability(res, rerr); merr != nil {
-			res, rerr = nil, merr
-		}
+		res, rerr = a.Final()
 		if rerr == nil && ctx.Err() != nil {
 			rerr = ctx.Err()
 		}
@@ -371,27 +365,10 @@ func (ts *taskStore) run(ctx context.Context, s *session, req *request, j *job, 
 	}
 }
 
-// toolOutcome is what a tools/call answers for a run's output and error.
-// Everything that goes wrong inside the tool is a tool execution error:
-// an isError result the model can read, never a protocol error.
-func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v protocol.Version) (any, error) {
-	var ve *plugins.ValidationError
-	switch {
-	case errors.As(err, &ve) && ve.What == "arguments":
-		return toolError(fmt.Sprintf("invalid arguments for tool %q: %s", t.Name, ve.Detail)), nil
-	case errors.As(err, &ve):
-		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
-			t.Plugin.Name, t.Original, ve.Detail)), nil
-	case err != nil:
-		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
-	}
-	return json.RawMessage(protocol.FilterCallResult(out, v)), nil
-}
-
 // finish records a task's end: completed with the call's result (an
 // isError result included), failed with a JSON-RPC error, and stores it.
 // A cancelled task stays cancelled.
-func (ts *taskStore) finish(j *job, res any, err error) {
+func (ts *Store) finish(j *job, res any, err error) {
 	ts.mu.Lock()
 	changed := ts.finishLocked(j, res, err)
 	ts.mu.Unlock()
@@ -401,7 +378,7 @@ func (ts *taskStore) finish(j *job, res any, err error) {
 	ts.dropEvicted(context.Background())
 }
 
-func (ts *taskStore) finishLocked(j *job, res any, err error) bool {
+func (ts *Store) finishLocked(j *job, res any, err error) bool {
 	if j.terminal() {
 		return false
 	}
@@ -442,7 +419,7 @@ func (ts *taskStore) finishLocked(j *job, res any, err error) bool {
 // awaitInput waits until tasks/update answered every outstanding input
 // (reported by a message, or read from the record every inputRecheck in
 // case a message was lost), and reports false when ctx ended first.
-func (ts *taskStore) awaitInput(ctx context.Context, j *job) bool {
+func (ts *Store) awaitInput(ctx context.Context, j *job) bool {
 	tick := time.NewTicker(inputRecheck)
 	defer tick.Stop()
 	ts.absorb(ctx, j) // answers stored before this replica listened
@@ -460,7 +437,7 @@ func (ts *taskStore) awaitInput(ctx context.Context, j *job) bool {
 
 // grow counts n more bytes for j and evicts the oldest finished tasks
 // while the store holds more than its limit.
-func (ts *taskStore) grow(j *job, n int64) {
+func (ts *Store) grow(j *job, n int64) {
 	j.size += n
 	ts.bytes += n
 	for ts.bytes > ts.maxBytes {
@@ -477,7 +454,7 @@ func (ts *taskStore) grow(j *job, n int64) {
 	}
 }
 
-func (ts *taskStore) setStatus(j *job, status, msg string) {
+func (ts *Store) setStatus(j *job, status, msg string) {
 	j.status, j.message, j.updated = status, msg, time.Now()
 	if status != taskInput {
 		j.asked = map[string]json.RawMessage{}
@@ -486,7 +463,7 @@ func (ts *taskStore) setStatus(j *job, status, msg string) {
 
 // sweepLocked evicts the tasks whose TTL has passed, cancelling those
 // still running.
-func (ts *taskStore) sweepLocked(now time.Time) {
+func (ts *Store) sweepLocked(now time.Time) {
 	for _, j := range ts.jobs {
 		if now.Sub(j.created) > ts.ttl {
 			ts.evictLocked(j, "ttl")
@@ -494,7 +471,7 @@ func (ts *taskStore) sweepLocked(now time.Time) {
 	}
 }
 
-func (ts *taskStore) evictLocked(j *job, why string) {
+func (ts *Store) evictLocked(j *job, why string) {
 	delete(ts.jobs, j.id)
 	ts.evicted = append(ts.evicted, j.id)
 	ts.bytes -= j.size
@@ -507,7 +484,7 @@ func (ts *taskStore) evictLocked(j *job, why string) {
 
 // dropEvicted deletes from the store the records of the tasks evicted
 // under mu.
-func (ts *taskStore) dropEvicted(ctx context.Context) {
+func (ts *Store) dropEvicted(ctx context.Context) {
 	ts.mu.Lock()
 	ids := ts.evicted
 	ts.evicted = nil
@@ -521,9 +498,13 @@ func (ts *taskStore) dropEvicted(ctx context.Context) {
 	}
 }
 
-// close cancels every call (a task then ends failed, saying its replica
+// Wait blocks until every call running now has ended: a transcript
+// test's step is over only when the tasks it started are.
+func (ts *Store) Wait() { ts.wg.Wait() }
+
+// Close cancels every call (a task then ends failed, saying its replica
 // shut down), waits for them, and stops listening for its tasks.
-func (ts *taskStore) close() {
+func (ts *Store) Close() {
 	ts.mu.Lock()
 	ts.done = true
 	for j := range ts.live {
@@ -584,19 +565,22 @@ func appendTask(b []byte, r *taskRecord, ttl time.Duration, detail bool) []byte 
 	return append(b, '}')
 }
 
-// taskPeer is the plugins.Peer of a task-capable call.
-type taskPeer struct {
-	ts  *taskStore
-	j   *job
-	req *request
-	in  *inputRound
+// Notifier is the Notify of a task-capable call's plugins.Peer (host's
+// taskPeer; its Request goes to the attempt's input round).
+type Notifier struct {
+	ts *Store
+	j  *job
+	c  Call
 }
+
+// ID is the task's id, whether or not the call became a task.
+func (p *Notifier) ID() string { return p.j.id }
 
 // Notify turns progress into the task's statusMessage (and the call into
 // a task). Before that, notifications go to the request as usual; after,
 // only list changes and resource updates are sent, to listeners, since
 // SEP-2663 defines no other notification for a task.
-func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
+func (p *Notifier) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	if method == "notifications/progress" {
 		if params != nil && !jsonscan.Valid(params) {
 			return fmt.Errorf("notify %s: params are not valid JSON", method)
@@ -624,49 +608,20 @@ func (p *taskPeer) Notify(ctx context.Context, method string, params json.RawMes
 	inRequest := p.j.phase == phaseRequest
 	p.ts.mu.Unlock()
 	if inRequest {
-		return p.req.peer().Notify(ctx, method, params)
+		return p.c.NotifyRequest(ctx, method, params)
 	}
 	switch method {
 	case "notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed",
 		"notifications/resources/updated":
-		p.req.sess.srv.notifyListeners(method, params)
+		p.c.NotifyListeners(method, params)
 	}
 	return nil
-}
-
-// Request answers the call's input requests from the responses known so
-// far, or records them: in its request they become input_required
-// rounds, in a task its inputRequests.
-func (p *taskPeer) Request(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if params != nil && !jsonscan.Valid(params) {
-		return nil, fmt.Errorf("%s: params are not valid JSON", method)
-	}
-	if err := mayRequest(p.req.clientState(), method, params); err != nil {
-		if errors.Is(err, ErrNotSupported) {
-			p.in.refused(method)
-		}
-		return nil, err
-	}
-	return p.in.ask(method, params)
-}
-
-// taskParams reads the taskId of a tasks/* request, after checking the
-// client declared the extension.
-func taskParams(req *request) (string, error) {
-	if req.state == nil || !req.state.caps.tasks {
-		return "", missingTasks(req.method + " needs it")
-	}
-	id, ok := jsonrpc.Unquote(req.param("taskId"))
-	if !ok || id == "" {
-		return "", jsonrpc.InvalidParams("invalid params: taskId must be a non-empty string")
-	}
-	return id, nil
 }
 
 // lookup reads the caller's task from the store; someone else's is as
 // unknown as a missing one. A working task whose replica is gone is
 // failed first (deadRunner).
-func (ts *taskStore) lookup(ctx context.Context, s *session, id string) (*taskRecord, error) {
+func (ts *Store) lookup(ctx context.Context, owner, id string) (*taskRecord, error) {
 	ts.mu.Lock()
 	ts.sweepLocked(time.Now())
 	ts.mu.Unlock()
@@ -677,7 +632,7 @@ func (ts *taskStore) lookup(ctx context.Context, s *session, id string) (*taskRe
 		return nil, jsonrpc.InvalidParams("invalid params: unknown task %q", id)
 	case err != nil:
 		return nil, storeUnavailable("task "+strconv.Quote(id), err)
-	case r.Owner != s.taskOwner():
+	case r.Owner != owner:
 		return nil, jsonrpc.InvalidParams("invalid params: unknown task %q", id)
 	}
 	if r, err = ts.deadRunner(ctx, r); err != nil {
@@ -686,111 +641,98 @@ func (ts *taskStore) lookup(ctx context.Context, s *session, id string) (*taskRe
 	return r, nil
 }
 
-// withTask runs fn on the caller's task named by a tasks/* request.
-func withTask(ctx context.Context, s *session, req *request, fn func(ts *taskStore, r *taskRecord) (any, error)) (any, error) {
-	id, err := taskParams(req)
+// Get serves tasks/get of owner's task id, from the store: any replica
+// answers. It returns the DetailedTask and the name of the plugin whose
+// tool runs it.
+func (ts *Store) Get(ctx context.Context, owner, id string) (task json.RawMessage, plugin string, err error) {
+	r, err := ts.lookup(ctx, owner, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	ts := s.srv.tasks
-	r, err := ts.lookup(ctx, s, id)
-	if err != nil {
-		return nil, err
-	}
-	return fn(ts, r)
+	return json.RawMessage(appendTask(nil, r, ts.ttl, true)), r.Plugin, nil
 }
 
-// getTask serves tasks/get, from the store: any replica answers.
-func getTask(ctx context.Context, s *session, req *request) (any, error) {
-	return withTask(ctx, s, req, func(ts *taskStore, r *taskRecord) (any, error) {
-		if g, release := s.srv.reg.Acquire(); g != nil {
-			req.served = g.Plugin(r.Plugin)
-			release()
-		}
-		return json.RawMessage(appendTask(nil, r, ts.ttl, true)), nil
-	})
-}
-
-// updateTask serves tasks/update: answers to outstanding inputRequests are
-// stored, others ignored; the replica running the call hears of them and,
-// once none is outstanding, runs the call again.
-func updateTask(ctx context.Context, s *session, req *request) (any, error) {
-	raw := req.param("inputResponses")
-	if raw != nil && !jsonrpc.IsObject(raw) {
-		return nil, jsonrpc.InvalidParams("invalid params: inputResponses must be an object")
+// Update serves tasks/update of owner's task id with raw, the
+// inputResponses object: answers to outstanding inputRequests are stored,
+// others ignored; the replica running the call hears of them and, once
+// none is outstanding, runs the call again.
+func (ts *Store) Update(ctx context.Context, owner, id string, raw json.RawMessage) error {
+	r, err := ts.lookup(ctx, owner, id)
+	if err != nil {
+		return err
 	}
-	return withTask(ctx, s, req, func(ts *taskStore, r *taskRecord) (any, error) {
-		if r.Status != taskInput {
-			return emptyJSON, nil
+	if r.Status != taskInput {
+		return nil
+	}
+	took := false
+	r, err = ts.modify(ctx, r, func(cur *taskRecord) error {
+		if cur.Status != taskInput {
+			return errSkip
 		}
-		took := false
-		r, err := ts.modify(ctx, r, func(cur *taskRecord) error {
-			if cur.Status != taskInput {
-				return errSkip
-			}
-			took = false
-			jsonrpc.EachMember(raw, func(k, v []byte) bool {
-				key, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
-				if _, outstanding := cur.Asked[key]; outstanding && jsonrpc.IsObject(v) {
-					delete(cur.Asked, key)
-					if cur.Responses == nil {
-						cur.Responses = map[string]json.RawMessage{}
-					}
-					cur.Responses[key] = append(json.RawMessage(nil), v...)
-					took = true
+		took = false
+		jsonrpc.EachMember(raw, func(k, v []byte) bool {
+			key, _ := jsonrpc.Unquote(append(append([]byte{'"'}, k...), '"'))
+			if _, outstanding := cur.Asked[key]; outstanding && jsonrpc.IsObject(v) {
+				delete(cur.Asked, key)
+				if cur.Responses == nil {
+					cur.Responses = map[string]json.RawMessage{}
 				}
-				return true
-			})
-			if !took {
-				return errSkip
+				cur.Responses[key] = append(json.RawMessage(nil), v...)
+				took = true
 			}
-			cur.Updated = time.Now()
-			if len(cur.Asked) == 0 {
-				cur.Status, cur.Message = taskWorking, "resumed with the client's input"
-			}
-			return nil
+			return true
 		})
-		if err != nil {
-			return nil, storeUnavailable("tasks/update", err)
+		if !took {
+			return errSkip
 		}
-		if took {
-			ts.tell(ctx, r, "update")
+		cur.Updated = time.Now()
+		if len(cur.Asked) == 0 {
+			cur.Status, cur.Message = taskWorking, "resumed with the client's input"
 		}
-		return emptyJSON, nil
+		return nil
 	})
+	if err != nil {
+		return storeUnavailable("tasks/update", err)
+	}
+	if took {
+		ts.tell(ctx, r, "update")
+	}
+	return nil
 }
 
-// cancelTask serves tasks/cancel: the record is cancelled at once, and
-// the replica running the call cancels its context, which stops its Wasm
-// call. A finished task is acknowledged as is.
-func cancelTask(ctx context.Context, s *session, req *request) (any, error) {
-	return withTask(ctx, s, req, func(ts *taskStore, r *taskRecord) (any, error) {
-		if r.terminal() {
-			return emptyJSON, nil
+// Cancel serves tasks/cancel of owner's task id: the record is cancelled
+// at once, and the replica running the call cancels its context, which
+// stops its Wasm call. A finished task is acknowledged as is.
+func (ts *Store) Cancel(ctx context.Context, owner, id string) error {
+	r, err := ts.lookup(ctx, owner, id)
+	if err != nil {
+		return err
+	}
+	if r.terminal() {
+		return nil
+	}
+	cancelled := false
+	r, err = ts.modify(ctx, r, func(cur *taskRecord) error {
+		if cur.terminal() {
+			return errSkip
 		}
-		cancelled := false
-		r, err := ts.modify(ctx, r, func(cur *taskRecord) error {
-			if cur.terminal() {
-				return errSkip
-			}
-			cur.Status, cur.Message, cur.Updated, cur.Asked = taskCancelled, "cancelled by the client", time.Now(), nil
-			cancelled = true
-			return nil
-		})
-		if err != nil {
-			return nil, storeUnavailable("tasks/cancel", err)
-		}
-		if cancelled {
-			ts.tell(ctx, r, "cancel")
-		}
-		return emptyJSON, nil
+		cur.Status, cur.Message, cur.Updated, cur.Asked = taskCancelled, "cancelled by the client", time.Now(), nil
+		cancelled = true
+		return nil
 	})
+	if err != nil {
+		return storeUnavailable("tasks/cancel", err)
+	}
+	if cancelled {
+		ts.tell(ctx, r, "cancel")
+	}
+	return nil
 }
 
 // tell publishes op for task r to the replica running it. A message that
 // does not arrive is made up for: a cancel by the runner's next write,
 // which finds the record cancelled; an update by its periodic read.
-func (ts *taskStore) tell(ctx context.Context, r *taskRecord, op string) {
+func (ts *Store) tell(ctx context.Context, r *taskRecord, op string) {
 	b, _ := json.Marshal(taskMessage{Op: op, Task: r.ID})
 	if err := ts.st.Publish(ctx, replicaChannel(r.Replica), b); err != nil {
 		ts.log.Warn("task message not sent; the replica running it reads the record later", "op", op, "task", r.ID, "replica", r.Replica, "err", err)

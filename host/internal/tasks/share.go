@@ -1,4 +1,4 @@
-package host
+package tasks
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/mcphost/mcphost/plugins/store"
 )
 
-// Tasks in the store. Every task is a record in Options.Store under
+// Tasks in the store. Every task is a record in the shared store under
 // "task:<id>", so any replica answers tasks/get, and a finished result
 // outlives the replica that ran it. The replica running the call (the
 // record's Replica) is the only one that writes its progress, input
@@ -87,12 +87,9 @@ func storeUnavailable(what string, err error) error {
 }
 
 // recordLocked is j as the store should hold it; ts.mu is held.
-func (ts *taskStore) recordLocked(j *job) *taskRecord {
-	r := &taskRecord{ID: j.id, Owner: j.owner, Tool: j.tool, Replica: ts.replica, Created: j.created, Updated: j.updated,
+func (ts *Store) recordLocked(j *job) *taskRecord {
+	r := &taskRecord{ID: j.id, Owner: j.owner, Tool: j.tool, Plugin: j.plugin, Replica: ts.replica, Created: j.created, Updated: j.updated,
 		Rev: j.rev, Status: j.status, Message: j.message, Result: j.result, Error: j.rpcErr}
-	if j.plugin != nil {
-		r.Plugin = j.plugin.Name
-	}
 	if len(j.asked) > 0 {
 		r.Asked = maps.Clone(j.asked)
 	}
@@ -100,7 +97,7 @@ func (ts *taskStore) recordLocked(j *job) *taskRecord {
 }
 
 // ttlLeft is how long a record created at created still has to live.
-func (ts *taskStore) ttlLeft(created time.Time) time.Duration {
+func (ts *Store) ttlLeft(created time.Time) time.Duration {
 	return time.Until(created.Add(ts.ttl))
 }
 
@@ -110,7 +107,7 @@ func (ts *taskStore) ttlLeft(created time.Time) time.Duration {
 // adopts when it is further along than its own view. A missing record is
 // written again only while the task is kept (it vanished with a Redis
 // restart), never after it was evicted.
-func (ts *taskStore) save(ctx context.Context, snap *taskRecord, kept bool) (stored *taskRecord, created bool, err error) {
+func (ts *Store) save(ctx context.Context, snap *taskRecord, kept bool) (stored *taskRecord, created bool, err error) {
 	left := ts.ttlLeft(snap.Created)
 	if left <= 0 {
 		_, err := ts.st.Delete(ctx, taskKey(snap.ID))
@@ -149,7 +146,7 @@ func (ts *taskStore) save(ctx context.Context, snap *taskRecord, kept bool) (sto
 }
 
 // load reads a task's record: ErrNotFound when there is none.
-func (ts *taskStore) load(ctx context.Context, id string) (*taskRecord, error) {
+func (ts *Store) load(ctx context.Context, id string) (*taskRecord, error) {
 	b, err := ts.st.Get(ctx, taskKey(id))
 	if err != nil {
 		return nil, err
@@ -164,7 +161,7 @@ func (ts *taskStore) load(ctx context.Context, id string) (*taskRecord, error) {
 // modify applies fn to the record of task seen (as last read), as a peer
 // does (cancel, update, marking a dead runner's task failed). fn returns
 // errSkip to leave it as it is.
-func (ts *taskStore) modify(ctx context.Context, seen *taskRecord, fn func(r *taskRecord) error) (*taskRecord, error) {
+func (ts *Store) modify(ctx context.Context, seen *taskRecord, fn func(r *taskRecord) error) (*taskRecord, error) {
 	left := ts.ttlLeft(seen.Created)
 	if left <= 0 {
 		return nil, fmt.Errorf("task %s: %w", seen.ID, store.ErrNotFound)
@@ -193,7 +190,7 @@ func (ts *taskStore) modify(ctx context.Context, seen *taskRecord, fn func(r *ta
 // startShared subscribes this replica to its channel and starts
 // announcing it, the first time it runs a task. It is retried at the
 // next task when it fails.
-func (ts *taskStore) startShared(ctx context.Context) error {
+func (ts *Store) startShared(ctx context.Context) error {
 	ts.shareMu.Lock()
 	defer ts.shareMu.Unlock()
 	if ts.stopShared != nil {
@@ -228,7 +225,7 @@ func (ts *taskStore) startShared(ctx context.Context) error {
 }
 
 // follow handles the messages for this replica's tasks until sub closes.
-func (ts *taskStore) follow(sub store.Subscription) {
+func (ts *Store) follow(sub store.Subscription) {
 	for m := range sub.C() {
 		var msg taskMessage
 		if err := json.Unmarshal(m.Payload, &msg); err != nil {
@@ -255,7 +252,7 @@ func (ts *taskStore) follow(sub store.Subscription) {
 }
 
 // cancelLocal stops a task this replica runs.
-func (ts *taskStore) cancelLocal(j *job, why string) {
+func (ts *Store) cancelLocal(j *job, why string) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if j.terminal() {
@@ -269,7 +266,7 @@ func (ts *taskStore) cancelLocal(j *job, why string) {
 // absorb reads the answers tasks/update stored for j (on any replica)
 // and runs the call again once none is outstanding. A record that
 // another replica finished (cancelled) stops the call.
-func (ts *taskStore) absorb(ctx context.Context, j *job) {
+func (ts *Store) absorb(ctx context.Context, j *job) {
 	r, err := ts.load(ctx, j.id)
 	if errors.Is(err, store.ErrNotFound) {
 		ts.persist(ctx, j) // lost with a Redis restart: written again if still kept
@@ -306,7 +303,7 @@ func (ts *taskStore) absorb(ctx context.Context, j *job) {
 
 // persist saves j's current state, outside ts.mu. A record already
 // finished by a peer (a cancel whose message was lost) stops the call.
-func (ts *taskStore) persist(ctx context.Context, j *job) {
+func (ts *Store) persist(ctx context.Context, j *job) {
 	ts.mu.Lock()
 	if j.phase != phaseTask {
 		ts.mu.Unlock()
@@ -336,7 +333,7 @@ func (ts *taskStore) persist(ctx context.Context, j *job) {
 
 // deadRunner ends a working task whose replica no longer announces
 // itself: failed, with the reason, never unknown.
-func (ts *taskStore) deadRunner(ctx context.Context, r *taskRecord) (*taskRecord, error) {
+func (ts *Store) deadRunner(ctx context.Context, r *taskRecord) (*taskRecord, error) {
 	if r.terminal() || r.Replica == ts.replica {
 		return r, nil
 	}
