@@ -1,14 +1,13 @@
-// Package internal holds nothing itself; its subdirectories, and every
-// other internal/ directory in the module (host/internal,
-// sdk-guest/internal), are test helpers: code that the tests of two or
-// more packages share, imported only from _test.go files and the test
-// guests under testdata (internal/pdk).
+// Package internal holds nothing itself; its subdirectories are test
+// helpers: code that the tests of two or more packages share, imported
+// only from _test.go files and the test guests under testdata
+// (internal/pdk).
 //
-// Production code lives in the package that owns its job (the step
-// logger a plugin load uses is plugins/progress, not here), so that a
-// file's folder tells a reader what it may touch. The tests beside this
-// file fail when a non-test file outside an internal/ directory imports
-// one (TestInternalIsForTests), and when an import runs against the
+// A top-level folder's own internal/ (host/internal/tasks) is different:
+// it holds that folder's production rooms, off the public surface, and
+// the test helpers there are listed by name (testHelpers in
+// layout_test.go). The tests beside this file fail when a non-test file
+// imports a test helper (TestInternalIsForTests), and when an import runs against the
 // house's direction, cmd → host → plugins → sandbox → abi, or reaches
 // wazero outside sandbox (TestImportDirection).
 package internal

@@ -15,10 +15,18 @@ import (
 
 // TestInternalIsForTests walks the module and fails for every non-test
 // Go file, outside internal/ directories and testdata, that imports one of
-// the module's internal/ packages: internal/ means test helpers only.
+// the module's test helpers (isTestHelper): the top-level internal/, and
+// the test-helper packages inside a folder's internal/. The rest of a
+// folder's internal/ is that folder's own code, kept off the public
+// surface (TestPublicSurface).
 func TestInternalIsForTests(t *testing.T) {
 	root := ".."
 	module := modulePath(t, filepath.Join(root, "go.mod"))
+	for _, h := range testHelpers {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(h))); err != nil {
+			t.Errorf("testHelpers lists %s: %v; drop it from the list", h, err)
+		}
+	}
 	var files int
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -41,7 +49,7 @@ func TestInternalIsForTests(t *testing.T) {
 		files++
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if isInternal(module, p) {
+			if isTestHelper(module, p) {
 				rel, _ := filepath.Rel(root, path)
 				t.Errorf("%s imports %s: internal/ holds test helpers only; move production code to the package that owns its job", rel, p)
 			}
@@ -56,11 +64,19 @@ func TestInternalIsForTests(t *testing.T) {
 	}
 }
 
-func isInternal(module, path string) bool {
-	if path != module && !strings.HasPrefix(path, module+"/") {
+// testHelpers are the test-helper packages inside a top-level folder's
+// internal/ (each imported only by tests); the rest of such a folder is
+// production code.
+var testHelpers = []string{"host/internal/hosttest", "sdk-guest/internal/wasmrun"}
+
+// isTestHelper reports whether path is one of the module's test helpers:
+// a package of the top-level internal/, or one of testHelpers.
+func isTestHelper(module, path string) bool {
+	rel, ok := strings.CutPrefix(path, module+"/")
+	if !ok {
 		return false
 	}
-	return strings.HasSuffix(path, "/internal") || strings.Contains(path, "/internal/")
+	return rel == "internal" || strings.HasPrefix(rel, "internal/") || slices.Contains(testHelpers, rel)
 }
 
 func modulePath(t *testing.T, gomod string) string {
@@ -235,7 +251,7 @@ func importChain(module string, graph map[string][]string, dir string, stop func
 // module root) may not import p, or "" when it may.
 func importRule(module, dir, p string, test bool) string {
 	top, _, _ := strings.Cut(dir, "/")
-	helper := test || isInternal(module, module+"/"+dir) // test code, or a test helper
+	helper := test || isTestHelper(module, module+"/"+dir) // test code, or a test helper
 	switch {
 	case strings.HasPrefix(p, "github.com/tetratelabs/wazero"):
 		if top != "sandbox" && !helper {
