@@ -612,16 +612,16 @@ func startPeer(b *testing.B, bufSize int, argv ...string) (w io.WriteCloser, r *
 type cpuMeter struct {
 	unit     string // "call" or "iter"
 	per      map[string][]float64
-	shortest time.Duration // the least CPU a round of one server used
-	failed   error         // why a reading failed, if one did; reported once
+	shortest map[string]time.Duration // the least CPU a round of the server used
+	failed   error                    // why a reading failed, if one did; reported once
 }
 
 // cpuRoundMin is the least CPU a round must use for its CPU per call to
 // mean something: /proc/PID/stat counts in ticks of 10 ms.
-const cpuRoundMin = 200 * time.Millisecond
+const cpuRoundMin = 100 * time.Millisecond
 
 func newCPUMeter(unit string) *cpuMeter {
-	return &cpuMeter{unit: unit, per: map[string][]float64{}}
+	return &cpuMeter{unit: unit, per: map[string][]float64{}, shortest: map[string]time.Duration{}}
 }
 
 // measure runs round, which returns how many calls it made, and records
@@ -636,8 +636,8 @@ func (m *cpuMeter) measure(name string, pid int, round func() int) {
 		}
 		return
 	}
-	if len(m.per) == 0 || after-before < m.shortest {
-		m.shortest = after - before
+	if least, ok := m.shortest[name]; !ok || after-before < least {
+		m.shortest[name] = after - before
 	}
 	m.per[name] = append(m.per[name], float64(after-before)/float64(time.Microsecond)/float64(calls))
 }
@@ -646,16 +646,25 @@ func (m *cpuMeter) measure(name string, pid int, round func() int) {
 // and "cpu-x:<server>/<other>", the median of the per-round ratios of
 // CPU per call (below 1 is cheaper than the other), of every server not
 // in peers against every peer and every server after it in names; and
-// logs them in one line.
-func (m *cpuMeter) report(b *testing.B, names, peers []string) {
-	switch {
-	case m.failed != nil:
+// logs them in one line. A server whose rounds used too little CPU to
+// measure (cpuRoundMin) is left out, and the log says so.
+func (m *cpuMeter) report(b *testing.B, all, peers []string) {
+	if m.failed != nil {
 		b.Logf("no CPU per %s figures: %v (they need Linux's /proc)", m.unit, m.failed)
 		return
-	case m.shortest < cpuRoundMin:
-		if b.N > 1 { // not the framework's first run of one call
-			b.Logf("no CPU per %s figures: a round used %v of CPU, under the %v that /proc's 10 ms ticks need; make more calls a round (-benchtime)", m.unit, m.shortest, cpuRoundMin)
+	}
+	var names, short []string
+	for _, n := range all {
+		if m.shortest[n] < cpuRoundMin {
+			short = append(short, fmt.Sprintf("%s (%v)", n, m.shortest[n]))
+			continue
 		}
+		names = append(names, n)
+	}
+	if len(short) > 0 && b.N > 1 { // not the framework's first run of one call
+		b.Logf("no CPU per %s figures for %s: a round used less CPU than the %v that /proc's 10 ms ticks need; make more calls a round (-benchtime)", m.unit, strings.Join(short, ", "), cpuRoundMin)
+	}
+	if len(names) == 0 {
 		return
 	}
 	var line []string
