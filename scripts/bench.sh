@@ -10,7 +10,8 @@
 #   BASELINE=/tmp/old/mcphost scripts/bench.sh   # also measure an older build
 #   CLIENT=real scripts/bench.sh           # one client only (real, light, http; both is real and light)
 #   OUT=/tmp/perf.md scripts/bench.sh      # write the page elsewhere
-#   RAW=/tmp/raw.txt scripts/bench.sh      # keep the raw output (for --render)
+#   RAW=/tmp/raw.txt scripts/bench.sh      # keep the raw output (for --render;
+#                                          # its "note: " lines print under the page's header)
 #   scripts/bench.sh --render raw.txt      # only turn saved output into the page
 #
 # The raw `go test -bench` output is printed as it comes and kept in the
@@ -95,6 +96,7 @@ render() {
 		echo
 		echo "Measured by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): $(grep -m1 '^cpu:' "$raw" | sed 's/^cpu: //'), $(nproc) cores, $(go version | cut -d' ' -f3), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
 		echo "Load average (1, 5, 15 minutes) when the run started: $(grep -m1 '^load-start:' "$raw" | sed 's/^load-start: //'); when it ended: $(grep -m1 '^load-end:' "$raw" | sed 's/^load-end: //')."
+		sed -n 's/^note: //p' "$raw"
 		echo "Every figure is the median of interleaved rounds run in the same invocation, so"
 		echo "only ratios travel between machines; server CPU per call moves less with the"
 		echo "load than calls per second do."
@@ -267,7 +269,7 @@ render() {
 		echo "list cache that compiles plugins on first use)."
 		echo
 		echo '```'
-		grep -vE '^(goos|goarch|pkg|PASS|ok |load-)' "$raw" || true
+		grep -vE '^(goos|goarch|pkg|PASS|ok |load-|note: )' "$raw" || true
 		echo '```'
 	} >"$OUT"
 	echo "wrote $OUT" >&2
