@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,7 +46,9 @@ import (
 //   - serial is one call in flight; inflight4 is four callers at once.
 //
 // Metrics: "calls/s:<server>" (median of the rounds) and
-// "x:<server>/<peer>" (median of the per-round ratios).
+// "x:<server>/<peer>" (median of the per-round ratios); beside them each
+// server's CPU per call, "cpu-µs/call:<server>", and its ratios,
+// "cpu-x:<server>/<other>" (see cpuMeter).
 // scripts/bench.sh turns them into docs/performance.md.
 //
 // client http is the HTTP workload of peers_http_bench_test.go:
@@ -126,10 +130,15 @@ func startBenchServers(b *testing.B) []*benchServer {
 		serve := func(config string) *exec.Cmd {
 			return exec.Command(m.bin, "serve", "--no-watch", "--log-level", "error", "--config", config)
 		}
+		// As in the HTTP workload, compiled code is in the cache before
+		// the measured server starts: a first start serves on the
+		// interpreter while it compiles, which would land in the rounds.
 		if benchServerWanted(b, m.prefix+"go") {
+			fillCodeCache(b, m.bin, "testdata/bench/plugins.toml", "wasm_echo")
 			servers = append(servers, startBenchServer(b, m.prefix+"go", serve("testdata/bench/plugins.toml"), "wasm_echo"))
 		}
 		if cConfig != "" && benchServerWanted(b, m.prefix+"c") {
+			fillCodeCache(b, m.bin, cConfig, cTool)
 			servers = append(servers, startBenchServer(b, m.prefix+"c", serve(cConfig), cTool))
 		}
 	}
@@ -213,9 +222,13 @@ func peerRounds(b *testing.B, servers []*benchServer, client string, inflight in
 	}
 	rounds := max(1, *peersRounds)
 	rates := map[string][]float64{}
+	cpu := newCPUMeter("call")
 	for round := range rounds {
 		for _, s := range rotate(servers, round) {
-			rates[s.name] = append(rates[s.name], float64(b.N)/run(s, b.N).Seconds())
+			cpu.measure(s.name, s.cmd.Process.Pid, func() int {
+				rates[s.name] = append(rates[s.name], float64(b.N)/run(s, b.N).Seconds())
+				return b.N
+			})
 		}
 	}
 	for _, s := range servers {
@@ -226,6 +239,7 @@ func peerRounds(b *testing.B, servers []*benchServer, client string, inflight in
 		names[i] = s.name
 	}
 	reportRatios(b, names, benchPeers, rates)
+	cpu.report(b, names, benchPeers)
 }
 
 // reportRatios reports "x:<server>/<peer>", the median of the per-round
@@ -588,4 +602,134 @@ func startPeer(b *testing.B, bufSize int, argv ...string) (w io.WriteCloser, r *
 	r = bufio.NewReaderSize(out, bufSize)
 	handshake(b, w, r)
 	return w, r, func() { w.Close(); cmd.Wait() }
+}
+
+// cpuMeter records each server's CPU per call over the rounds: the user
+// and system time of its process (every thread, from /proc/PID/stat)
+// across a round, divided by the calls the round made. Wall-clock rates
+// move with a shared machine's load; CPU per call moves much less, and
+// says which server does more work for the same call.
+type cpuMeter struct {
+	unit     string // "call" or "iter"
+	per      map[string][]float64
+	shortest map[string]time.Duration // the least CPU a round of the server used
+	failed   error                    // why a reading failed, if one did; reported once
+}
+
+// cpuRoundMin is the least CPU a round must use for its CPU per call to
+// mean something: /proc/PID/stat counts in ticks of 10 ms.
+const cpuRoundMin = 100 * time.Millisecond
+
+func newCPUMeter(unit string) *cpuMeter {
+	return &cpuMeter{unit: unit, per: map[string][]float64{}, shortest: map[string]time.Duration{}}
+}
+
+// measure runs round, which returns how many calls it made, and records
+// the CPU per call of process pid under name.
+func (m *cpuMeter) measure(name string, pid int, round func() int) {
+	before, err0 := procCPU(pid)
+	calls := round()
+	after, err1 := procCPU(pid)
+	if err := cmp.Or(err0, err1); err != nil || calls == 0 {
+		if m.failed == nil {
+			m.failed = fmt.Errorf("%s: %d calls: %v", name, calls, err)
+		}
+		return
+	}
+	if least, ok := m.shortest[name]; !ok || after-before < least {
+		m.shortest[name] = after - before
+	}
+	m.per[name] = append(m.per[name], float64(after-before)/float64(time.Microsecond)/float64(calls))
+}
+
+// report reports "cpu-µs/<unit>:<server>", the median over the rounds,
+// and "cpu-x:<server>/<other>", the median of the per-round ratios of
+// CPU per call (below 1 is cheaper than the other), of every server not
+// in peers against every peer and every server after it in names; and
+// logs them in one line. A server whose rounds used too little CPU to
+// measure (cpuRoundMin) is left out, and the log says so.
+func (m *cpuMeter) report(b *testing.B, all, peers []string) {
+	if m.failed != nil {
+		b.Logf("no CPU per %s figures: %v (they need Linux's /proc)", m.unit, m.failed)
+		return
+	}
+	var names, short []string
+	for _, n := range all {
+		if m.shortest[n] < cpuRoundMin {
+			short = append(short, fmt.Sprintf("%s (%v)", n, m.shortest[n]))
+			continue
+		}
+		names = append(names, n)
+	}
+	if len(short) > 0 && b.N > 1 { // not the framework's first run of one call
+		b.Logf("no CPU per %s figures for %s: a round used less CPU than the %v that /proc's 10 ms ticks need; make more calls a round (-benchtime)", m.unit, strings.Join(short, ", "), cpuRoundMin)
+	}
+	if len(names) == 0 {
+		return
+	}
+	var line []string
+	for _, n := range names {
+		med := benchstat.Median(m.per[n])
+		b.ReportMetric(med, "cpu-µs/"+m.unit+":"+n)
+		line = append(line, fmt.Sprintf("%s %.1f", n, med))
+	}
+	for i, s := range names {
+		if slices.Contains(peers, s) {
+			continue
+		}
+		for _, o := range names {
+			if o == s || !slices.Contains(peers, o) && slices.Index(names, o) < i {
+				continue
+			}
+			ratios := make([]float64, len(m.per[s]))
+			for r := range ratios {
+				ratios[r] = m.per[s][r] / m.per[o][r]
+			}
+			med := benchstat.Median(ratios)
+			b.ReportMetric(med, "cpu-x:"+s+"/"+o)
+			line = append(line, fmt.Sprintf("%s÷%s %.2f", s, o, med))
+		}
+	}
+	b.Logf("server CPU µs per %s (median of %d rounds) and ratios: %s", m.unit, len(m.per[names[0]]), strings.Join(line, ", "))
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times,
+// fixed at 100 for user space.
+const clockTicks = 100
+
+// procCPU is the user and system time process pid has used so far, all
+// its threads, from /proc/PID/stat.
+func procCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	ticks, err := statCPUTicks(stat)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// statCPUTicks is utime+stime (fields 14 and 15) of a /proc/PID/stat
+// line. The command name, field 2, is in parentheses and may hold spaces
+// and parentheses itself, so fields are counted after its last ')'.
+func statCPUTicks(stat []byte) (uint64, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("no ')' closing the command name")
+	}
+	f := strings.Fields(string(stat[i+1:])) // f[0] is field 3, the state
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name; want at least 13", len(f))
+	}
+	utime, err := strconv.ParseUint(f[11], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("utime: %w", err)
+	}
+	stime, err := strconv.ParseUint(f[12], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stime: %w", err)
+	}
+	return utime + stime, nil
 }

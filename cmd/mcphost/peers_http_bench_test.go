@@ -166,22 +166,27 @@ func waitListening(addr string, cmd *exec.Cmd) error {
 // medians and each server's peak RSS.
 func httpRounds(b *testing.B, servers []*httpServer, form string) {
 	n := *peersHTTPIters
-	run := func(s *httpServer, n int) float64 {
+	run := func(s *httpServer, n int) (rate float64, done int) {
 		start := time.Now()
 		done, err := s.run(form, n, time.Now().Add(*peersHTTPTime))
 		if err != nil {
 			b.Fatalf("%s: %v", s.name, err)
 		}
-		return float64(done) / time.Since(start).Seconds()
+		return float64(done) / time.Since(start).Seconds(), done
 	}
 	for _, s := range servers {
 		run(s, 2*httpUsers) // warm-up: connections, pools, first-call paths
 	}
 	rounds := max(1, *peersRounds)
 	rates := map[string][]float64{}
+	cpu := newCPUMeter("iter")
 	for round := range rounds {
 		for _, s := range rotate(servers, round) {
-			rates[s.name] = append(rates[s.name], run(s, n))
+			cpu.measure(s.name, s.cmd.Process.Pid, func() int {
+				rate, done := run(s, n)
+				rates[s.name] = append(rates[s.name], rate)
+				return done
+			})
 		}
 	}
 	for _, s := range servers {
@@ -202,6 +207,7 @@ func httpRounds(b *testing.B, servers []*httpServer, form string) {
 		names[i] = s.name
 	}
 	reportRatios(b, names, httpPeers, rates)
+	cpu.report(b, names, httpPeers)
 }
 
 // peakRSS is the peak resident set (VmHWM) of process pid in MiB.

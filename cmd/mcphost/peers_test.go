@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The peers BenchmarkPeers measures mcphost against. Each is an echo tool
@@ -157,5 +159,53 @@ func TestPeers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStatCPUTicks checks the /proc/PID/stat reading behind
+// BenchmarkPeers' CPU per call, including command names that hold the
+// separators themselves.
+func TestStatCPUTicks(t *testing.T) {
+	const tail = " S 1 2 3 4 5 6 7 8 9 10 250 30 0 0 20 0 9 0 100"
+	tests := []struct {
+		name, stat string
+		want       uint64
+		fails      bool
+	}{
+		{"plain", "42 (mcphost)" + tail, 280, false},
+		{"spaces and parentheses in the name", "42 (a) b (c) d)" + tail, 280, false},
+		{"no closing parenthesis", "42 (mcphost" + tail, 0, true},
+		{"cut short", "42 (mcphost) S 1 2 3", 0, true},
+		{"not a number", "42 (mcphost) S 1 2 3 4 5 6 7 8 9 10 x 30", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := statCPUTicks([]byte(tc.stat))
+		if (err != nil) != tc.fails || got != tc.want {
+			t.Errorf("%s: statCPUTicks = %d, %v; want %d, failing %v", tc.name, got, err, tc.want, tc.fails)
+		}
+	}
+}
+
+// TestProcCPU checks that procCPU sees this process's own CPU time grow
+// while it works, and never past the wall-clock time times the cores.
+func TestProcCPU(t *testing.T) {
+	pid := os.Getpid()
+	before, err := procCPU(pid)
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	start := time.Now()
+	var after time.Duration
+	for sum := uint64(0); after < before+50*time.Millisecond && time.Since(start) < time.Minute; {
+		for i := range uint64(1 << 20) {
+			sum += i * i
+		}
+		if after, err = procCPU(pid); err != nil || sum == 0 {
+			t.Fatal(err)
+		}
+	}
+	wall := time.Since(start)
+	if used := after - before; used < 50*time.Millisecond || used > wall*time.Duration(runtime.NumCPU())+20*time.Millisecond {
+		t.Errorf("procCPU grew by %v in %v of work on %d cores; want at least 50ms and at most the wall time times the cores", used, wall, runtime.NumCPU())
 	}
 }

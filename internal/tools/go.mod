@@ -4,7 +4,7 @@ go 1.26.8
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9
-	github.com/mark3labs/mcp-go v1.2.1
+	github.com/mark3labs/mcp-go v1.6.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/zitadel/oidc/v3 v3.52.0
 )
