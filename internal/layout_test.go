@@ -14,28 +14,32 @@ import (
 )
 
 // TestInternalIsForTests walks the module and fails for every non-test
-// Go file, outside internal/ directories and testdata, that imports one of
-// the module's test helpers (isTestHelper): the top-level internal/, and
-// the test-helper packages inside a folder's internal/. The rest of a
-// folder's internal/ is that folder's own code, kept off the public
-// surface (TestPublicSurface).
+// Go file, outside test helpers and testdata, that imports a test helper
+// (isTestHelper): the top-level internal/ holds the helpers the tests of
+// several rooms share (and the stdlibLeaves), a room's internal/ its
+// private packages and its own helpers (hosttest, wasmrun).
 func TestInternalIsForTests(t *testing.T) {
 	root := ".."
 	module := modulePath(t, filepath.Join(root, "go.mod"))
-	for _, h := range testHelpers {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(h))); err != nil {
-			t.Errorf("testHelpers lists %s: %v; drop it from the list", h, err)
-		}
-	}
 	var files int
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", "testdata", "node_modules", "internal":
+			case ".git", "testdata", "node_modules":
 				return filepath.SkipDir
+			}
+			if isTestHelper(rel) {
+				return filepath.SkipDir // helpers may import helpers
+			}
+			if path != root {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // another module (internal/tools)
+				}
 			}
 			return nil
 		}
@@ -49,9 +53,8 @@ func TestInternalIsForTests(t *testing.T) {
 		files++
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if isTestHelper(module, p) {
-				rel, _ := filepath.Rel(root, path)
-				t.Errorf("%s imports %s: internal/ holds test helpers only; move production code to the package that owns its job", rel, p)
+			if dir, ok := strings.CutPrefix(p, module+"/"); ok && isTestHelper(dir) {
+				t.Errorf("%s imports %s: a test helper, for _test.go files only; move production code to the package that owns its job", rel, p)
 			}
 		}
 		return nil
@@ -64,19 +67,36 @@ func TestInternalIsForTests(t *testing.T) {
 	}
 }
 
-// testHelpers are the test-helper packages inside a top-level folder's
-// internal/ (each imported only by tests); the rest of such a folder is
-// production code.
-var testHelpers = []string{"host/internal/hosttest", "sdk-guest/internal/wasmrun"}
+// roomTestHelpers are the test helpers inside a room's internal/ whose
+// name does not end in "test".
+var roomTestHelpers = map[string]bool{"sdk-guest/internal/wasmrun": true}
 
-// isTestHelper reports whether path is one of the module's test helpers:
-// a package of the top-level internal/, or one of testHelpers.
-func isTestHelper(module, path string) bool {
-	rel, ok := strings.CutPrefix(path, module+"/")
-	if !ok {
-		return false
+// isTestHelper reports whether the package in dir (slash-separated,
+// relative to the module root) is code shared by tests: the top-level
+// internal/ and what is beneath it, except the stdlibLeaves production
+// imports; in a room's internal/, a package named …test or listed in
+// roomTestHelpers, and what is beneath it.
+func isTestHelper(dir string) bool { return isTestHelperOf(stdlibLeaves, dir) }
+
+func isTestHelperOf(stdlibLeaves map[string]bool, dir string) bool {
+	if dir == "internal" {
+		return true
 	}
-	return rel == "internal" || strings.HasPrefix(rel, "internal/") || slices.Contains(testHelpers, rel)
+	if rest, ok := strings.CutPrefix(dir, "internal/"); ok {
+		name, _, _ := strings.Cut(rest, "/")
+		return !stdlibLeaves["internal/"+name]
+	}
+	parts := strings.Split(dir, "/")
+	for i := 1; i+1 < len(parts); i++ {
+		if parts[i] != "internal" {
+			continue
+		}
+		helper := strings.Join(parts[:i+2], "/")
+		if strings.HasSuffix(parts[i+1], "test") || roomTestHelpers[helper] {
+			return true
+		}
+	}
+	return false
 }
 
 func modulePath(t *testing.T, gomod string) string {
@@ -96,10 +116,13 @@ func modulePath(t *testing.T, gomod string) string {
 	return ""
 }
 
-// stdlibLeaves are packages of a lower room that import the standard
-// library alone, so a test helper may use them without letting any room's
-// tests reach upward (wasmgen writes modules with wasmbin's encoders).
-var stdlibLeaves = map[string]bool{"sandbox/wasmbin": true}
+// stdlibLeaves are packages that import the standard library alone, so
+// that every room, and the test helpers, may use them without reaching
+// upward (wasmgen writes modules with wasmbin's encoders; plugins and
+// sandbox keep their caches' entries with cachefile). They live in the
+// top-level internal/ beside the test helpers; isTestHelper tells them
+// apart.
+var stdlibLeaves = map[string]bool{"sandbox/wasmbin": true, "sandbox/cachefile": true}
 
 // rooms are the module's top-level packages in the one direction imports
 // may point: a package may import its own room and the rooms before it,
@@ -251,7 +274,7 @@ func importChain(module string, graph map[string][]string, dir string, stop func
 // module root) may not import p, or "" when it may.
 func importRule(module, dir, p string, test bool) string {
 	top, _, _ := strings.Cut(dir, "/")
-	helper := test || isTestHelper(module, module+"/"+dir) // test code, or a test helper
+	helper := test || isTestHelper(dir) // test code, or a test helper
 	switch {
 	case strings.HasPrefix(p, "github.com/tetratelabs/wazero"):
 		if top != "sandbox" && !helper {
@@ -363,11 +386,45 @@ func TestImportRule(t *testing.T) {
 		{"host/internal/tasks", m + "/plugins/store", false, true},
 		{"host", m + "/host/internal/tasks", false, true},
 		{"host/internal/reqstate", m + "/host", false, false},
+		{"sandbox/internal/extism", "github.com/extism/go-sdk", false, false}, // private, not a helper
+		{"host/internal/tasks", "github.com/tetratelabs/wazero", false, false},
+		{"host/internal/hosttest", "github.com/tetratelabs/wazero", false, true},
+		{"sandbox", m + "/internal/cachefile", false, true},
+		{"sandbox/cachefile", m + "/abi", false, false}, // a stdlib leaf
 	}
 	for _, tt := range tests {
 		why := importRule(m, tt.dir, tt.imp, tt.test)
 		if got := why == ""; got != tt.ok {
 			t.Errorf("importRule(%s imports %s, test=%v): got allowed=%v (%q); want %v", tt.dir, tt.imp, tt.test, got, why, tt.ok)
+		}
+	}
+}
+
+// TestIsTestHelper holds isTestHelper to each kind of internal/ package.
+func TestIsTestHelper(t *testing.T) {
+	tests := []struct {
+		dir  string
+		want bool
+	}{
+		{"internal", true},
+		{"internal/logtest", true},
+		{"internal/pdk", true},
+		{"internal/wasmgen/sub", true},
+		{"internal/cachefile", false}, // a stdlib leaf (once moved)
+		{"internal/wasmbin", false},
+		{"host/internal/hosttest", true},
+		{"sdk-guest/internal/wasmrun", true},
+		{"sandbox/internal/rootfs", false},
+		{"host/internal/tasks", false},
+		{"cmd/mcphost/internal/systest", true},
+		{"cmd/mcphost/internal/cli", false},
+		{"host", false},
+		{"plugins/store", false},
+	}
+	stdlibLeaves := map[string]bool{"internal/cachefile": true, "internal/wasmbin": true}
+	for _, tt := range tests {
+		if got := isTestHelperOf(stdlibLeaves, tt.dir); got != tt.want {
+			t.Errorf("isTestHelper(%s) = %v; want %v", tt.dir, got, tt.want)
 		}
 	}
 }
