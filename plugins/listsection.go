@@ -157,8 +157,12 @@ func (l *Loader) EmbedLists(ctx context.Context, name string, wasm []byte, dynam
 	if err != nil {
 		return nil, SectionInfo{}, err
 	}
-	return out, SectionInfo{Dynamic: s.Dynamic, Tools: len(s.Tools), Resources: len(s.Resources), Templates: len(s.Templates),
-		Prompts: len(s.Prompts), Bytes: len(body)}, nil
+	return out, s.info(len(body)), nil
+}
+
+func (s *listsSectionBody) info(size int) SectionInfo {
+	return SectionInfo{Dynamic: s.Dynamic, Tools: len(s.Tools), Resources: len(s.Resources), Templates: len(s.Templates),
+		Prompts: len(s.Prompts), Bytes: size}
 }
 
 // listError is a guest that loaded and failed to list.
@@ -188,14 +192,29 @@ func (l *Loader) emptyWorldLists(ctx context.Context, name string, wasm []byte) 
 	return e, nil
 }
 
+// firstLoadKey marks the context of a plugin's first load (a first
+// start, a plugin added), whose Go build writes the lists section.
+type firstLoadKey struct{}
+
+func withFirstLoad(ctx context.Context) context.Context {
+	return context.WithValue(ctx, firstLoadKey{}, true)
+}
+
 // embedBuilt is the step after a Go build of mcphost's (source.BuildOptions.AfterBuild):
 // it writes the lists section into the built file. A failure is logged
-// and leaves the file as built: its plugin is run to list it.
+// and leaves the file as built: its plugin is run to list it. A build
+// for a reload (an author's save) writes none: the save-to-served time
+// would pay for a load that only a first start uses, and the list cache
+// holds what the reload lists.
 func (l *Loader) embedBuilt(name string) func(ctx context.Context, file string) error {
 	if l.load == nil {
 		return nil
 	}
 	return func(ctx context.Context, file string) error {
+		if ctx.Value(firstLoadKey{}) == nil {
+			l.log.Debug("lists section not written: a build for a reload; the list cache keeps its lists", "plugin", name)
+			return nil
+		}
 		wasm, err := os.ReadFile(file)
 		if err != nil {
 			return err
@@ -214,4 +233,18 @@ func (l *Loader) embedBuilt(name string) func(ctx context.Context, file string) 
 		l.log.Debug("lists section written", "plugin", name, "tools", info.Tools, "dynamic", info.Dynamic)
 		return nil
 	}
+}
+
+// ReadListsSection says what wasm's lists section holds; found is false
+// when it has none. The error is why a start would ignore it.
+func ReadListsSection(wasm []byte) (info SectionInfo, found bool, err error) {
+	body, found, err := sandbox.CustomSection(wasm, ListsSection)
+	if err != nil || !found {
+		return SectionInfo{}, found, err
+	}
+	s, err := parseListsSection(body)
+	if err != nil {
+		return SectionInfo{}, true, err
+	}
+	return s.info(len(body)), true, nil
 }

@@ -434,6 +434,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	lim := config.EffectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
+	if prev == nil {
+		ctx = withFirstLoad(ctx) // a Go build writes the lists section (listsection.go)
+	}
 	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
