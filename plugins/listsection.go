@@ -88,13 +88,19 @@ func worldOf(lim sandbox.Limits) string {
 }
 
 // sectionLists returns the lists wasm's section holds for a plugin given
-// lim, or nil, saying why when it has a section it does not use.
-func (l *Loader) sectionLists(name string, wasm []byte, lim sandbox.Limits) *listEntry {
+// lim, or nil, saying why when it has a section it does not use. What it
+// returns goes into the list cache under key, as a listing would: the
+// next start finds it there, and the first use checks it either way.
+func (l *Loader) sectionLists(name string, wasm []byte, lim sandbox.Limits, key string) *listEntry {
 	body, found, err := sandbox.CustomSection(wasm, ListsSection)
 	if err == nil && found {
 		var s *listsSectionBody
 		if s, err = parseListsSection(body); err == nil {
-			return l.useSection(name, s, lim)
+			e := l.useSection(name, s, lim)
+			if e != nil {
+				l.saveLists(key, e)
+			}
+			return e
 		}
 	}
 	if err != nil {

@@ -153,6 +153,11 @@ func TestListsSectionFirstStart(t *testing.T) {
 			if fromSection := strings.Contains(logs.String(), "plugin listed from its lists section"); fromSection != (tt.loads == 0) {
 				t.Errorf("log says listed from the section: %v; want %v\n%s", fromSection, tt.loads == 0, logs.String())
 			}
+			// Listed from the section or by running it, the plugin is in
+			// the list cache for the next start.
+			if entries, _ := filepath.Glob(filepath.Join(dir, "lists", "*.json")); len(entries) != 1 {
+				t.Errorf("list cache %v after the first start; want one entry", entries)
+			}
 			if tt.warn != "" && !strings.Contains(logs.String(), tt.warn) {
 				t.Errorf("log lacks %q:\n%s", tt.warn, logs.String())
 			}

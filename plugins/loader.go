@@ -481,7 +481,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		key = listKey(spec.Name, sum, lim, strict)
 		e, msg := l.cachedLists(key), "plugin listed from the list cache; its module loads on first use"
 		if e == nil && prev == nil { // a first start, or a plugin added
-			e, msg = l.sectionLists(spec.Name, wasm, lim), "plugin listed from its lists section; its module loads on first use"
+			e, msg = l.sectionLists(spec.Name, wasm, lim, key), "plugin listed from its lists section; its module loads on first use"
 		}
 		if e != nil {
 			c := &core{name: spec.Name, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
