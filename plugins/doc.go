@@ -94,7 +94,10 @@
 // limits and config match an entry of the list cache (listcache.go) is
 // listed from it and gets a lazy module (lazy.go), compiled and
 // instantiated on first use; that first use re-reads the lists and
-// signals a change when they differ from the cached ones.
+// signals a change when they differ from the cached ones. On a first
+// load with no entry, a plugin whose .wasm carries the mcphost:lists
+// custom section (listsection.go, written after mcphost's Go build or by
+// [Loader.EmbedLists]) is listed from that section the same way.
 //
 // Every cached file the loader uses (a build, a download, a list entry)
 // is checked against the SHA-256 recorded when it was written; a bad one

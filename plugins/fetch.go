@@ -21,7 +21,8 @@ func (l *Loader) sourceOf(server *config.ServerConfig, spec *config.Spec) (sourc
 			return nil, err
 		}
 		l.busy.Store(spec.Name, "build")
-		return source.NewGo(spec.Source, source.BuildOptions{CacheDir: l.cache.BuildDir(), Go: server.Go, Logger: l.log, Plugin: spec.Name}), nil
+		return source.NewGo(spec.Source, source.BuildOptions{CacheDir: l.cache.BuildDir(), Go: server.Go, Logger: l.log, Plugin: spec.Name,
+			AfterBuild: l.embedBuilt(spec.Name)}), nil
 	case spec.URL != "":
 		return source.NewURL(spec.URL, spec.SHA256, l.cache.DownloadDir(), l.httpClient, spec.Signature), nil
 	case spec.OCI != "":

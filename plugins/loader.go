@@ -509,6 +509,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	lim := effectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
+	if prev == nil {
+		ctx = withFirstLoad(ctx) // a Go build writes the lists section (listsection.go)
+	}
 	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
 	if err != nil {
 		return nil, false, err
@@ -551,7 +554,11 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	var key string
 	if l.listDir != "" {
 		key = listKey(spec.Name, sum, lim, strict)
-		if e := l.cachedLists(key); e != nil {
+		e, msg := l.cachedLists(key), "plugin listed from the list cache; its module loads on first use"
+		if e == nil && prev == nil { // a first start, or a plugin added
+			e, msg = l.sectionLists(spec.Name, wasm, lim, key), "plugin listed from its lists section; its module loads on first use"
+		}
+		if e != nil {
 			c := &core{name: spec.Name, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 				signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
 			if lm := l.lazy(spec, c, file, wasm, lim, key, e); lm != nil {
@@ -564,7 +571,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 				for _, f := range l.engine.CodeFiles(sum) {
 					used.add(f)
 				}
-				l.log.Debug("plugin listed from the list cache; its module loads on first use", "plugin", spec.Name)
+				l.log.Debug(msg, "plugin", spec.Name)
 				return c, false, nil
 			}
 		}

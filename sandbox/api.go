@@ -93,6 +93,13 @@ type Limits struct {
 	// stays on the interpreter: only the instances made after the
 	// compile (a fault's replacement) and later loads run compiled code.
 	InterpretFirst bool `json:"-"`
+	// ListOnly says the module is loaded to be read once (its lists) and
+	// closed, its code never served: a core module whose compiled code is
+	// not cached runs on the interpreter, whatever the Engine's options,
+	// and is not compiled in the background, since nothing would run what
+	// the compile stores (plugins' lists section is written this way, into
+	// code whose hash then differs).
+	ListOnly bool `json:"-"`
 	// KeepsState says the module's instances keep state between calls
 	// (a plugin not declared stateless), which cannot move from the
 	// interpreter to compiled code: when the compile is ready (tier.go)

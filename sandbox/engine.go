@@ -163,7 +163,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	}
 	use := e.cache.get(wasm, log)
 	// Components run on their own loader, which has one engine.
-	tiered := e.interpret && lim.InterpretFirst && !IsComponent(wasm) && !use.hasCode()
+	tiered := (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode()
 	var be backend
 	var sigs map[string]signature
 	if tiered {
@@ -227,14 +227,23 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "instantiate", Err: errors.New("engine is closed")}
 	}
-	if tiered {
+	switch {
+	case tiered && lim.ListOnly:
+		// Nothing will run compiled code: none is made, and the compiles
+		// of other modules of the name go on.
+		e.modules[m] = nil
+	case tiered:
 		// The background compile holds use; the swap hands it to m.
 		e.modules[m] = nil
 		m.startCompile(use, rc, wasm, newBE)
-	} else {
+	default:
 		e.modules[m] = use // released by forget, when m closes
 	}
 	e.mu.Unlock()
+	if tiered && lim.ListOnly {
+		use.close(ctx)
+		return m, nil
+	}
 	e.supersede(m)
 	return m, nil
 }

@@ -21,6 +21,7 @@ import (
 var (
 	coldPlugins = flag.Int("coldstart.plugins", 100, "how many distinct Go plugins BenchmarkColdStart serves")
 	coldRounds  = flag.String("coldstart.rounds", "cold,warm", "BenchmarkColdStart's rounds; \"warm\" alone starts on the caches a previous run left in -coldstart.dir")
+	coldSection = flag.Bool("coldstart.section", false, "write the mcphost:lists section (what mcphost lists --embed writes) into the plugins BenchmarkColdStart serves")
 	coldDir     = flag.String("coldstart.dir", "", "where BenchmarkColdStart writes its plugins, plugins.toml and the servers' logs, kept (for profiling by hand); \"\" means a temporary directory")
 )
 
@@ -40,7 +41,10 @@ var (
 // Round "cold" starts with empty caches, "warm" with what cold left. The
 // client is real-like: a reader goroutine decodes every message.
 //
-//	go test -run '^$' -bench ColdStart -benchtime 1x ./cmd/mcphost [-args -coldstart.plugins 100]
+// With -coldstart.section each plugin carries its lists section
+// (docs/lists-section.md), and a cold start lists it from there.
+//
+//	go test -run '^$' -bench ColdStart -benchtime 1x ./cmd/mcphost [-args -coldstart.plugins 100 -coldstart.section]
 func BenchmarkColdStart(b *testing.B) {
 	n := *coldPlugins
 	dir := *coldDir
@@ -82,6 +86,10 @@ func distinctGoPlugins(b *testing.B, dir string, n int) string {
 	wasm, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if *coldSection {
+		// The copies differ only in a custom section: one listing serves all.
+		wasm = embedLists(b, wasm)
 	}
 	var cfg strings.Builder
 	cfg.WriteString("[server]\nname = \"coldstart\"\n")

@@ -55,6 +55,8 @@ func init() {
 			func(ctx context.Context, a []string, s streams) error { return cmdRead(ctx, a, s.out, s.stderr) }},
 		{"prompt", "NAME ['{json args}']", "get one prompt and print it",
 			func(ctx context.Context, a []string, s streams) error { return cmdPrompt(ctx, a, s.out, s.stderr) }},
+		{"lists", "FILE [--embed [--dynamic REASON]]", "show, or write (--embed), the lists section that lets a first start list a plugin without running it",
+			func(ctx context.Context, a []string, s streams) error { return cmdLists(ctx, a, s.out, s.stderr) }},
 		{"go", "GOARGS...", "run the go command with the SDK this binary carries (e.g. mcphost go test ./...)",
 			func(ctx context.Context, a []string, s streams) error { return cmdGo(ctx, a, s.in, s.out, s.stderr) }},
 		{"cache", "size|prune [--max SIZE]", "show the size of the caches, or prune them (least recently used first)",

@@ -55,6 +55,11 @@ type BuildOptions struct {
 	Logger *slog.Logger
 	// Plugin names the plugin in progress logs.
 	Plugin string
+	// AfterBuild, when not nil, runs on each file the go command builds,
+	// before it goes into the cache (where its SHA-256 is recorded): the
+	// step that writes the plugin's lists section (package plugins). An
+	// error fails the build; a cached build does not run it again.
+	AfterBuild func(ctx context.Context, file string) error
 }
 
 // BuildGo builds the Go main package in dir as a Wasm reactor
@@ -147,7 +152,7 @@ func BuildGo(ctx context.Context, dir string, opts BuildOptions) (string, error)
 		}
 	}
 	log.Debug("go build: running go list", "plugin", opts.Plugin, "go", goCmd)
-	b := &goBuild{dir: dir, goCmd: goCmd, cacheDir: cacheDir, log: log, plugin: opts.Plugin}
+	b := &goBuild{dir: dir, goCmd: goCmd, cacheDir: cacheDir, log: log, plugin: opts.Plugin, after: opts.AfterBuild}
 	done := progress.Track(ctx, opts.Logger, opts.Plugin, "build", slog.LevelInfo)
 	out, err := b.keyAndBuild(ctx, mod)
 	done(err)
@@ -212,6 +217,7 @@ type goBuild struct {
 	tmp      string // a temporary directory removed after the build
 	log      *slog.Logger
 	plugin   string
+	after    func(ctx context.Context, file string) error // BuildOptions.AfterBuild
 	// saidCache is set once goCacheFallback has logged its directory.
 	saidCache bool
 }
@@ -230,6 +236,11 @@ func (b *goBuild) build(ctx context.Context, out string) error {
 	built := filepath.Join(tmp, "plugin.wasm")
 	if _, err := b.run(ctx, "build", "-buildmode=c-shared", "-o", built, "."); err != nil {
 		return err
+	}
+	if b.after != nil {
+		if err := b.after(ctx, built); err != nil {
+			return &BuildError{Dir: b.dir, Err: err}
+		}
 	}
 	// The record goes first: the module is never in place without it.
 	sum, err := cachefile.SumOf(built)
