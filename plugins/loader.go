@@ -496,16 +496,7 @@ func (l *Loader) loadBounded(ctx context.Context, server *config.ServerConfig, s
 // reference taken), or a newly loaded one.
 func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin, used *fileSet) (*core, bool, error) {
 	if spec.Native != nil {
-		if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
-			return prev.core, true, nil
-		}
-		c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server), runtime: "in-process",
-			signal: l.signals.signaller(spec.Name), obs: l.obs}
-		if _, err := l.inspect(ctx, c); err != nil {
-			return nil, false, err // a Native module is closed only by the generations that hold it
-		}
-		c.refs.Store(1)
-		return c, false, nil
+		return l.loadNative(ctx, server, spec, prev)
 	}
 	lim := effectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
@@ -616,6 +607,20 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	if listing {
 		l.listOnly(ctx, spec, c, file, wasm, lim, key, e)
+	}
+	c.refs.Store(1)
+	return c, false, nil
+}
+
+// loadNative is loadOne for an in-process module (config.Spec.Native).
+func (l *Loader) loadNative(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin) (*core, bool, error) {
+	if prev != nil && sameModule(prev.core.native, spec.Native) && prev.core.acquire() {
+		return prev.core, true, nil
+	}
+	c := &core{name: spec.Name, module: spec.Native, native: spec.Native, hash: "native", strict: strictSchemas(spec, server), runtime: "in-process",
+		signal: l.signals.signaller(spec.Name), obs: l.obs}
+	if _, err := l.inspect(ctx, c); err != nil {
+		return nil, false, err // a Native module is closed only by the generations that hold it
 	}
 	c.refs.Store(1)
 	return c, false, nil
