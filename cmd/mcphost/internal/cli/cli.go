@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,8 +17,6 @@ import (
 
 	"github.com/mcphost/mcphost/plugins/config"
 )
-
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 // command is one entry of the command table. A command added here is
 // dispatched by run and listed by --help.
@@ -74,8 +72,9 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, "  help      print this help (also -h, --help)\n\nrun 'mcphost <command> -h' for the flags of a command\n")
 }
 
-// run is main without os.Exit, so testscript can drive it in-process.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Run runs the mcphost command line args (without the program name) and
+// returns the exit status: main without os.Exit.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	name := "serve"
 	if len(args) > 0 {
 		switch args[0] {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ var mdLink = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
 // GitHub makes anchors). It also keeps the README the front door: at most
 // 200 lines, linking every page under docs/.
 func TestDocLinks(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..", "..")
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func codeSpans(lines []string) []string {
 // TestOperationsCommands: the command table of docs/operations.md has a
 // row for every command of the binary, with the synopsis --help prints.
 func TestOperationsCommands(t *testing.T) {
-	rows := section(t, filepath.Join("..", "..", "docs", "operations.md"), "## Commands")
+	rows := section(t, filepath.Join("..", "..", "..", "..", "docs", "operations.md"), "## Commands")
 	spans := codeSpans(rows)
 	for _, c := range commands {
 		found := slices.ContainsFunc(spans, func(s string) bool {
@@ -213,7 +213,7 @@ func TestOperationsCommands(t *testing.T) {
 // every package of the module (examples/ aside: examples/README.md lists
 // them), so a newcomer finds each folder's job there.
 func TestDevelopmentLayout(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..", "..")
 	spans := codeSpans(section(t, filepath.Join(root, "docs", "development.md"), "## Layout"))
 	named := map[string]bool{}
 	for _, s := range spans {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/redistest"
 	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
@@ -76,12 +77,12 @@ func TestCallUsesStore(t *testing.T) {
 		t.Skip("builds examples/counter")
 	}
 	srv := redistest.Start(t)
-	src, err := filepath.Abs(filepath.Join("..", "..", "examples", "counter"))
+	src, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "examples", "counter"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	body := fmt.Sprintf("[server]\nstore = %q\nload_timeout = \"15m\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntimeout = \"60s\"\n", srv.URL(), quote(src))
+	body := fmt.Sprintf("[server]\nstore = %q\nload_timeout = \"15m\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntimeout = \"60s\"\n", srv.URL(), systest.Quote(src))
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -8,31 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/host/auth"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/store"
 )
-
-// listeningAddr sends the URL of the first listening line of a server's
-// stderr (r) for path, reading r to its end.
-func listeningAddr(r io.Reader, path string) <-chan string {
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`msg=listening addr=(http://127\.0\.0\.1:[0-9]+` + regexp.QuoteMeta(path) + `)`)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-	}()
-	return addr
-}
 
 // TestServeHTTP starts `mcphost serve --http 127.0.0.1:0`, reads the
 // address from the listening line as scripts do, initializes a session
@@ -48,7 +32,7 @@ func TestServeHTTP(t *testing.T) {
 			strings.NewReader(""), io.Discard, errW)
 		errW.Close()
 	}()
-	addr := listeningAddr(errR, "/rpc")
+	addr := systest.ListeningAddr(errR, "/rpc")
 	var url string
 	select {
 	case url = <-addr:

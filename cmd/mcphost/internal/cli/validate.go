@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -134,9 +134,9 @@ func firstLine(s string) string {
 	return s
 }
 
-// loadReport is validate --json's output: what a config loads, for
+// LoadReport is validate --json's output: what a config loads, for
 // scripts and editors. Tools carry their exposed (namespaced) names.
-type loadReport struct {
+type LoadReport struct {
 	OK       bool            `json:"ok"`
 	Plugins  []pluginReport  `json:"plugins"`
 	Failures []failureReport `json:"failures"`
@@ -165,7 +165,7 @@ type failureReport struct {
 }
 
 func printJSON(w io.Writer, g *plugins.Generation) error {
-	rep := loadReport{OK: len(g.Failures) == 0, Plugins: []pluginReport{}, Failures: []failureReport{}}
+	rep := LoadReport{OK: len(g.Failures) == 0, Plugins: []pluginReport{}, Failures: []failureReport{}}
 	for _, p := range g.Plugins {
 		pr := pluginReport{Name: p.Name, ABI: p.ABI, Source: p.Spec.Source, Path: p.Spec.Path, Signer: p.Signer(),
 			Tools: []abi.Tool{}, Resources: []abi.Resource{}, Templates: []abi.ResourceTemplate{}, Prompts: []abi.Prompt{},

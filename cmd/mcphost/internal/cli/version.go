@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 )
 
-// version is set at link time by releases (-ldflags "-X main.version=…").
+// version is set at link time by releases (-ldflags "-X github.com/mcphost/mcphost/cmd/mcphost/internal/cli.version=…").
 var version = ""
 
 func versionString() string {

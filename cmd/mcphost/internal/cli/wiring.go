@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -99,4 +99,21 @@ func (c *common) setup(ctx context.Context, stderr io.Writer) (*slog.Logger, *co
 		return nil, nil, nil, err
 	}
 	return log, cfg, rt, nil
+}
+
+// Build loads cfg's plugins with the engine, caches and loader every
+// subcommand uses, for callers that serve them in-process (the
+// benchmarks). The caller swaps the generation into a registry and calls
+// close when done with it.
+func Build(ctx context.Context, log *slog.Logger, cfg *config.Config) (g *plugins.Generation, close func(context.Context), err error) {
+	rt, err := newPluginRuntime(ctx, log, nil, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err = rt.loader.Build(ctx, cfg, nil)
+	if err != nil {
+		rt.close(ctx)
+		return nil, nil, err
+	}
+	return g, rt.close, nil
 }

@@ -1,4 +1,4 @@
-package main
+package clients
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/plugins"
 )
 
@@ -75,8 +76,8 @@ func TestAppsBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	toml := "[[plugin]]\nname = \"palette\"\nsource = " + quote(example) + "\n\n" +
-		"[[plugin]]\nname = \"shades\"\nsource = " + quote(example) + "\n" +
+	toml := "[[plugin]]\nname = \"palette\"\nsource = " + systest.Quote(example) + "\n\n" +
+		"[[plugin]]\nname = \"shades\"\nsource = " + systest.Quote(example) + "\n" +
 		"[plugin.ui]\ntools = { palette = \"app.html\" }\ncsp_connect = [\"https://api.example.com\"]\n"
 	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestAppsBrowser(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--http", "127.0.0.1:0")
+	srv := exec.CommandContext(ctx, systest.Binary(t), "serve", "--config", conf, "--no-watch", "--http", "127.0.0.1:0")
 	errR, errW := io.Pipe()
 	srv.Stderr = errW
 	if err := srv.Start(); err != nil {

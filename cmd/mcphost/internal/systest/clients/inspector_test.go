@@ -1,4 +1,4 @@
-package main
+package clients
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // TestInspectorCLI drives `mcphost serve` with the MCP Inspector's CLI
@@ -30,11 +32,11 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	inspector := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
 	_, nerr := exec.LookPath("node")
-	requireTool(t, "node or the MCP Inspector is missing (scripts/ts-sdk.sh installs it)", nerr == nil && fileExists(inspector))
+	systest.RequireTool(t, "node or the MCP Inspector is missing (scripts/ts-sdk.sh installs it)", nerr == nil && fileExists(inspector))
 	if testing.Short() {
 		t.Skip("runs mcphost serve under the Inspector")
 	}
-	bin := mcphostBinary(t)
+	bin := systest.Binary(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +44,7 @@ func TestInspectorCLI(t *testing.T) {
 	conformance := filepath.Join(root, "examples", "conformance")
 	palette := t.TempDir()
 	if err := os.WriteFile(filepath.Join(palette, "plugins.toml"),
-		[]byte("[[plugin]]\nname = \"palette\"\nsource = "+quote(filepath.Join(root, "examples", "palette"))+"\n"), 0o644); err != nil {
+		[]byte("[[plugin]]\nname = \"palette\"\nsource = "+systest.Quote(filepath.Join(root, "examples", "palette"))+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// run runs the Inspector's CLI on args and returns its stdout; a
@@ -95,7 +97,7 @@ func TestInspectorCLI(t *testing.T) {
 		})
 	}
 	t.Run("http", func(t *testing.T) {
-		_, url := serveHTTP(t, "--config", filepath.Join(root, "plugins.toml"), "--no-watch")
+		_, url := systest.ServeHTTP(t, "--config", filepath.Join(root, "plugins.toml"), "--no-watch")
 		for _, era := range []string{"legacy", "modern"} {
 			checkHash(t, era, run(t, append([]string{"--protocol-era", era, "--transport", "http", url}, call...)...))
 		}
@@ -107,7 +109,7 @@ func TestInspectorCLI(t *testing.T) {
 		// _meta level in the modern one (where its SDK client sends no
 		// logging/setLevel; host/testdata/stateless-2026-07-28.txtar
 		// shows mcphost serving one anyway).
-		_, url := serveHTTP(t, "--config", filepath.Join(root, "plugins.toml"), "--no-watch")
+		_, url := systest.ServeHTTP(t, "--config", filepath.Join(root, "plugins.toml"), "--no-watch")
 		for _, transport := range [][]string{{"--cwd", root, bin, "serve", "--no-watch"}, {"--transport", "http", url}} {
 			out := run(t, append(append([]string{"--protocol-era", "modern"}, transport...), "--method", "initialize")...)
 			var res struct {

@@ -1,4 +1,4 @@
-package main
+package clients
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -98,7 +99,7 @@ func TestJaegerTrace(t *testing.T) {
 			t.Logf("jaeger's output:\n%s", jlog.String())
 		}
 	}()
-	waitFor(t, ctx, "jaeger's query API", func() bool {
+	systest.WaitFor(t, ctx, "jaeger's query API", func() bool {
 		resp, err := http.Get("http://" + queryAddr + "/api/services")
 		if err == nil {
 			resp.Body.Close()
@@ -139,7 +140,7 @@ func TestJaegerTrace(t *testing.T) {
 	meta := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(cctx, meta)
 
-	cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", config, "--no-watch", "--eager")
+	cmd := exec.CommandContext(ctx, systest.Binary(t), "serve", "--config", config, "--no-watch", "--eager")
 	var serr bytes.Buffer
 	cmd.Stderr = &serr
 	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+otlpAddr,
@@ -165,7 +166,7 @@ func TestJaegerTrace(t *testing.T) {
 	}
 
 	var tr jaegerTrace
-	waitFor(t, ctx, "the trace in jaeger", func() bool {
+	systest.WaitFor(t, ctx, "the trace in jaeger", func() bool {
 		tr = getTrace(t, queryAddr, traceID)
 		return tr.find("http_request GET") != nil && tr.find("tools/call web_fetch", "mcphost-test") != nil && tr.find("tools/call web_fetch", "test-client") != nil
 	})
@@ -207,21 +208,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// waitFor polls ok, an external process's state that sends no signal,
-// every 100 ms until ctx ends.
-func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
-	t.Helper()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for !ok() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-tick.C:
-		}
-	}
 }
 
 // jaegerTrace is a trace as Jaeger's /api/traces/{id} returns it.

@@ -1,4 +1,4 @@
-package main
+package clients
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // TestTSClient drives `mcphost serve` with the official TypeScript SDK's
@@ -47,7 +49,7 @@ func TestTSClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs mcphost serve and node")
 	}
-	bin := mcphostBinary(t)
+	bin := systest.Binary(t)
 	examples, err := filepath.Abs(filepath.Join("..", "..", "plugins.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +76,7 @@ func TestTSClient(t *testing.T) {
 	// to these clients as to the Go SDK's (TestComponentClients).
 	if wasm := filepath.Join(os.Getenv("MCPHOST_COMPONENTS"), "kinds.wasm"); fileExists(wasm) {
 		conf := filepath.Join(t.TempDir(), "plugins.toml")
-		if err := os.WriteFile(conf, []byte("[[plugin]]\nname = \"kinds\"\npath = "+quote(wasm)+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(conf, []byte("[[plugin]]\nname = \"kinds\"\npath = "+systest.Quote(wasm)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		cases = append(cases, tsCase{name: "component", conf: conf, tool: "kinds_greet", args: `{"name":"Wält"}`,
@@ -181,7 +183,7 @@ func TestTSClient(t *testing.T) {
 				defer func() { cancel(); _ = srv.Wait(); errW.Close() }()
 				var url string
 				select {
-				case url = <-listeningAddr(errR, "/mcp"):
+				case url = <-systest.ListeningAddr(errR, "/mcp"):
 				case <-time.After(time.Minute):
 					t.Fatal("no listening line on stderr")
 				}

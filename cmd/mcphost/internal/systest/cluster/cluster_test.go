@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/redistest"
 )
 
@@ -26,9 +27,9 @@ import (
 type cluster struct {
 	t     *testing.T
 	redis *redistest.Server
-	dirs  [2]string   // config directories
-	reps  [2]*replica // the running processes
-	lb    string      // haproxy's base URL
+	dirs  [2]string           // config directories
+	reps  [2]*systest.Replica // the running processes
+	lb    string              // haproxy's base URL
 	env   []string
 }
 
@@ -60,12 +61,12 @@ func startCluster(t *testing.T, conf string, env ...string) *cluster {
 		if err := os.WriteFile(filepath.Join(c.dirs[i], "plugins.toml"), []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c.reps[i] = startReplica(t, c.env, "--config", filepath.Join(c.dirs[i], "plugins.toml"))
+		c.reps[i] = systest.StartReplica(t, c.env, "--config", filepath.Join(c.dirs[i], "plugins.toml"))
 	}
 	for _, r := range c.reps {
-		waitOK(t, r.base+"/readyz")
+		systest.WaitOK(t, r.Base+"/readyz")
 	}
-	c.lb = startHAProxy(t, haproxy, c.reps[0].base, c.reps[1].base)
+	c.lb = startHAProxy(t, haproxy, c.reps[0].Base, c.reps[1].Base)
 	return c
 }
 
@@ -105,14 +106,14 @@ func needHAProxy(t *testing.T) string {
 // listenerReplica polls the replicas' metrics (bounded) until one reports
 // a 2026-07-28 subscriptions/listen (a client SDK opens it in the
 // background), and returns its index.
-func listenerReplica(t *testing.T, reps []*replica) int {
+func listenerReplica(t *testing.T, reps []*systest.Replica) int {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(time.Minute)
 	for {
 		for i, r := range reps {
-			if scrapeValue(t, r.metrics, `mcphost_listeners{era="2026-07-28"}`) == "1" {
+			if systest.ScrapeValue(t, r.Metrics, `mcphost_listeners{era="2026-07-28"}`) == "1" {
 				return i
 			}
 		}
@@ -141,10 +142,10 @@ func (c *cluster) index(name string) int {
 // same config directory, and returns once it is ready.
 func (c *cluster) restart(i int) {
 	c.t.Helper()
-	c.reps[i].stop()
-	addr := strings.TrimPrefix(c.reps[i].base, "http://")
-	c.reps[i] = startReplica(c.t, c.env, "--config", filepath.Join(c.dirs[i], "plugins.toml"), "--http", addr)
-	waitOK(c.t, c.reps[i].base+"/readyz")
+	c.reps[i].Stop()
+	addr := strings.TrimPrefix(c.reps[i].Base, "http://")
+	c.reps[i] = systest.StartReplica(c.t, c.env, "--config", filepath.Join(c.dirs[i], "plugins.toml"), "--http", addr)
+	systest.WaitOK(c.t, c.reps[i].Base+"/readyz")
 }
 
 // dropIn writes a drop-in plugin into replica i's plugin_dir, which
@@ -176,10 +177,10 @@ func (c *cluster) client(auth string) *lbClient {
 
 // rpc sends one request and returns its reply and the replica that
 // answered ("a" or "b", from haproxy's Mcp-Replica header).
-func (c *lbClient) rpc(method, name string, params map[string]any) (rpcReply, string) {
+func (c *lbClient) rpc(method, name string, params map[string]any) (systest.RPCReply, string) {
 	c.t.Helper()
 	caps := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
-	r, h := postStateless(c.t, c.url, c.auth, c.n.Add(1), method, name, params, caps)
+	r, h := systest.PostStateless(c.t, c.url, c.auth, c.n.Add(1), method, name, params, caps)
 	return r, h.Get("Mcp-Replica")
 }
 
@@ -189,7 +190,7 @@ type taskTally struct {
 	firstErr                 string
 }
 
-func (tt *taskTally) note(r rpcReply, method, replica string) {
+func (tt *taskTally) note(r systest.RPCReply, method, replica string) {
 	tt.requests++
 	if r.Error == nil {
 		return

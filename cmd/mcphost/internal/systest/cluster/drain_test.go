@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +35,7 @@ func TestReplicasDrain(t *testing.T) {
 	}
 	haproxy := needHAProxy(t)
 	reps, _ := startConformanceReplicas(t, "", "--no-watch")
-	lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, reps[0].base, reps[1].base) })
+	lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, reps[0].Base, reps[1].Base) })
 
 	// Two clients call without pause until told to stop, counting.
 	rec := &replicaRecorder{next: http.DefaultTransport}
@@ -99,11 +100,11 @@ func TestReplicasDrain(t *testing.T) {
 	poll("both replicas serving calls", func() bool { return slices.Equal(rec.replicas(), []string{"a", "b"}) })
 
 	gone := reps[0]
-	if err := gone.proc.Signal(syscall.SIGTERM); err != nil {
+	if err := gone.Proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	poll("/readyz of the stopping replica answering 503", func() bool {
-		resp, err := http.Get(gone.base + "/readyz")
+		resp, err := http.Get(gone.Base + "/readyz")
 		if err != nil {
 			t.Fatalf("/readyz of the stopping replica: %v (the listener closed before the drain)", err)
 		}
@@ -111,7 +112,7 @@ func TestReplicasDrain(t *testing.T) {
 		return resp.StatusCode == http.StatusServiceUnavailable
 	})
 	// Draining, it still serves what reaches it.
-	req, _ := http.NewRequest(http.MethodPost, gone.base+"/mcp", strings.NewReader(
+	req, _ := http.NewRequest(http.MethodPost, gone.Base+"/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"direct","version":"1"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -124,11 +125,11 @@ func TestReplicasDrain(t *testing.T) {
 		}
 	}
 	select {
-	case <-gone.exited:
+	case <-gone.Exited:
 	case <-time.After(time.Minute):
 		t.Fatal("the replica did not exit within a minute of SIGTERM")
 	}
-	if code := gone.state.ExitCode(); code != 0 {
+	if code := gone.State.ExitCode(); code != 0 {
 		t.Errorf("the stopped replica exited %d; want 0", code)
 	}
 	before := ok.Load()
@@ -144,7 +145,7 @@ func TestReplicasDrain(t *testing.T) {
 // example, each with the same plugins.toml ([server] lines extra added) in
 // a directory of its own, and the same request-state key, and returns them
 // and their directories once both are ready.
-func startConformanceReplicas(t *testing.T, extra string, args ...string) (reps [2]*replica, dirs [2]string) {
+func startConformanceReplicas(t *testing.T, extra string, args ...string) (reps [2]*systest.Replica, dirs [2]string) {
 	t.Helper()
 	conformance, err := filepath.Abs("../../examples/conformance")
 	if err != nil {
@@ -157,10 +158,10 @@ func startConformanceReplicas(t *testing.T, extra string, args ...string) (reps 
 		if err := os.WriteFile(filepath.Join(dirs[i], "plugins.toml"), []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		reps[i] = startReplica(t, env, append([]string{"--config", filepath.Join(dirs[i], "plugins.toml")}, args...)...)
+		reps[i] = systest.StartReplica(t, env, append([]string{"--config", filepath.Join(dirs[i], "plugins.toml")}, args...)...)
 	}
 	for _, r := range reps {
-		waitOK(t, r.base+"/readyz")
+		systest.WaitOK(t, r.Base+"/readyz")
 	}
 	return reps, dirs
 }
@@ -225,6 +226,6 @@ func runHAProxy(t *testing.T, haproxy string, config func(addr string) string) s
 		}
 	})
 	base := "http://" + addr
-	waitOK(t, base+"/readyz")
+	systest.WaitOK(t, base+"/readyz")
 	return base
 }

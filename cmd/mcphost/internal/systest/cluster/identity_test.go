@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/redistest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestReplicaLimitsPerIdentity: two users, from two addresses, behind the
@@ -48,9 +48,9 @@ func TestReplicaLimitsPerIdentity(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "plugins.toml"), []byte(conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rep := startReplica(t, nil, "--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
-			waitOK(t, rep.base+"/readyz")
-			lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, rep.base) })
+			rep := systest.StartReplica(t, nil, "--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
+			systest.WaitOK(t, rep.Base+"/readyz")
+			lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, rep.Base) })
 
 			inA, err := burst(t, lb, "127.0.0.2")
 			if err != nil {
@@ -134,17 +134,17 @@ func TestReplicaRatePerClient(t *testing.T) {
 	haproxy := needHAProxy(t)
 	rs := redistest.Start(t)
 	env := []string{"MCPHOST_STORE=" + rs.URL()}
-	var reps [2]*replica
+	var reps [2]*systest.Replica
 	for i := range reps {
 		dir := t.TempDir()
 		conf := "[server]\nrate_per_client = \"3/min\"\ntrusted_proxies = [\"127.0.0.1\"]\n"
 		if err := os.WriteFile(filepath.Join(dir, "plugins.toml"), []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		reps[i] = startReplica(t, env, "--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
-		waitOK(t, reps[i].base+"/readyz")
+		reps[i] = systest.StartReplica(t, env, "--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
+		systest.WaitOK(t, reps[i].Base+"/readyz")
 	}
-	lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, reps[0].base, reps[1].base) })
+	lb := runHAProxy(t, haproxy, func(addr string) string { return documentedHAProxy(t, addr, reps[0].Base, reps[1].Base) })
 
 	post := func(from string) (status int, retry, replica string) {
 		t.Helper()

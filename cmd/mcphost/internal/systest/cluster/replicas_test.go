@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,7 +37,7 @@ func TestReplicas(t *testing.T) {
 	// that one can be reloaded alone (a drop-in plugin, as a rolling
 	// change would reach one replica first).
 	reps, dirs := startConformanceReplicas(t, "plugin_dir = \"dropins\"\n")
-	lb := startHAProxy(t, haproxy, reps[0].base, reps[1].base)
+	lb := startHAProxy(t, haproxy, reps[0].Base, reps[1].Base)
 
 	rec := &replicaRecorder{next: http.DefaultTransport}
 	changed := make(chan struct{}, 16)
@@ -56,7 +57,7 @@ func TestReplicas(t *testing.T) {
 
 	// Lists, calls and reads, enough of each to reach both replicas.
 	for range 4 {
-		checkEra(t, cs, "2026-07-28")
+		systest.CheckEra(t, cs, "2026-07-28")
 	}
 	if got := rec.replicas(); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("requests were answered by %v; want both replicas a and b", got)
@@ -69,7 +70,7 @@ func TestReplicas(t *testing.T) {
 	for i := 0; i < 4 && !crossed; i++ {
 		rec.reset()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_sampling", Arguments: map[string]any{"prompt": "2+2?"}})
-		if err != nil || textOf(t, res) != "LLM response: sampled" {
+		if err != nil || systest.TextOf(t, res) != "LLM response: sampled" {
 			t.Fatalf("test_sampling through haproxy: %v %+v", err, res)
 		}
 		first, retry := rec.round()
@@ -97,7 +98,7 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("2025-11-25 connect through haproxy: %v", err)
 	}
 	for range 2 {
-		checkEra(t, cs25, "2025-11-25")
+		systest.CheckEra(t, cs25, "2025-11-25")
 	}
 	if got := sticky.replicas(); len(got) != 1 {
 		t.Errorf("one 2025-11-25 session was answered by replicas %v; want one", got)
@@ -111,12 +112,12 @@ func TestReplicas(t *testing.T) {
 	if err := os.MkdirAll(drop, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(drop, "extra.wasm"), wasmPlugin("extra", []string{"x"}, nil, nil), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(drop, "extra.wasm"), systest.WasmPlugin("extra", []string{"x"}, nil, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-changed:
-	case <-time.After(noteTimeout):
+	case <-time.After(systest.NoteTimeout):
 		t.Fatalf("no tools/list_changed through subscriptions/listen after replica %d reloaded", held)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -222,22 +223,22 @@ func storeListChanges(t *testing.T, c *cluster) {
 	}
 
 	held := listenerReplica(t, c.reps[:])
-	c.dropIn(1-held, "extra", wasmPlugin("extra", []string{"x"}, nil, nil))
+	c.dropIn(1-held, "extra", systest.WasmPlugin("extra", []string{"x"}, nil, nil))
 	select {
 	case <-changed:
-	case <-time.After(noteTimeout):
+	case <-time.After(systest.NoteTimeout):
 		t.Fatalf("the listener on replica %d heard nothing of replica %d's reload", held, 1-held)
 	}
 
-	c.dropIn(held, "extra", wasmPlugin("extra", []string{"x"}, nil, nil))
+	c.dropIn(held, "extra", systest.WasmPlugin("extra", []string{"x"}, nil, nil))
 	select {
 	case <-changed: // the listener's own replica reloaded: both list it now
-	case <-time.After(noteTimeout):
+	case <-time.After(systest.NoteTimeout):
 		t.Fatalf("the listener on replica %d heard nothing of its own reload", held)
 	}
 	select {
 	case <-changed25:
-	case <-time.After(noteTimeout):
+	case <-time.After(systest.NoteTimeout):
 		t.Fatal("the 2025-11-25 session heard nothing of its replica's reload")
 	}
 	// Both replicas list the new tool (lists alternate between them).
@@ -292,7 +293,7 @@ func storePluginTools(t *testing.T, c *cluster) {
 	pending := map[*mcp.ClientSession]int{} // heard, not yet awaited
 	awaitListed := func(i int, tool, what string) {
 		t.Helper()
-		deadline := time.After(noteTimeout)
+		deadline := time.After(systest.NoteTimeout)
 		for {
 			for pending[sessions[i].cs] == 0 {
 				select {
@@ -319,7 +320,7 @@ func storePluginTools(t *testing.T, c *cluster) {
 	run := strings.ToLower(rand.Text()[:6])
 	shared, local := "greet_"+run, "local_"+run
 	res, replica := sessions[adder].call(t, "sharedtools_add_tool", map[string]any{"name": shared, "text": "hello from every replica"})
-	if text := textOf(t, res); res.IsError || text != "added "+shared || c.index(replica) != adder {
+	if text := systest.TextOf(t, res); res.IsError || text != "added "+shared || c.index(replica) != adder {
 		t.Fatalf("add_tool on replica %s: %q (isError %v); want added %s, on replica %d", replica, text, res.IsError, shared, adder)
 	}
 	// Both replicas' sessions hear of it and list it; the one on the
@@ -328,11 +329,11 @@ func storePluginTools(t *testing.T, c *cluster) {
 	awaitListed(adder, "sharedtools_"+shared, "add_tool on replica "+replica)
 	select {
 	case <-changed:
-	case <-time.After(noteTimeout):
+	case <-time.After(systest.NoteTimeout):
 		t.Fatalf("the 2026-07-28 listener on replica %d heard nothing of add_tool on replica %d", held, adder)
 	}
 	res, _ = sessions[held].call(t, "sharedtools_"+shared, map[string]any{})
-	if text := textOf(t, res); res.IsError || text != "hello from every replica" {
+	if text := systest.TextOf(t, res); res.IsError || text != "hello from every replica" {
 		t.Errorf("%s on replica %d, which did not add it: %q (isError %v); want its text", shared, held, text, res.IsError)
 	}
 	// 2026-07-28 requests alternate between the replicas.
@@ -342,14 +343,14 @@ func storePluginTools(t *testing.T, c *cluster) {
 			t.Errorf("2026-07-28 tools/list %d through haproxy: err %v; want %s listed", i, err, shared)
 		}
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sharedtools_" + shared, Arguments: map[string]any{}})
-		if err != nil || res.IsError || textOf(t, res) != "hello from every replica" {
+		if err != nil || res.IsError || systest.TextOf(t, res) != "hello from every replica" {
 			t.Errorf("2026-07-28 call %d of %s through haproxy: %v %+v; want its text", i, shared, err, res)
 		}
 	}
 
 	// Plain AddTool: heard and served where it ran, and nowhere else.
 	res, _ = sessions[adder].call(t, "sharedtools_add_local_tool", map[string]any{"name": local, "text": "here only"})
-	if text := textOf(t, res); res.IsError || text != "added "+local {
+	if text := systest.TextOf(t, res); res.IsError || text != "added "+local {
 		t.Fatalf("add_local_tool on replica %d: %q (isError %v)", adder, text, res.IsError)
 	}
 	awaitListed(adder, "sharedtools_"+local, "add_local_tool")
@@ -364,11 +365,11 @@ func storePluginTools(t *testing.T, c *cluster) {
 
 // listenCounts scrapes each replica's count of open 2026-07-28
 // subscriptions/listen requests.
-func listenCounts(t *testing.T, reps []*replica) []int {
+func listenCounts(t *testing.T, reps []*systest.Replica) []int {
 	t.Helper()
 	counts := make([]int, len(reps))
 	for i, r := range reps {
-		counts[i], _ = strconv.Atoi(scrapeValue(t, r.metrics, `mcphost_listeners{era="2026-07-28"}`))
+		counts[i], _ = strconv.Atoi(systest.ScrapeValue(t, r.Metrics, `mcphost_listeners{era="2026-07-28"}`))
 	}
 	return counts
 }
@@ -377,7 +378,7 @@ func listenCounts(t *testing.T, reps []*replica) []int {
 // more subscriptions/listen requests than before (listenCounts before a
 // client connected), and returns its index: where that client listens,
 // whatever listeners of earlier clients are still closing.
-func newListener(t *testing.T, reps []*replica, before []int) int {
+func newListener(t *testing.T, reps []*systest.Replica, before []int) int {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -481,29 +482,29 @@ func (s *lbSession) call(t *testing.T, tool string, args map[string]any) (*mcp.C
 func storeConsent(t *testing.T, c *cluster) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			up := newUpstream(t)
-			p := &person{}
-			p.say("allow_always") // any further question is denied
-			client := mcp.NewClient(&mcp.Implementation{Name: "replicas-consent", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: p.handle})
+			up := systest.NewUpstream(t)
+			p := &systest.Person{}
+			p.Say("allow_always") // any further question is denied
+			client := mcp.NewClient(&mcp.Implementation{Name: "replicas-consent", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: p.Handle})
 			sessions := sdkSessions(t, c, client, version)
 			answered := map[string]int{}
 			for i := range 7 {
-				res, replica := sessions[i%len(sessions)].call(t, "fetch_fetch", map[string]any{"url": fmt.Sprintf("%s/%d", up.url, i)})
-				if text := textOf(t, res); res.IsError || !strings.Contains(text, "hello from upstream") {
+				res, replica := sessions[i%len(sessions)].call(t, "fetch_fetch", map[string]any{"url": fmt.Sprintf("%s/%d", up.URL, i)})
+				if text := systest.TextOf(t, res); res.IsError || !strings.Contains(text, "hello from upstream") {
 					t.Errorf("call %d on replica %s: %q (isError %v); want the upstream's text", i, replica, text, res.IsError)
 				}
 				if i > 0 {
 					answered[replica]++
 				}
 			}
-			if q := p.asked(); len(q) != 1 || !strings.Contains(q[0], "127.0.0.1:"+up.port) || !strings.Contains(q[0], "kept in the server's shared store") {
-				t.Errorf("questions asked: %q; want one, about 127.0.0.1:%s, saying the answer is kept in the shared store", q, up.port)
+			if q := p.Asked(); len(q) != 1 || !strings.Contains(q[0], "127.0.0.1:"+up.Port) || !strings.Contains(q[0], "kept in the server's shared store") {
+				t.Errorf("questions asked: %q; want one, about 127.0.0.1:%s, saying the answer is kept in the shared store", q, up.Port)
 			}
 			if answered["a"] == 0 || answered["b"] == 0 {
 				t.Errorf("calls after the grant were answered by %v; want both replicas", answered)
 			}
-			t.Logf("%s consent: %d question(s); calls after the grant answered by %v", version, len(p.asked()), answered)
-			if n := up.hits.Load(); n != 7 {
+			t.Logf("%s consent: %d question(s); calls after the grant answered by %v", version, len(p.Asked()), answered)
+			if n := up.Hits.Load(); n != 7 {
 				t.Errorf("the upstream saw %d requests; want 7", n)
 			}
 		})
@@ -524,7 +525,7 @@ func storeKVCounter(t *testing.T, c *cluster) {
 			for i := range 10 {
 				n++
 				res, replica := sessions[i%len(sessions)].call(t, "counter_count", map[string]any{})
-				if text := textOf(t, res); res.IsError || text != fmt.Sprint(n) {
+				if text := systest.TextOf(t, res); res.IsError || text != fmt.Sprint(n) {
 					t.Fatalf("count %d on replica %s: %q (isError %v); want %d", i+1, replica, text, res.IsError, n)
 				}
 				counted[replica]++

@@ -1,4 +1,4 @@
-package main
+package consent
 
 import (
 	"context"
@@ -7,44 +7,17 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/plugins/consent"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// upstream is a loopback HTTP server that counts what reaches it: the
-// host a plugin asks a person about.
-type upstream struct {
-	url  string
-	port string
-	hits atomic.Int32
-}
-
-func newUpstream(t *testing.T) *upstream {
-	t.Helper()
-	u := &upstream{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.hits.Add(1)
-		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprint(w, "hello from upstream")
-	}))
-	t.Cleanup(srv.Close)
-	pu, _ := url.Parse(srv.URL)
-	u.url, u.port = srv.URL, pu.Port()
-	return u
-}
 
 // consentConfig writes a plugins.toml in a new directory: the fetch
 // example, which may ask for 127.0.0.1 (any port) and nothing else, and
@@ -57,53 +30,11 @@ func consentConfig(t *testing.T, timeout string) string {
 	}
 	conf := filepath.Join(t.TempDir(), "plugins.toml")
 	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"fetch\"\nsource = %s\ntimeout = %q\nmay_request_hosts = [\"127.0.0.1\"]\n",
-		quote(src), timeout)
+		systest.Quote(src), timeout)
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return conf
-}
-
-// person answers mcphost's questions, one scripted answer per question
-// ("" blocks until the question is withdrawn), and keeps every message.
-type person struct {
-	// withdrawn is closed when the server withdraws an unanswered
-	// question (notifications/cancelled cancels the handler's ctx).
-	withdrawn chan struct{}
-	mu        sync.Mutex
-	answers   []string
-	messages  []string
-}
-
-func (p *person) say(answers ...string) {
-	p.mu.Lock()
-	p.answers = append(p.answers, answers...)
-	p.mu.Unlock()
-}
-
-func (p *person) asked() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.messages...)
-}
-
-func (p *person) handle(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	p.mu.Lock()
-	p.messages = append(p.messages, r.Params.Message)
-	answer := "deny"
-	if len(p.answers) > 0 {
-		answer, p.answers = p.answers[0], p.answers[1:]
-	}
-	p.mu.Unlock()
-	switch answer {
-	case "":
-		<-ctx.Done() // no one answers, until the server withdraws the question
-		close(p.withdrawn)
-		return nil, ctx.Err()
-	case "decline":
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
-	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
 }
 
 // fetchOnce calls fetch_fetch with target and returns its text and
@@ -114,23 +45,23 @@ func fetchOnce(t *testing.T, cs *mcp.ClientSession, target string) (string, bool
 	if err != nil {
 		t.Fatalf("tools/call fetch_fetch %s: %v", target, err)
 	}
-	return textOf(t, res), res.IsError
+	return systest.TextOf(t, res), res.IsError
 }
 
 // connectConsent starts mcphost serve on conf over transport and connects
 // a Go SDK client of version; p, when not nil, answers elicitation.
-func connectConsent(t *testing.T, version, transport, conf string, p *person) *mcp.ClientSession {
+func connectConsent(t *testing.T, version, transport, conf string, p *systest.Person) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if p != nil {
-		opts.ElicitationHandler = p.handle
+		opts.ElicitationHandler = p.Handle
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "consent", Version: "1"}, opts)
 	args := []string{"--config", conf, "--no-watch"}
 	if transport == "stdio" {
-		return startServerEra(t, client, version, args...).session
+		return systest.StartServerEra(t, client, version, args...).Session
 	}
-	return connectHTTP(t, client, version, args...)
+	return systest.ConnectHTTP(t, client, version, args...)
 }
 
 // TestConsent drives the real `mcphost serve` with the Go SDK client, in
@@ -155,16 +86,16 @@ func TestConsent(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(version+"/"+transport, func(t *testing.T) {
-				up := newUpstream(t)
-				target := "127.0.0.1:" + up.port
+				up := systest.NewUpstream(t)
+				target := "127.0.0.1:" + up.Port
 				conf := consentConfig(t, "3s")
-				p := &person{withdrawn: make(chan struct{})}
+				p := &systest.Person{Withdrawn: make(chan struct{})}
 				cs := connectConsent(t, version, transport, conf, p)
 				asked := 0
 				expectAsked := func(step string, n int) {
 					t.Helper()
 					asked += n
-					got := p.asked()
+					got := p.Asked()
 					if len(got) != asked {
 						t.Fatalf("%s: %d questions so far; want %d (%q)", step, len(got), asked, got)
 					}
@@ -176,28 +107,28 @@ func TestConsent(t *testing.T) {
 				}
 				expectHits := func(step string, want int32) {
 					t.Helper()
-					if got := up.hits.Load(); got != want {
+					if got := up.Hits.Load(); got != want {
 						t.Errorf("%s: the upstream server got %d requests; want %d", step, got, want)
 					}
 				}
 
-				p.say("allow_once")
-				if text, isErr := fetchOnce(t, cs, up.url+"/a"); isErr || !strings.Contains(text, "hello from upstream") {
+				p.Say("allow_once")
+				if text, isErr := fetchOnce(t, cs, up.URL+"/a"); isErr || !strings.Contains(text, "hello from upstream") {
 					t.Fatalf("allow_once: got %q (isError %v); want the upstream's text", text, isErr)
 				}
 				expectAsked("allow_once", 1)
 				expectHits("allow_once", 1)
 
-				p.say("allow_once")
-				if text, isErr := fetchOnce(t, cs, up.url+"/b"); isErr || !strings.Contains(text, "hello from upstream") {
+				p.Say("allow_once")
+				if text, isErr := fetchOnce(t, cs, up.URL+"/b"); isErr || !strings.Contains(text, "hello from upstream") {
 					t.Fatalf("allow_once again: got %q (isError %v)", text, isErr)
 				}
 				expectAsked("allow_once asks again", 1)
 				expectHits("allow_once again", 2)
 
 				for _, answer := range []string{"deny", "decline"} {
-					p.say(answer)
-					text, isErr := fetchOnce(t, cs, up.url+"/c")
+					p.Say(answer)
+					text, isErr := fetchOnce(t, cs, up.URL+"/c")
 					if !isErr || !strings.Contains(text, "allowed_hosts") {
 						t.Errorf("%s: got %q (isError %v); want a refusal naming allowed_hosts", answer, text, isErr)
 					}
@@ -205,7 +136,7 @@ func TestConsent(t *testing.T) {
 					expectHits(answer, 2)
 				}
 
-				text, isErr := fetchOnce(t, cs, "http://localhost:"+up.port+"/d")
+				text, isErr := fetchOnce(t, cs, "http://localhost:"+up.Port+"/d")
 				if !isErr || !strings.Contains(text, "may_request_hosts does not name it") || !strings.Contains(text, "allowed_hosts") {
 					t.Errorf("undeclared: got %q (isError %v); want a refusal naming allowed_hosts and may_request_hosts", text, isErr)
 				}
@@ -213,10 +144,10 @@ func TestConsent(t *testing.T) {
 				expectHits("undeclared", 2)
 
 				if version == "2025-11-25" {
-					p.say("")
-					text, isErr := fetchOnce(t, cs, up.url+"/e")
+					p.Say("")
+					text, isErr := fetchOnce(t, cs, up.URL+"/e")
 					select {
-					case <-p.withdrawn:
+					case <-p.Withdrawn:
 					case <-time.After(time.Minute):
 						t.Fatal("the unanswered question was not withdrawn (notifications/cancelled) when the call timed out")
 					}
@@ -227,8 +158,8 @@ func TestConsent(t *testing.T) {
 					expectHits("no answer", 2)
 				}
 
-				p.say("allow_always")
-				if text, isErr := fetchOnce(t, cs, up.url+"/f"); isErr || !strings.Contains(text, "hello from upstream") {
+				p.Say("allow_always")
+				if text, isErr := fetchOnce(t, cs, up.URL+"/f"); isErr || !strings.Contains(text, "hello from upstream") {
 					t.Fatalf("allow_always: got %q (isError %v)", text, isErr)
 				}
 				expectAsked("allow_always", 1)
@@ -239,26 +170,26 @@ func TestConsent(t *testing.T) {
 				if list := g.List(); len(list) != 1 || list[0].Plugin != "fetch" || list[0].Host != target {
 					t.Errorf("plugins.grants.toml holds %+v; want fetch → %s", list, target)
 				}
-				if text, isErr := fetchOnce(t, cs, up.url+"/g"); isErr || !strings.Contains(text, "hello from upstream") {
+				if text, isErr := fetchOnce(t, cs, up.URL+"/g"); isErr || !strings.Contains(text, "hello from upstream") {
 					t.Fatalf("after allow_always: got %q (isError %v)", text, isErr)
 				}
 				expectAsked("after allow_always", 0)
 				expectHits("after allow_always", 4)
 
 				// A new process reads the grant: no question.
-				p2 := &person{}
+				p2 := &systest.Person{}
 				cs2 := connectConsent(t, version, transport, conf, p2)
-				if text, isErr := fetchOnce(t, cs2, up.url+"/h"); isErr || !strings.Contains(text, "hello from upstream") {
+				if text, isErr := fetchOnce(t, cs2, up.URL+"/h"); isErr || !strings.Contains(text, "hello from upstream") {
 					t.Fatalf("after a restart: got %q (isError %v)", text, isErr)
 				}
-				if q := p2.asked(); len(q) != 0 {
+				if q := p2.Asked(); len(q) != 0 {
 					t.Errorf("after a restart: asked %q; want no question", q)
 				}
 				expectHits("after a restart", 5)
 
 				// A client without elicitation is never asked.
 				cs3 := connectConsent(t, version, transport, consentConfig(t, "3s"), nil)
-				text, isErr = fetchOnce(t, cs3, up.url+"/i")
+				text, isErr = fetchOnce(t, cs3, up.URL+"/i")
 				if !isErr || !strings.Contains(text, "add \""+target+"\" to allowed_hosts in [[plugin]] fetch") {
 					t.Errorf("no elicitation: got %q (isError %v); want a refusal naming allowed_hosts", text, isErr)
 				}
@@ -285,13 +216,13 @@ func TestAgentsCannotGrant(t *testing.T) {
 	conf.WriteString("[server]\nstartup_wait = \"300s\"\n")
 	for _, m := range dirs {
 		dir, _ := filepath.Abs(filepath.Dir(m))
-		fmt.Fprintf(&conf, "\n[[plugin]]\nname = %q\nsource = %s\nmay_request_hosts = [\"*\"]\n", filepath.Base(dir), quote(dir))
+		fmt.Fprintf(&conf, "\n[[plugin]]\nname = %q\nsource = %s\nmay_request_hosts = [\"*\"]\n", filepath.Base(dir), systest.Quote(dir))
 	}
 	file := filepath.Join(t.TempDir(), "plugins.toml")
 	if err := os.WriteFile(file, []byte(conf.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := connectConsent(t, "2025-11-25", "stdio", file, &person{})
+	cs := connectConsent(t, "2025-11-25", "stdio", file, &systest.Person{})
 	ctx := context.Background()
 	var seen []string // name and description of everything an agent can reach
 	for tool, err := range cs.Tools(ctx, nil) {
@@ -418,7 +349,7 @@ func TestConsentTSClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the fetch example and runs mcphost serve and node")
 	}
-	bin := mcphostBinary(t)
+	bin := systest.Binary(t)
 	client := filepath.Join(dir, "consent-client.mjs")
 	for _, era := range []struct{ sdk, version string }{{"1", "2025-11-25"}, {"2", "2026-07-28"}} {
 		for _, transport := range []string{"stdio", "http"} {
@@ -430,8 +361,8 @@ func TestConsentTSClient(t *testing.T) {
 }
 
 func consentTSRun(t *testing.T, node, bin, client, sdk, version, transport string) {
-	up := newUpstream(t)
-	target := "127.0.0.1:" + up.port
+	up := systest.NewUpstream(t)
+	target := "127.0.0.1:" + up.Port
 	conf := consentConfig(t, "5s")
 	run := func(answers []string, urls ...string) tsConsentRun {
 		t.Helper()
@@ -445,7 +376,7 @@ func consentTSRun(t *testing.T, node, bin, client, sdk, version, transport strin
 		if transport == "stdio" {
 			args = append(args, "--", bin, "serve", "--config", conf, "--no-watch")
 		} else {
-			_, url := serveHTTP(t, "--config", conf, "--no-watch")
+			_, url := systest.ServeHTTP(t, "--config", conf, "--no-watch")
 			args = append(args, url)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -474,7 +405,7 @@ func consentTSRun(t *testing.T, node, bin, client, sdk, version, transport strin
 		return strings.Join(parts, "\n")
 	}
 
-	got := run([]string{"allow_once", "deny", "allow_always"}, up.url+"/1", up.url+"/2", up.url+"/3", up.url+"/4")
+	got := run([]string{"allow_once", "deny", "allow_always"}, up.URL+"/1", up.URL+"/2", up.URL+"/3", up.URL+"/4")
 	if len(got.Asked) != 3 {
 		t.Fatalf("asked %d questions; want 3 (allow_once, deny, allow_always; none after it)", len(got.Asked))
 	}
@@ -493,10 +424,10 @@ func consentTSRun(t *testing.T, node, bin, client, sdk, version, transport strin
 	if !strings.Contains(text(got, 1), "a person denied it") {
 		t.Errorf("the denied call says %q; want the refusal", text(got, 1))
 	}
-	if n := up.hits.Load(); n != 3 {
+	if n := up.Hits.Load(); n != 3 {
 		t.Errorf("upstream got %d requests; want 3", n)
 	}
-	again := run(nil, up.url+"/5")
+	again := run(nil, up.URL+"/5")
 	if len(again.Asked) != 0 || again.Calls[0].IsError {
 		t.Errorf("a new process: asked %d, result %q; want the grant to hold without a question", len(again.Asked), text(again, 0))
 	}
@@ -525,7 +456,7 @@ func TestConsentPath(t *testing.T) {
 				}
 				conf := filepath.Join(t.TempDir(), "plugins.toml")
 				body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"files\"\nsource = %s\ntimeout = \"5s\"\nconfig = { root = \"/data\" }\nmay_request_paths = [%s]\n",
-					quote(src), quote(dir+":/data:ro"))
+					systest.Quote(src), systest.Quote(dir+":/data:ro"))
 				if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -535,15 +466,15 @@ func TestConsentPath(t *testing.T) {
 					if err != nil {
 						t.Fatalf("tools/call files_read_file: %v", err)
 					}
-					return textOf(t, res), res.IsError
+					return systest.TextOf(t, res), res.IsError
 				}
-				p := &person{withdrawn: make(chan struct{})}
+				p := &systest.Person{Withdrawn: make(chan struct{})}
 				cs := connectConsent(t, version, transport, conf, p)
 				// questions counts the questions about dir so far (listing
 				// resources may ask too; those are not counted here).
 				questions := func() int {
 					n := 0
-					for _, m := range p.asked() {
+					for _, m := range p.Asked() {
 						if strings.Contains(m, "read files in "+dir) {
 							if !strings.Contains(m, `Plugin "files"`) {
 								t.Errorf("question %q; want it to name plugin \"files\"", m)
@@ -553,21 +484,21 @@ func TestConsentPath(t *testing.T) {
 					}
 					return n
 				}
-				p.say("allow_once")
+				p.Say("allow_once")
 				if text, isErr := read(cs); isErr || text != "a private note" {
 					t.Fatalf("allow_once: got %q (isError %v); want the file", text, isErr)
 				}
 				if n := questions(); n != 1 {
-					t.Fatalf("allow_once: %d questions about %s; want 1 (%q)", n, dir, p.asked())
+					t.Fatalf("allow_once: %d questions about %s; want 1 (%q)", n, dir, p.Asked())
 				}
-				p.say("deny")
+				p.Say("deny")
 				if text, isErr := read(cs); !isErr || strings.Contains(text, "a private note") {
 					t.Errorf("deny: got %q (isError %v); want a refusal", text, isErr)
 				}
 				if n := questions(); n != 2 {
 					t.Errorf("deny: %d questions about %s; want 2", n, dir)
 				}
-				p.say("allow_always")
+				p.Say("allow_always")
 				if text, isErr := read(cs); isErr || text != "a private note" {
 					t.Fatalf("allow_always: got %q (isError %v); want the file", text, isErr)
 				}
@@ -578,12 +509,12 @@ func TestConsentPath(t *testing.T) {
 				if list := g.List(); len(list) != 1 || list[0].Plugin != "files" || list[0].Path != dir || list[0].Access != consent.AccessRead {
 					t.Errorf("plugins.grants.toml holds %+v; want files → read %s", list, dir)
 				}
-				p2 := &person{}
+				p2 := &systest.Person{}
 				cs2 := connectConsent(t, version, transport, conf, p2)
 				if text, isErr := read(cs2); isErr || text != "a private note" {
 					t.Fatalf("after a restart: got %q (isError %v)", text, isErr)
 				}
-				if q := p2.asked(); len(q) != 0 {
+				if q := p2.Asked(); len(q) != 0 {
 					t.Errorf("after a restart: asked %q; want no question", q)
 				}
 			})

@@ -1,4 +1,4 @@
-package main
+package consent
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/plugins/consent"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var (
@@ -35,7 +35,7 @@ func holdGuest(t *testing.T) []byte {
 		}
 		defer os.RemoveAll(dir)
 		out := filepath.Join(dir, "hold.wasm")
-		if holdErr = buildReactor(out, "./testdata/holdguest"); holdErr != nil {
+		if holdErr = systest.BuildReactor(out, "./testdata/holdguest"); holdErr != nil {
 			return
 		}
 		holdWasm, holdErr = os.ReadFile(out)
@@ -44,17 +44,6 @@ func holdGuest(t *testing.T) []byte {
 		t.Fatalf("building the hold guest: %v", holdErr)
 	}
 	return holdWasm
-}
-
-// buildReactor builds the Go package pkg into out as a wasip1 reactor
-// (-buildmode=c-shared), as plugins are built.
-func buildReactor(out, pkg string) error {
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return &buildErr{err, b}
-	}
-	return nil
 }
 
 // holdSetup writes wasm, a directory holding note.txt and a plugins.toml
@@ -75,7 +64,7 @@ func holdSetup(t *testing.T, wasm []byte) (conf, note string) {
 	}
 	conf = filepath.Join(confDir, "plugins.toml")
 	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"hold\"\npath = %s\ntimeout = \"5s\"\nmax_instances = 1\nmay_request_paths = [%s]\n",
-		quote(file), quote(dir+":/data"))
+		systest.Quote(file), systest.Quote(dir+":/data"))
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +79,7 @@ func holdCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 	if err != nil {
 		t.Fatalf("tools/call hold_%s: %v", tool, err)
 	}
-	return textOf(t, res), res.IsError
+	return systest.TextOf(t, res), res.IsError
 }
 
 // TestConsentOnceEndsWithCall drives the real `mcphost serve` with the Go
@@ -108,20 +97,20 @@ func TestConsentOnceEndsWithCall(t *testing.T) {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(version+"/"+transport, func(t *testing.T) {
 				conf, note := holdSetup(t, wasm)
-				p := &person{withdrawn: make(chan struct{})}
+				p := &systest.Person{Withdrawn: make(chan struct{})}
 				cs := connectConsent(t, version, transport, conf, p)
-				p.say("allow_once")
+				p.Say("allow_once")
 				if text, isErr := holdCall(t, cs, "open", map[string]any{"path": "/data/note.txt"}); isErr || text != "a private note" {
 					t.Fatalf("open under allow_once: got %q (isError %v); want the file", text, isErr)
 				}
-				p.say("deny")
+				p.Say("deny")
 				if text, isErr := holdCall(t, cs, "read", map[string]any{}); !isErr || !strings.Contains(strings.ToLower(text), "permission denied") {
 					t.Errorf("read in the next call: got %q (isError %v); want permission denied", text, isErr)
 				}
 				if text, isErr := holdCall(t, cs, "write", map[string]any{"text": "overwritten"}); !isErr || !strings.Contains(strings.ToLower(text), "permission denied") {
 					t.Errorf("write in the next call: got %q (isError %v); want permission denied", text, isErr)
 				}
-				if q := p.asked(); len(q) != 1 {
+				if q := p.Asked(); len(q) != 1 {
 					t.Errorf("asked %q; want one question (the open)", q)
 				}
 				if b, err := os.ReadFile(note); err != nil || string(b) != "a private note" {
@@ -152,8 +141,8 @@ func TestConsentGrantFollowsCode(t *testing.T) {
 			open := func(cs *mcp.ClientSession) (string, bool) {
 				return holdCall(t, cs, "open", map[string]any{"path": "/data/note.txt"})
 			}
-			p := &person{withdrawn: make(chan struct{})}
-			p.say("allow_always")
+			p := &systest.Person{Withdrawn: make(chan struct{})}
+			p.Say("allow_always")
 			if text, isErr := open(connectConsent(t, version, "stdio", conf, p)); isErr || text != "a private note" {
 				t.Fatalf("allow_always: got %q (isError %v)", text, isErr)
 			}
@@ -170,13 +159,13 @@ func TestConsentGrantFollowsCode(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(filepath.Dir(conf), "hold.wasm"), second, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			p2 := &person{withdrawn: make(chan struct{})}
-			p2.say("deny", "allow_always")
+			p2 := &systest.Person{Withdrawn: make(chan struct{})}
+			p2.Say("deny", "allow_always")
 			cs := connectConsent(t, version, "stdio", conf, p2)
 			if text, isErr := open(cs); !isErr || strings.Contains(text, "a private note") {
 				t.Errorf("other code, denied: got %q (isError %v); want a refusal", text, isErr)
 			}
-			if q := p2.asked(); len(q) != 1 || !strings.Contains(q[0], `Plugin "hold"`) {
+			if q := p2.Asked(); len(q) != 1 || !strings.Contains(q[0], `Plugin "hold"`) {
 				t.Fatalf("other code: asked %q; want one question", q)
 			}
 			if text, isErr := open(cs); isErr || text != "a private note" {
@@ -185,7 +174,7 @@ func TestConsentGrantFollowsCode(t *testing.T) {
 			if l := grants(); len(l) != 1 || l[0].Code != digest(second) {
 				t.Errorf("grants %+v; want one, given to %s", l, digest(second))
 			}
-			out, err := exec.Command(mcphostBinary(t), "grants", "list", "--config", conf).CombinedOutput()
+			out, err := exec.Command(systest.Binary(t), "grants", "list", "--config", conf).CombinedOutput()
 			if want := consent.ShortDigest(digest(second)); err != nil || !strings.Contains(string(out), want) {
 				t.Errorf("grants list: %s, %v; want it to name %s", out, err, want)
 			}
@@ -210,17 +199,17 @@ func TestConsentNotKeptSaid(t *testing.T) {
 			if err := os.Mkdir(consent.GrantsFile(conf), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			p := &person{withdrawn: make(chan struct{})}
-			p.say("allow_always")
+			p := &systest.Person{Withdrawn: make(chan struct{})}
+			p.Say("allow_always")
 			cs := connectConsent(t, version, "stdio", conf, p)
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hold_open", Arguments: map[string]any{"path": "/data/note.txt"}})
 			if err != nil || res.IsError || len(res.Content) != 2 {
 				t.Fatalf("allow_always, not kept: %+v, %v; want the file and a note", res, err)
 			}
-			if got := textOf(t, &mcp.CallToolResult{Content: res.Content[:1]}); got != "a private note" {
+			if got := systest.TextOf(t, &mcp.CallToolResult{Content: res.Content[:1]}); got != "a private note" {
 				t.Errorf("first content %q; want the plugin's", got)
 			}
-			note := textOf(t, &mcp.CallToolResult{Content: res.Content[1:]})
+			note := systest.TextOf(t, &mcp.CallToolResult{Content: res.Content[1:]})
 			for _, want := range []string{"allow_always", "could not be kept", consent.GrantsFileName, "this call only", "asked again"} {
 				if !strings.Contains(note, want) {
 					t.Errorf("note %q; want it to contain %q", note, want)

@@ -1,4 +1,4 @@
-package main
+package consent
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/redistest"
 	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // storeConsentConfig is consentConfig with [server] store = url, in a
@@ -59,29 +59,29 @@ func TestConsentStore(t *testing.T) {
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			up := newUpstream(t)
-			target := "127.0.0.1:" + up.port
+			up := systest.NewUpstream(t)
+			target := "127.0.0.1:" + up.Port
 			srv := redistest.Start(t)
 			confA, confB := storeConsentConfig(t, srv.URL()), storeConsentConfig(t, srv.URL())
-			pA, pB := &person{}, &person{}
+			pA, pB := &systest.Person{}, &systest.Person{}
 			csA := connectConsent(t, version, "stdio", confA, pA)
 			csB := connectConsent(t, version, "stdio", confB, pB)
 			fetch := func(step string, cs *mcp.ClientSession, path string) string {
 				t.Helper()
-				text, isErr := fetchOnce(t, cs, up.url+path)
+				text, isErr := fetchOnce(t, cs, up.URL+path)
 				if isErr || !strings.Contains(text, "hello from upstream") {
 					t.Fatalf("%s: got %q (isError %v); want the upstream's text", step, text, isErr)
 				}
 				return text
 			}
 
-			pA.say("allow_always")
+			pA.Say("allow_always")
 			fetch("allow_always on A", csA, "/a")
 			fetch("on B", csB, "/b")
-			if q := pA.asked(); len(q) != 1 || !strings.Contains(q[0], target) || !strings.Contains(q[0], "kept in the server's shared store") {
+			if q := pA.Asked(); len(q) != 1 || !strings.Contains(q[0], target) || !strings.Contains(q[0], "kept in the server's shared store") {
 				t.Errorf("A asked %q; want one question about %s that says the answer is kept in the shared store", q, target)
 			}
-			if q := pB.asked(); len(q) != 0 {
+			if q := pB.Asked(); len(q) != 0 {
 				t.Errorf("B asked %q; want no question: A's grant stands", q)
 			}
 			for _, conf := range []string{confA, confB} {
@@ -94,22 +94,22 @@ func TestConsentStore(t *testing.T) {
 			}
 
 			srv.Stop()
-			pA.say("allow_always")
+			pA.Say("allow_always")
 			text := fetch("allow_always with Redis down", csA, "/c")
 			if !strings.Contains(text, "could not be kept") || !strings.Contains(text, "store "+srv.URL()) {
 				t.Errorf("with Redis down: %q; want the note that the answer could not be kept, naming the store", text)
 			}
-			if q := pA.asked(); len(q) != 2 {
+			if q := pA.Asked(); len(q) != 2 {
 				t.Errorf("with Redis down A asked %d questions in all; want 2 (the grant could not be read)", len(q))
 			}
 
 			srv.Restart()
-			pA.say("allow_always")
+			pA.Say("allow_always")
 			if text := fetch("allow_always after Redis restarted", csA, "/d"); strings.Contains(text, "could not be kept") {
 				t.Errorf("after Redis restarted: %q; want the answer kept", text)
 			}
 			fetch("on B after Redis restarted", csB, "/e")
-			if q := pB.asked(); len(q) != 0 {
+			if q := pB.Asked(); len(q) != 0 {
 				t.Errorf("B asked %q after Redis restarted; want no question", q)
 			}
 		})
@@ -126,27 +126,27 @@ func TestConsentStoreConcurrent(t *testing.T) {
 		t.Skip("builds the fetch example and runs mcphost serve")
 	}
 	srv := redistest.Start(t)
-	ups := make([]*upstream, 8)
+	ups := make([]*systest.Upstream, 8)
 	for i := range ups {
-		ups[i] = newUpstream(t)
+		ups[i] = systest.NewUpstream(t)
 	}
-	people := []*person{{}, {}}
+	people := []*systest.Person{{}, {}}
 	sessions := []*mcp.ClientSession{
 		connectConsent(t, "2025-11-25", "stdio", storeConsentConfig(t, srv.URL()), people[0]),
 		connectConsent(t, "2025-11-25", "stdio", storeConsentConfig(t, srv.URL()), people[1]),
 	}
 	for _, p := range people {
-		p.say("allow_always", "allow_always", "allow_always", "allow_always")
+		p.Say("allow_always", "allow_always", "allow_always", "allow_always")
 	}
 	errs := make(chan string, len(ups))
 	for i, up := range ups {
 		go func() {
-			res, err := sessions[i%2].CallTool(t.Context(), &mcp.CallToolParams{Name: "fetch_fetch", Arguments: map[string]any{"url": up.url + "/x"}})
+			res, err := sessions[i%2].CallTool(t.Context(), &mcp.CallToolParams{Name: "fetch_fetch", Arguments: map[string]any{"url": up.URL + "/x"}})
 			switch {
 			case err != nil:
 				errs <- err.Error()
 			case res.IsError:
-				errs <- fmt.Sprintf("%s: isError", up.url)
+				errs <- fmt.Sprintf("%s: isError", up.URL)
 			default:
 				errs <- ""
 			}
@@ -161,13 +161,13 @@ func TestConsentStoreConcurrent(t *testing.T) {
 		t.Errorf("%d grants kept of %d; want all", n, len(ups))
 	}
 	for i, up := range ups { // each on the other replica: no question
-		text, isErr := fetchOnce(t, sessions[(i+1)%2], up.url+"/y")
+		text, isErr := fetchOnce(t, sessions[(i+1)%2], up.URL+"/y")
 		if isErr || !strings.Contains(text, "hello from upstream") {
-			t.Errorf("%s on the other replica: %q (isError %v)", up.url, text, isErr)
+			t.Errorf("%s on the other replica: %q (isError %v)", up.URL, text, isErr)
 		}
 	}
 	for i, p := range people {
-		if q := p.asked(); len(q) != 4 {
+		if q := p.Asked(); len(q) != 4 {
 			t.Errorf("replica %d asked %d questions; want 4 (one per host, never again)", i, len(q))
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/wasmgen"
 	"github.com/mcphost/mcphost/plugins"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestAppsOwnedByPlugin: a hostile plugin listed before examples/palette
@@ -43,13 +43,13 @@ func TestAppsOwnedByPlugin(t *testing.T) {
 	writeTestFile(t, filepath.Join(dir, "evil.wasm"), evil)
 	conf := filepath.Join(dir, "plugins.toml")
 	writeTestFile(t, conf, []byte("[[plugin]]\nname = \"evil\"\npath = \"evil.wasm\"\n\n"+
-		"[[plugin]]\nname = \"palette\"\nsource = "+quote(filepath.Join(root, "examples", "palette"))+"\n"))
+		"[[plugin]]\nname = \"palette\"\nsource = "+systest.Quote(filepath.Join(root, "examples", "palette"))+"\n"))
 
-	s := startServer(t, mcp.NewClient(&mcp.Implementation{Name: "apps", Version: "1"}, nil), "--config", conf, "--no-watch")
+	s := systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "apps", Version: "1"}, nil), "--config", conf, "--no-watch")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pages := map[string]string{}
-	for tool, err := range s.session.Tools(ctx, nil) {
+	for tool, err := range s.Session.Tools(ctx, nil) {
 		if err != nil {
 			t.Fatalf("tools/list: %v", err)
 		}
@@ -65,7 +65,7 @@ func TestAppsOwnedByPlugin(t *testing.T) {
 			t.Errorf("%s names the page %q; want %q (tools with pages: %v)", c.tool, pages[c.tool], c.uri, pages)
 			continue
 		}
-		rr, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: c.uri})
+		rr, err := s.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: c.uri})
 		if err != nil || len(rr.Contents) != 1 {
 			t.Errorf("resources/read %s: %v %+v", c.uri, err, rr)
 			continue
@@ -74,11 +74,11 @@ func TestAppsOwnedByPlugin(t *testing.T) {
 			t.Errorf("%s's page %s read as %s %.40q… (%s); want its own plugin's %.40q…", c.tool, c.uri, got.URI, got.Text, got.MIMEType, c.html)
 		}
 	}
-	lw := s.cmd.Stderr.(*lockedWriter)
-	waitFor(t, ctx, "the refusal on stderr", func() bool {
-		lw.mu.Lock()
-		defer lw.mu.Unlock()
-		for _, line := range strings.Split(s.stderr.String(), "\n") {
+	lw := s.Cmd.Stderr.(*systest.LockedWriter)
+	systest.WaitFor(t, ctx, "the refusal on stderr", func() bool {
+		lw.Mu.Lock()
+		defer lw.Mu.Unlock()
+		for _, line := range strings.Split(s.Stderr.String(), "\n") {
 			if strings.Contains(line, "app uri refused") && strings.Contains(line, "plugin=evil") && strings.Contains(line, "owner=palette") {
 				return true
 			}

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -41,7 +42,7 @@ func compatGuests(t *testing.T) string {
 			return
 		}
 		for _, g := range []string{"hyperv2", "servlet"} {
-			if compatErr = buildReactor(filepath.Join(compatDir, g+".wasm"), "./testdata/compat/"+g); compatErr != nil {
+			if compatErr = systest.BuildReactor(filepath.Join(compatDir, g+".wasm"), "./testdata/compat/"+g); compatErr != nil {
 				return
 			}
 		}
@@ -103,9 +104,9 @@ path = %q
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	// Checked once the server has exited, so that all of stderr is in.
-	var s *server
+	var s *systest.Server
 	t.Cleanup(func() {
-		logs := s.stderr.String()
+		logs := s.Stderr.String()
 		for _, want := range []string{"level=INFO msg=\"guest log\" plugin=hv text=\"compat log at info\"",
 			"level=WARN msg=\"guest log\" plugin=hv text=\"compat log at warn\"",
 			"level=ERROR msg=\"guest log\" plugin=hv text=\"compat log at error\""} {
@@ -119,9 +120,9 @@ path = %q
 			}
 		}
 	})
-	s = startServer(t, client, "--config", cfgFile, "--no-watch")
+	s = systest.StartServer(t, client, "--config", cfgFile, "--no-watch")
 	ctx := context.Background()
-	cs := s.session
+	cs := s.Session
 	call := func(t *testing.T, name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
@@ -132,7 +133,7 @@ path = %q
 	}
 
 	t.Run("validate", func(t *testing.T) {
-		out, err := exec.Command(mcphostBinary(t), "validate", "--config", cfgFile).Output()
+		out, err := exec.Command(systest.Binary(t), "validate", "--config", cfgFile).Output()
 		if err != nil {
 			t.Fatalf("validate: %v\n%s", err, out)
 		}
@@ -149,17 +150,17 @@ path = %q
 	t.Run("strict v2 envelope", func(t *testing.T) {
 		// The guest refuses a context without id or _meta, so that it
 		// loaded at all proves the load-time lists carried both.
-		got := textOf(t, call(t, "hv_envelope", nil, nil))
+		got := systest.TextOf(t, call(t, "hv_envelope", nil, nil))
 		if !strings.Contains(got, `"_meta":{}`) || !regexpID.MatchString(got) {
 			t.Errorf("envelope without _meta from the client: %s; want _meta {} and a numeric id", got)
 		}
-		got = textOf(t, call(t, "hv_envelope", nil, mcp.Meta{"trace": "t-1"}))
+		got = systest.TextOf(t, call(t, "hv_envelope", nil, mcp.Meta{"trace": "t-1"}))
 		if !strings.Contains(got, `"_meta":{"trace":"t-1"}`) {
 			t.Errorf("envelope with _meta: %s", got)
 		}
 	})
 	t.Run("v1 servlet", func(t *testing.T) {
-		if got := textOf(t, call(t, "sv_greet", map[string]any{"name": "bob"}, nil)); got != "hello bob" {
+		if got := systest.TextOf(t, call(t, "sv_greet", map[string]any{"name": "bob"}, nil)); got != "hello bob" {
 			t.Errorf("got %q; want hello bob", got)
 		}
 	})
@@ -180,7 +181,7 @@ path = %q
 		if !strings.Contains(string(b), `"required":["id"]`) {
 			t.Errorf("schema %s; want it as declared", b)
 		}
-		if got := textOf(t, call(t, "hv_get_item", map[string]any{"id": "7"}, nil)); got != "item 7" {
+		if got := systest.TextOf(t, call(t, "hv_get_item", map[string]any{"id": "7"}, nil)); got != "item 7" {
 			t.Errorf("got %q; want item 7", got)
 		}
 	})
@@ -195,7 +196,7 @@ path = %q
 					t.Error(err)
 					return
 				}
-				got[i], _ = strconv.Atoi(textOf(t, res))
+				got[i], _ = strconv.Atoi(systest.TextOf(t, res))
 			})
 		}
 		wg.Wait()
@@ -206,7 +207,7 @@ path = %q
 			}
 		}
 		for i := 1; i <= 3; i++ {
-			if v := textOf(t, call(t, "hv_vars", nil, nil)); v != strconv.Itoa(i) {
+			if v := systest.TextOf(t, call(t, "hv_vars", nil, nil)); v != strconv.Itoa(i) {
 				t.Errorf("Extism var after %d calls: %s", i, v)
 			}
 		}
@@ -231,11 +232,11 @@ path = %q
 		if !listed {
 			t.Fatal("hv_fresh is not listed after list_changed")
 		}
-		if got := textOf(t, call(t, "hv_fresh", nil, nil)); got != "dynamic fresh" {
+		if got := systest.TextOf(t, call(t, "hv_fresh", nil, nil)); got != "dynamic fresh" {
 			t.Errorf("got %q; want dynamic fresh", got)
 		}
 		// State survived the re-listing: the counter goes on.
-		if got := textOf(t, call(t, "hv_count", nil, nil)); got != "201" {
+		if got := systest.TextOf(t, call(t, "hv_count", nil, nil)); got != "201" {
 			t.Errorf("counter after the re-listing: %s; want 201", got)
 		}
 		// The other copy of the guest did not get the tool.
@@ -252,30 +253,30 @@ path = %q
 			{"hb_secret", "B_TOKEN_UNUSED", ""},
 		}
 		for _, tt := range tests {
-			if got := textOf(t, call(t, tt.tool, map[string]any{"service": "mcphost", "user": tt.user}, nil)); got != tt.want {
+			if got := systest.TextOf(t, call(t, tt.tool, map[string]any{"service": "mcphost", "user": tt.user}, nil)); got != tt.want {
 				t.Errorf("%s %s: got %q; want %q", tt.tool, tt.user, got, tt.want)
 			}
 		}
 	})
 	t.Run("extism host functions", func(t *testing.T) {
-		if got := textOf(t, call(t, "hv_config", map[string]any{"key": "greeting"}, nil)); got != "hi" {
+		if got := systest.TextOf(t, call(t, "hv_config", map[string]any{"key": "greeting"}, nil)); got != "hi" {
 			t.Errorf("config_get: %q", got)
 		}
-		if got := textOf(t, call(t, "hb_config", map[string]any{"key": "greeting"}, nil)); got != "<unset>" {
+		if got := systest.TextOf(t, call(t, "hb_config", map[string]any{"key": "greeting"}, nil)); got != "<unset>" {
 			t.Errorf("config_get of another plugin's key: %q", got)
 		}
-		if got := textOf(t, call(t, "hv_http", map[string]any{"url": web.URL + "/ping"}, nil)); got != "201 pong" {
+		if got := systest.TextOf(t, call(t, "hv_http", map[string]any{"url": web.URL + "/ping"}, nil)); got != "201 pong" {
 			t.Errorf("http_request: %q; want 201 pong", got)
 		}
-		sec, _ := strconv.ParseInt(textOf(t, call(t, "hv_clock", nil, nil)), 10, 64)
+		sec, _ := strconv.ParseInt(systest.TextOf(t, call(t, "hv_clock", nil, nil)), 10, 64)
 		if d := time.Since(time.Unix(sec, 0)); d < -time.Minute || d > time.Minute {
 			t.Errorf("clock is off by %v", d)
 		}
 		res := call(t, "hv_fail", map[string]any{"why": "because"}, nil)
-		if !res.IsError || !strings.Contains(textOf(t, res), "the plugin's own message: because") {
-			t.Errorf("error_set: isError %v, %q", res.IsError, textOf(t, res))
+		if !res.IsError || !strings.Contains(systest.TextOf(t, res), "the plugin's own message: because") {
+			t.Errorf("error_set: isError %v, %q", res.IsError, systest.TextOf(t, res))
 		}
-		if got := textOf(t, call(t, "hv_log", nil, nil)); got != "logged" { // checked on stderr at the end
+		if got := systest.TextOf(t, call(t, "hv_log", nil, nil)); got != "logged" { // checked on stderr at the end
 			t.Errorf("log: %q", got)
 		}
 	})

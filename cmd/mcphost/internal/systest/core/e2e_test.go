@@ -1,191 +1,19 @@
-package main
+package core
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The end-to-end tests drive the real `mcphost serve` subprocess over stdio
 // with the official MCP Go SDK client.
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// mcphostBinary builds cmd/mcphost once per test binary.
-func mcphostBinary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcphost-e2e-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "mcphost")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = &buildErr{err, out}
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("building mcphost: %v", binErr)
-	}
-	return binPath
-}
-
-type buildErr struct {
-	err error
-	out []byte
-}
-
-func (e *buildErr) Error() string { return e.err.Error() + "\n" + string(e.out) }
-
-// server is one running `mcphost serve` with the SDK client attached.
-type server struct {
-	cmd    *exec.Cmd
-	stdin  *lineWriter
-	stderr *bytes.Buffer
-	// diverted receives the server's lines that answer no request of the
-	// SDK client (id null: parse errors of injected garbage).
-	diverted chan []byte
-	session  *mcp.ClientSession
-}
-
-// startServer runs mcphost serve with args and connects client to it
-// with the 2025-11-25 handshake.
-func startServer(t testing.TB, client *mcp.Client, args ...string) *server {
-	t.Helper()
-	return startServerEra(t, client, "2025-11-25", args...)
-}
-
-// startServerEra is startServer with the client's protocol version:
-// 2026-07-28 makes it probe with server/discover and stay stateless.
-func startServerEra(t testing.TB, client *mcp.Client, version string, args ...string) *server {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, mcphostBinary(t), append([]string{"serve"}, args...)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, stdin: &lineWriter{w: stdin}, stderr: new(bytes.Buffer), diverted: make(chan []byte, 16)}
-	cmd.Stderr = &lockedWriter{w: s.stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	filtered, pw := io.Pipe()
-	go s.divert(stdout, pw)
-	transport := &mcp.IOTransport{Reader: filtered, Writer: s.stdin}
-	s.session, err = client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr)
-	}
-	t.Cleanup(func() {
-		s.session.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("mcphost exited with %v\nstderr:\n%s", err, s.stderr)
-		}
-	})
-	return s
-}
-
-// divert copies the server's stdout to the client, except lines whose id
-// is null, which go to s.diverted.
-func (s *server) divert(r io.Reader, w *io.PipeWriter) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(line, &probe) == nil && string(probe.ID) == "null" {
-			s.diverted <- bytes.Clone(line)
-			continue
-		}
-		if _, err := w.Write(append(bytes.Clone(line), '\n')); err != nil {
-			break
-		}
-	}
-	w.CloseWithError(sc.Err())
-}
-
-// lineWriter forwards whole lines atomically, so a raw line injected by the
-// test never lands inside one of the SDK's messages.
-type lineWriter struct {
-	mu  sync.Mutex
-	w   io.WriteCloser
-	buf []byte
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
-		if _, err := l.w.Write(l.buf[:i+1]); err != nil {
-			return 0, err
-		}
-		l.buf = append(l.buf[:0], l.buf[i+1:]...)
-	}
-	return len(p), nil
-}
-
-// inject writes one raw line between the client's messages.
-func (l *lineWriter) inject(line string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := io.WriteString(l.w, line+"\n")
-	return err
-}
-
-func (l *lineWriter) Close() error { return l.w.Close() }
-
-type lockedWriter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	wrote chan struct{} // closed at the next Write, for a waiter; nil when none waits
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.wrote != nil {
-		close(l.wrote)
-		l.wrote = nil
-	}
-	return l.w.Write(p)
-}
-
-func textOf(t testing.TB, res *mcp.CallToolResult) string {
-	t.Helper()
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, tc.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
 
 func TestEndToEndOfficialClient(t *testing.T) {
 	if testing.Short() {
@@ -195,9 +23,9 @@ func TestEndToEndOfficialClient(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params },
 	})
-	s := startServer(t, client, "--config", "testdata/e2e/plugins.toml", "--no-watch")
+	s := systest.StartServer(t, client, "--config", "testdata/e2e/plugins.toml", "--no-watch")
 	ctx := context.Background()
-	cs := s.session
+	cs := s.Session
 
 	init := cs.InitializeResult()
 	if init.ProtocolVersion != "2025-11-25" {
@@ -277,7 +105,7 @@ func TestEndToEndOfficialClient(t *testing.T) {
 		t.Fatalf("tools/call hash_sha256: %v", err)
 	}
 	const helloSHA256 = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
-	if res.IsError || !strings.Contains(textOf(t, res), helloSHA256) {
+	if res.IsError || !strings.Contains(systest.TextOf(t, res), helloSHA256) {
 		t.Errorf("hash_sha256(hello) = %+v; want %s", res, helloSHA256)
 	}
 	if sc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(sc), helloSHA256) {
@@ -289,8 +117,8 @@ func TestEndToEndOfficialClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tools/call with bad args: %v", err)
 	}
-	if !res.IsError || !strings.Contains(textOf(t, res), "text") {
-		t.Errorf("bad args result = %q (isError %v); want isError naming the missing property", textOf(t, res), res.IsError)
+	if !res.IsError || !strings.Contains(systest.TextOf(t, res), "text") {
+		t.Errorf("bad args result = %q (isError %v); want isError naming the missing property", systest.TextOf(t, res), res.IsError)
 	}
 
 	// A read, exact and through the template.
@@ -333,20 +161,20 @@ func TestEndToEndOfficialClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tools/call faulty_panic: protocol error %v; want an isError result", err)
 	}
-	if got := textOf(t, res); !res.IsError || !strings.Contains(got, "faulty") || !strings.Contains(got, "panic") || !strings.Contains(got, "trap") {
+	if got := systest.TextOf(t, res); !res.IsError || !strings.Contains(got, "faulty") || !strings.Contains(got, "panic") || !strings.Contains(got, "trap") {
 		t.Errorf("faulty_panic = %q (isError %v); want isError naming plugin, tool and trap", got, res.IsError)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "faulty_echo", Arguments: map[string]any{"text": "still here"}})
-	if err != nil || res.IsError || !strings.Contains(textOf(t, res), "still here") {
-		t.Errorf("faulty_echo after a trap = %+v %q, %v; want it to work", res, textOf(t, res), err)
+	if err != nil || res.IsError || !strings.Contains(systest.TextOf(t, res), "still here") {
+		t.Errorf("faulty_echo after a trap = %+v %q, %v; want it to work", res, systest.TextOf(t, res), err)
 	}
 
 	// A malformed line is answered with -32700, and the session goes on.
-	if err := s.stdin.inject(`{"jsonrpc":"2.0","id":`); err != nil {
+	if err := s.Stdin.Inject(`{"jsonrpc":"2.0","id":`); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case line := <-s.diverted:
+	case line := <-s.Diverted:
 		if !bytes.Contains(line, []byte(`-32700`)) {
 			t.Errorf("answer to a malformed line = %s; want -32700", line)
 		}
@@ -354,7 +182,7 @@ func TestEndToEndOfficialClient(t *testing.T) {
 		t.Fatal("no answer to a malformed line")
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "hash_sha256", Arguments: map[string]any{"text": "hello"}})
-	if err != nil || res.IsError || !strings.Contains(textOf(t, res), helloSHA256) {
+	if err != nil || res.IsError || !strings.Contains(systest.TextOf(t, res), helloSHA256) {
 		t.Errorf("call after a malformed line = %+v, %v; want success", res, err)
 	}
 }

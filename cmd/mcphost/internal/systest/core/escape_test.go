@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/escapetest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestEscapeGuestServed serves the hostile guest of sandbox/testdata
@@ -45,23 +45,23 @@ func TestEscapeGuestServed(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var s *server
+	var s *systest.Server
 	// Registered first, so it runs after startServer's cleanup has waited
 	// for the process and all of its stderr.
 	t.Cleanup(func() {
 		for _, p := range ps {
-			if want := "plugin=" + p.name; !strings.Contains(s.stderr.String(), want) {
-				t.Errorf("stderr has no escape warning with %s:\n%s", want, s.stderr)
+			if want := "plugin=" + p.name; !strings.Contains(s.Stderr.String(), want) {
+				t.Errorf("stderr has no escape warning with %s:\n%s", want, s.Stderr)
 			}
 		}
 	})
-	s = startServer(t, mcp.NewClient(&mcp.Implementation{Name: "escape", Version: "1"}, nil), "--config", file, "--no-watch")
+	s = systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "escape", Version: "1"}, nil), "--config", file, "--no-watch")
 	for _, p := range ps {
-		res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: p.name + "_probe", Arguments: escapetest.Args(p.s, p.secret)})
+		res, err := s.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: p.name + "_probe", Arguments: escapetest.Args(p.s, p.secret)})
 		if err != nil || res.IsError {
 			t.Fatalf("%s_probe: %+v, %v", p.name, res, err)
 		}
-		escapetest.Check(t, p.s, []byte(textOf(t, res)))
+		escapetest.Check(t, p.s, []byte(systest.TextOf(t, res)))
 		escapetest.CheckHost(t, p.s, p.mnt)
 	}
 }
@@ -98,13 +98,13 @@ func TestOperatorFilesOutOfReach(t *testing.T) {
 			}
 		}
 	}
-	call := func(t *testing.T, s *server, tool, path, data string) string {
+	call := func(t *testing.T, s *systest.Server, tool, path, data string) string {
 		t.Helper()
-		res, err := s.session.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"path": path, "data": data}})
+		res, err := s.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"path": path, "data": data}})
 		if err != nil || res.IsError {
 			t.Fatalf("%s %s: %+v, %v", tool, path, res, err)
 		}
-		return textOf(t, res)
+		return systest.TextOf(t, res)
 	}
 	client := func() *mcp.Client {
 		return mcp.NewClient(&mcp.Implementation{Name: "operator-files", Version: "1"}, nil)
@@ -124,15 +124,15 @@ func TestOperatorFilesOutOfReach(t *testing.T) {
 		if err := os.Symlink("../secrets.env", filepath.Join(conf, "sub", "s")); err != nil {
 			t.Fatal(err)
 		}
-		var s *server
+		var s *systest.Server
 		// Registered first, so it runs after startServer's cleanup has
 		// waited for the process and all of its stderr.
 		t.Cleanup(func() {
-			if !strings.Contains(s.stderr.String(), "operator file hidden") {
-				t.Errorf("stderr has no \"operator file hidden\" warning:\n%s", s.stderr)
+			if !strings.Contains(s.Stderr.String(), "operator file hidden") {
+				t.Errorf("stderr has no \"operator file hidden\" warning:\n%s", s.Stderr)
 			}
 		})
-		s = startServer(t, client(), "--config", filepath.Join(conf, "plugins.toml"), "--no-watch")
+		s = systest.StartServer(t, client(), "--config", filepath.Join(conf, "plugins.toml"), "--no-watch")
 		for _, p := range []string{"/c/plugins.toml", "/c/plugins.grants.toml", "/c/policy.yaml", "/c/secrets.env", "/c/sub/s"} {
 			if got := call(t, s, "ro_read_file", p, ""); got != "EACCES" {
 				t.Errorf("read %s: %q; want EACCES (hidden)", p, got)
@@ -167,7 +167,7 @@ func TestOperatorFilesOutOfReach(t *testing.T) {
 				}
 			}
 		}()
-		out, err := exec.Command(mcphostBinary(t), "validate", "--config", conf).CombinedOutput()
+		out, err := exec.Command(systest.Binary(t), "validate", "--config", conf).CombinedOutput()
 		if err != nil {
 			for _, want := range []string{
 				filepath.Join(base, "pol") + `" is writable and holds plugin "pol"'s policy file`,
@@ -181,8 +181,8 @@ func TestOperatorFilesOutOfReach(t *testing.T) {
 			return
 		}
 		t.Errorf("validate accepts writable mounts over the operator's files:\n%s", out)
-		s := startServer(t, client(), "--config", conf, "--no-watch")
-		tools, err := s.session.ListTools(context.Background(), nil)
+		s := systest.StartServer(t, client(), "--config", conf, "--no-watch")
+		tools, err := s.Session.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

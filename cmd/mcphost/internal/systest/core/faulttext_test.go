@@ -1,10 +1,11 @@
-package main
+package core
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -16,7 +17,7 @@ func TestFaultText(t *testing.T) {
 		t.Skip("builds and runs real plugins")
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "faults", Version: "1"}, nil)
-	s := startServer(t, client, "--config", "testdata/e2e/plugins.toml", "--no-watch")
+	s := systest.StartServer(t, client, "--config", "testdata/e2e/plugins.toml", "--no-watch")
 	ctx := context.Background()
 	internals := []string{"wasm error", "recovered by wazero", "wasm stack trace", "runtime: ", "goroutine ", "sp=0x", "[recovered]"}
 	for _, tt := range []struct {
@@ -33,11 +34,11 @@ func TestFaultText(t *testing.T) {
 		{"faulty_junk", `plugin "faulty" tool "junk": bad output: invalid JSON`},
 	} {
 		t.Run(tt.tool, func(t *testing.T) {
-			res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool, Arguments: map[string]any{}})
+			res, err := s.Session.CallTool(ctx, &mcp.CallToolParams{Name: tt.tool, Arguments: map[string]any{}})
 			if err != nil {
 				t.Fatalf("protocol error %v; want an isError result", err)
 			}
-			got := textOf(t, res)
+			got := systest.TextOf(t, res)
 			ok := false
 			for _, w := range strings.Split(tt.want, "|") {
 				ok = ok || strings.HasPrefix(got, w)

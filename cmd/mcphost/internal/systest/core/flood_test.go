@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,15 +36,15 @@ func TestFloodingGuest(t *testing.T) {
 			}
 		},
 	})
-	s := startServer(t, client, "--config", "testdata/e2e/plugins.toml", "--no-watch")
+	s := systest.StartServer(t, client, "--config", "testdata/e2e/plugins.toml", "--no-watch")
 	ctx := context.Background()
-	if err := s.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := s.Session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	const sent = 5000
 	start := time.Now()
-	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "faulty_flood", Arguments: map[string]any{"count": sent}})
-	if err != nil || res.IsError || textOf(t, res) != fmt.Sprintf("sent %d", sent) {
+	res, err := s.Session.CallTool(ctx, &mcp.CallToolParams{Name: "faulty_flood", Arguments: map[string]any{"count": sent}})
+	if err != nil || res.IsError || systest.TextOf(t, res) != fmt.Sprintf("sent %d", sent) {
 		t.Fatalf("faulty_flood = %+v, %v; want sent %d", res, err, sent)
 	}
 	elapsed := time.Since(start)

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"os"
@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestScripts drives the real mcphost binary (built without -race, so Wasm
 // compiles at full speed) through testdata/script/*.txtar.
 func TestScripts(t *testing.T) {
-	bin := mcphostBinary(t)
+	bin := systest.Binary(t)
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func TestScripts(t *testing.T) {
 				e.Setenv("XDG_CACHE_HOME", dir)
 			}
 			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOTOOLCHAIN", "GOROOT"} {
-				if v, err := goEnv(k); err == nil && v != "" {
+				if v, err := systest.GoEnv(k); err == nil && v != "" {
 					e.Setenv(k, v)
 				}
 			}

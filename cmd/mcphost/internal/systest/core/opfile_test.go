@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"bufio"
@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The operator's files are read within bounds (plugins/opfile): these
@@ -84,13 +84,13 @@ func TestSparseSkillAttack(t *testing.T) {
 		t.Run(via, func(t *testing.T) {
 			dir := t.TempDir()
 			conf := filepath.Join(dir, "plugins.toml")
-			writeTestFile(t, filepath.Join(dir, "q.wasm"), wasmPlugin("q", []string{"x"}, nil, nil))
+			writeTestFile(t, filepath.Join(dir, "q.wasm"), systest.WasmPlugin("q", []string{"x"}, nil, nil))
 			if err := os.MkdirAll(filepath.Join(dir, "skills/howto"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			writeTestFile(t, filepath.Join(dir, "skills/howto/SKILL.md"), []byte(skillV1))
 			attacker := "\n[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\nskills = [\"skills/*\"]\n"
-			writeTestFile(t, filepath.Join(dir, "p.wasm"), wasmPlugin("p", []string{"write_at"}, nil, nil))
+			writeTestFile(t, filepath.Join(dir, "p.wasm"), systest.WasmPlugin("p", []string{"write_at"}, nil, nil))
 			if via == "plugin" {
 				attacker = fmt.Sprintf("\n[[plugin]]\nname = \"p\"\nsource = %q\nskills = [%q]\nallowed_paths = [{ host = %q, guest = \"/skills\" }]\n",
 					guestSrc, filepath.Join(dir, "skills/*"), filepath.Join(dir, "skills"))
@@ -101,17 +101,17 @@ func TestSparseSkillAttack(t *testing.T) {
 			}
 			writeTestFile(t, conf, []byte(src))
 
-			e := &reloadEnv{dir: dir, conf: conf}
-			e.s = startServer(t, mcp.NewClient(&mcp.Implementation{Name: "sparse", Version: "1"}, nil), "--config", conf)
+			e := &systest.ReloadEnv{Dir: dir, Conf: conf}
+			e.S = systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "sparse", Version: "1"}, nil), "--config", conf)
 			ctx := context.Background()
 			const uri = "skill://p/howto/SKILL.md"
-			if rr, err := e.s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil || rr.Contents[0].Text != skillV1 {
+			if rr, err := e.S.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil || rr.Contents[0].Text != skillV1 {
 				t.Fatalf("resources/read %s before the attack: %v", uri, err)
 			}
 			for range 20 { // warm up the path the calls below take
-				e.call(t, "q_x")
+				e.Call(t, "q_x")
 			}
-			pid := e.s.cmd.Process.Pid
+			pid := e.S.Cmd.Process.Pid
 			idle := procStatus(t, pid)["VmRSS"]
 			// Reset VmHWM to the current RSS, so that it shows the peak
 			// from here on, not the startup's.
@@ -131,8 +131,8 @@ func TestSparseSkillAttack(t *testing.T) {
 						return
 					default:
 					}
-					res, err := e.s.session.CallTool(ctx, &mcp.CallToolParams{Name: "q_x", Arguments: map[string]any{}})
-					if err == nil && (res.IsError || textOf(t, res) != "q") {
+					res, err := e.S.Session.CallTool(ctx, &mcp.CallToolParams{Name: "q_x", Arguments: map[string]any{}})
+					if err == nil && (res.IsError || systest.TextOf(t, res) != "q") {
 						err = fmt.Errorf("answered %+v", res)
 					}
 					if err != nil {
@@ -146,7 +146,7 @@ func TestSparseSkillAttack(t *testing.T) {
 			file := filepath.Join(dir, "skills/howto/data.bin")
 			before := calls.Load()
 			if via == "plugin" {
-				res, err := e.s.session.CallTool(ctx, &mcp.CallToolParams{Name: "p_write_at", Arguments: map[string]any{"path": "/skills/howto/data.bin", "offset": 3 << 30}})
+				res, err := e.S.Session.CallTool(ctx, &mcp.CallToolParams{Name: "p_write_at", Arguments: map[string]any{"path": "/skills/howto/data.bin", "offset": 3 << 30}})
 				if err != nil || res.IsError {
 					t.Fatalf("p_write_at: %+v, %v", res, err)
 				}
@@ -157,7 +157,7 @@ func TestSparseSkillAttack(t *testing.T) {
 				t.Fatalf("the sparse file: %v, %v; want 3 GiB and a byte", st, err)
 			}
 			want := file + ` is 3221225473 bytes, which takes the files under ` + filepath.Join(dir, "skills/howto") + ` past their limit of 16 MiB (16777216 bytes)`
-			logged := e.waitStderr("3221225473 bytes")
+			logged := e.WaitStderr("3221225473 bytes")
 			close(stop)
 			wg.Wait()
 			during := calls.Load() - before
@@ -178,7 +178,7 @@ func TestSparseSkillAttack(t *testing.T) {
 				!strings.Contains(strings.ReplaceAll(line, `\"`, `"`), want) {
 				t.Errorf("stderr line %q; want plugin p failed, kept, saying %q\nstderr:\n%s", line, want, logged)
 			}
-			if rr, err := e.s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil || rr.Contents[0].Text != skillV1 {
+			if rr, err := e.S.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err != nil || rr.Contents[0].Text != skillV1 {
 				t.Errorf("resources/read %s after the attack: %v; want the previous version's skill", uri, err)
 			}
 			peak := status["VmHWM"]
@@ -199,15 +199,15 @@ func TestValidateSparseSkill(t *testing.T) {
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "plugins.toml")
-	writeTestFile(t, filepath.Join(dir, "p.wasm"), wasmPlugin("p", []string{"x"}, nil, nil))
-	writeTestFile(t, filepath.Join(dir, "q.wasm"), wasmPlugin("q", []string{"x"}, nil, nil))
+	writeTestFile(t, filepath.Join(dir, "p.wasm"), systest.WasmPlugin("p", []string{"x"}, nil, nil))
+	writeTestFile(t, filepath.Join(dir, "q.wasm"), systest.WasmPlugin("q", []string{"x"}, nil, nil))
 	if err := os.MkdirAll(filepath.Join(dir, "skills/howto"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writeTestFile(t, filepath.Join(dir, "skills/howto/SKILL.md"), []byte(skillV1))
 	writeTestFile(t, conf, []byte("[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\nskills = [\"skills/*\"]\n\n[[plugin]]\nname = \"q\"\npath = \"q.wasm\"\n"))
 	validate := func() (string, int64, error) {
-		cmd := exec.Command(mcphostBinary(t), "validate", "--config", conf)
+		cmd := exec.Command(systest.Binary(t), "validate", "--config", conf)
 		out, err := cmd.CombinedOutput()
 		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		if ru == nil {
@@ -258,13 +258,13 @@ func TestAppPageSymlink(t *testing.T) {
 	}
 	const html = "<!doctype html><p>the operator's page</p>"
 	writeTestFile(t, page, []byte(html))
-	writeTestFile(t, filepath.Join(dir, "a.wasm"), wasmPlugin("a", []string{"show"}, nil, nil))
+	writeTestFile(t, filepath.Join(dir, "a.wasm"), systest.WasmPlugin("a", []string{"show"}, nil, nil))
 	writeTestFile(t, conf, []byte("[[plugin]]\nname = \"a\"\npath = \"a.wasm\"\n[plugin.ui]\ntools = { show = \"ui/show.html\" }\n"))
 
-	e := &reloadEnv{dir: dir, conf: conf}
-	e.s = startServer(t, mcp.NewClient(&mcp.Implementation{Name: "apps", Version: "1"}, nil), "--config", conf)
+	e := &systest.ReloadEnv{Dir: dir, Conf: conf}
+	e.S = systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "apps", Version: "1"}, nil), "--config", conf)
 	ctx := context.Background()
-	res, err := e.s.session.ListTools(ctx, nil)
+	res, err := e.S.Session.ListTools(ctx, nil)
 	if err != nil || len(res.Tools) != 1 {
 		t.Fatalf("tools/list: %v, %+v", err, res)
 	}
@@ -275,7 +275,7 @@ func TestAppPageSymlink(t *testing.T) {
 	}
 	read := func() string {
 		t.Helper()
-		rr, err := e.s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		rr, err := e.S.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			t.Fatalf("resources/read %s: %v", uri, err)
 		}
@@ -294,7 +294,7 @@ func TestAppPageSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := page + " leads outside " + dir
-	logged := e.waitStderr(want)
+	logged := e.WaitStderr(want)
 	if !strings.Contains(logged, `msg="reload failed"`) || !strings.Contains(logged, want) {
 		t.Errorf("stderr lacks the refused reload naming the page (%q):\n%s", want, logged)
 	}
@@ -302,7 +302,7 @@ func TestAppPageSymlink(t *testing.T) {
 		t.Errorf("resources/read %s after the link = %q; want the page served before", uri, got)
 	}
 
-	out, err := exec.Command(mcphostBinary(t), "validate", "--config", conf).CombinedOutput()
+	out, err := exec.Command(systest.Binary(t), "validate", "--config", conf).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), want) || strings.Contains(string(out), "hunter2") {
 		t.Errorf("validate with the link: %v\n%s\nwant an error saying %q", err, out, want)
 	}

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"bytes"
@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // readOnlyPlugin lists a read-only tool, a writing one and one without
@@ -56,7 +56,7 @@ func TestReadOnlyEras(t *testing.T) {
 		if got, want := listToolNames(t, cs), []string{"a_get", "b_get", "b_plain", "b_put"}; !slices.Equal(got, want) {
 			t.Fatalf("tools/list = %q; want %q", got, want)
 		}
-		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a_get"}); err != nil || textOf(t, res) != "ran" {
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a_get"}); err != nil || systest.TextOf(t, res) != "ran" {
 			t.Errorf("a_get: %v %+v; want it to run", err, res)
 		}
 		for _, name := range []string{"a_put", "a_plain"} {
@@ -66,9 +66,9 @@ func TestReadOnlyEras(t *testing.T) {
 			}
 		}
 		if stderr != nil { // the log line is written before the answer; the pipe may lag
-			wctx, cancel := context.WithTimeout(ctx, noteTimeout)
+			wctx, cancel := context.WithTimeout(ctx, systest.NoteTimeout)
 			defer cancel()
-			waitFor(t, wctx, "the log naming the read_only filter that hid a_put", func() bool {
+			systest.WaitFor(t, wctx, "the log naming the read_only filter that hid a_put", func() bool {
 				return strings.Contains(stderr(), "tool=a_put plugin=a filter=read_only")
 			})
 		}
@@ -76,7 +76,7 @@ func TestReadOnlyEras(t *testing.T) {
 		// [server] read_only = true in a reload: b keeps only its get too.
 		writeTestFile(t, conf, []byte("[server]\nname = \"ro\"\nread_only = true\n"+readOnlyPlugins))
 		want := []string{"a_get", "b_get"}
-		deadline := time.After(noteTimeout)
+		deadline := time.After(systest.NoteTimeout)
 		for got := listToolNames(t, cs); !slices.Equal(got, want); got = listToolNames(t, cs) {
 			select {
 			case <-changed:
@@ -102,7 +102,7 @@ func TestValidateShowsHidden(t *testing.T) {
 	// A process of its own: in this one, two plugins compiling at once
 	// race in wazero's version lookup (GetWazeroVersion) under -race.
 	var out, errb bytes.Buffer
-	cmd := exec.Command(mcphostBinary(t), "validate", "--config", conf)
+	cmd := exec.Command(systest.Binary(t), "validate", "--config", conf)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("validate: %v\n%s", err, errb.String())
@@ -115,7 +115,7 @@ func TestValidateShowsHidden(t *testing.T) {
 		}
 	}
 	out.Reset()
-	cmd = exec.Command(mcphostBinary(t), "validate", "--json", "--config", conf)
+	cmd = exec.Command(systest.Binary(t), "validate", "--json", "--config", conf)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("validate --json: %v\n%s", err, errb.String())
@@ -151,14 +151,14 @@ func eachEra(t *testing.T, f func(t *testing.T, connect connectFunc)) {
 			t.Run(version+"/"+transport, func(t *testing.T) {
 				f(t, func(client *mcp.Client, args ...string) (*mcp.ClientSession, func() string) {
 					if transport == "http" {
-						return connectHTTP(t, client, version, args...), nil
+						return systest.ConnectHTTP(t, client, version, args...), nil
 					}
-					s := startServerEra(t, client, version, args...)
-					lw := s.cmd.Stderr.(*lockedWriter)
-					return s.session, func() string {
-						lw.mu.Lock()
-						defer lw.mu.Unlock()
-						return s.stderr.String()
+					s := systest.StartServerEra(t, client, version, args...)
+					lw := s.Cmd.Stderr.(*systest.LockedWriter)
+					return s.Session, func() string {
+						lw.Mu.Lock()
+						defer lw.Mu.Unlock()
+						return s.Stderr.String()
 					}
 				})
 			})

@@ -1,4 +1,4 @@
-package main
+package core
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -24,7 +25,7 @@ func TestSkillsReload(t *testing.T) {
 	eachEra(t, func(t *testing.T, connect connectFunc) {
 		dir := t.TempDir()
 		conf := filepath.Join(dir, "plugins.toml")
-		writeTestFile(t, filepath.Join(dir, "p.wasm"), wasmPlugin("p", []string{"x"}, nil, nil))
+		writeTestFile(t, filepath.Join(dir, "p.wasm"), systest.WasmPlugin("p", []string{"x"}, nil, nil))
 		if err := os.MkdirAll(filepath.Join(dir, "skills/howto/notes"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestSkillsReload(t *testing.T) {
 			t.Fatalf("listed SKILL.md description = %q; want first", d)
 		}
 		writeTestFile(t, md, []byte("---\nname: howto\ndescription: second\n---\n"))
-		deadline := time.After(noteTimeout)
+		deadline := time.After(systest.NoteTimeout)
 		for d := description(); d != "second"; d = description() {
 			select {
 			case <-changed:
@@ -94,7 +95,7 @@ func TestComponentSkills(t *testing.T) {
 	writeTestFile(t, filepath.Join(dir, "plugins/skills/kinds-guide/SKILL.md"), []byte("---\nname: kinds-guide\ndescription: Which kinds tool to call\n---\nUse kinds_greet to greet.\n"))
 	writeTestFile(t, conf, []byte("[[plugin]]\nname = \"kinds\"\npath = \"plugins/kinds.wasm\"\nskills = [\"skills/*\"]\n"))
 	client := mcp.NewClient(&mcp.Implementation{Name: "component-skills", Version: "1"}, nil)
-	cs := startServerEra(t, client, "2026-07-28", "--config", conf, "--no-watch").session
+	cs := systest.StartServerEra(t, client, "2026-07-28", "--config", conf, "--no-watch").Session
 	ctx := context.Background()
 	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://kinds/kinds-guide/SKILL.md"})
 	if err != nil || len(rr.Contents) != 1 || !strings.HasSuffix(rr.Contents[0].Text, "Use kinds_greet to greet.\n") {

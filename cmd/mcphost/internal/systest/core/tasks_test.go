@@ -1,13 +1,12 @@
-package main
+package core
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // TestEndToEndTasks drives the real `mcphost serve --http` and the
@@ -19,7 +18,7 @@ func TestEndToEndTasks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the conformance plugin")
 	}
-	_, url := serveHTTP(t, "--config", "../../examples/conformance/plugins.toml", "--no-watch")
+	_, url := systest.ServeHTTP(t, "--config", "../../examples/conformance/plugins.toml", "--no-watch")
 	alice := &taskClient{t: t, url: url, auth: "Bearer alice"}
 	bob := &taskClient{t: t, url: url, auth: "Bearer bob"}
 
@@ -63,49 +62,12 @@ type taskClient struct {
 	n         int64
 }
 
-type rpcReply struct {
-	Result map[string]any `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func (c *taskClient) rpc(method, name string, params map[string]any) rpcReply {
+func (c *taskClient) rpc(method, name string, params map[string]any) systest.RPCReply {
 	c.t.Helper()
 	c.n++
 	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
-	r, _ := postStateless(c.t, c.url, c.auth, c.n, method, name, params, caps)
+	r, _ := systest.PostStateless(c.t, c.url, c.auth, c.n, method, name, params, caps)
 	return r
-}
-
-// postStateless POSTs one 2026-07-28 request (params get the _meta that
-// declares the era and caps) with the given Authorization header, and
-// returns the reply and the response headers.
-func postStateless(t *testing.T, url, auth string, id int64, method, name string, params, caps map[string]any) (rpcReply, http.Header) {
-	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": caps,
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	req.Header.Set("Authorization", auth)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	defer resp.Body.Close()
-	var r rpcReply
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatalf("%s: HTTP %d, bad body: %v", method, resp.StatusCode, err)
-	}
-	return r, resp.Header
 }
 
 func (c *taskClient) call(method, name string, params map[string]any) map[string]any {

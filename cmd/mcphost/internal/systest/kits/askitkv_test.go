@@ -1,13 +1,9 @@
-package main
+package kits
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // TestASKitKV builds an AssemblyScript plugin that uses mcphost.ts's
@@ -19,40 +15,6 @@ func TestASKitKV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an AssemblyScript plugin and runs mcphost serve")
 	}
-	wasm := buildASKitTestdata(t, "kvcount")
+	wasm := systest.BuildASKitTestdata(t, "kvcount")
 	checkKVReplicas(t, "as", wasm)
-}
-
-// buildASKitTestdata builds sdk-guest/assemblyscript/testdata/NAME.ts in
-// place of the AssemblyScript kit template's index.ts and returns the
-// module's path; it skips the test when the toolchain is missing.
-func buildASKitTestdata(t *testing.T, name string) string {
-	t.Helper()
-	_, err := exec.LookPath("npm")
-	requireTool(t, "npm is not installed", err == nil)
-	tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
-	_, err = os.Stat(filepath.Join(tc, "assemblyscript"))
-	requireTool(t, "MCPHOST_AS_TOOLCHAIN does not name a node_modules with assemblyscript", tc != "" && err == nil)
-	dir := t.TempDir()
-	if err := askit.Write(dir, "kas"); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join("..", "..", "sdk-guest", "assemblyscript", "testdata", name+".ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "index.ts"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	build := askit.BuildCommand()
-	cmd := exec.Command(build[0], build[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_offline=true", "HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(build, " "), err, out)
-	}
-	return filepath.Join(dir, "kas.wasm")
 }

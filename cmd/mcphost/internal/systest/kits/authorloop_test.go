@@ -1,4 +1,4 @@
-package main
+package kits
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -134,7 +135,7 @@ func TestAuthorLoop(t *testing.T) {
 	if !ok {
 		t.Fatalf("kit %q: TestAuthorLoop has no edits for it; add an entry to loopKits", lang)
 	}
-	bin := mcphostBinary(t)
+	bin := systest.Binary(t)
 	root, err := os.MkdirTemp("", "mcphost-authorloop-")
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func TestAuthorLoop(t *testing.T) {
 	serve := exec.Command(bin, "serve")
 	serve.Dir, serve.Env = dir, env
 	var stderr bytes.Buffer
-	serve.Stderr = &lockedWriter{w: &stderr}
+	serve.Stderr = &systest.LockedWriter{W: &stderr}
 	// 2025-11-25: a session, with logging/setLevel and list_changed.
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: serve}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

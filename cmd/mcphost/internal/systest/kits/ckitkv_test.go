@@ -1,15 +1,14 @@
-package main
+package kits
 
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/redistest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestCKitKV builds a C plugin that uses mcphost.h's key-value helpers
@@ -21,29 +20,8 @@ func TestCKitKV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a C plugin and runs mcphost serve")
 	}
-	wasm := buildCKitTestdata(t, "kvcount")
+	wasm := systest.BuildCKitTestdata(t, "kvcount")
 	checkKVReplicas(t, "c", wasm)
-}
-
-// buildCKitTestdata builds sdk-guest/c/testdata/NAME.c, a plugin on the
-// C kit's mcphost.h, for wasm32-wasi and returns the module's path; it
-// skips the test when clang or wasi-libc is missing.
-func buildCKitTestdata(t *testing.T, name string) string {
-	t.Helper()
-	_, err := exec.LookPath("clang")
-	requireTool(t, "clang is not installed", err == nil)
-	_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
-	requireTool(t, "wasi-libc is not installed", err == nil)
-	src, err := filepath.Abs(filepath.Join("..", "..", "sdk-guest", "c", "testdata", name+".c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasm := filepath.Join(t.TempDir(), name+".wasm")
-	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Wextra", "-Werror",
-		"-o", wasm, src).CombinedOutput(); err != nil {
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
-	return wasm
 }
 
 // checkKVReplicas serves wasm as plugin name on two replicas (two
@@ -56,11 +34,11 @@ func checkKVReplicas(t *testing.T, name, wasm string) {
 	srv := redistest.Start(t)
 	replica := func() *mcp.ClientSession {
 		conf := filepath.Join(t.TempDir(), "plugins.toml")
-		body := fmt.Sprintf("[server]\nstore = %q\n\n[[plugin]]\nname = %q\npath = %s\n", srv.URL(), name, quote(wasm))
+		body := fmt.Sprintf("[server]\nstore = %q\n\n[[plugin]]\nname = %q\npath = %s\n", srv.URL(), name, systest.Quote(wasm))
 		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return startServer(t, mcp.NewClient(&mcp.Implementation{Name: "kv", Version: "1"}, nil), "--config", conf, "--no-watch").session
+		return systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "kv", Version: "1"}, nil), "--config", conf, "--no-watch").Session
 	}
 	a, b := replica(), replica()
 	call := func(cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
@@ -69,7 +47,7 @@ func checkKVReplicas(t *testing.T, name, wasm string) {
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
-		return textOf(t, res), res.IsError
+		return systest.TextOf(t, res), res.IsError
 	}
 	for i := 1; i <= 4; i++ {
 		if got, isErr := call([]*mcp.ClientSession{a, b}[i%2], "count", map[string]any{}); isErr || got != fmt.Sprint(i) {

@@ -1,4 +1,4 @@
-package main
+package kits
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,12 +30,12 @@ func TestComponentHostileServer(t *testing.T) {
 			}
 			t.Skipf("skipping: %v; run scripts/components.sh (or eval \"$(scripts/components.sh --env)\")", err)
 		}
-		toml.WriteString("[[plugin]]\nname = \"" + p.name + "\"\npath = " + quote(wasm) + "\n" + p.extra + "\n")
+		toml.WriteString("[[plugin]]\nname = \"" + p.name + "\"\npath = " + systest.Quote(wasm) + "\n" + p.extra + "\n")
 	}
 	if err := os.WriteFile(conf, []byte(toml.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, url := serveHTTP(t, "--config", conf, "--no-watch")
+	ctx, url := systest.ServeHTTP(t, "--config", conf, "--no-watch")
 	connect := func() *mcp.ClientSession {
 		client := mcp.NewClient(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
 		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -56,8 +57,8 @@ func TestComponentHostileServer(t *testing.T) {
 	greet := func(after string) {
 		t.Helper()
 		for _, cs := range []*mcp.ClientSession{a, b} {
-			if res := call(cs, "kinds_greet", map[string]any{"name": "x"}); res.IsError || textOf(t, res) != "¡hola, x!" {
-				t.Errorf("kinds_greet after %s: %s", after, textOf(t, res))
+			if res := call(cs, "kinds_greet", map[string]any{"name": "x"}); res.IsError || systest.TextOf(t, res) != "¡hola, x!" {
+				t.Errorf("kinds_greet after %s: %s", after, systest.TextOf(t, res))
 			}
 		}
 	}
@@ -74,18 +75,18 @@ func TestComponentHostileServer(t *testing.T) {
 	}
 
 	res := call(a, "amplify_amplify", map[string]any{"n": 16000, "size": 1 << 20})
-	if !res.IsError || !strings.Contains(textOf(t, res), "the plugin's output limit") {
-		t.Errorf("amplify 16000×1 MiB: %s; want an error naming the output limit", textOf(t, res))
+	if !res.IsError || !strings.Contains(systest.TextOf(t, res), "the plugin's output limit") {
+		t.Errorf("amplify 16000×1 MiB: %s; want an error naming the output limit", systest.TextOf(t, res))
 	}
 	greet("a result over the output limit")
 
 	for i := range 4 {
 		res := call(a, "abuse_hoard", map[string]any{"count": 8, "size": 256 << 10})
 		if i < 3 && res.IsError {
-			t.Fatalf("hoard call %d: %s", i+1, textOf(t, res))
+			t.Fatalf("hoard call %d: %s", i+1, systest.TextOf(t, res))
 		}
-		if i == 3 && (!res.IsError || !strings.Contains(textOf(t, res), "memory limit of 8388608 bytes")) {
-			t.Errorf("hoard call 4 (8 MiB held): %s; want an error naming the memory limit", textOf(t, res))
+		if i == 3 && (!res.IsError || !strings.Contains(systest.TextOf(t, res), "memory limit of 8388608 bytes")) {
+			t.Errorf("hoard call 4 (8 MiB held): %s; want an error naming the memory limit", systest.TextOf(t, res))
 		}
 	}
 	greet("host memory over the limit")

@@ -1,4 +1,4 @@
-package main
+package kits
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/cli"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,7 +29,7 @@ func TestComponentClients(t *testing.T) {
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "plugins.toml")
-	if err := os.WriteFile(conf, []byte("[[plugin]]\nname = \"kinds\"\npath = "+strings.TrimSpace(quote(wasm))+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("[[plugin]]\nname = \"kinds\"\npath = "+strings.TrimSpace(systest.Quote(wasm))+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
@@ -37,9 +39,9 @@ func TestComponentClients(t *testing.T) {
 				args := []string{"--config", conf, "--no-watch"}
 				var cs *mcp.ClientSession
 				if transport == "stdio" {
-					cs = startServerEra(t, client, version, args...).session
+					cs = systest.StartServerEra(t, client, version, args...).Session
 				} else {
-					cs = connectHTTP(t, client, version, args...)
+					cs = systest.ConnectHTTP(t, client, version, args...)
 				}
 				checkComponent(t, cs)
 			})
@@ -78,12 +80,12 @@ func TestValidateComponents(t *testing.T) {
 	conf := filepath.Join(dir, "plugins.toml")
 	toml := ""
 	for _, p := range [][2]string{{"vendor", vendor}, {"nested", nested}, {"cut", bad}} {
-		toml += "[[plugin]]\nname = \"" + p[0] + "\"\npath = " + quote(p[1]) + "\n"
+		toml += "[[plugin]]\nname = \"" + p[0] + "\"\npath = " + systest.Quote(p[1]) + "\n"
 	}
 	if err := os.WriteFile(conf, []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(mcphostBinary(t), "validate", "--config", conf).Output()
+	out, err := exec.Command(systest.Binary(t), "validate", "--config", conf).Output()
 	if err == nil {
 		t.Fatalf("validate passed; want a failure\n%s", out)
 	}
@@ -101,8 +103,8 @@ func TestValidateComponents(t *testing.T) {
 	if strings.Contains(string(out), "FAILED plugin nested") {
 		t.Errorf("nested failed validate:\n%s", out)
 	}
-	out, _ = exec.Command(mcphostBinary(t), "validate", "--json", "--config", conf).Output()
-	var rep loadReport
+	out, _ = exec.Command(systest.Binary(t), "validate", "--json", "--config", conf).Output()
+	var rep cli.LoadReport
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("validate --json: %v\n%s", err, out)
 	}
@@ -113,11 +115,6 @@ func TestValidateComponents(t *testing.T) {
 	if rep.OK || !strings.Contains(failed["vendor"], "acme:telemetry/log#log") || failed["cut"] == "" || failed["nested"] != "" {
 		t.Errorf("validate --json: ok %v, failures %v; want vendor (naming its import) and cut", rep.OK, failed)
 	}
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 func checkComponent(t *testing.T, cs *mcp.ClientSession) {
@@ -136,18 +133,18 @@ func checkComponent(t *testing.T, cs *mcp.ClientSession) {
 		t.Errorf("kinds_divide outputSchema %s; want the ok type as result", out)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kinds_greet", Arguments: map[string]any{"name": "Wält"}})
-	if err != nil || res.IsError || textOf(t, res) != "¡hola, Wält!" {
+	if err != nil || res.IsError || systest.TextOf(t, res) != "¡hola, Wält!" {
 		t.Errorf("kinds_greet: %v %+v", err, res)
 	}
 	if sc, _ := json.Marshal(res.StructuredContent); string(sc) != `{"result":"¡hola, Wält!"}` {
 		t.Errorf("kinds_greet structuredContent %s", sc)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "kinds_divide", Arguments: map[string]any{"a": 1, "b": 0}})
-	if err != nil || !res.IsError || textOf(t, res) != "division by zero" {
+	if err != nil || !res.IsError || systest.TextOf(t, res) != "division by zero" {
 		t.Errorf("kinds_divide by zero: %v %+v", err, res)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "kinds_scale", Arguments: map[string]any{"s": map[string]any{"circle": 2}}})
-	if err != nil || res.IsError || textOf(t, res) != `{"circle":4}` {
+	if err != nil || res.IsError || systest.TextOf(t, res) != `{"circle":4}` {
 		t.Errorf("kinds_scale: %v %+v", err, res)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "kinds_next-color", Arguments: map[string]any{"c": "purple"}})

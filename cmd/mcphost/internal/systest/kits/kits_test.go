@@ -1,4 +1,4 @@
-package main
+package kits
 
 import (
 	"context"
@@ -10,25 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	askit "github.com/mcphost/mcphost/sdk-guest/assemblyscript"
 	ckit "github.com/mcphost/mcphost/sdk-guest/c"
 	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// requireTool skips the test when a kit's toolchain is missing, except in
-// CI (CI=true), where scripts/kits.sh installs it and absence is a failure.
-func requireTool(t *testing.T, why string, ok bool) {
-	t.Helper()
-	if ok {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true: scripts/kits.sh should have installed it)", why)
-	}
-	t.Skipf("skipping: %s; run scripts/kits.sh to install the kit toolchains", why)
-}
 
 // TestKitTemplates writes each guest kit's `mcphost new` template into a
 // temporary directory outside the repository, builds it offline with the
@@ -38,7 +25,7 @@ func requireTool(t *testing.T, why string, ok bool) {
 // kit's component has a tool only). It logs the time from writing the
 // template to the tool being listed.
 func TestKitTemplates(t *testing.T) {
-	bin := mcphostBinary(t) // built first, so the timing below is the kit's alone
+	bin := systest.Binary(t) // built first, so the timing below is the kit's alone
 	for _, kit := range []struct {
 		lang  string
 		write func(dir, name string) error
@@ -51,16 +38,16 @@ func TestKitTemplates(t *testing.T) {
 	}{
 		{lang: "c", write: ckit.Write, build: ckit.BuildCommand(), tool: "measure", items: true, setup: func(t *testing.T, dir string) {
 			_, err := exec.LookPath("clang")
-			requireTool(t, "clang is not installed", err == nil)
+			systest.RequireTool(t, "clang is not installed", err == nil)
 			_, err = os.Stat("/usr/lib/wasm32-wasi/crt1-reactor.o")
-			requireTool(t, "wasi-libc is not installed", err == nil)
+			systest.RequireTool(t, "wasi-libc is not installed", err == nil)
 		}},
 		{lang: "assemblyscript", write: askit.Write, build: askit.BuildCommand(), tool: "measure", items: true, setup: func(t *testing.T, dir string) {
 			_, err := exec.LookPath("npm")
-			requireTool(t, "npm is not installed", err == nil)
+			systest.RequireTool(t, "npm is not installed", err == nil)
 			tc := os.Getenv("MCPHOST_AS_TOOLCHAIN")
 			_, err = os.Stat(filepath.Join(tc, "assemblyscript"))
-			requireTool(t, "MCPHOST_AS_TOOLCHAIN does not name a node_modules with assemblyscript", tc != "" && err == nil)
+			systest.RequireTool(t, "MCPHOST_AS_TOOLCHAIN does not name a node_modules with assemblyscript", tc != "" && err == nil)
 			// Offline: the installed toolchain stands in for npm install.
 			if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
 				t.Fatal(err)
@@ -101,10 +88,10 @@ func TestKitTemplates(t *testing.T) {
 				t.Logf("%s: %s took %v (a first load: the compile)", kit.lang, strings.Join(kit.test, " "), (time.Since(start) - built).Round(time.Millisecond))
 			}
 
-			s := startServer(t, mcp.NewClient(&mcp.Implementation{Name: "kits", Version: "1"}, nil),
+			s := systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "kits", Version: "1"}, nil),
 				"--config", filepath.Join(dir, "plugins.toml"), "--no-watch")
 			ctx := context.Background()
-			tools, err := s.session.ListTools(ctx, nil)
+			tools, err := s.Session.ListTools(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,15 +105,15 @@ func TestKitTemplates(t *testing.T) {
 			}
 			t.Logf("%s: template written, built in %v, tool listed after %v", kit.lang, built.Round(time.Millisecond), listed.Round(time.Millisecond))
 
-			res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "héllo wörld\n\"two\" lines 😀"}})
+			res, err := s.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "héllo wörld\n\"two\" lines 😀"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got, _ := json.Marshal(res.StructuredContent)
 			if want := `{"bytes":30,"lines":2,"words":5}`; res.IsError || string(got) != want {
-				t.Errorf("tools/call: got %s (isError %v, %q); want %s", got, res.IsError, textOf(t, res), want)
+				t.Errorf("tools/call: got %s (isError %v, %q); want %s", got, res.IsError, systest.TextOf(t, res), want)
 			}
-			res, err = s.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": 3}})
+			res, err = s.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": 3}})
 			if err != nil || !res.IsError {
 				t.Errorf("tools/call with a bad argument: got %+v, %v; want isError", res, err)
 			}
@@ -135,7 +122,7 @@ func TestKitTemplates(t *testing.T) {
 			}
 
 			uri := name + "://about"
-			rr, err := s.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			rr, err := s.Session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +130,7 @@ func TestKitTemplates(t *testing.T) {
 				t.Errorf("resources/read: got %+v; want the about text", rr.Contents)
 			}
 
-			pr, err := s.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name + "_summarize", Arguments: map[string]string{"text": `say "hi"`}})
+			pr, err := s.Session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name + "_summarize", Arguments: map[string]string{"text": `say "hi"`}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package main
+package kits
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	tskit "github.com/mcphost/mcphost/sdk-guest/ts"
 )
 
@@ -17,10 +18,10 @@ import (
 func tsToolchain(t *testing.T, dir string) {
 	t.Helper()
 	_, err := exec.LookPath("npm")
-	requireTool(t, "npm is not installed", err == nil)
+	systest.RequireTool(t, "npm is not installed", err == nil)
 	tc := os.Getenv("MCPHOST_TS_TOOLCHAIN")
 	_, err = os.Stat(filepath.Join(tc, "@bytecodealliance", "componentize-js"))
-	requireTool(t, "MCPHOST_TS_TOOLCHAIN does not name a node_modules with @bytecodealliance/componentize-js", tc != "" && err == nil)
+	systest.RequireTool(t, "MCPHOST_TS_TOOLCHAIN does not name a node_modules with @bytecodealliance/componentize-js", tc != "" && err == nil)
 	if err := os.Symlink(tc, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func tsKitProject(t *testing.T, name string, witDeps ...string) (string, func(na
 }
 
 func TestKitTSImports(t *testing.T) {
-	bin := mcphostBinary(t)
+	bin := systest.Binary(t)
 	dir, write := tsKitProject(t, "kimports", "wasi-config/store.wit", "wasi-logging/logging.wit")
 	write("wit/world.wit", `package local:plugin;
 

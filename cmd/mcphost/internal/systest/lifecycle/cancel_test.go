@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,7 +52,7 @@ func checkCancelKeepsState(t *testing.T, transport, version, cache string) {
 	if transport == "http" {
 		args = append(args, "--http", "127.0.0.1:0")
 	}
-	cmd := exec.CommandContext(ctx, mcphostBinary(t), args...)
+	cmd := exec.CommandContext(ctx, systest.Binary(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	stdin, stdout, log := startPiped(t, cmd)
 	var conn mcp.Transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
@@ -74,7 +75,7 @@ func checkCancelKeepsState(t *testing.T, transport, version, cache string) {
 	count := func(want int, when string) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "count"})
-		if err != nil || res.IsError || textOf(t, res) != fmt.Sprint(want) {
+		if err != nil || res.IsError || systest.TextOf(t, res) != fmt.Sprint(want) {
 			t.Fatalf("count %s: got %v, %+v (%q); want %d\nstderr:\n%s", when, err, res, textOfOrNil(t, res), want, log)
 		}
 	}
@@ -136,10 +137,10 @@ func TestCKitCancel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a C plugin and runs mcphost serve")
 	}
-	wasm := buildCKitTestdata(t, "cancelcount")
+	wasm := systest.BuildCKitTestdata(t, "cancelcount")
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "plugins.toml")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("[[plugin]]\nname = \"c\"\npath = %s\ncancel_grace = \"30s\"\n", quote(wasm))), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("[[plugin]]\nname = \"c\"\npath = %s\ncancel_grace = \"30s\"\n", systest.Quote(wasm))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan struct{}, 1)
@@ -150,16 +151,16 @@ func TestCKitCancel(t *testing.T) {
 			}
 		},
 	})
-	s := startServer(t, client, "--config", conf, "--no-watch")
+	s := systest.StartServer(t, client, "--config", conf, "--no-watch")
 	ctx := t.Context()
-	if err := s.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := s.Session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	count := func(want string) {
 		t.Helper()
-		res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: "c_count"})
-		if err != nil || res.IsError || textOf(t, res) != want {
-			t.Fatalf("count: got %v, %q; want %s\nstderr:\n%s", err, textOfOrNil(t, res), want, s.stderr)
+		res, err := s.Session.CallTool(ctx, &mcp.CallToolParams{Name: "c_count"})
+		if err != nil || res.IsError || systest.TextOf(t, res) != want {
+			t.Fatalf("count: got %v, %q; want %s\nstderr:\n%s", err, textOfOrNil(t, res), want, s.Stderr)
 		}
 	}
 	count("1")
@@ -167,7 +168,7 @@ func TestCKitCancel(t *testing.T) {
 	cctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { // ends when the client gives up on the call
-		_, err := s.session.CallTool(cctx, &mcp.CallToolParams{Name: "c_wait"})
+		_, err := s.Session.CallTool(cctx, &mcp.CallToolParams{Name: "c_wait"})
 		done <- err
 	}()
 	<-waiting

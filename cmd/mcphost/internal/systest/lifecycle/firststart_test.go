@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // TestInterruptedBuildIsKept: a client that closes stdin while the first
@@ -49,7 +51,7 @@ func TestInterruptedBuildIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(dir, "plugins.toml")
-	body := fmt.Sprintf("[server]\ngo = %s\nstartup_wait = \"10m\"\nload_timeout = \"15m\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\n", quote(wrapper), quote(src))
+	body := fmt.Sprintf("[server]\ngo = %s\nstartup_wait = \"10m\"\nload_timeout = \"15m\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\n", systest.Quote(wrapper), systest.Quote(src))
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestInterruptedBuildIsKept(t *testing.T) {
 	// A cache of mcphost's own (cold), go's build cache as it is.
 	env := append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(dir, "cache"), "GOCACHE="+strings.TrimSpace(string(gocache)))
 
-	first := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch")
+	first := exec.CommandContext(ctx, systest.Binary(t), "serve", "--config", conf, "--no-watch")
 	first.Env = env
 	stdin, stdout, log := startPiped(t, first)
 	go io.Copy(io.Discard, stdout)
@@ -83,7 +85,7 @@ func TestInterruptedBuildIsKept(t *testing.T) {
 		t.Fatalf("first start: the build was not finished at exit:\n%s", log)
 	}
 
-	second := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--log-level", "debug")
+	second := exec.CommandContext(ctx, systest.Binary(t), "serve", "--config", conf, "--no-watch", "--log-level", "debug")
 	second.Env = env
 	stdin, stdout, log = startPiped(t, second)
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
@@ -141,7 +143,7 @@ func TestShortRunsUnderLoadFillCompileCache(t *testing.T) {
 		}()
 	}
 	run := func(which string) string {
-		cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "1ms")
+		cmd := exec.CommandContext(ctx, systest.Binary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "1ms")
 		// mcphost's caches cold; go's build cache as it is.
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "GOCACHE="+strings.TrimSpace(string(gocache)))
 		return shortSession(t, which, cmd, nil)

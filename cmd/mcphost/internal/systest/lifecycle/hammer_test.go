@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/stdio"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // countedModule counts the modules opened and closed.
@@ -36,7 +36,7 @@ func (m *countedModule) Close(ctx context.Context) error {
 // echoModule is a native plugin with one tool, echo, described as desc
 // (so a new desc is a changed tool list), that returns its text argument.
 func echoModule(desc string, closes *atomic.Int64) *countedModule {
-	return &countedModule{closes: closes, Module: nativeEcho(desc)}
+	return &countedModule{closes: closes, Module: systest.NativeEcho(desc)}
 }
 
 // TestReloadHammer has several SDK clients call tools without pause, each
@@ -138,9 +138,9 @@ func hammer(t *testing.T, protocolVersion string) {
 					case err != nil:
 						failed.Add(1)
 						t.Errorf("%s: %v", text, err)
-					case res.IsError || textOf(t, res) != text:
+					case res.IsError || systest.TextOf(t, res) != text:
 						failed.Add(1)
-						t.Errorf("%s: got %q (isError %v); want its own text", text, textOf(t, res), res.IsError)
+						t.Errorf("%s: got %q (isError %v); want its own text", text, systest.TextOf(t, res), res.IsError)
 					default:
 						calls.Add(1)
 					}

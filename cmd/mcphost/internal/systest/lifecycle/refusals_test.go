@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,19 +40,19 @@ func TestStateSurvivesRefusals(t *testing.T) {
 }
 
 func checkStateSurvivesRefusals(t *testing.T, version, transport string) {
-	up := newUpstream(t)
-	p := &person{}
+	up := systest.NewUpstream(t)
+	p := &systest.Person{}
 	// The rounds are driven by hand, so that one can be abandoned.
 	client := mcp.NewClient(&mcp.Implementation{Name: "refusals", Version: "1"},
-		&mcp.ClientOptions{ElicitationHandler: p.handle, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+		&mcp.ClientOptions{ElicitationHandler: p.Handle, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 	// It may ask for 127.0.0.1 (any port) and nothing else, and keep 64
 	// bytes of key-value state.
 	args := []string{"--config", counterConfigWith(t, "may_request_hosts = [\"127.0.0.1\"]\nkv_max_bytes = 64\n"), "--no-watch"}
 	var cs *mcp.ClientSession
 	if transport == "stdio" {
-		cs = startServerEra(t, client, version, args...).session
+		cs = systest.StartServerEra(t, client, version, args...).Session
 	} else {
-		cs = connectHTTP(t, client, version, args...)
+		cs = systest.ConnectHTTP(t, client, version, args...)
 	}
 	ctx := context.Background()
 	if _, err := cs.ListTools(ctx, nil); err != nil { // waits for the plugin's build and load
@@ -69,13 +70,13 @@ func checkStateSurvivesRefusals(t *testing.T, version, transport string) {
 	count := func(after string) {
 		t.Helper()
 		want++
-		if res := call("count", nil); res.IsError || textOf(t, res) != fmt.Sprint(want) {
-			t.Fatalf("count after %s: got %q (isError %v); want %d: the plugin's state was lost", after, textOf(t, res), res.IsError, want)
+		if res := call("count", nil); res.IsError || systest.TextOf(t, res) != fmt.Sprint(want) {
+			t.Fatalf("count after %s: got %q (isError %v); want %d: the plugin's state was lost", after, systest.TextOf(t, res), res.IsError, want)
 		}
 	}
 	refused := func(step string, res *mcp.CallToolResult, subs ...string) {
 		t.Helper()
-		text := textOf(t, res)
+		text := systest.TextOf(t, res)
 		if !res.IsError || !strings.Contains(text, "refused: true") {
 			t.Fatalf("%s: got %q (isError %v); want the plugin's error result for a refusal", step, text, res.IsError)
 		}
@@ -88,7 +89,7 @@ func checkStateSurvivesRefusals(t *testing.T, version, transport string) {
 	for range 3 {
 		count("the start")
 	}
-	asked := map[string]any{"url": up.url + "/asked"}
+	asked := map[string]any{"url": up.URL + "/asked"}
 	if version == "2026-07-28" {
 		res := call("fetch", asked)
 		if !res.NeedsInput() || len(res.InputRequests) != 1 {
@@ -108,21 +109,21 @@ func checkStateSurvivesRefusals(t *testing.T, version, transport string) {
 		refused("fetch retried with deny", res, "a person denied it", "allowed_hosts")
 		count("a consent refusal")
 	} else {
-		p.say("deny")
+		p.Say("deny")
 		refused("fetch answered deny", call("fetch", asked), "a person denied it", "allowed_hosts")
-		if q := p.asked(); len(q) != 1 {
+		if q := p.Asked(); len(q) != 1 {
 			t.Errorf("questions asked: %q; want one", q)
 		}
 		count("a consent refusal")
 	}
-	refused("fetch of a host no key names", call("fetch", map[string]any{"url": "http://localhost:" + up.port + "/miss"}),
+	refused("fetch of a host no key names", call("fetch", map[string]any{"url": "http://localhost:" + up.Port + "/miss"}),
 		"may_request_hosts does not name it", "allowed_hosts")
 	count("an allowed_hosts miss")
-	if res := call("store", map[string]any{"key": "k", "value": strings.Repeat("x", 100)}); !res.IsError || !strings.Contains(textOf(t, res), "kv_max_bytes") {
-		t.Fatalf("store past kv_max_bytes: got %q (isError %v); want the quota error", textOf(t, res), res.IsError)
+	if res := call("store", map[string]any{"key": "k", "value": strings.Repeat("x", 100)}); !res.IsError || !strings.Contains(systest.TextOf(t, res), "kv_max_bytes") {
+		t.Fatalf("store past kv_max_bytes: got %q (isError %v); want the quota error", systest.TextOf(t, res), res.IsError)
 	}
 	count("a key-value quota error")
-	if n := up.hits.Load(); n != 0 {
+	if n := up.Hits.Load(); n != 0 {
 		t.Errorf("the upstream server got %d requests; want none", n)
 	}
 }
@@ -137,7 +138,7 @@ func TestCKitHTTPRefusal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a C plugin and runs mcphost serve")
 	}
-	wasm := buildCKitTestdata(t, "httpcount")
+	wasm := systest.BuildCKitTestdata(t, "httpcount")
 	checkKitHTTPRefusal(t, "c", wasm)
 }
 
@@ -148,7 +149,7 @@ func TestASKitHTTPRefusal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an AssemblyScript plugin and runs mcphost serve")
 	}
-	wasm := buildASKitTestdata(t, "httpcount")
+	wasm := systest.BuildASKitTestdata(t, "httpcount")
 	checkKitHTTPRefusal(t, "as", wasm)
 }
 
@@ -158,20 +159,20 @@ func TestASKitHTTPRefusal(t *testing.T) {
 // result naming the refusal, and an allowed fetch answers.
 func checkKitHTTPRefusal(t *testing.T, name, wasm string) {
 	t.Helper()
-	up := newUpstream(t)
+	up := systest.NewUpstream(t)
 	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	body := fmt.Sprintf("[[plugin]]\nname = %q\npath = %s\nallowed_hosts = [\"127.0.0.1:%s\"]\n", name, quote(wasm), up.port)
+	body := fmt.Sprintf("[[plugin]]\nname = %q\npath = %s\nallowed_hosts = [\"127.0.0.1:%s\"]\n", name, systest.Quote(wasm), up.Port)
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := startServer(t, mcp.NewClient(&mcp.Implementation{Name: "ckit", Version: "1"}, nil), "--config", conf, "--no-watch").session
+	cs := systest.StartServer(t, mcp.NewClient(&mcp.Implementation{Name: "ckit", Version: "1"}, nil), "--config", conf, "--no-watch").Session
 	call := func(tool string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name + "_" + tool, Arguments: args})
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
-		return textOf(t, res), res.IsError
+		return systest.TextOf(t, res), res.IsError
 	}
 	want := 0
 	count := func(after string) {
@@ -183,12 +184,12 @@ func checkKitHTTPRefusal(t *testing.T, name, wasm string) {
 	}
 	count("the start")
 	count("the start")
-	got, isErr := call("fetch", map[string]any{"url": "http://localhost:" + up.port + "/miss"})
+	got, isErr := call("fetch", map[string]any{"url": "http://localhost:" + up.Port + "/miss"})
 	if !isErr || !strings.Contains(got, "refused: true") || !strings.Contains(got, "allowed_hosts") {
 		t.Fatalf("fetch of a host allowed_hosts does not name: %q (isError %v); want the plugin's error naming allowed_hosts, refused", got, isErr)
 	}
 	count("an allowed_hosts miss")
-	if got, isErr := call("fetch", map[string]any{"url": up.url + "/ok"}); isErr || got != "200 hello from upstream" {
+	if got, isErr := call("fetch", map[string]any{"url": up.URL + "/ok"}); isErr || got != "200 hello from upstream" {
 		t.Fatalf("allowed fetch: %q (isError %v); want 200 and the upstream's text", got, isErr)
 	}
 	count("an allowed fetch")

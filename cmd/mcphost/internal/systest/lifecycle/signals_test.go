@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package lifecycle
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // The shutdown tests run the real `mcphost serve` (built once per test
@@ -65,7 +67,7 @@ func faultyConfig(t *testing.T, extra string) string {
 // caller passes its own (then p.stdout stays nil).
 func startProc(t *testing.T, stdout *os.File, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(mcphostBinary(t), args...), errs: make(chan string, 1024), exited: make(chan struct{})}
+	p := &proc{cmd: exec.Command(systest.Binary(t), args...), errs: make(chan string, 1024), exited: make(chan struct{})}
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)

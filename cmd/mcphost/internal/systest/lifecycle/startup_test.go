@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package lifecycle
 
 import (
 	"context"
@@ -10,11 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The startup tests run the real `mcphost serve` with two plugins: fast,
@@ -40,50 +39,26 @@ build = ["sh", "-c", "read line < gate && cp slow.src slow.wasm"]
 // startSlow writes fast.wasm, slow.src (what the build copies), the gate
 // fifo and plugins.toml, and serves it with the official client, whose
 // list_changed notifications arrive on e.notes.
-func startSlow(t *testing.T, server string, flags ...string) *reloadEnv {
+func startSlow(t *testing.T, server string, flags ...string) *systest.ReloadEnv {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs mcphost serve")
 	}
-	e := &reloadEnv{dir: t.TempDir(), notes: make(chan string, 256)}
-	e.conf = filepath.Join(e.dir, "plugins.toml")
-	e.write(t, "fast.wasm", wasmPlugin("fast", []string{"hello"}, nil, nil))
-	e.write(t, "slow.src", wasmPlugin("slow", []string{"late"}, nil, []string{"later"}))
-	if err := syscall.Mkfifo(filepath.Join(e.dir, "gate"), 0o600); err != nil {
+	e := &systest.ReloadEnv{Dir: t.TempDir(), Notes: make(chan string, 256)}
+	e.Conf = filepath.Join(e.Dir, "plugins.toml")
+	e.Write(t, "fast.wasm", systest.WasmPlugin("fast", []string{"hello"}, nil, nil))
+	e.Write(t, "slow.src", systest.WasmPlugin("slow", []string{"late"}, nil, []string{"later"}))
+	if err := syscall.Mkfifo(filepath.Join(e.Dir, "gate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.write(t, "plugins.toml", []byte(slowConfig(server)))
-	note := func(s string) { e.notes <- s }
+	e.Write(t, "plugins.toml", []byte(slowConfig(server)))
+	note := func(s string) { e.Notes <- s }
 	client := mcp.NewClient(&mcp.Implementation{Name: "startup-e2e", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { note("tools/list_changed") },
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { note("prompts/list_changed") },
 	})
-	e.s = startServer(t, client, append([]string{"--config", e.conf}, flags...)...)
+	e.S = systest.StartServer(t, client, append([]string{"--config", e.Conf}, flags...)...)
 	return e
-}
-
-// open lets the slow plugin's build go on: it writes a line to the gate
-// (which blocks until the build reads it) and fails the test if no build
-// comes to read it.
-func (e *reloadEnv) open(t *testing.T) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { // ends once a build opens the gate, or when the test's process does
-		f, err := os.OpenFile(filepath.Join(e.dir, "gate"), os.O_WRONLY, 0)
-		if err == nil {
-			_, err = f.WriteString("go\n")
-			f.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(noteTimeout):
-		t.Fatalf("no build read the gate\nstderr:\n%s", e.stderr())
-	}
 }
 
 // TestSlowPluginJoinsLater: with a startup wait shorter than the slow
@@ -92,18 +67,18 @@ func (e *reloadEnv) open(t *testing.T) {
 // once; the slow plugin joins with list_changed once its build ends.
 func TestSlowPluginJoinsLater(t *testing.T) {
 	e := startSlow(t, `startup_wait = "3s"`, "--no-watch")
-	if got, want := e.tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
-		t.Fatalf("first tools/list = %q; want %q (the loaded plugin, without the one still building)\nstderr:\n%s", got, want, e.stderr())
+	if got, want := e.Tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("first tools/list = %q; want %q (the loaded plugin, without the one still building)\nstderr:\n%s", got, want, e.Stderr())
 	}
-	if got := e.call(t, "fast_hello"); got != "fast" {
+	if got := e.Call(t, "fast_hello"); got != "fast" {
 		t.Fatalf("fast_hello = %q; want fast", got)
 	}
-	e.open(t)
-	e.expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
-	if got, want := e.tools(t), []string{"fast_hello", "slow_late"}; !slices.Equal(got, want) {
+	e.Open(t)
+	e.Expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
+	if got, want := e.Tools(t), []string{"fast_hello", "slow_late"}; !slices.Equal(got, want) {
 		t.Fatalf("tools/list after the build = %q; want %q", got, want)
 	}
-	if got := e.call(t, "slow_late"); got != "slow" {
+	if got := e.Call(t, "slow_late"); got != "slow" {
 		t.Fatalf("slow_late = %q; want slow", got)
 	}
 }
@@ -113,11 +88,11 @@ func TestSlowPluginJoinsLater(t *testing.T) {
 // still building; the first list then waits for the slow one.
 func TestLoadedToolCallableAtOnce(t *testing.T) {
 	e := startSlow(t, `startup_wait = "1h"`, "--no-watch")
-	if got := e.call(t, "fast_hello"); got != "fast" {
+	if got := e.Call(t, "fast_hello"); got != "fast" {
 		t.Fatalf("fast_hello = %q; want fast", got)
 	}
-	e.open(t)
-	if got, want := e.tools(t), []string{"fast_hello", "slow_late"}; !slices.Equal(got, want) {
+	e.Open(t)
+	if got, want := e.Tools(t), []string{"fast_hello", "slow_late"}; !slices.Equal(got, want) {
 		t.Fatalf("tools/list = %q; want %q", got, want)
 	}
 }
@@ -127,18 +102,18 @@ func TestLoadedToolCallableAtOnce(t *testing.T) {
 // and the slow plugin joins when it ends.
 func TestReloadWhileStuck(t *testing.T) {
 	e := startSlow(t, `startup_wait = "3s"`)
-	if got, want := e.tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
-		t.Fatalf("first tools/list = %q; want %q\nstderr:\n%s", got, want, e.stderr())
+	if got, want := e.Tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("first tools/list = %q; want %q\nstderr:\n%s", got, want, e.Stderr())
 	}
-	e.write(t, "extra.wasm", wasmPlugin("extra", []string{"more"}, nil, nil))
-	e.replace(t, "plugins.toml", []byte(slowConfig(`startup_wait = "3s"`)+"\n[[plugin]]\nname = \"extra\"\npath = \"extra.wasm\"\n"))
-	e.expect(t, "extra plugin added while slow builds", "tools/list_changed")
-	if got, want := e.tools(t), []string{"extra_more", "fast_hello"}; !slices.Equal(got, want) {
-		t.Fatalf("tools/list after the edit = %q; want %q\nstderr:\n%s", got, want, e.stderr())
+	e.Write(t, "extra.wasm", systest.WasmPlugin("extra", []string{"more"}, nil, nil))
+	e.Replace(t, "plugins.toml", []byte(slowConfig(`startup_wait = "3s"`)+"\n[[plugin]]\nname = \"extra\"\npath = \"extra.wasm\"\n"))
+	e.Expect(t, "extra plugin added while slow builds", "tools/list_changed")
+	if got, want := e.Tools(t), []string{"extra_more", "fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list after the edit = %q; want %q\nstderr:\n%s", got, want, e.Stderr())
 	}
-	e.open(t)
-	e.expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
-	if got, want := e.tools(t), []string{"extra_more", "fast_hello", "slow_late"}; !slices.Equal(got, want) {
+	e.Open(t)
+	e.Expect(t, "slow plugin loaded", "tools/list_changed", "prompts/list_changed")
+	if got, want := e.Tools(t), []string{"extra_more", "fast_hello", "slow_late"}; !slices.Equal(got, want) {
 		t.Fatalf("tools/list after the build = %q; want %q", got, want)
 	}
 }
@@ -150,15 +125,15 @@ func TestLoadTimeoutEndsStuckBuild(t *testing.T) {
 	e := startSlow(t, `startup_wait = "1h"`+"\nload_timeout = \"500ms\"", "--no-watch")
 	// The first list waits for the initial load, which ends when the
 	// build is stopped.
-	if got, want := e.tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
-		t.Fatalf("tools/list = %q; want %q\nstderr:\n%s", got, want, e.stderr())
+	if got, want := e.Tools(t), []string{"fast_hello"}; !slices.Equal(got, want) {
+		t.Fatalf("tools/list = %q; want %q\nstderr:\n%s", got, want, e.Stderr())
 	}
 	// The list is answered once the generation without the stopped plugin
 	// is published; the failure is logged just after.
-	if got := e.waitStderr("load did not finish within load_timeout (500ms"); !strings.Contains(got, "load did not finish within load_timeout (500ms") {
+	if got := e.WaitStderr("load did not finish within load_timeout (500ms"); !strings.Contains(got, "load did not finish within load_timeout (500ms") {
 		t.Errorf("stderr lacks the load_timeout failure:\n%s", got)
 	}
-	if got := e.call(t, "fast_hello"); got != "fast" {
+	if got := e.Call(t, "fast_hello"); got != "fast" {
 		t.Fatalf("fast_hello = %q; want fast", got)
 	}
 }
@@ -176,8 +151,8 @@ func TestValidateStopsOnFirstSignal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("fast.wasm", wasmPlugin("fast", []string{"hello"}, nil, nil))
-	write("slow.src", wasmPlugin("slow", []string{"late"}, nil, nil))
+	write("fast.wasm", systest.WasmPlugin("fast", []string{"hello"}, nil, nil))
+	write("slow.src", systest.WasmPlugin("slow", []string{"late"}, nil, nil))
 	write("spin.wasm", wasmgen.Module(
 		wasmgen.Func{Name: "list_tools", Output: `{"tools":[]}`},
 		wasmgen.Func{Start: true, Spin: true},

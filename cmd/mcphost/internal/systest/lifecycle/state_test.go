@@ -1,4 +1,4 @@
-package main
+package lifecycle
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,7 +36,7 @@ func counterConfigWith(t *testing.T, keys string) string {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\ntimeout = \"30s\"\n%s", quote(src), keys)
+	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\ntimeout = \"30s\"\n%s", systest.Quote(src), keys)
 	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func checkKeepsCount(t *testing.T, transport string) {
 	if transport == "http" {
 		args = append(args, "--http", "127.0.0.1:0")
 	}
-	cmd := exec.CommandContext(ctx, mcphostBinary(t), args...)
+	cmd := exec.CommandContext(ctx, systest.Binary(t), args...)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()) // a cold cache: the compile happens while it serves
 	stdin, stdout, log := startPiped(t, cmd)
 	var conn mcp.Transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
@@ -198,7 +199,7 @@ func checkKeepsCount(t *testing.T, transport string) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
 		want++
-		if err != nil || res.IsError || textOf(t, res) != fmt.Sprint(want) {
+		if err != nil || res.IsError || systest.TextOf(t, res) != fmt.Sprint(want) {
 			t.Fatalf("%s %s: got %v, %+v (%q); want the count %d\nstderr:\n%s", tool, when, err, res, textOfOrNil(t, res), want, log)
 		}
 	}
@@ -241,7 +242,7 @@ func textOfOrNil(t *testing.T, res *mcp.CallToolResult) string {
 	if res == nil {
 		return ""
 	}
-	return textOf(t, res)
+	return systest.TextOf(t, res)
 }
 
 // shortSession runs cmd (serve) for one short session as a client would
@@ -313,7 +314,7 @@ func TestShortRunsFillCompileCache(t *testing.T) {
 		t.Helper()
 		// A long bound, so that a compile ends in the cache however
 		// loaded the machine is; the default is 10 s.
-		cmd := exec.CommandContext(ctx, mcphostBinary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "4m")
+		cmd := exec.CommandContext(ctx, systest.Binary(t), "serve", "--config", conf, "--no-watch", "--compile-wait", "4m")
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 		return shortSession(t, which, cmd, atExit)
 	}

@@ -1,4 +1,4 @@
-package main
+package peers
 
 import (
 	"bufio"
@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/cli"
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/stdio"
 	"github.com/mcphost/mcphost/plugins"
@@ -29,44 +30,18 @@ import (
 //
 //	go test -run '^$' -bench 'Stdio' -benchtime 20000x ./cmd/mcphost
 
-// nativeEcho implements the echo plugin's ABI in Go, its one tool
-// described as desc.
-func nativeEcho(desc string) plugins.Module {
-	tools, _ := json.Marshal(abi.ListToolsResult{Tools: []abi.Tool{{
-		Name: "echo", Description: desc,
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
-	}}})
-	return plugins.NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
-		abi.ExportListTools: func(context.Context, []byte) ([]byte, error) { return tools, nil },
-		abi.ExportCallTool: func(_ context.Context, in []byte) ([]byte, error) {
-			var env struct {
-				Request struct {
-					Arguments struct {
-						Text string `json:"text"`
-					} `json:"arguments"`
-				} `json:"request"`
-			}
-			if err := json.Unmarshal(in, &env); err != nil {
-				return nil, err
-			}
-			return json.Marshal(abi.CallToolResult{Content: []abi.Content{abi.TextContent(env.Request.Arguments.Text)}})
-		},
-	})
-}
-
 // stdioServer serves cfg in-process over two OS pipes and returns the
 // client's ends.
 func stdioServer(b *testing.B, cfg *config.Config) (w io.WriteCloser, r *bufio.Reader) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt, err := newPluginRuntime(ctx, log, nil, false)
+	g, closeRT, err := cli.Build(ctx, log, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := rt.loader.Build(ctx, cfg, nil)
-	if err != nil || len(g.Failures) > 0 {
-		b.Fatalf("build: %v %v", err, g.Failures)
+	if len(g.Failures) > 0 {
+		b.Fatalf("build: %v", g.Failures)
 	}
 	reg := plugins.NewRegistry()
 	reg.Swap(ctx, g)
@@ -84,7 +59,7 @@ func stdioServer(b *testing.B, cfg *config.Config) (w io.WriteCloser, r *bufio.R
 		cancel()
 		srv.Close()
 		reg.Close(context.Background())
-		rt.close(context.Background())
+		closeRT(context.Background())
 		inR.Close()
 		outR.Close()
 		outW.Close()
@@ -162,7 +137,7 @@ func benchConfig(b *testing.B) *config.Config {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "native", Native: nativeEcho("Returns the given text unchanged.")})
+	cfg.Plugins = append(cfg.Plugins, config.Spec{Name: "native", Native: systest.NativeEcho("Returns the given text unchanged.")})
 	return cfg
 }
 
@@ -202,7 +177,7 @@ func BenchmarkStdioCall(b *testing.B) {
 // BenchmarkStdioSubprocess measures the real `mcphost serve` binary over
 // its process stdio with the Wasm echo tool.
 func BenchmarkStdioSubprocess(b *testing.B) {
-	w, r, stop := startPeer(b, 64<<10, mcphostBinary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
+	w, r, stop := startPeer(b, 64<<10, systest.Binary(b), "serve", "--config", "testdata/bench/plugins.toml", "--no-watch", "--log-level", "error")
 	defer stop()
 	roundTrips(b, w, r, "wasm_echo")
 }
@@ -213,7 +188,7 @@ func BenchmarkStdioSubprocess(b *testing.B) {
 //
 //	go test -run '^$' -bench Startup -benchtime 3x ./cmd/mcphost
 func BenchmarkStartup(b *testing.B) {
-	bin := mcphostBinary(b)
+	bin := systest.Binary(b)
 	root, _ := filepath.Abs("../..")
 	for _, mode := range []string{"cold", "warm-build-cold-compile", "warm"} {
 		b.Run(mode, func(b *testing.B) {
@@ -245,7 +220,7 @@ func startOnce(b *testing.B, bin, root, cache string) (toInit, toList time.Durat
 	cmd.Dir = root
 	// Only mcphost's caches (Go-source builds, wazero compilations) move
 	// with XDG_CACHE_HOME; Go's own build cache stays where it is.
-	gocache, _ := goEnv("GOCACHE")
+	gocache, _ := systest.GoEnv("GOCACHE")
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "GOCACHE="+gocache)
 	w, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -301,14 +276,13 @@ func BenchmarkCallInProcess(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt, err := newPluginRuntime(ctx, log, nil, false)
+	g, closeRT, err := cli.Build(ctx, log, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.close(context.Background())
-	g, err := rt.loader.Build(ctx, cfg, nil)
-	if err != nil || len(g.Failures) > 0 {
-		b.Fatalf("build: %v %v", err, g.Failures)
+	defer closeRT(context.Background())
+	if len(g.Failures) > 0 {
+		b.Fatalf("build: %v", g.Failures)
 	}
 	reg := plugins.NewRegistry()
 	reg.Swap(ctx, g)

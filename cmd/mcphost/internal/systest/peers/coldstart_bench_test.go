@@ -1,4 +1,4 @@
-package main
+package peers
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
@@ -48,7 +49,7 @@ func BenchmarkColdStart(b *testing.B) {
 		dir = b.TempDir()
 	}
 	cfgFile := distinctGoPlugins(b, dir, n)
-	bin := mcphostBinary(b)
+	bin := systest.Binary(b)
 	for i := range b.N {
 		cache := filepath.Join(dir, fmt.Sprintf("cache%d", i))
 		rounds := strings.Split(*coldRounds, ",")

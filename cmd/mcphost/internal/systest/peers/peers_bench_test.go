@@ -1,4 +1,4 @@
-package main
+package peers
 
 import (
 	"bufio"
@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	ckit "github.com/mcphost/mcphost/sdk-guest/c"
-
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/mcphost/mcphost/internal/benchstat"
+	ckit "github.com/mcphost/mcphost/sdk-guest/c"
 )
 
 // BenchmarkPeers measures tools/call throughput over real process stdio:
@@ -494,7 +494,7 @@ func BenchmarkEcho3MB(b *testing.B) {
 		lat []time.Duration
 	}
 	var servers []*server
-	for _, bin := range []string{mcphostBinary(b), *peersBaseline} {
+	for _, bin := range []string{systest.Binary(b), *peersBaseline} {
 		if bin == "" {
 			continue
 		}
@@ -543,7 +543,7 @@ func BenchmarkRSS(b *testing.B) {
 	for b.Loop() {
 		cmd := exec.Command(bin, "serve", "--no-watch", "--log-level", "error")
 		cmd.Dir = root
-		gocache, _ := goEnv("GOCACHE")
+		gocache, _ := systest.GoEnv("GOCACHE")
 		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "GOCACHE="+gocache)
 		w, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()

@@ -1,4 +1,4 @@
-package main
+package peers
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // The peers BenchmarkPeers measures mcphost against. Each is an echo tool
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 		serveLimit()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(systest.Main(m))
 }
 
 // peerCommand is the command that serves the peer called name, with args
@@ -94,7 +96,7 @@ func releaseBuild(dir, pkg string) (string, error) {
 	cmd := releaseBuildCommand(pkg, bin, "")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", &buildErr{err, out}
+		return "", &systest.BuildErr{Err: err, Out: out}
 	}
 	return bin, nil
 }

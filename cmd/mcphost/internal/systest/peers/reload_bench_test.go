@@ -1,4 +1,4 @@
-package main
+package peers
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 )
 
 // Benchmarks of hot reload as a client sees it: from a file being replaced
@@ -43,24 +45,24 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // tools do) with one of two versions whose compiled code is cached, and
 // waits for tools/list_changed.
 func BenchmarkReloadWasm(b *testing.B) {
-	e := startReload(b, "--watch-debounce", benchDebounce.String())
+	e := systest.StartReload(b, "--watch-debounce", benchDebounce.String())
 	versions := [][]byte{
-		wasmPlugin("v0", []string{"even"}, nil, nil),
-		wasmPlugin("v1", []string{"odd"}, nil, nil),
+		systest.WasmPlugin("v0", []string{"even"}, nil, nil),
+		systest.WasmPlugin("v1", []string{"odd"}, nil, nil),
 	}
-	e.write(b, "p.wasm", versions[0])
-	e.write(b, "plugins.toml", []byte(reloadHeader+"\n[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\n"))
-	e.expect(b, "plugin added", "tools/list_changed")
-	e.replace(b, "p.wasm", versions[1]) // both versions compiled and cached from here on
-	e.expect(b, "warm-up", "tools/list_changed")
+	e.Write(b, "p.wasm", versions[0])
+	e.Write(b, "plugins.toml", []byte(systest.ReloadHeader+"\n[[plugin]]\nname = \"p\"\npath = \"p.wasm\"\n"))
+	e.Expect(b, "plugin added", "tools/list_changed")
+	e.Replace(b, "p.wasm", versions[1]) // both versions compiled and cached from here on
+	e.Expect(b, "warm-up", "tools/list_changed")
 
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		e.replace(b, "p.wasm", versions[i%2])
-		e.expect(b, "replaced", "tools/list_changed")
+		e.Replace(b, "p.wasm", versions[i%2])
+		e.Expect(b, "replaced", "tools/list_changed")
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()
@@ -71,20 +73,20 @@ func BenchmarkReloadWasm(b *testing.B) {
 // name, so a real build every time) and waits for tools/list_changed:
 // go build for wasip1, compile, instantiate, swap.
 func BenchmarkReloadGoSource(b *testing.B) {
-	e := startReload(b, "--watch-debounce", benchDebounce.String())
-	e.write(b, filepath.Join("src", "go.mod"), []byte("module example.com/reload\n\ngo 1.24\n"))
+	e := systest.StartReload(b, "--watch-debounce", benchDebounce.String())
+	e.Write(b, filepath.Join("src", "go.mod"), []byte("module example.com/reload\n\ngo 1.24\n"))
 	nonce := time.Now().UnixNano() // defeats the build cache across runs
-	e.write(b, filepath.Join("src", "main.go"), []byte(goPlugin(fmt.Sprintf("t%d", nonce))))
-	e.write(b, "plugins.toml", []byte(reloadHeader+"\n[[plugin]]\nname = \"g\"\nsource = \"src\"\n"))
-	e.expect(b, "plugin added", "tools/list_changed")
+	e.Write(b, filepath.Join("src", "main.go"), []byte(systest.GoPlugin(fmt.Sprintf("t%d", nonce))))
+	e.Write(b, "plugins.toml", []byte(systest.ReloadHeader+"\n[[plugin]]\nname = \"g\"\nsource = \"src\"\n"))
+	e.Expect(b, "plugin added", "tools/list_changed")
 
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		e.replace(b, filepath.Join("src", "main.go"), []byte(goPlugin(fmt.Sprintf("t%d_%d", nonce, i))))
-		e.expect(b, "main.go edited", "tools/list_changed")
+		e.Replace(b, filepath.Join("src", "main.go"), []byte(systest.GoPlugin(fmt.Sprintf("t%d_%d", nonce, i))))
+		e.Expect(b, "main.go edited", "tools/list_changed")
 		lat = append(lat, time.Since(start))
 	}
 	b.StopTimer()

@@ -1,11 +1,11 @@
-package main
+package systest
 
 import (
 	"os/exec"
 	"strings"
 )
 
-func goEnv(key string) (string, error) {
+func GoEnv(key string) (string, error) {
 	out, err := exec.Command("go", "env", key).Output()
 	return strings.TrimSpace(string(out)), err
 }
