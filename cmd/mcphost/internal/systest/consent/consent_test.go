@@ -203,7 +203,7 @@ func TestConsent(t *testing.T) {
 // prompts, and none of those mcphost serves (every example plugin loaded
 // together, and mcphost adds none of its own) touches grants; in the
 // code, only a person's answer (plugins/consent/consent.go) adds a grant and only
-// the command line (cmd/mcphost/grants.go) revokes one.
+// the command line (cmd/mcphost/internal/cli/grants.go) revokes one.
 func TestAgentsCannotGrant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example and runs mcphost serve")
@@ -296,7 +296,7 @@ func TestAgentsCannotGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"plugins/consent/consent.go": "Grant", "cmd/mcphost/grants.go": "Revoke"}
+	want := map[string]string{"plugins/consent/consent.go": "Grant", "cmd/mcphost/internal/cli/grants.go": "Revoke"}
 	if len(writers) != len(want) {
 		t.Errorf("Grant and Revoke are called from %v; want only %v", writers, want)
 	}
