@@ -390,7 +390,11 @@ func TestImportRule(t *testing.T) {
 		{"host/internal/tasks", "github.com/tetratelabs/wazero", false, false},
 		{"host/internal/hosttest", "github.com/tetratelabs/wazero", false, true},
 		{"sandbox", m + "/internal/cachefile", false, true},
-		{"sandbox/cachefile", m + "/abi", false, false}, // a stdlib leaf
+		{"sandbox/cachefile", m + "/abi", false, false},                             // a stdlib leaf
+		{"cmd/mcphost/internal/cli", "github.com/tetratelabs/wazero", false, false}, // a command's code, not a helper
+		{"cmd/mcphost/internal/systest", "github.com/tetratelabs/wazero", false, true},
+		{"cmd/mcphost", m + "/cmd/mcphost/internal/cli", false, true},
+		{"cmd/mcphost/internal/systest/peers", m + "/cmd/mcphost/internal/cli", true, true},
 	}
 	for _, tt := range tests {
 		why := importRule(m, tt.dir, tt.imp, tt.test)

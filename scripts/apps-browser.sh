@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the MCP Apps browser test (cmd/mcphost TestAppsBrowser)
+# Installs what the MCP Apps browser test (cmd/mcphost/internal/systest/clients TestAppsBrowser)
 # needs: Debian's chromium (headless; `npx playwright install` cannot
 # download a browser here) and, pinned in internal/tools/apps/package.json,
 # the official MCP Apps SDK @modelcontextprotocol/ext-apps (AppBridge), the

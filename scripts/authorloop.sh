@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The author's loop, kit by kit, as a new user meets it (TestAuthorLoop in
-# cmd/mcphost): `mcphost new NAME --lang KIT` in a temporary directory
+# cmd/mcphost/internal/systest/kits): `mcphost new NAME --lang KIT` in a temporary directory
 # outside the repository; `mcphost serve` with the watcher under
 # `env -i PATH=/usr/bin:/bin` plus the kit's toolchain directory; the
 # official Go SDK client connected; edit what the tool returns and save,
@@ -61,7 +61,7 @@ for kit in "${kits[@]}"; do
 	done
 	echo "== $kit (serve PATH=$path)" >&2
 	out=$(MCPHOST_AUTHORLOOP_KIT=$kit MCPHOST_AUTHORLOOP_PATH=$path \
-		go test -count="${RUNS:-1}" -run '^TestAuthorLoop$' -v -timeout 30m ./cmd/mcphost 2>&1) || {
+		go test -count="${RUNS:-1}" -run '^TestAuthorLoop$' -v -timeout 30m ./cmd/mcphost/internal/systest/kits 2>&1) || {
 		echo "$out" >&2
 		echo "authorloop $kit: FAIL" >&2
 		status=1

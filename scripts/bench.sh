@@ -15,7 +15,7 @@
 #   scripts/bench.sh --render raw.txt      # only turn saved output into the page
 #
 # The raw `go test -bench` output is printed as it comes and kept in the
-# page's last section. BenchmarkPeers (cmd/mcphost/peers_bench_test.go)
+# page's last section. BenchmarkPeers (cmd/mcphost/internal/systest/peers/peers_bench_test.go)
 # says what its servers and clients are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -165,7 +165,7 @@ render() {
 		echo "process per form, built as scripts/release.sh builds; peak RSS is its VmHWM"
 		echo "after the last round. Iterations a round: \`-peers.http-iters\` (3000), none"
 		echo "started after \`-peers.http-time\` (10 s). Alone: \`go test -run '^\$' -bench"
-		echo "'Peers/http' -benchtime 1x ./cmd/mcphost -peers.client http\`."
+		echo "'Peers/http' -benchtime 1x ./cmd/mcphost/internal/systest/peers -peers.client http\`."
 		echo
 		awk '
 		/^BenchmarkPeers\/http\// {
@@ -298,15 +298,15 @@ peers=(-peers.client "${CLIENT:-all}")
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')" >>"$raw"
 echo "load-start: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 echo "== tools/call over stdio (and Streamable HTTP, 50 users): mcphost (go, c) vs limit (stdio), gosdk, mcpgo; x:<server>/<peer> are ratios"
-bench ./cmd/mcphost 'Peers' "${N}x" "${peers[@]}"
+bench ./cmd/mcphost/internal/systest/peers 'Peers' "${N}x" "${peers[@]}"
 echo "== 3 MB echo round trip (p50-µs)"
-bench ./cmd/mcphost 'Echo3MB' 20x
+bench ./cmd/mcphost/internal/systest/peers 'Echo3MB' 20x
 echo "== start → tools listed, root plugins.toml (ms-to-tools; warm is the target)"
-bench ./cmd/mcphost 'Startup/warm$' 5x
+bench ./cmd/mcphost/internal/systest/peers 'Startup/warm$' 5x
 echo "== 100 distinct Go plugins (4.2 MB each): cold start → all listed (and exit, which finishes the compiles), warm start → all listed, first call"
-bench ./cmd/mcphost 'ColdStart' 1x
+bench ./cmd/mcphost/internal/systest/peers 'ColdStart' 1x
 echo "== RSS after 100 calls, root plugins.toml"
-bench ./cmd/mcphost 'RSS' 1x
+bench ./cmd/mcphost/internal/systest/peers 'RSS' 1x
 echo "== the boundary alone: per-call cost and allocations, per runtime"
 bench ./sandbox 'Boundary|CallEcho$|EchoMiB' 2000x
 echo "== timeouts: wazero's close-on-done vs the loop poll, timeouts on in both (close-on-done/poll is the ratio of p50s)"

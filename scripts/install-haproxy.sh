@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs haproxy (the Debian package) for the two-replica test
-# (cmd/mcphost TestReplicas) and scripts/bench-replicas.sh. Does nothing
+# (cmd/mcphost/internal/systest/cluster TestReplicas) and scripts/bench-replicas.sh. Does nothing
 # when haproxy is already installed. Needs root or sudo, and apt.
 #
 # Debian installs it as /usr/sbin/haproxy, which a user's PATH often lacks;

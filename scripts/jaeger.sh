@@ -4,7 +4,7 @@
 # prints the binary's path. The trace test of cmd/mcphost (TestJaegerTrace)
 # runs it when MCPHOST_JAEGER names it:
 #
-#	MCPHOST_JAEGER=$(bash scripts/jaeger.sh) go test -run TestJaegerTrace ./cmd/mcphost
+#	MCPHOST_JAEGER=$(bash scripts/jaeger.sh) go test -run TestJaegerTrace ./cmd/mcphost/internal/systest/clients
 #
 # A cold build takes about 12 minutes on 2 cores (a 121 MB binary);
 # scripts/test.sh (the README's test command) runs it once, and a second

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the C, AssemblyScript and TypeScript guest kits' toolchains and
-# runs their end-to-end tests (TestKitTemplates in cmd/mcphost: each template
+# runs their end-to-end tests (TestKitTemplates in cmd/mcphost/internal/systest/kits: each template
 # written outside the repo, built offline, served and exercised;
 # TestKitTSImports: the TypeScript kit with imported interfaces). Debian
 # clang, lld and wasi-libc come from scripts/kit-deps.sh; assemblyscript and
@@ -44,5 +44,5 @@ if [ "${1:-}" = "--env" ]; then
 fi
 export PATH=$path MCPHOST_AS_TOOLCHAIN="$dir/as/node_modules" MCPHOST_TS_TOOLCHAIN="$dir/ts/node_modules"
 echo "node $(node --version), ${AS_PKGS[*]}, ${TS_PKGS[*]}"
-go test -count=1 -run 'TestKitTemplates|TestKitTSImports' -v ./cmd/mcphost 2>&1 | grep -E '^(=== RUN|--- |\s+kits_(ts_)?test|PASS|FAIL|ok)'
+go test -count=1 -run 'TestKitTemplates|TestKitTSImports' -v ./cmd/mcphost/internal/systest/kits 2>&1 | grep -E '^(=== RUN|--- |\s+kits_(ts_)?test|PASS|FAIL|ok)'
 test "${PIPESTATUS[0]}" -eq 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs redis-server (the Debian package) for the store's contract tests
-# (store TestRedis*) and the two-replica test (cmd/mcphost TestReplicas*).
+# (store TestRedis*) and the two-replica test (cmd/mcphost/internal/systest/cluster TestReplicas*).
 # The tests start their own private instance on a free loopback port with
 # no persistence; this script only makes the binary available, and stops
 # the system instance the package may start. Does nothing when

@@ -24,7 +24,7 @@ for t in $targets; do
 	mkdir -p "$dir"
 	echo "== $name"
 	# -tags grpcnotrace: see docs/operations.md, "Memory" (12 MB less executable).
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -tags grpcnotrace -trimpath -ldflags "-s -w -X main.version=$version" -o "$dir/$exe" ./cmd/mcphost
+	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -tags grpcnotrace -trimpath -ldflags "-s -w -X github.com/mcphost/mcphost/cmd/mcphost/internal/cli.version=$version" -o "$dir/$exe" ./cmd/mcphost
 	cp -R LICENSE README.md CHANGELOG.md docs "$dir/"
 	# Every relative link of the README must resolve inside the archive.
 	for l in $(grep -o '](docs/[^)#]*' README.md | cut -c3- | sort -u); do

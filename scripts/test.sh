@@ -16,7 +16,7 @@
 # it fails the run instead, and so do the tests that would skip.
 #
 #   scripts/test.sh                          # everything: ./...
-#   scripts/test.sh -run TestReplicas ./cmd/mcphost   # go test flags and packages
+#   scripts/test.sh -run TestReplicas ./cmd/mcphost/internal/systest/cluster   # go test flags and packages
 #   MCPHOST_TEST_SETUP=off scripts/test.sh   # skip the installs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ can_install() { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }
 
 if [ "${MCPHOST_TEST_SETUP:-on}" != off ]; then
 	# Debian puts haproxy in /usr/sbin, which a user's PATH often lacks; the
-	# tests look there too (cmd/mcphost needHAProxy).
+	# tests look there too (cmd/mcphost/internal/systest/cluster needHAProxy).
 	if PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin command -v haproxy >/dev/null || can_install; then
 		setup haproxy TestReplicas bash scripts/install-haproxy.sh || :
 	else
@@ -84,7 +84,7 @@ fi
 
 args=("$@")
 took=""
-[ ${#args[@]} -gt 0 ] || { args=(./...); took="   (about 5 minutes on 2 idle cores with warm caches, 16 on busy ones; sandbox and cmd/mcphost take longest)"; }
+[ ${#args[@]} -gt 0 ] || { args=(./...); took="   (about 5 minutes on 2 idle cores with warm caches, 16 on busy ones; sandbox and the system tests of cmd/mcphost take longest)"; }
 pkgs=()
 for a in "${args[@]}"; do case $a in ./*) pkgs+=("$a") ;; esac; done
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(.)

@@ -2,7 +2,7 @@
 # Installs the official MCP TypeScript SDK clients (pinned in
 # internal/tools/ts/package.json) into internal/tools/ts/node_modules
 # (git-ignored), for the tests that drive mcphost with them: TestTSClient in
-# cmd/mcphost (stdio and Streamable HTTP, with the 1.x client
+# cmd/mcphost/internal/systest/clients (stdio and Streamable HTTP, with the 1.x client
 # @modelcontextprotocol/sdk, which speaks up to 2025-11-25, and the 2.x
 # client @modelcontextprotocol/client, which negotiates 2026-07-28) and
 # TestOAuthTypeScriptSDK in host/streamable; and the MCP Inspector, whose CLI

@@ -12,9 +12,9 @@
 //	mcphost version | --version
 //	mcphost help | --help
 //
-// The commands are one table (commands in main.go); a new command is one
-// entry there. new renders the templates of a language kit (kits/<lang>/,
-// the kits table in new.go).
+// The commands are one table (commands in internal/cli/cli.go); a new command is one
+// entry there. new renders the templates of a language kit
+// (internal/cli/kits/<lang>/, the kits table in internal/cli/new.go).
 //
 // serve watches plugins.toml and the plugins' files and hot-reloads them
 // (see package plugins' Manager), logging one line per reload;
@@ -28,13 +28,15 @@
 // serve --http also answers the /healthz and /readyz probes; --metrics
 // ADDR serves Prometheus metrics (package metrics) on a listener of its
 // own, off by default. OTEL_TRACES_EXPORTER=otlp makes serve send
-// OpenTelemetry traces over OTLP/HTTP (traces.go builds the SDK from the
+// OpenTelemetry traces over OTLP/HTTP (internal/cli/traces.go builds the SDK from the
 // standard OTEL_* variables and flushes it on every exit), off by default.
 //
 // Every subcommand accepts --log-level (debug|info|warn|error) and
 // --log-format (text|json). Logs go to stderr; in serve mode stdout carries
 // only MCP messages.
 //
-// This package holds flags, the slog handler, signal handling and wiring;
-// the logic lives in host, plugins and sandbox.
+// This package is main alone; package cli (internal/cli) holds the flags,
+// the slog handler, signal handling and wiring, and the logic lives in
+// host, plugins and sandbox. The tests that drive the built command as its
+// users do are under internal/systest, one package per job.
 package main

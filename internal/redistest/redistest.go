@@ -1,6 +1,6 @@
 // Package redistest starts private redis-server instances for the tests
-// of more than one package (store's contract tests, and cmd/mcphost's
-// replica tests): a free loopback port, no persistence, stopped at
+// of more than one package (store's contract tests, and the replica
+// tests of cmd/mcphost/internal/systest/cluster): a free loopback port, no persistence, stopped at
 // cleanup. It is imported only by tests.
 //
 // Without redis-server on PATH a test is skipped, except under CI=true,

@@ -59,7 +59,7 @@ func TestWrite(t *testing.T) {
 // supported" (wasmrun): the first takes the 8-byte path after asking, the
 // second never names the import, so a plain Extism host instantiates it.
 // mcphost's own bulk path is run by TestKitTemplates and TestCKitKV in
-// cmd/mcphost.
+// cmd/mcphost/internal/systest/kits.
 func TestTemplateOnExtism(t *testing.T) {
 	if _, err := exec.LookPath("clang"); err != nil {
 		if os.Getenv("CI") == "true" {

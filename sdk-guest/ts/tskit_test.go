@@ -12,7 +12,7 @@ import (
 // TestWrite checks what the template promises without a toolchain: the
 // files, exact package pins (a build must not change under the author's
 // feet), and one artefact name shared by package.json, plugins.toml and
-// the test. TestKitTemplates in cmd/mcphost builds and serves it.
+// the test. TestKitTemplates in cmd/mcphost/internal/systest/kits builds and serves it.
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	if err := Write(dir, "demo"); err != nil {

@@ -1,4 +1,4 @@
-// Drives mcphost's MCP Apps browser test (cmd/mcphost TestAppsBrowser):
+// Drives mcphost's MCP Apps browser test (cmd/mcphost/internal/systest/clients TestAppsBrowser):
 // bundles host.mjs with esbuild, serves it on loopback, opens it in
 // headless Chromium (Debian's, through playwright-core), waits for the app
 // to show the tool's result, presses the app's button (which calls

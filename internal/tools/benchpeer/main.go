@@ -1,4 +1,4 @@
-// Command benchpeer is a peer of BenchmarkPeers (cmd/mcphost/peers_test.go):
+// Command benchpeer is a peer of BenchmarkPeers (cmd/mcphost/internal/systest/peers/peers_test.go):
 // the echo tool wasm_echo served by go-sdk or mark3labs/mcp-go, written
 // the way their READMEs show, with default options. Over stdio without
 // -addr; with -addr, over Streamable HTTP: sessions on /mcp and the

@@ -1,4 +1,4 @@
-// A real client for mcphost's tests (cmd/mcphost TestTSClient): an official
+// A real client for mcphost's tests (cmd/mcphost/internal/systest/clients TestTSClient): an official
 // MCP TypeScript SDK client connects over stdio or Streamable HTTP, lists
 // every tool (following cursors), calls one, and prints one JSON object with
 // what it saw.
