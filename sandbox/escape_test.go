@@ -15,21 +15,12 @@ import (
 	"github.com/mcphost/mcphost/internal/escapetest"
 )
 
-var (
-	escapeOnce sync.Once
-	escapeWasm []byte
-	escapeErr  error
-)
-
 // loadEscapeGuest loads testdata/escapeguest, the hostile guest, on
-// runtime rt (RuntimeNative or oracle) with mnt at escapetest.Dir and other at
+// runtime rt (RuntimeNative or extismSDK) with mnt at escapetest.Dir and other at
 // escapetest.Other.
 func loadEscapeGuest(t *testing.T, rt, mnt, other string, ro bool, instances int) *Module {
 	t.Helper()
-	escapeOnce.Do(func() { escapeWasm, escapeErr = buildGuest(testDir, "escapeguest") })
-	if escapeErr != nil {
-		t.Fatal(escapeErr)
-	}
+	escapeWasm := buildGuest(t, escapeGuest)
 	m, err := testEngine.load(context.Background(), t.Name(), escapeWasm, Limits{Instances: instances, AllowedPaths: []Mount{
 		{Host: mnt, Guest: escapetest.Dir, ReadOnly: ro},
 		{Host: other, Guest: escapetest.Other},
@@ -61,7 +52,7 @@ func callTool(m *Module, name string, args any) (string, error) {
 // both runtimes, and asserts its whole report (internal/escapetest/want)
 // and the host side: the confinement is the same whichever runs the guest.
 func TestEscapeGuest(t *testing.T) {
-	for _, rt := range []string{RuntimeNative, oracle} {
+	for _, rt := range []string{RuntimeNative, extismSDK} {
 		for _, s := range escapetest.Scenarios() {
 			t.Run(rt+"/"+s.Name, func(t *testing.T) {
 				mnt, other, secret := escapetest.Tree(t, s)
