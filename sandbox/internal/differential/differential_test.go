@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,14 +80,28 @@ var runtimes = map[string]coreruntime.Choice{
 func runDiff(t *testing.T, wasm []byte, lim sandbox.Limits, cases []diffCase) {
 	t.Helper()
 	ctx := context.Background()
+	// Loaded at once: each compiles the guest its own way (a Go guest
+	// takes ~30 s under -race).
 	mods := map[string]*sandbox.Module{}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
 	for rt, choice := range runtimes {
-		m, err := testEngine.Load(coreruntime.With(ctx, choice), t.Name()+"/"+rt, wasm, lim)
-		if err != nil {
-			t.Fatalf("%s: Load: %v", rt, err)
-		}
-		t.Cleanup(func() { m.Close(context.Background()) })
-		mods[rt] = m
+		wg.Go(func() {
+			m, err := testEngine.Load(coreruntime.With(ctx, choice), t.Name()+"/"+rt, wasm, lim)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: Load: %w", rt, err))
+				return
+			}
+			t.Cleanup(func() { m.Close(context.Background()) })
+			mods[rt] = m
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range cases {
 		got := map[string]outcome{}
