@@ -69,7 +69,7 @@ func TestInternalIsForTests(t *testing.T) {
 
 // roomTestHelpers are the test helpers inside a room's internal/ whose
 // name does not end in "test".
-var roomTestHelpers = map[string]bool{"sdk-guest/internal/wasmrun": true}
+var roomTestHelpers = map[string]bool{"sdk-guest/internal/wasmrun": true, "sandbox/internal/oracle": true}
 
 // isTestHelper reports whether the package in dir (slash-separated,
 // relative to the module root) is code shared by tests: the top-level
@@ -141,8 +141,9 @@ var rooms = []string{"abi", "sandbox", "plugins", "host", "cmd"}
 //     package, and the top-level internal/ helpers, shared by the tests of
 //     every room, import abi (and stdlibLeaves) only, so that no room's tests reach upward
 //     through them;
-//   - host/internal/ packages (the host root's rooms: tasks, reqstate) never import
-//     the host root;
+//   - a room's internal/ packages do not import the room's root package,
+//     which they serve (sandbox/internal/coreruntime is the seam the
+//     sandbox's Engine calls through);
 //   - the lean packages reach none of the heavy modules, directly or
 //     through the module's own packages (leanPath).
 func TestImportDirection(t *testing.T) {
@@ -288,6 +289,9 @@ func importRule(module, dir, p string, test bool) string {
 		return ""
 	}
 	inModule := p == module || strings.HasPrefix(p, module+"/")
+	if !test && top != "internal" && strings.HasPrefix(dir, top+"/internal/") && p == module+"/"+top {
+		return "a room's internal/ packages serve its root package; they may not import it back"
+	}
 	if stdlibLeaves[dir] && !test && (inModule || strings.Contains(strings.Split(p, "/")[0], ".")) {
 		return "a stdlibLeaves package imports the standard library only (internal/ helpers rely on it)"
 	}
@@ -312,8 +316,8 @@ func importRule(module, dir, p string, test bool) string {
 		}
 		return ""
 	}
-	if strings.HasPrefix(dir, "host/internal/") && p == module+"/host" && !test {
-		return "host/internal/ packages are rooms of the host root (tasks, reqstate); the root imports them, never the other way: take what you need through an interface the root implements"
+	if !test && top != "internal" && strings.HasPrefix(dir, top+"/internal/") && p == module+"/"+top {
+		return "a room's internal/ packages serve its root package (host/internal/tasks, sandbox/internal/coreruntime); they may not import it back: take what you need through an interface the root implements"
 	}
 	from, to := slices.Index(rooms, top), slices.Index(rooms, target)
 	switch {
@@ -378,6 +382,10 @@ func TestImportRule(t *testing.T) {
 		{"internal/logtest", m + "/abi", false, true},
 		{"internal/logtest", m + "/sandbox", false, false},
 		{"internal/wasmgen", m + "/sandbox/wasmbin", false, true},
+		{"sandbox/internal/coreruntime", m + "/sandbox", false, false},
+		{"sandbox/internal/coreruntime", m + "/abi", false, true},
+		{"sandbox/internal/differential", m + "/sandbox", true, true},
+		{"sandbox", m + "/sandbox/internal/coreruntime", false, true},
 		{"sandbox/wasmbin", m + "/abi", false, false},
 		{"host", m + "/internal/sigtest", true, true},
 		{"tools", m + "/abi", false, false},

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,12 +21,13 @@ import (
 var benchInput = []byte(`{"op":"echo","msg":"hello"}`)
 
 func BenchmarkCallEcho(b *testing.B) {
-	for _, rt := range []string{RuntimeNative, oracle} {
+	for _, rt := range []string{RuntimeNative, extismSDK} {
 		b.Run(rt, func(b *testing.B) { benchCallEcho(b, rt) })
 	}
 }
 
 func benchCallEcho(b *testing.B, rt string) {
+	needGuest(b)
 	m := loadOn(b, rt, guestWasm, Limits{Instances: 1})
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -87,7 +86,7 @@ func BenchmarkIdleInstanceMemory(b *testing.B) {
 // runtime, with the module's timeout on as in production.
 func BenchmarkBoundary(b *testing.B) {
 	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"})
-	for _, rt := range []string{RuntimeNative, oracle} {
+	for _, rt := range []string{RuntimeNative, extismSDK} {
 		b.Run(rt, func(b *testing.B) {
 			m, err := testEngine.load(context.Background(), b.Name(), wasm, Limits{Instances: 1}, backendFor(rt))
 			if err != nil {
@@ -109,8 +108,9 @@ func BenchmarkBoundary(b *testing.B) {
 // reads and writes through input_load_u64 and store_u64.
 func BenchmarkEchoMiB(b *testing.B) {
 	in := bytes.Repeat([]byte("x"), 1<<20)
-	for _, rt := range []string{RuntimeNative, oracle} {
+	for _, rt := range []string{RuntimeNative, extismSDK} {
 		b.Run(rt, func(b *testing.B) {
+			needGuest(b)
 			m := loadOn(b, rt, guestWasm, Limits{Instances: 1})
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -129,7 +129,7 @@ func BenchmarkEchoMiB(b *testing.B) {
 // runtime (B/instance).
 func BenchmarkSmallInstanceMemory(b *testing.B) {
 	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"})
-	for _, rt := range []string{RuntimeNative, oracle} {
+	for _, rt := range []string{RuntimeNative, extismSDK} {
 		b.Run(rt, func(b *testing.B) {
 			const n = 20
 			m, err := testEngine.load(context.Background(), b.Name(), wasm, Limits{Instances: 1}, backendFor(rt))
@@ -150,7 +150,7 @@ func BenchmarkSmallInstanceMemory(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := inst.g.call(context.Background(), "hello", nil); err != nil {
+				if _, _, err := inst.g.Call(context.Background(), "hello", nil); err != nil {
 					b.Fatal(err)
 				}
 				insts = append(insts, inst)
@@ -238,23 +238,10 @@ func BenchmarkTimeouts(b *testing.B) {
 	}
 }
 
-var (
-	echoOnce sync.Once
-	echoWasm []byte
-	echoErr  error
-)
-
 // echoExample builds examples/echo once per test binary.
 func echoExample(tb testing.TB) []byte {
 	tb.Helper()
-	needGuest(tb)
-	echoOnce.Do(func() {
-		echoWasm, echoErr = buildPackage(filepath.Join(testDir, "bench-echo.wasm"), "../examples/echo")
-	})
-	if echoErr != nil {
-		tb.Fatal(echoErr)
-	}
-	return echoWasm
+	return buildGuest(tb, echoExampleGuest)
 }
 
 // BenchmarkInstrument prices the load-time rewrite of a 3 MB Go guest

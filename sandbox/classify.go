@@ -44,7 +44,7 @@ func (m *Module) classify(ctx, callCtx context.Context, inst *instance, export s
 			return m.fail(export, KindExit, fmt.Sprintf("exit code %d", exit.ExitCode()), err)
 		}
 	}
-	if msg := inst.g.guestError(); msg != "" && (err.Error() == msg || strings.HasPrefix(err.Error(), msg+"\n")) {
+	if msg := inst.g.GuestError(); msg != "" && (err.Error() == msg || strings.HasPrefix(err.Error(), msg+"\n")) {
 		return m.fail(export, KindGuestError, truncate(msg), err)
 	}
 	if hm := (*component.HostMemoryError)(nil); errors.As(err, &hm) {

@@ -74,7 +74,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 		b.cp, err = component.Compile(ctx, b.rt, c, wasip2.Host(), nil)
 	}
 	if err != nil {
-		b.close(ctx, true)
+		b.Close(ctx, true)
 		return nil, nil, fmt.Errorf("component: %w", err)
 	}
 	if len(b.cp.Unprovided) > 0 {
@@ -91,7 +91,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	var skipped []component.Skipped
 	b.tools, skipped, err = b.cp.Tools()
 	if err != nil {
-		b.close(ctx, true)
+		b.Close(ctx, true)
 		return nil, nil, &LoadError{Stage: "limits", Err: err}
 	}
 	for _, s := range skipped {
@@ -100,7 +100,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 	b.defs = make([]json.RawMessage, len(b.tools))
 	for i, t := range b.tools {
 		if b.defs[i], err = json.Marshal(t.Def); err != nil {
-			b.close(ctx, true)
+			b.Close(ctx, true)
 			return nil, nil, err
 		}
 	}
@@ -130,7 +130,7 @@ func (m *Module) UnprovidedImports() []string {
 	return nil
 }
 
-func (b *componentBackend) instantiate(ctx context.Context, _ wazero.ModuleConfig) (guest, error) {
+func (b *componentBackend) Instantiate(ctx context.Context, _ wazero.ModuleConfig) (guest, error) {
 	return b.instantiateIO(ctx, io.Discard, io.Discard, nil)
 }
 
@@ -166,14 +166,14 @@ func (b *componentBackend) instantiateIO(ctx context.Context, stdout, stderr io.
 		// The core instances' start functions run once all are
 		// instantiated, in order, bounded like a call.
 		if err := runStart(ctx, g.poll, func() error { return inst.RunExports(ctx, looppoll.StartExport) }); err != nil {
-			g.close()
+			g.Close()
 			return nil, err
 		}
 	}
 	return g, nil
 }
 
-func (b *componentBackend) close(ctx context.Context, drained bool) error {
+func (b *componentBackend) Close(ctx context.Context, drained bool) error {
 	// Closing the runtime does not stop an instrumented guest; its poll
 	// does.
 	b.live.interruptAll()
@@ -197,7 +197,7 @@ type componentGuest struct {
 
 // call refuses: a component exports no Extism functions; its Guest calls
 // its tools (callTool).
-func (g *componentGuest) call(_ context.Context, export string, _ []byte) (uint32, []byte, error) {
+func (g *componentGuest) Call(_ context.Context, export string, _ []byte) (uint32, []byte, error) {
 	if g.inst.IsClosed() {
 		return 0, nil, errModuleClosed
 	}
@@ -231,9 +231,9 @@ func (g *componentGuest) callTool(ctx context.Context, tool *component.Tool, arg
 	return 0, out, nil
 }
 
-func (g *componentGuest) guestError() string { return "" }
+func (g *componentGuest) GuestError() string { return "" }
 
-func (g *componentGuest) close() {
+func (g *componentGuest) Close() {
 	if g.poll != nil {
 		g.b.live.remove(g.poll)
 	}

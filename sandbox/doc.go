@@ -5,7 +5,8 @@
 // sandbox/rootfs, sandbox/guestmem, which keeps guests' linear memories
 // outside the Go heap, …) are the only code of the binary that imports
 // wazero. Its tests import the Extism Go SDK as an oracle
-// (differential_test.go; the binary never links it), as does
+// (sandbox/internal/oracle, run by the differential tests of
+// sandbox/internal/differential; the binary never links it), as does
 // sdk-guest/internal/wasmrun, the test helper that runs the guest SDK's
 // own tests. It owns: compiling modules once through an
 // on-disk compilation cache that checks its entries and heals
@@ -106,9 +107,11 @@
 // input and output move with one copy each; one wazero runtime per module
 // holds WASI, the kernel and the host functions once, and each instance is
 // an anonymous instance of the one compiled guest. The Extism Go SDK
-// v1.7.1 is the reference it is tested against: extism_test.go implements
-// the same backend interface on go-sdk, and differential_test.go runs
-// every guest on both and compares outputs, errors and fault kinds. They
+// v1.7.1 is the reference it is tested against: sandbox/internal/oracle
+// implements the same backend interface on go-sdk
+// (sandbox/internal/coreruntime, the seam a Load's context can choose a
+// runtime through), and sandbox/internal/differential runs every guest on
+// both and compares outputs, errors and fault kinds. They
 // differ on purpose where go-sdk is unsafe: input_load_u64 past the input
 // returns 0 (go-sdk reads kernel memory), and outbound HTTP.
 //

@@ -130,10 +130,10 @@ func (e *Engine) Close(ctx context.Context) error {
 // name is used in errors and logs. Errors are *LoadError.
 func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits) (*Module, error) {
 	if e.tr == nil {
-		return e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+		return e.load(ctx, name, wasm, lim, chosenBackend(ctx))
 	}
 	ctx, sp := e.tr.Start(ctx, "load "+name, trace.WithAttributes(attribute.String("mcp.plugin", name), attribute.Int("wasm.bytes", len(wasm))))
-	m, err := e.load(ctx, name, wasm, lim, nativeWith(interruptPoll))
+	m, err := e.load(ctx, name, wasm, lim, chosenBackend(ctx))
 	var le *LoadError
 	if errors.As(err, &le) {
 		sp.SetAttributes(attribute.String("error.type", le.Stage))
@@ -193,7 +193,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	// every path and symlink beneath its mount.
 	fsc, mounts, err := mountFS(lim.AllowedPaths, lim.MayRequestPaths, lim.Hidden, e.log, name)
 	if err != nil {
-		be.close(ctx, true)
+		be.Close(ctx, true)
 		use.close(ctx)
 		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
 	}

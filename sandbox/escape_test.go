@@ -15,25 +15,15 @@ import (
 	"github.com/mcphost/mcphost/internal/escapetest"
 )
 
-var (
-	escapeOnce sync.Once
-	escapeWasm []byte
-	escapeErr  error
-)
-
-// loadEscapeGuest loads testdata/escapeguest, the hostile guest, on
-// runtime rt (RuntimeNative or oracle) with mnt at escapetest.Dir and other at
-// escapetest.Other.
-func loadEscapeGuest(t *testing.T, rt, mnt, other string, ro bool, instances int) *Module {
+// loadEscapeGuest loads testdata/escapeguest, the hostile guest, with mnt
+// at escapetest.Dir and other at escapetest.Other.
+func loadEscapeGuest(t *testing.T, mnt, other string, ro bool, instances int) *Module {
 	t.Helper()
-	escapeOnce.Do(func() { escapeWasm, escapeErr = buildGuest(testDir, "escapeguest") })
-	if escapeErr != nil {
-		t.Fatal(escapeErr)
-	}
-	m, err := testEngine.load(context.Background(), t.Name(), escapeWasm, Limits{Instances: instances, AllowedPaths: []Mount{
+	escapeWasm := buildGuest(t, escapeGuest)
+	m, err := testEngine.Load(context.Background(), t.Name(), escapeWasm, Limits{Instances: instances, AllowedPaths: []Mount{
 		{Host: mnt, Guest: escapetest.Dir, ReadOnly: ro},
 		{Host: other, Guest: escapetest.Other},
-	}}, backendFor(rt))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,40 +33,32 @@ func loadEscapeGuest(t *testing.T, rt, mnt, other string, ro bool, instances int
 
 // callTool calls a tool of an sdk-guest module and returns its text.
 func callTool(m *Module, name string, args any) (string, error) {
-	a, _ := json.Marshal(args)
-	req, _ := json.Marshal(abi.CallToolParams{Name: name, Arguments: a})
-	in, _ := json.Marshal(abi.Input{Request: req})
-	out, err := m.Call(context.Background(), abi.ExportCallTool, in)
+	out, err := m.Call(context.Background(), abi.ExportCallTool, escapetest.CallInput(name, args))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
-	var res abi.CallToolResult
-	if err := json.Unmarshal(out, &res); err != nil || res.IsError || len(res.Content) != 1 {
-		return "", fmt.Errorf("%s: result %s, %v", name, out, err)
-	}
-	return res.Content[0].Text, nil
+	return escapetest.ResultText(name, out)
 }
 
-// TestEscapeGuest runs the hostile guest against each kind of mount, on
-// both runtimes, and asserts its whole report (internal/escapetest/want)
-// and the host side: the confinement is the same whichever runs the guest.
+// TestEscapeGuest runs the hostile guest against each kind of mount and
+// asserts its whole report (internal/escapetest/want) and the host side
+// (sandbox/internal/differential asserts the same on go-sdk: the
+// confinement is the same whichever runs the guest).
 func TestEscapeGuest(t *testing.T) {
-	for _, rt := range []string{RuntimeNative, oracle} {
-		for _, s := range escapetest.Scenarios() {
-			t.Run(rt+"/"+s.Name, func(t *testing.T) {
-				mnt, other, secret := escapetest.Tree(t, s)
-				m := loadEscapeGuest(t, rt, mnt, other, s.ReadOnly, 1)
-				report, err := callTool(m, "probe", escapetest.Args(s, secret))
-				if err != nil {
-					t.Fatal(err)
-				}
-				escapetest.Check(t, s, []byte(report))
-				escapetest.CheckHost(t, s, mnt)
-				if want := "plugin=" + t.Name(); !testLogs.Contains(want) || !testLogs.Contains("filesystem escape refused") {
-					t.Errorf("no escape warning with %s in the log", want)
-				}
-			})
-		}
+	for _, s := range escapetest.Scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			mnt, other, secret := escapetest.Tree(t, s)
+			m := loadEscapeGuest(t, mnt, other, s.ReadOnly, 1)
+			report, err := callTool(m, "probe", escapetest.Args(s, secret))
+			if err != nil {
+				t.Fatal(err)
+			}
+			escapetest.Check(t, s, []byte(report))
+			escapetest.CheckHost(t, s, mnt)
+			if want := "plugin=" + t.Name(); !testLogs.Contains(want) || !testLogs.Contains("filesystem escape refused") {
+				t.Errorf("no escape warning with %s in the log", want)
+			}
+		})
 	}
 }
 
@@ -87,7 +69,7 @@ func TestEscapeGuest(t *testing.T) {
 func TestEscapeRace(t *testing.T) {
 	s := escapetest.Scenario{Name: "race", Links: true}
 	mnt, other, secret := escapetest.Tree(t, s)
-	m := loadEscapeGuest(t, RuntimeNative, mnt, other, false, 3)
+	m := loadEscapeGuest(t, mnt, other, false, 3)
 	link := filepath.Join(mnt, "race")
 	if err := os.Symlink("a.txt", link); err != nil {
 		t.Fatal(err)

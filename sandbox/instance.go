@@ -77,7 +77,7 @@ func (m *Module) newInstance(ctx context.Context, be backend) (*instance, error)
 			cfg = cfg.WithFSConfig(instanceFSConfig(m.mounts, inst))
 			inst.traced = m.e.tr != nil
 		}
-		g, err = be.instantiate(ctx, cfg)
+		g, err = be.Instantiate(ctx, cfg)
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
@@ -199,7 +199,7 @@ func (inst *instance) spanner() startSpan {
 	return inst.span
 }
 
-func (inst *instance) close() { inst.g.close() }
+func (inst *instance) close() { inst.g.Close() }
 
 // guestPolled says the loop poll stops g's calls.
 func guestPolled(g guest) bool {

@@ -135,10 +135,10 @@ func TestPollInstanceNeverReused(t *testing.T) {
 	defer inst.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, _, err := inst.g.call(ctx, "spin", nil); err == nil {
+	if _, _, err := inst.g.Call(ctx, "spin", nil); err == nil {
 		t.Fatal("spin returned without an error")
 	}
-	if _, _, err := inst.g.call(context.Background(), "hello", nil); !errors.Is(err, errModuleClosed) {
+	if _, _, err := inst.g.Call(context.Background(), "hello", nil); !errors.Is(err, errModuleClosed) {
 		t.Errorf("call on the interrupted instance: got %v; want %v", err, errModuleClosed)
 	}
 	// And a call that was never interrupted leaves the globals alone.
@@ -148,7 +148,7 @@ func TestPollInstanceNeverReused(t *testing.T) {
 	}
 	defer fresh.close()
 	for range 3 {
-		if _, out, err := fresh.g.call(context.Background(), "hello", nil); err != nil || string(out) != "hello" {
+		if _, out, err := fresh.g.Call(context.Background(), "hello", nil); err != nil || string(out) != "hello" {
 			t.Fatalf("hello: got %q, %v", out, err)
 		}
 	}

@@ -3,8 +3,8 @@ package sandbox
 import "testing"
 
 // TestKernel checks the block store's observable semantics, which guests
-// see only as offsets and lengths (differential_test.go compares them with
-// go-sdk's kernel).
+// see only as offsets and lengths (sandbox/internal/differential compares
+// them with go-sdk's kernel).
 func TestKernel(t *testing.T) {
 	k := &kernel{limit: 1 << 10}
 	k.reset()

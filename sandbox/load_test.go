@@ -38,7 +38,7 @@ func TestLoadErrors(t *testing.T) {
 		{"mount of a file", guestWasm, Limits{AllowedPaths: []Mount{{Host: file}}}, "limits", "not a directory"},
 		{"bad env", guestWasm, Limits{Env: map[string]string{"A=B": "x"}}, "limits", "env"},
 		{"not wasm", []byte("hello"), Limits{}, "compile", ""},
-		{"host function signature mismatch", badImport, Limits{}, "instantiate", "list_roots"},
+		{"host function signature mismatch", buildGuest(t, badImportGuest), Limits{}, "instantiate", "list_roots"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,23 +8,47 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/mcphost/mcphost/sandbox/internal/oracle"
 )
 
-// Shared by every test of the binary: the guest is built and compiled once.
+// Shared by every test of the binary: each guest is built, and the test
+// guest compiled, once, by the first test that needs it (needGuest), so a
+// run of one test pays for its own guests only.
 var (
-	guestWasm  []byte // testdata/testguest
-	guestErr   error
-	badImport  []byte // testdata/badimport
 	testDir    string
 	testLogs   = &syncBuffer{}
 	testEngine *Engine
+
+	testGuest        = &wasmgen.GoGuest{Pkg: "./testdata/testguest"}
+	badImportGuest   = &wasmgen.GoGuest{Pkg: "./testdata/badimport"}
+	escapeGuest      = &wasmgen.GoGuest{Pkg: "./testdata/escapeguest"}
+	echoExampleGuest = &wasmgen.GoGuest{Pkg: "../examples/echo"}
+
+	pinOnce   sync.Once
+	guestWasm []byte // testGuest, once needGuest has returned
+	guestErr  error  // its build: the tests that need it skip
+	pinErr    error  // its compile: they fail
 )
+
+// extismSDK names the reference runtime, go-sdk (sandbox/internal/oracle),
+// in tests that run a guest on both (benchmarks, escapes).
+const extismSDK = "extism"
+
+// backendFor returns the constructor of the runtime a test names:
+// RuntimeNative (with the loop poll) or extismSDK.
+func backendFor(rt string) newBackend {
+	if rt == extismSDK {
+		return foreign(oracle.New)
+	}
+	return nativeWith(interruptPoll)
+}
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childModeEnv); mode == gcSpinMode {
@@ -43,10 +67,6 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	testDir = dir
-	guestWasm, guestErr = buildGuest(dir, "testguest")
-	if guestErr == nil {
-		badImport, guestErr = buildGuest(dir, "badimport")
-	}
 	log := slog.New(slog.NewTextHandler(testLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	testEngine, err = NewEngine(context.Background(), EngineOptions{CacheDir: filepath.Join(dir, "cache"), Logger: log})
 	if err != nil {
@@ -54,13 +74,32 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer testEngine.Close(context.Background())
-	if guestErr == nil {
-		// Keeps the guest's compiled code in memory for the whole run, so
-		// each test's Load is an in-memory cache hit: instrumented with the
-		// loop poll (the native default) and as is under close-on-done
-		// (the extism runtime, runDiff's third configuration, and the
-		// children, through the disk cache). Compiling a Go guest takes
-		// ~30 s under -race, so both compile at once.
+	return m.Run()
+}
+
+// buildGuest builds the guest g into the run's directory; a test whose
+// guest does not build is skipped, with the build's error.
+func buildGuest(tb testing.TB, g *wasmgen.GoGuest) []byte {
+	tb.Helper()
+	wasm, err := g.Build(testDir)
+	if err != nil {
+		tb.Skipf("test guest %s unavailable: %v", g.Pkg, err)
+	}
+	return wasm
+}
+
+// needGuest builds the test guest the first time, and keeps its compiled
+// code in memory for the rest of the run, so each test's Load is an
+// in-memory cache hit: instrumented with the loop poll (the native
+// default) and as is under close-on-done (the extism runtime and the
+// children, through the disk cache). Compiling a Go guest takes ~30 s
+// under -race, so both compile at once.
+func needGuest(tb testing.TB) {
+	tb.Helper()
+	pinOnce.Do(func() {
+		if guestWasm, guestErr = testGuest.Build(testDir); guestErr != nil {
+			return
+		}
 		errs := make(chan error, 2)
 		for _, intr := range []interruptMode{interruptPoll, interruptCloseOnDone} {
 			go func() { // exits once its Load returns
@@ -68,53 +107,27 @@ func runTests(m *testing.M) int {
 				errs <- err
 			}()
 		}
-		for range 2 {
-			if err := <-errs; err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-		}
-	}
-	return m.Run()
-}
-
-// buildGuest builds testdata/<name> as a WASI reactor.
-func buildGuest(dir, name string) ([]byte, error) {
-	return buildPackage(filepath.Join(dir, name+".wasm"), "./testdata/"+name)
-}
-
-// buildPackage builds the Go package pkg as a WASI reactor into out.
-func buildPackage(out, pkg string) ([]byte, error) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return nil, fmt.Errorf("go is not on PATH: %w", err)
-	}
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build %s: %v\n%s", pkg, err, msg)
-	}
-	return os.ReadFile(out)
-}
-
-func needGuest(tb testing.TB) {
-	tb.Helper()
+		pinErr = errors.Join(<-errs, <-errs)
+	})
 	if guestErr != nil {
 		tb.Skipf("test guest unavailable: %v", guestErr)
+	}
+	if pinErr != nil {
+		tb.Fatalf("compile the test guest: %v", pinErr)
 	}
 }
 
 // load loads the test guest into the shared Engine and closes it after tb.
 func load(tb testing.TB, lim Limits) *Module {
 	tb.Helper()
+	needGuest(tb)
 	return loadOn(tb, RuntimeNative, guestWasm, lim)
 }
 
-// loadOn loads wasm on rt (RuntimeNative or oracle) into the shared Engine
-// and closes it after tb.
+// loadOn loads wasm on rt (RuntimeNative or extismSDK) into the shared
+// Engine and closes it after tb.
 func loadOn(tb testing.TB, rt string, wasm []byte, lim Limits) *Module {
 	tb.Helper()
-	needGuest(tb)
 	m, err := testEngine.load(context.Background(), tb.Name(), wasm, lim, backendFor(rt))
 	if err != nil {
 		tb.Fatalf("Load: %v", err)

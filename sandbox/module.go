@@ -270,7 +270,7 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 		retired := m.release(be)
 		m.mu.Unlock()
 		if retired != nil {
-			retired.close(context.Background(), true)
+			retired.Close(context.Background(), true)
 		}
 		<-m.sem
 		m.calls.Done()
@@ -303,7 +303,7 @@ func (m *Module) put(inst *instance, keep bool) {
 		}
 	}
 	if retired != nil {
-		retired.close(context.Background(), true)
+		retired.Close(context.Background(), true)
 	}
 	<-m.sem
 	m.calls.Done()
@@ -337,7 +337,7 @@ func (m *Module) shrink(now time.Time) {
 		inst.close()
 	}
 	if retired != nil {
-		retired.close(context.Background(), true)
+		retired.Close(context.Background(), true)
 	}
 }
 
@@ -401,9 +401,9 @@ func (m *Module) Close(ctx context.Context) error {
 	}
 	// Stops anything still running; only once nothing runs the module's
 	// code can it be released.
-	cerr := be.close(context.Background(), err == nil)
+	cerr := be.Close(context.Background(), err == nil)
 	if old != nil {
-		cerr = errors.Join(cerr, old.close(context.Background(), err == nil))
+		cerr = errors.Join(cerr, old.Close(context.Background(), err == nil))
 	}
 	m.e.forget(m)
 	if cerr != nil {

@@ -63,7 +63,7 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 	}
 	b := &nativeBackend{rt: rt, cm: cm, lim: lim, log: log, client: newEgress(name, lim, log).client(), poll: poll}
 	fail := func(err error) (backend, map[string]signature, error) {
-		b.close(ctx, true)
+		b.Close(ctx, true)
 		return nil, nil, err
 	}
 	imports := make(map[string]bool)
@@ -114,7 +114,7 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 	return b, sigs, nil
 }
 
-func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error) {
+func (b *nativeBackend) Instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error) {
 	g := &nativeGuest{b: b, k: kernel{limit: int(b.lim.MemoryPages) * pageSize}, fns: make(map[string]api.Function)}
 	// No start functions: a reactor's initialiser runs before the first
 	// call, inside that call's time budget.
@@ -134,7 +134,7 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 		if start := mod.ExportedFunction(looppoll.StartExport); start != nil {
 			cctx := &callContext{Context: ctx, g: g}
 			if err := runStart(cctx, g.poll, func() error { _, err := start.Call(cctx); return err }); err != nil {
-				g.close()
+				g.Close()
 				return nil, err
 			}
 		}
@@ -144,7 +144,7 @@ func (b *nativeBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 
 // close closes the runtime, which stops every instance still running;
 // drained says none is, so the compiled code can be released too.
-func (b *nativeBackend) close(ctx context.Context, drained bool) error {
+func (b *nativeBackend) Close(ctx context.Context, drained bool) error {
 	// Closing the runtime does not stop an instrumented guest; its poll
 	// does.
 	b.live.interruptAll()
@@ -224,7 +224,7 @@ func (g *nativeGuest) fn(name string) api.Function {
 // is reset and given the input; the runtime is initialised on the first
 // call; proc_exit(0) is a success; a message from error_set makes the call
 // fail whatever it returned.
-func (g *nativeGuest) call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
+func (g *nativeGuest) Call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
 	if g.mod.IsClosed() {
 		return 0, nil, errModuleClosed
 	}
@@ -321,9 +321,9 @@ func (g *nativeGuest) initialize(ctx context.Context) error {
 
 // guestError returns the message the guest's last call set with error_set.
 // The kernel is reset after each call, so it is kept by call's caller.
-func (g *nativeGuest) guestError() string { return g.lastError }
+func (g *nativeGuest) GuestError() string { return g.lastError }
 
-func (g *nativeGuest) close() {
+func (g *nativeGuest) Close() {
 	if g.poll != nil {
 		g.b.live.remove(g.poll)
 	}

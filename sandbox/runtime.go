@@ -6,7 +6,9 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/coreruntime"
 	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
@@ -18,29 +20,17 @@ const RuntimeNative = limits.RuntimeNative
 // newBackend compiles wasm under rc for the module name with limits lim. The
 // Engine loads modules with the native kernel (nativeWith); tests load the
 // same modules on the Extism Go SDK, the reference the kernel is checked
-// against (extism_test.go), through the same Module code.
+// against (sandbox/internal/oracle), through the same Module code
+// (chosenBackend).
 type newBackend func(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, log *slog.Logger) (backend, map[string]signature, error)
 
-// backend is one compiled module.
-type backend interface {
-	// instantiate creates an instance configured by mc (stdio, clocks,
-	// env). It runs no guest code.
-	instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error)
-	// close stops every instance; drained says none is running, so the
-	// compiled code may be released too.
-	close(ctx context.Context, drained bool) error
-}
-
-// guest is one instance of a backend. It serves one call at a time.
-type guest interface {
-	// call runs an Extism export with the semantics of go-sdk's
-	// Plugin.CallWithContext: rc is the export's result (or an exit
-	// code), err a runtime failure or the guest's error_set message.
-	call(ctx context.Context, export string, input []byte) (rc uint32, out []byte, err error)
-	// guestError is the error_set message of the last call, or "".
-	guestError() string
-	close()
-}
+// backend is one compiled module, guest one instance of it
+// (coreruntime.Backend and coreruntime.Guest, which a test's runtime
+// implements too).
+type (
+	backend = coreruntime.Backend
+	guest   = coreruntime.Guest
+)
 
 // callInput is what one call gives its guest: an Extism export's input
 // bytes, or a component's tool and its arguments as WIT values.
@@ -58,5 +48,47 @@ func (in callInput) call(ctx context.Context, g guest, export string) (uint32, [
 			return cg.callTool(ctx, in.tool, in.args)
 		}
 	}
-	return g.call(ctx, export, in.bytes)
+	return g.Call(ctx, export, in.bytes)
+}
+
+// chosenBackend returns the constructor of the runtime a Load with ctx runs
+// its module on: the native kernel with the loop poll, unless ctx holds
+// another coreruntime.Choice (tests: the reference, or close-on-done).
+func chosenBackend(ctx context.Context) newBackend {
+	c := coreruntime.From(ctx)
+	switch {
+	case c.New != nil:
+		return foreign(c.New)
+	case c.CloseOnDone:
+		return nativeWith(interruptCloseOnDone)
+	}
+	return nativeWith(interruptPoll)
+}
+
+// foreign adapts a runtime given through package coreruntime.
+func foreign(newFB coreruntime.New) newBackend {
+	return func(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, log *slog.Logger) (backend, map[string]signature, error) {
+		fb, fsigs, err := newFB(ctx, rc, wasm, hostFor(name, lim, log))
+		if err != nil {
+			return nil, nil, err
+		}
+		sigs := make(map[string]signature, len(fsigs))
+		for name, s := range fsigs {
+			sigs[name] = signature{params: s.Params, results: s.Results}
+		}
+		return fb, sigs, nil
+	}
+}
+
+// hostFor is what a runtime given through package coreruntime is given for
+// the module name with limits lim.
+func hostFor(name string, lim Limits, log *slog.Logger) coreruntime.Host {
+	return coreruntime.Host{
+		Name: name, Log: log, MemoryPages: lim.MemoryPages, Config: lim.Config, AllowedHosts: lim.AllowedHosts,
+		MaxHTTPBytes: maxHTTPBytes(lim), MaxVarBytes: maxVarBytes,
+		Serve: func(ctx context.Context, h abi.HostFunc, payload []byte, perr error) []byte {
+			return hostFunc(h).serve(ctx, log, lim, payload, perr)
+		},
+		RequestEnded: requestEnded,
+	}
 }

@@ -14,6 +14,8 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+
+	"github.com/mcphost/mcphost/sandbox/internal/oracle"
 )
 
 // The stdout test re-runs the test binary as a child whose whole stdout it
@@ -47,7 +49,7 @@ func TestGuestStdoutNeverReachesProcessStdout(t *testing.T) {
 				childModeEnv+"="+tc.mode,
 				childWasmEnv+"="+filepath.Join(testDir, "testguest.wasm"),
 				childCacheEnv+"="+testEngine.CacheDir(),
-				wasiOutputEnv+"=1")
+				oracle.WASIOutputEnv+"=1")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {
@@ -83,7 +85,7 @@ func stdoutChild(mode string) int {
 				EnableWasi:    true,
 				RuntimeConfig: wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(true),
 				ModuleConfig:  wazero.NewModuleConfig().WithStdout(io.Discard),
-			}, hostFunctions(log, Limits{}))
+			}, oracle.HostFunctions(hostFor("child", Limits{}, log)))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -100,7 +102,7 @@ func stdoutChild(mode string) int {
 		}
 		defer e.Close(ctx)
 		// Set again after NewEngine: every new instance must still be safe.
-		os.Setenv(wasiOutputEnv, "1")
+		os.Setenv(oracle.WASIOutputEnv, "1")
 		m, err := e.Load(ctx, "child", wasm, Limits{Instances: 1})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -152,13 +152,13 @@ func (m *Module) compileInBackground(ctx context.Context, cancel context.CancelF
 		closed := m.closed
 		m.mu.Unlock()
 		if closed { // the code is in the cache: nothing else to do
-			be.close(context.Background(), true)
+			be.Close(context.Background(), true)
 			use.close(context.Background())
 			m.log.Info("compile finished and stored in the cache after the module closed", "compile", compiled.Round(time.Millisecond))
 			return
 		}
 		if inst, err = m.warmOn(ctx, be); err != nil {
-			be.close(context.Background(), true)
+			be.Close(context.Background(), true)
 		}
 	}
 	if err != nil {
@@ -245,7 +245,7 @@ func (m *Module) warmOn(ctx context.Context, be backend) (*instance, error) {
 	if sig, ok := m.sigs[abi.ExportABIVersion]; ok && len(sig.params) == 0 && len(sig.results) == 1 {
 		callCtx, cancel := context.WithTimeout(ctx, m.lim.Timeout)
 		inst.begin(callCtx)
-		_, _, err = inst.g.call(callCtx, abi.ExportABIVersion, nil)
+		_, _, err = inst.g.Call(callCtx, abi.ExportABIVersion, nil)
 		inst.end()
 		cancel()
 		if err != nil {
@@ -264,7 +264,7 @@ func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total
 	if m.closed {
 		m.mu.Unlock()
 		inst.close()
-		be.close(context.Background(), true)
+		be.Close(context.Background(), true)
 		use.close(context.Background())
 		return
 	}
@@ -308,7 +308,7 @@ func (m *Module) swap(inst *instance, be backend, use *cacheUse, compiled, total
 		inst.close()
 	}
 	if retired != nil {
-		retired.close(context.Background(), true)
+		retired.Close(context.Background(), true)
 	}
 	args := []any{"compile", compiled.Round(time.Millisecond), "dur", total.Round(time.Millisecond), "interpreted_calls", calls}
 	if stay {

@@ -7,11 +7,14 @@ package escapetest
 import (
 	"embed"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/mcphost/mcphost/abi"
 )
 
 // Guest paths of the two mounts.
@@ -89,6 +92,25 @@ func Tree(t testing.TB, s Scenario) (mnt, other, secret string) {
 // Args returns the arguments of the guest's probe tool.
 func Args(s Scenario, secret string) map[string]any {
 	return map[string]any{"dir": Dir, "other": Other, "secret": secret, "rw": !s.ReadOnly}
+}
+
+// CallInput is the input of the guest's call_tool export for the tool
+// name with args, as the sandbox sends it.
+func CallInput(name string, args any) []byte {
+	a, _ := json.Marshal(args)
+	req, _ := json.Marshal(abi.CallToolParams{Name: name, Arguments: a})
+	in, _ := json.Marshal(abi.Input{Request: req})
+	return in
+}
+
+// ResultText returns the text of the output of a call of the tool name:
+// one text content, not an error.
+func ResultText(name string, out []byte) (string, error) {
+	var res abi.CallToolResult
+	if err := json.Unmarshal(out, &res); err != nil || res.IsError || len(res.Content) != 1 {
+		return "", fmt.Errorf("%s: result %s, %v", name, out, err)
+	}
+	return res.Content[0].Text, nil
 }
 
 //go:embed want

@@ -11,7 +11,7 @@ import (
 
 // TestBinaryLinksNoExtismSDK keeps the Extism Go SDK (and what it brings:
 // observe-sdk, OTLP) out of the binary: the sandbox runs the native
-// kernel, and go-sdk is only the test oracle of sandbox/differential_test.go.
+// kernel, and go-sdk is only the test oracle of sandbox/internal/differential.
 func TestBinaryLinksNoExtismSDK(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {

@@ -1,4 +1,4 @@
-package sandbox
+package differential
 
 import (
 	"context"
@@ -8,11 +8,15 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/mcphost/mcphost/sandbox"
+	"github.com/mcphost/mcphost/sandbox/internal/coreruntime"
+	"github.com/mcphost/mcphost/sandbox/internal/oracle"
 )
 
 // The differential suite runs every guest we have on both runtimes, the
@@ -33,7 +37,7 @@ type diffCase struct {
 // outcome is what a caller can observe of one call.
 type outcome struct {
 	out    string
-	kind   Kind
+	kind   sandbox.Kind
 	detail string
 }
 
@@ -42,11 +46,11 @@ func observe(out []byte, rc int32, i32 bool, err error) outcome {
 	if i32 {
 		o.out = fmt.Sprint(rc)
 	}
-	var ce *CallError
+	var ce *sandbox.CallError
 	if errors.As(err, &ce) {
 		o.kind = ce.Kind
 		switch ce.Kind {
-		case KindTimeout, KindCanceled, KindHostPanic, KindTrap, KindOutOfMemory:
+		case sandbox.KindTimeout, sandbox.KindCanceled, sandbox.KindHostPanic, sandbox.KindTrap, sandbox.KindOutOfMemory:
 			// Wording comes from different layers (wazero's stack text,
 			// go-sdk's panics); the kind is the contract.
 		default:
@@ -59,26 +63,45 @@ func observe(out []byte, rc int32, i32 bool, err error) outcome {
 	return o
 }
 
-// closeOnDone names the native runtime without the loop poll in runDiff.
-const closeOnDone = RuntimeNative + "/close-on-done"
+// The runtimes runDiff compares: the native kernel (with the loop poll),
+// the native kernel without it, and the reference.
+const (
+	closeOnDone = sandbox.RuntimeNative + "/close-on-done"
+	extismSDK   = "extism"
+)
 
-// runDiff loads wasm on both runtimes (the native one both ways) under lim
-// and compares every case.
-func runDiff(t *testing.T, wasm []byte, lim Limits, cases []diffCase) {
+var runtimes = map[string]coreruntime.Choice{
+	sandbox.RuntimeNative: {},
+	closeOnDone:           {CloseOnDone: true},
+	extismSDK:             {New: oracle.New},
+}
+
+// runDiff loads wasm on every runtime under lim and compares every case.
+func runDiff(t *testing.T, wasm []byte, lim sandbox.Limits, cases []diffCase) {
 	t.Helper()
 	ctx := context.Background()
-	mods := map[string]*Module{}
-	for _, rt := range []string{RuntimeNative, closeOnDone, oracle} {
-		newBE := backendFor(rt)
-		if rt == closeOnDone {
-			newBE = nativeWith(interruptCloseOnDone)
-		}
-		m, err := testEngine.load(ctx, t.Name()+"/"+rt, wasm, lim, newBE)
-		if err != nil {
-			t.Fatalf("%s: Load: %v", rt, err)
-		}
-		t.Cleanup(func() { m.Close(context.Background()) })
-		mods[rt] = m
+	// Loaded at once: each compiles the guest its own way (a Go guest
+	// takes ~30 s under -race).
+	mods := map[string]*sandbox.Module{}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for rt, choice := range runtimes {
+		wg.Go(func() {
+			m, err := testEngine.Load(coreruntime.With(ctx, choice), t.Name()+"/"+rt, wasm, lim)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: Load: %w", rt, err))
+				return
+			}
+			t.Cleanup(func() { m.Close(context.Background()) })
+			mods[rt] = m
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range cases {
 		got := map[string]outcome{}
@@ -93,7 +116,7 @@ func runDiff(t *testing.T, wasm []byte, lim Limits, cases []diffCase) {
 			}
 			got[rt] = observe(out, rc, c.i32, err)
 		}
-		n, e, cd := got[RuntimeNative], got[oracle], got[closeOnDone]
+		n, e, cd := got[sandbox.RuntimeNative], got[extismSDK], got[closeOnDone]
 		if c.anyOutput {
 			n.out, e.out, cd.out = "", "", ""
 		}
@@ -115,7 +138,7 @@ func abbrev(o outcome) outcome {
 
 func TestDifferentialTestGuest(t *testing.T) {
 	t.Parallel()
-	needGuest(t)
+	wasm := guest(t, testGuest)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/empty" {
 			w.WriteHeader(http.StatusNoContent)
@@ -156,7 +179,7 @@ func TestDifferentialTestGuest(t *testing.T) {
 		{name: "out of memory", export: "oom"},
 		{name: "after oom", export: "count"},
 	}
-	lim := Limits{
+	lim := sandbox.Limits{
 		// Generous: go-sdk moves output 8 bytes per host call, and under
 		// -race on a loaded machine "output too large" alone can take
 		// seconds there; only the cases below are about the time budget.
@@ -164,9 +187,9 @@ func TestDifferentialTestGuest(t *testing.T) {
 		Config: map[string]string{"key": "value"}, Env: map[string]string{"A": "1"},
 		AllowedHosts: []string{"127.0.0.1"},
 	}
-	runDiff(t, guestWasm, lim, cases)
+	runDiff(t, wasm, lim, cases)
 	lim.Timeout = 2 * time.Second
-	runDiff(t, guestWasm, lim, []diffCase{
+	runDiff(t, wasm, lim, []diffCase{
 		{name: "endless loop", export: "loop"},
 		{name: "sleep past the timeout", export: "sleep"},
 		{name: "after the timeouts", export: "echo", input: "after"},
@@ -185,7 +208,7 @@ func TestDifferentialWasmgen(t *testing.T) {
 	)
 	// go-sdk takes ~1.2 µs per store_u8, far more under -race on a busy
 	// machine; the timeout is not what is compared.
-	runDiff(t, wasm, Limits{Instances: 1, Timeout: time.Minute}, []diffCase{
+	runDiff(t, wasm, sandbox.Limits{Instances: 1, Timeout: time.Minute}, []diffCase{
 		{name: "output", export: "hello"},
 		{name: "output with input", export: "hello", input: "ignored"},
 		{name: "json", export: "json"},
@@ -201,7 +224,6 @@ func TestDifferentialWasmgen(t *testing.T) {
 // TestDifferentialExamples runs the examples (Go guests built with our SDK)
 // through list and call exports on both runtimes.
 func TestDifferentialExamples(t *testing.T) {
-	needGuest(t)
 	if raceEnabled {
 		t.Skip("compiling each Go guest takes about 30 s under -race; TestDifferentialTestGuest covers the kernel")
 	}
@@ -247,7 +269,7 @@ func TestDifferentialExamples(t *testing.T) {
 	}
 	for name, calls := range examples {
 		t.Run(name, func(t *testing.T) {
-			wasm, err := buildPackage(filepath.Join(testDir, "example-"+name+".wasm"), "../examples/"+name)
+			wasm, err := wasmgen.BuildGo(filepath.Join(testDir, "example-"+name+".wasm"), "../../../examples/"+name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +280,7 @@ func TestDifferentialExamples(t *testing.T) {
 			}
 			// 16 MiB, so that "eat" runs out of memory well before the
 			// timeout even on a loaded machine.
-			runDiff(t, wasm, Limits{Instances: 1, Timeout: 3 * time.Second, MemoryPages: 256}, append(cases, calls...))
+			runDiff(t, wasm, sandbox.Limits{Instances: 1, Timeout: 3 * time.Second, MemoryPages: 256}, append(cases, calls...))
 		})
 	}
 }
@@ -277,7 +299,7 @@ func toolFrame(name, args string) string {
 // returns.
 func TestDifferentialKernelProbe(t *testing.T) {
 	t.Parallel()
-	needGuest(t)
+	wasm := guest(t, testGuest)
 	cases := []diffCase{
 		{name: "probe", export: "kernel", input: "probe-input-0123456789"},
 		{name: "probe empty", export: "kernel"},
@@ -285,5 +307,5 @@ func TestDifferentialKernelProbe(t *testing.T) {
 		{name: "vars again", export: "vars", input: "b"},
 		{name: "vars full", export: "vars", input: "full"},
 	}
-	runDiff(t, guestWasm, Limits{Instances: 1}, cases)
+	runDiff(t, wasm, sandbox.Limits{Instances: 1}, cases)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package oracle
 
 import (
 	"context"
@@ -12,33 +12,12 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/internal/coreruntime"
 )
 
-// The Extism Go SDK (go-sdk v1.7.1) is the reference the native kernel is
-// tested against: runDiff loads every guest on both and compares what a
-// caller sees. It lives only in tests; the binary runs the native kernel.
-//
-// Where go-sdk is unsafe the native kernel differs on purpose, and no
-// differential case covers it: input_load_u64 past the input returns 0
-// (go-sdk reads kernel memory), and outbound HTTP is checked at dial time
-// on the address dialled, redirects included (go-sdk checks the first URL's
-// name and follows redirects with http.DefaultClient).
-
-// oracle names the go-sdk backend in tests (loadOn, runDiff, benchmarks).
-const oracle = "extism"
-
-// backendFor returns the constructor of the runtime a test names:
-// RuntimeNative (with the loop poll) or oracle.
-func backendFor(rt string) newBackend {
-	if rt == oracle {
-		return newExtismBackend
-	}
-	return nativeWith(interruptPoll)
-}
-
-// wasiOutputEnv makes go-sdk send every guest's stdout to os.Stdout,
-// overriding our capture.
-const wasiOutputEnv = "EXTISM_ENABLE_WASI_OUTPUT"
+// WASIOutputEnv makes go-sdk send every guest's stdout to os.Stdout,
+// overriding the sandbox's capture.
+const WASIOutputEnv = "EXTISM_ENABLE_WASI_OUTPUT"
 
 // extismLogLevel sets go-sdk's log level, which is process-wide and Off by
 // default, once: to Info, so that guest log_info and above reach our
@@ -49,11 +28,12 @@ var extismLogLevel = sync.OnceFunc(func() { extism.SetLogLevel(extism.LogLevelIn
 type extismBackend struct {
 	cp   *extism.CompiledPlugin
 	code *compiled
-	lim  Limits
 	log  *slog.Logger
 }
 
-func newExtismBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, _ string, lim Limits, log *slog.Logger) (backend, map[string]signature, error) {
+// New runs a module on the Extism Go SDK: a coreruntime.New for
+// coreruntime.With.
+func New(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, host coreruntime.Host) (coreruntime.Backend, map[string]coreruntime.Signature, error) {
 	sigs, code, err := compile(ctx, rc, wasm)
 	if err != nil {
 		return nil, nil, err
@@ -61,14 +41,14 @@ func newExtismBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 	manifest := extism.Manifest{
 		Wasm: []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
 		Memory: &extism.ManifestMemory{
-			MaxPages: lim.MemoryPages,
+			MaxPages: host.MemoryPages,
 			// HTTP bodies are copied into kernel memory; keep them well
 			// inside it (go-sdk writes at offset 0 when alloc fails).
-			MaxHttpResponseBytes: maxHTTPBytes(lim),
-			MaxVarBytes:          maxVarBytes,
+			MaxHttpResponseBytes: host.MaxHTTPBytes,
+			MaxVarBytes:          int64(host.MaxVarBytes),
 		},
-		Config:       lim.Config,
-		AllowedHosts: lim.AllowedHosts,
+		Config:       host.Config,
+		AllowedHosts: host.AllowedHosts,
 	}
 	// manifest.AllowedPaths stays empty: go-sdk would mount wazero's DirFS,
 	// which follows symlinks out of the mount, and would replace the
@@ -78,20 +58,20 @@ func newExtismBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 		EnableWasi:                true,
 		RuntimeConfig:             rc,
 		EnableHttpResponseHeaders: true,
-	}, append(hostFunctions(log, lim), append(ioFallback(), callStatus())...))
+	}, append(HostFunctions(host), append(ioFallback(), callStatus(host))...))
 	if err != nil {
 		code.release(1)
-		return nil, nil, &LoadError{Stage: "compile", Err: err}
+		return nil, nil, err
 	}
-	return &extismBackend{cp: cp, code: code, lim: lim, log: log}, sigs, nil
+	return &extismBackend{cp: cp, code: code, log: host.Log}, sigs, nil
 }
 
-var errWASIOutput = errors.New(wasiOutputEnv + " is set: go-sdk would write guest stdout to the process's stdout")
+var errWASIOutput = errors.New(WASIOutputEnv + " is set: go-sdk would write guest stdout to the process's stdout")
 
-func (b *extismBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error) {
+func (b *extismBackend) Instantiate(ctx context.Context, mc wazero.ModuleConfig) (coreruntime.Guest, error) {
 	// go-sdk reads the variable in every Instance and then replaces our
 	// stdout capture with os.Stdout.
-	if _, ok := os.LookupEnv(wasiOutputEnv); ok {
+	if _, ok := os.LookupEnv(WASIOutputEnv); ok {
 		return nil, errWASIOutput
 	}
 	p, err := b.cp.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
@@ -105,7 +85,7 @@ func (b *extismBackend) instantiate(ctx context.Context, mc wazero.ModuleConfig)
 	return &extismGuest{p: p}, nil
 }
 
-func (b *extismBackend) close(ctx context.Context, drained bool) error {
+func (b *extismBackend) Close(ctx context.Context, drained bool) error {
 	err := b.cp.Close(ctx)
 	if drained {
 		b.code.release(2)
@@ -119,13 +99,13 @@ type extismGuest struct {
 	p *extism.Plugin
 }
 
-func (g *extismGuest) call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
+func (g *extismGuest) Call(ctx context.Context, export string, input []byte) (uint32, []byte, error) {
 	return g.p.CallWithContext(ctx, export, input)
 }
 
-func (g *extismGuest) guestError() string { return g.p.GetError() }
+func (g *extismGuest) GuestError() string { return g.p.GetError() }
 
-func (g *extismGuest) close() {
+func (g *extismGuest) Close() {
 	// Background: closing must not be skipped because a call's ctx ended.
 	g.p.Close(context.Background())
 }
@@ -166,7 +146,7 @@ func (c *compiled) release(n int) {
 // and cache as go-sdk's, to learn the types of its exports (go-sdk exposes
 // only their names). The code stays referenced in the shared in-memory
 // engine, so go-sdk's own compilation right after is a cache hit.
-func compile(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (map[string]signature, *compiled, error) {
+func compile(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (map[string]coreruntime.Signature, *compiled, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	// Closing a runtime leaves its compiled modules alone.
 	defer rt.Close(context.Background())
@@ -174,19 +154,18 @@ func compile(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (map[str
 	if err != nil {
 		return nil, nil, err
 	}
-	sigs := make(map[string]signature)
+	sigs := make(map[string]coreruntime.Signature)
 	for name, def := range cm.ExportedFunctions() {
-		sigs[name] = signature{params: def.ParamTypes(), results: def.ResultTypes()}
+		sigs[name] = coreruntime.Signature{Params: def.ParamTypes(), Results: def.ResultTypes()}
 	}
 	return sigs, &compiled{cm: cm}, nil
 }
 
-// hostFunctions returns the host functions given to every go-sdk instance
-// of one module; log already carries the plugin attribute.
-func hostFunctions(log *slog.Logger, lim Limits) []extism.HostFunction {
+// HostFunctions returns the host functions of abi.HostNamespace given to
+// every go-sdk instance of one module, served by host.Serve.
+func HostFunctions(host coreruntime.Host) []extism.HostFunction {
 	fns := make([]extism.HostFunction, 0, len(abi.HostFuncs))
-	for _, af := range abi.HostFuncs {
-		h := hostFunc(af)
+	for _, h := range abi.HostFuncs {
 		var params, results []extism.ValueType
 		if h.Payload {
 			params = []extism.ValueType{extism.ValueTypePTR}
@@ -200,11 +179,11 @@ func hostFunctions(log *slog.Logger, lim Limits) []extism.HostFunction {
 			if h.Payload && stack[0] != 0 {
 				payload, perr = p.ReadBytes(stack[0])
 			}
-			if reply := h.serve(ctx, log, lim, payload, perr); h.Reply {
+			if reply := host.Serve(ctx, h, payload, perr); h.Reply {
 				stack[0] = writeBlock(p, reply)
 			}
 		}, params, results)
-		f.SetNamespace(userModule)
+		f.SetNamespace(abi.HostNamespace)
 		fns = append(fns, f)
 	}
 	return fns
@@ -234,21 +213,21 @@ func ioFallback() []extism.HostFunction {
 	write := extism.NewHostFunctionWithStack(abi.IOWrite, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
 		s[0] = 0
 	}, []extism.ValueType{extism.ValueTypeI32, extism.ValueTypeI32}, []extism.ValueType{extism.ValueTypeI64})
-	read.SetNamespace(ioModule)
-	write.SetNamespace(ioModule)
+	read.SetNamespace(abi.IONamespace)
+	write.SetNamespace(abi.IONamespace)
 	return []extism.HostFunction{read, write}
 }
 
 // callStatus defines abi.CallCancelled for go-sdk as the kernel does: 1
 // once the call's context is done. go-sdk closes its instance at that
 // moment, so the guest seldom hears it; there is no grace on go-sdk.
-func callStatus() extism.HostFunction {
+func callStatus(host coreruntime.Host) extism.HostFunction {
 	f := extism.NewHostFunctionWithStack(abi.CallCancelled, func(ctx context.Context, _ *extism.CurrentPlugin, s []uint64) {
 		s[0] = 0
-		if requestEnded(ctx) {
+		if host.RequestEnded(ctx) {
 			s[0] = 1
 		}
 	}, nil, []extism.ValueType{extism.ValueTypeI32})
-	f.SetNamespace(callModule)
+	f.SetNamespace(abi.CallNamespace)
 	return f
 }
