@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/internal/sigtest"
 	"github.com/mcphost/mcphost/internal/wasmgen"
 	"github.com/mcphost/mcphost/plugins"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // BenchmarkStdioCall measures sequential tools/call round trips over

@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // Caller is who sent a request, as the transport authenticated it (the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // serveLines is the tests' transport: newline-delimited JSON over the

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 // This file is the seam between the MCP core and the transports, in the

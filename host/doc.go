@@ -14,11 +14,11 @@
 //
 // The packages under host/:
 //
-//   - host/jsonrpc: the JSON-RPC 2.0 wire codec (bytes to messages and
+//   - host/internal/jsonrpc: the JSON-RPC 2.0 wire codec (bytes to messages and
 //     back, no I/O, no MCP; ids kept exactly as sent), its error object
 //     and reserved codes, the JSON scanner, PeekID, and LineReader, the
 //     framing of newline-delimited JSON;
-//   - host/protocol: protocol revisions, negotiation, the per-revision
+//   - host/internal/protocol: protocol revisions, negotiation, the per-revision
 //     filters of every result, and how a stateless-era request is told
 //     apart (its _meta keys and error codes);
 //   - host (this package): the MCP core and the seam the transports use;

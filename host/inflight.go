@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // This file is the one way a concurrent request (tools/call, …) runs.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/host/internal/reqstate"
-	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins/consent"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 func TestPeerProgressKeepsTokenType(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 	"github.com/mcphost/mcphost/host/internal/tasks"
-	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
 )
 
 // handler serves one request. It returns a result (json.RawMessage is sent

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // TestDecodeParamsNamesKinds: a param of the wrong JSON type is refused

@@ -11,9 +11,9 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/host/internal/protocol"
 	"github.com/mcphost/mcphost/host/internal/reqstate"
 	"github.com/mcphost/mcphost/host/internal/tasks"
-	"github.com/mcphost/mcphost/host/protocol"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/store"

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // startupProgressEvery is how often a request waiting for the initial

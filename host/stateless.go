@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
-	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 // The stateless era (2026-07-28). A request that carries the per-request

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host/internal/hosttest"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/host/internal/reqstate"
-	"github.com/mcphost/mcphost/host/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
-	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 	"github.com/mcphost/mcphost/plugins"
 )
 

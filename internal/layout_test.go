@@ -122,7 +122,7 @@ func modulePath(t *testing.T, gomod string) string {
 // sandbox keep their caches' entries with cachefile). They live in the
 // top-level internal/ beside the test helpers; isTestHelper tells them
 // apart.
-var stdlibLeaves = map[string]bool{"sandbox/wasmbin": true, "sandbox/cachefile": true}
+var stdlibLeaves = map[string]bool{"internal/wasmbin": true, "internal/cachefile": true}
 
 // rooms are the module's top-level packages in the one direction imports
 // may point: a package may import its own room and the rooms before it,
@@ -204,14 +204,14 @@ func TestImportDirection(t *testing.T) {
 // needing a config type does not link a Wasm runtime, a fetcher or a
 // store with it. They are lean too (leanPackages).
 var leafPackages = map[string][]string{
-	"plugins/config": {"plugins/opfile", "sandbox/limits"},
+	"plugins/config": {"plugins/internal/opfile", "sandbox/limits"},
 	"sandbox/limits": nil,
 }
 
 // leanPackages (dirs relative to the module root) link none of the
 // heavyModules: a token validator or a wire codec should not drag in a
 // Wasm runtime, a Redis client and a signature verifier.
-var leanPackages = []string{"host/auth", "host/jsonrpc", "host/protocol", "plugins/config", "sandbox/limits"}
+var leanPackages = []string{"host/auth", "host/internal/jsonrpc", "host/internal/protocol", "plugins/config", "sandbox/limits"}
 
 // heavyModules are the module paths the lean packages must not reach.
 var heavyModules = []string{
@@ -350,14 +350,14 @@ func TestImportRule(t *testing.T) {
 		{"cmd/mcphost", m + "/host/stdio", false, true},
 		{"host", m + "/plugins/config", false, true},
 		{"plugins", m + "/sandbox", false, true},
-		{"sandbox/component", m + "/abi/jsonscan", false, true},
-		{"sandbox/wasip2", m + "/sandbox/component", false, true},
-		{"sandbox/wasip2", "github.com/tetratelabs/wazero/experimental/sys", false, true},
-		{"sandbox/wasip2", m + "/plugins", false, false},
+		{"sandbox/internal/component", m + "/abi/jsonscan", false, true},
+		{"sandbox/internal/wasip2", m + "/sandbox/internal/component", false, true},
+		{"sandbox/internal/wasip2", "github.com/tetratelabs/wazero/experimental/sys", false, true},
+		{"sandbox/internal/wasip2", m + "/plugins", false, false},
 		{"plugins/source", m, false, true},
-		{"host/streamable", m + "/host/jsonrpc", false, true},
+		{"host/streamable", m + "/host/internal/jsonrpc", false, true},
 		{"sandbox", m + "/plugins", false, false},
-		{"sandbox/component", m + "/plugins/config", false, false},
+		{"sandbox/internal/component", m + "/plugins/config", false, false},
 		{"plugins/config", m + "/host", false, false},
 		{"host/auth", m + "/cmd/mcphost", false, false},
 		{"abi", m + "/sandbox", false, false},
@@ -365,7 +365,7 @@ func TestImportRule(t *testing.T) {
 		{"host", m + "/sandbox", true, true},
 		{"abi", "encoding/json", false, true},
 		{"abi", "github.com/some/lib", false, false},
-		{"sandbox/looppoll", "github.com/tetratelabs/wazero/api", false, true},
+		{"sandbox/internal/looppoll", "github.com/tetratelabs/wazero/api", false, true},
 		{"host", "github.com/tetratelabs/wazero", false, false},
 		{"plugins", "github.com/tetratelabs/wazero", false, false},
 		{"internal/wasmgen", "github.com/tetratelabs/wazero", true, true},
@@ -381,16 +381,16 @@ func TestImportRule(t *testing.T) {
 		{".", m + "/abi", false, false},
 		{"internal/logtest", m + "/abi", false, true},
 		{"internal/logtest", m + "/sandbox", false, false},
-		{"internal/wasmgen", m + "/sandbox/wasmbin", false, true},
+		{"internal/wasmgen", m + "/internal/wasmbin", false, true},
 		{"sandbox/internal/coreruntime", m + "/sandbox", false, false},
 		{"sandbox/internal/coreruntime", m + "/abi", false, true},
 		{"sandbox/internal/differential", m + "/sandbox", true, true},
 		{"sandbox", m + "/sandbox/internal/coreruntime", false, true},
-		{"sandbox/wasmbin", m + "/abi", false, false},
+		{"internal/wasmbin", m + "/abi", false, false},
 		{"host", m + "/internal/sigtest", true, true},
 		{"tools", m + "/abi", false, false},
 		{"host/internal/tasks", m + "/host", false, false},
-		{"host/internal/tasks", m + "/host/jsonrpc", false, true},
+		{"host/internal/tasks", m + "/host/internal/jsonrpc", false, true},
 		{"host/internal/tasks", m + "/plugins/store", false, true},
 		{"host", m + "/host/internal/tasks", false, true},
 		{"host/internal/reqstate", m + "/host", false, false},
@@ -398,7 +398,7 @@ func TestImportRule(t *testing.T) {
 		{"host/internal/tasks", "github.com/tetratelabs/wazero", false, false},
 		{"host/internal/hosttest", "github.com/tetratelabs/wazero", false, true},
 		{"sandbox", m + "/internal/cachefile", false, true},
-		{"sandbox/cachefile", m + "/abi", false, false},                             // a stdlib leaf
+		{"internal/cachefile", m + "/abi", false, false},                            // a stdlib leaf
 		{"cmd/mcphost/internal/cli", "github.com/tetratelabs/wazero", false, false}, // a command's code, not a helper
 		{"cmd/mcphost/internal/systest", "github.com/tetratelabs/wazero", false, true},
 		{"cmd/mcphost", m + "/cmd/mcphost/internal/cli", false, true},
@@ -479,14 +479,14 @@ func TestLeanPath(t *testing.T) {
 func TestLeafPath(t *testing.T) {
 	const m = "example.com/m"
 	graph := map[string][]string{
-		"plugins/config": {"strings", m + "/plugins/opfile", m + "/sandbox/limits", "github.com/BurntSushi/toml"},
-		"plugins/opfile": {"os"},
-		"sandbox/limits": {"github.com/gobwas/glob"},
-		"plugins/bad":    {m + "/plugins/opfile", m + "/plugins/source"},
-		"plugins/deep":   {m + "/sandbox/limits"},
-		"plugins/root":   {m},
+		"plugins/config":          {"strings", m + "/plugins/internal/opfile", m + "/sandbox/limits", "github.com/BurntSushi/toml"},
+		"plugins/internal/opfile": {"os"},
+		"sandbox/limits":          {"github.com/gobwas/glob"},
+		"plugins/bad":             {m + "/plugins/internal/opfile", m + "/plugins/source"},
+		"plugins/deep":            {m + "/sandbox/limits"},
+		"plugins/root":            {m},
 	}
-	allowed := []string{"plugins/opfile", "sandbox/limits"}
+	allowed := []string{"plugins/internal/opfile", "sandbox/limits"}
 	tests := []struct {
 		dir  string
 		want []string

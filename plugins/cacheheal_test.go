@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // damages are what a crash or a bad disk does to a cache entry.

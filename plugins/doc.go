@@ -20,7 +20,7 @@
 //     `mcphost cache` reports and prunes; finding go ([source.FindGo]).
 //   - plugins/watch: file watching and the debounce that turns a burst of
 //     changes into one batch.
-//   - plugins/progress: the log lines of a long load step (a Go build in
+//   - plugins/internal/progress: the log lines of a long load step (a Go build in
 //     source, a compile here), repeated while it runs; it imports none of
 //     the others.
 //   - plugins (this folder): the loader and the registry. It loads modules

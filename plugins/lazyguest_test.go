@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // TestListCacheComponent: a component listed from the list cache loads on

@@ -12,8 +12,8 @@ import (
 	"slices"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/sandbox"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // The list cache remembers what each plugin listed when it last loaded,

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // countingLoader is a Loader with a list cache whose module loads are

@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"
-	"github.com/mcphost/mcphost/plugins/progress"
+	"github.com/mcphost/mcphost/plugins/internal/progress"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
@@ -530,7 +530,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	strict := strictSchemas(spec, server)
 	runtime := sandbox.RuntimeNative
 	if sandbox.IsComponent(wasm) {
-		// Components run on sandbox/component whatever runtime is set.
+		// Components run on sandbox/internal/component whatever runtime is set.
 		runtime = "component"
 	}
 	// A signer is part of what a core is: the same code verified against

@@ -22,7 +22,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 )
 
 // Skills (SEP-2640, the io.modelcontextprotocol/skills extension). A

@@ -13,8 +13,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcphost/mcphost/sandbox/internal/wasip2"
 	"github.com/mcphost/mcphost/sandbox/limits"
-	"github.com/mcphost/mcphost/sandbox/wasip2"
 )
 
 // EngineOptions configure an [Engine].
@@ -148,7 +148,7 @@ type Limits struct {
 // KV is a plugin's key-value state, kept apart from its instances (in
 // the server's store, which replicas share): what the kv host function
 // (kv.go) and wasi:keyvalue serve. It is defined beside wasi:keyvalue's
-// host code (sandbox/wasip2), which cannot import this package.
+// host code (sandbox/internal/wasip2), which cannot import this package.
 type KV = wasip2.KeyValue
 
 // Kind classifies a failed call.

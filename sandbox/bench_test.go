@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
-	"github.com/mcphost/mcphost/sandbox/looppoll"
+	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
 var benchInput = []byte(`{"op":"echo","msg":"hello"}`)

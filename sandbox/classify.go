@@ -8,7 +8,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // classify sorts the outcome of one call into a *CallError, or nil

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/mcphost/mcphost/sandbox/cachefile"
+	"github.com/mcphost/mcphost/internal/cachefile"
 )
 
 // compileCache is the Engine's on-disk cache of compiled code. wazero
@@ -24,7 +24,7 @@ import (
 // SHA-256 of its bytes), under a wazero cache that the loads of those
 // bytes share while any of their modules is open (so that loading the
 // same code again is an in-memory hit, as with one cache for all). The
-// entries of that directory are kept honest with sandbox/cachefile:
+// entries of that directory are kept honest with internal/cachefile:
 // before the first load every entry must hash to what was recorded when
 // it was written, or it is removed (and reported) and compiled again;
 // after a load every new entry is recorded.

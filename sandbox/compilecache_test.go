@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/internal/wasmgen"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
 )
 
 // compiledEntries lists the compiled code below dir: every file that is

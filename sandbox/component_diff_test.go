@@ -96,7 +96,7 @@ func diffComponent(t *testing.T, name string, lim Limits, cases []componentCase)
 	for _, c := range cases {
 		in.WriteString(`{"tool":"` + c.tool + `","args":` + c.args + "}\n")
 	}
-	cmd := exec.Command(node, filepath.Join("component", "testdata", "differential.mjs"), ref)
+	cmd := exec.Command(node, filepath.Join("internal", "component", "testdata", "differential.mjs"), ref)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

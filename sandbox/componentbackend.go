@@ -14,18 +14,18 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox/component"
-	"github.com/mcphost/mcphost/sandbox/looppoll"
-	"github.com/mcphost/mcphost/sandbox/rootfs"
-	"github.com/mcphost/mcphost/sandbox/wasip2"
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
+	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
+	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
+	"github.com/mcphost/mcphost/sandbox/internal/wasip2"
 )
 
 // IsComponent reports whether wasm is a WebAssembly component (WASI 0.2)
 // rather than a core module, from its header.
 func IsComponent(wasm []byte) bool { return wasmbin.IsComponent(wasm) }
 
-// componentBackend runs a WebAssembly component (sandbox/component) in
+// componentBackend runs a WebAssembly component (sandbox/internal/component) in
 // its own wazero runtime. It exports no Extism functions: its Guest
 // (componentPlugin) lists its exported functions as tools and calls one
 // through the canonical ABI, its arguments converted once from JSON to
@@ -86,7 +86,7 @@ func newComponentBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []by
 			"imports", b.cp.Missing)
 	}
 	// What one component may make the host hold or copy is bounded by
-	// the plugin's own limits (sandbox/component/budget.go).
+	// the plugin's own limits (sandbox/internal/component/budget.go).
 	b.cp.Limits = component.Limits{ValueBytes: int64(lim.MaxOutputBytes), HostBytes: int64(lim.MemoryPages) * pageSize}
 	var skipped []component.Skipped
 	b.tools, skipped, err = b.cp.Tools()

@@ -3,7 +3,7 @@ package sandbox
 import (
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 )
 
 // TestMergeDataGoGuest: a guest built by the Go toolchain, with its

@@ -1,8 +1,8 @@
 // Package sandbox runs Wasm plugins under wazero with limits: Extism-ABI
 // core modules and WebAssembly components.
 //
-// It and its subpackages (sandbox/component, sandbox/wasip2,
-// sandbox/rootfs, sandbox/guestmem, which keeps guests' linear memories
+// It and its subpackages (sandbox/internal/component, sandbox/internal/wasip2,
+// sandbox/internal/rootfs, sandbox/internal/guestmem, which keeps guests' linear memories
 // outside the Go heap, …) are the only code of the binary that imports
 // wazero. Its tests import the Extism Go SDK as an oracle
 // (sandbox/internal/oracle, run by the differential tests of
@@ -15,13 +15,13 @@
 // limits, WASI wiring (real clocks, crypto random, guest stdout/stderr
 // captured to the log and never to the process's stdout), the Extism
 // kernel, outbound HTTP checked at dial time (egress.go), allowed paths
-// (mounted through sandbox/rootfs, which keeps every path and symlink
+// (mounted through sandbox/internal/rootfs, which keeps every path and symlink
 // beneath its mount; every backend gets its wazero.FSConfig from mountFS),
 // host functions, and sorting failures into typed errors ([*CallError]
 // with a [Kind]).
 //
-// It also runs WebAssembly components (sandbox/component, with the WASI
-// 0.2 host functions of sandbox/wasip2, wired in componentbackend.go): a
+// It also runs WebAssembly components (sandbox/internal/component, with the WASI
+// 0.2 host functions of sandbox/internal/wasip2, wired in componentbackend.go): a
 // component is told from a core module by its
 // header and runs on its own loader whatever the runtime, with the same
 // pools, limits and fault sorting.
@@ -71,7 +71,7 @@
 // Timeouts stop guests in endless loops and guests asleep in WASI
 // poll_oneoff (our own nanosleep wakes up when the call ends). On the
 // native runtime a loop is stopped by a poll the guest was rewritten to
-// run at every loop header (sandbox/looppoll, interrupt.go): the call's
+// run at every loop header (sandbox/internal/looppoll, interrupt.go): the call's
 // end (its instance's timer, or the request's context, callclock.go)
 // sets a global, the guest traps at its next loop header,
 // and the call fails as under wazero's CloseOnContextDone, which remains

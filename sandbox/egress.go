@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
 	"github.com/mcphost/mcphost/sandbox/limits"
-	"github.com/mcphost/mcphost/sandbox/rootfs"
 )
 
 // Outbound HTTP (http_request) is allowed by Limits.AllowedHosts and

@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/mcphost/mcphost/sandbox/rootfs"
+	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
 )
 
 // mountFS returns the filesystem configuration of a module: each mount is

@@ -10,7 +10,7 @@ import (
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
-	"github.com/mcphost/mcphost/sandbox/rootfs"
+	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
 )
 
 // instance is one guest instance on the module's runtime, with its own

@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcphost/mcphost/sandbox/looppoll"
+	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
 // interruptMode is how the calls of a native module are stopped when their

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/wasmgen"
-	"github.com/mcphost/mcphost/sandbox/looppoll"
+	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
 // loadMode loads wasm into the shared Engine with the given interrupt

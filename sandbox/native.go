@@ -12,9 +12,9 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcphost/mcphost/sandbox/guestmem"
-	"github.com/mcphost/mcphost/sandbox/looppoll"
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
+	"github.com/mcphost/mcphost/sandbox/internal/guestmem"
+	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
 // Import modules a guest may use.

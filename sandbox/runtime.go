@@ -7,7 +7,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 	"github.com/mcphost/mcphost/sandbox/internal/coreruntime"
 	"github.com/mcphost/mcphost/sandbox/limits"
 )

@@ -1,6 +1,6 @@
 package sandbox
 
-import "github.com/mcphost/mcphost/sandbox/wasmbin"
+import "github.com/mcphost/mcphost/internal/wasmbin"
 
 // CustomSection returns the body of wasm's custom section called name
 // (after its name); found is false when there is none. It fails when the

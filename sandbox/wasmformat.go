@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 )
 
 // FormatError is a file that is not a WebAssembly module mcphost can
@@ -46,7 +46,7 @@ const (
 
 // checkFormat looks at the header of wasm, before the decoder does, and
 // says what the bytes are when they are neither a core module nor a
-// component of the binary version sandbox/component reads.
+// component of the binary version sandbox/internal/component reads.
 func checkFormat(wasm []byte) error {
 	magic := []byte(wasmbin.Magic)
 	version, layer, ok := wasmbin.Header(wasm)

@@ -57,7 +57,7 @@ func TestFormatErrors(t *testing.T) {
 
 // FuzzCheckFormat: the header check never panics, and passes only what
 // starts with a version 1 core module header or the header of a component
-// sandbox/component reads.
+// sandbox/internal/component reads.
 func FuzzCheckFormat(f *testing.F) {
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Add([]byte("\x00asm\x0d\x00\x01\x00"))

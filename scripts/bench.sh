@@ -216,7 +216,7 @@ render() {
 		echo "## Timeouts: close-on-done against the loop poll"
 		echo
 		echo "Per-call p50 of the same guest under wazero's \`CloseOnContextDone\` and under"
-		echo "\`sandbox/looppoll\`, timeouts on in both, interleaved in one process"
+		echo "\`sandbox/internal/looppoll\`, timeouts on in both, interleaved in one process"
 		echo "(\`BenchmarkTimeouts\`, sandbox). The ratio is why the sandbox polls at loop"
 		echo "headers (RATIONALE.md, sandbox)."
 		echo

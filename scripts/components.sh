@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly components the component tests use, from the
-# sources in sandbox/component/testdata, offline: C through Debian's clang
+# sources in sandbox/internal/component/testdata, offline: C through Debian's clang
 # and wasi-libc (scripts/kit-deps.sh), then `jco embed` and
 # `jco new --wasi-reactor`, and JavaScript through componentize-js; npm packages at pinned versions into
 # .kits/components (reused between runs). Built components go to
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 dir=${KITS_DIR:-$repo/.kits}/components
-src=$repo/sandbox/component/testdata
+src=$repo/sandbox/internal/component/testdata
 PKGS=(@bytecodealliance/jco@1.35.0 @bytecodealliance/componentize-js@0.23.0 @bytecodealliance/preview2-shim@0.26.1)
 
 {

@@ -12,7 +12,7 @@
 // unchanged: the fuzzers check each against encoding/json.
 //
 // It owns no other encoding (writers append their own JSON) and no
-// framing: lines and the JSON-RPC envelope belong to host/jsonrpc. Like
+// framing: lines and the JSON-RPC envelope belong to host/internal/jsonrpc. Like
 // the rest of package abi it imports only the standard library and builds
 // for GOOS=wasip1.
 package jsonscan

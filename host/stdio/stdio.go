@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // Serve serves one session of srv over newline-delimited JSON: messages are

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/auth"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/plugins/store"
 )
 

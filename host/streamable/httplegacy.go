@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // The HTTP+SSE transport of 2024-11-05, kept for old clients: GET /sse

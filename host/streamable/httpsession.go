@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/host/jsonrpc"
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 // httpSession is one Streamable HTTP session: the protocol session (shared

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/mcphost/mcphost/host/protocol"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 // respond writes what comes back for a POST's requests: the response as

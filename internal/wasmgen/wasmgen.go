@@ -9,7 +9,7 @@ package wasmgen
 import (
 	"encoding/binary"
 
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 )
 
 // Func is one export of a generated module: a function taking nothing and

@@ -19,7 +19,7 @@
 // It does not fetch, build or load anything: a Spec says where a plugin's
 // Wasm comes from, and package plugins/source gets it. It is a leaf
 // (TestImportDirection holds it): of the module it imports only
-// plugins/opfile and sandbox/limits, whose [limits.Mount] and
+// plugins/internal/opfile and sandbox/limits, whose [limits.Mount] and
 // allowed_hosts rules it shares with the sandbox, so that programs and
 // files get the same rules. Whether a url or oci reference is well
 // formed, a signature table's key and trusted_root files parse and a

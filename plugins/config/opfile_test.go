@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 )
 
 // TestOperatorFilesBounded: policy files and secrets_file are read with

@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 	"github.com/mcphost/mcphost/sandbox/limits"
 )
 

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 )
 
 // ResolveSecrets reads the values of the plugin's allowed_secrets: each

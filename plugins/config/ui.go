@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 )
 
 // UI is a plugin's [plugin.ui] table: the MCP Apps (SEP-1865) its tools

@@ -18,7 +18,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/sandbox"
 )

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox/cachefile"
+	"github.com/mcphost/mcphost/internal/cachefile"
 )
 
 // TestBuildGoAfterBuild: AfterBuild runs once on a fresh build, and what

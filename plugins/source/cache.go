@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox/cachefile"
+	"github.com/mcphost/mcphost/internal/cachefile"
 )
 
 // DefaultCacheMax is the size cap cmd/mcphost gives its caches (Go builds,

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/plugins/progress"
+	"github.com/mcphost/mcphost/plugins/internal/progress"
 )
 
 // CommandOptions configure a [Command].

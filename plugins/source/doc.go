@@ -26,7 +26,7 @@
 //
 // It also owns the caches those fill: the build and download directories,
 // whose entries carry the SHA-256 recorded when they were written
-// (sandbox/cachefile) and are checked before use ([Cache.Check]), the
+// (internal/cachefile) and are checked before use ([Cache.Check]), the
 // leases that keep in-use entries from eviction ([Cache]), and what
 // `mcphost cache` reports and prunes ([CacheUsage], [PruneCache]),
 // leftovers of cut-short writes included ([RemoveLeftovers]). Builds, Go

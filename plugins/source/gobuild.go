@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcphost/mcphost/plugins/progress"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
+	"github.com/mcphost/mcphost/internal/cachefile"
+	"github.com/mcphost/mcphost/plugins/internal/progress"
 )
 
 // buildRecipe changes whenever the way BuildGo builds changes, so that

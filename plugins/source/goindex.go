@@ -16,7 +16,7 @@ import (
 	"strings"
 
 	"github.com/mcphost/mcphost"
-	"github.com/mcphost/mcphost/sandbox/cachefile"
+	"github.com/mcphost/mcphost/internal/cachefile"
 )
 
 // buildIndex is what BuildGo needs to find a cached build without the go

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox/cachefile"
+	"github.com/mcphost/mcphost/internal/cachefile"
 )
 
 // Source is where a plugin's Wasm comes from: a file ([File]), a Go

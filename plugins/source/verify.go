@@ -38,7 +38,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/mcphost/mcphost/plugins/config"
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 )
 
 // Signature is a [plugin.signature] table: whose Sigstore signature a url

@@ -14,7 +14,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/tuf"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
-	"github.com/mcphost/mcphost/plugins/opfile"
+	"github.com/mcphost/mcphost/plugins/internal/opfile"
 )
 
 // TestPublicGoodRootOffline: with no network and no cached TUF copy, the

@@ -4,5 +4,5 @@
 // build.mjs running tsc and componentize-js, a test through `mcphost
 // call`, a package.json and a plugins.toml entry). The kit itself is
 // TypeScript and JavaScript; see README.md. It owns the template, not how
-// mcphost runs components (sandbox/component).
+// mcphost runs components (sandbox/internal/component).
 package tskit

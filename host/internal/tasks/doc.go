@@ -14,5 +14,5 @@
 // or sending anything to a client. The host gives each call a [Call] for
 // those (host's taskcall.go). It imports no package of the host root, and
 // knows nothing of sessions, transports, the plugin registry or Wasm: of
-// the module, it uses host/jsonrpc for errors and plugins/store.
+// the module, it uses host/internal/jsonrpc for errors and plugins/store.
 package tasks

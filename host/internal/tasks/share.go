@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/plugins/store"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/plugins/store"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The operator's files are read within bounds (plugins/opfile): these
+// The operator's files are read within bounds (plugins/internal/opfile): these
 // tests drive the real binary with files no reader should take whole.
 
 // rssSlack is how far above its idle RSS mcphost may peak while it

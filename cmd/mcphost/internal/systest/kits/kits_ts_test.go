@@ -36,7 +36,7 @@ func tsToolchain(t *testing.T, dir string) {
 // config table, and none; its log line comes through wasi:logging.
 // tsKitProject writes the TypeScript kit's template as plugin name into
 // a temporary directory, with the toolchain linked and each of witDeps
-// (paths below sandbox/component/testdata/wit) copied to wit/deps/, and
+// (paths below sandbox/internal/component/testdata/wit) copied to wit/deps/, and
 // returns the directory and a function that writes a file into it.
 func tsKitProject(t *testing.T, name string, witDeps ...string) (string, func(name, text string)) {
 	t.Helper()
@@ -55,7 +55,7 @@ func tsKitProject(t *testing.T, name string, witDeps ...string) (string, func(na
 		}
 	}
 	for _, dep := range witDeps {
-		b, err := os.ReadFile(filepath.Join("..", "..", "sandbox", "component", "testdata", "wit", dep))
+		b, err := os.ReadFile(filepath.Join("..", "..", "sandbox", "internal", "component", "testdata", "wit", dep))
 		if err != nil {
 			t.Fatal(err)
 		}

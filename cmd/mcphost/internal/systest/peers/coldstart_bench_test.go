@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 	"github.com/mcphost/mcphost/plugins/source"
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
 )
 
 var (

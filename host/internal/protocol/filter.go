@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
-	"github.com/mcphost/mcphost/host/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 )
 
 // Version filtering. A client never receives a member its negotiated

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // TestEnvironment: get-environment lists State.Env sorted by key, and

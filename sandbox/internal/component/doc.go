@@ -22,7 +22,7 @@
 // (a [Dropper] is told when its handle goes, a [Sized] one is charged to
 // the instance, and a growing one charges itself with
 // [Instance.Charge]). The WASI 0.2 interfaces mcphost serves are
-// sandbox/wasip2's, which imports this package; this one knows no WASI
+// sandbox/internal/wasip2's, which imports this package; this one knows no WASI
 // interface by name.
 //
 // Nested components are read once into templates (decode.go) and
@@ -37,7 +37,7 @@
 // fixed-size lists, 64-bit memories, latin1+utf16 strings. A malformed
 // binary's error names the section, the item and the cause.
 //
-// It ignores: what any imported interface means (sandbox/wasip2), limits
+// It ignores: what any imported interface means (sandbox/internal/wasip2), limits
 // beyond the two of [Limits], pools, timeouts, how a guest is stopped
 // (Compile takes the sandbox's rewrite of each core module, the loop poll)
 // and the sorting of failures (the sandbox package runs a component's

@@ -19,9 +19,9 @@
 // of wasi:http (serving requests) is not provided.
 //
 // It ignores: the Component Model itself (decoding, the canonical ABI,
-// handles and instances are sandbox/component's, which this package
+// handles and instances are sandbox/internal/component's, which this package
 // imports and which never imports it); how the sandbox confines what it
-// is given ([Preopen]'s FS is a sandbox/rootfs mount, [State].HTTP the
+// is given ([Preopen]'s FS is a sandbox/internal/rootfs mount, [State].HTTP the
 // plugin's egress-checked client, [State].KV the plugin's store; this
 // package applies the header rules of wasi:http and its body limit, and
 // trusts the rest to them); pools, timeouts and the sorting of failures

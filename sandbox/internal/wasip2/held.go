@@ -1,6 +1,6 @@
 package wasip2
 
-import "github.com/mcphost/mcphost/sandbox/component"
+import "github.com/mcphost/mcphost/sandbox/internal/component"
 
 // The host objects behind the guest's handles: each releases what it holds
 // when its handle goes, and those of a fixed size are charged with it.

@@ -110,7 +110,7 @@ type sized int64
 func (s sized) HostBytes() int64 { return int64(s) }
 
 // TestHostMemory charges one instance's account as host functions do
-// (wasi:http's fields: sandbox/wasip2's TestFieldsHostMemory): past the
+// (wasi:http's fields: sandbox/internal/wasip2's TestFieldsHostMemory): past the
 // limit a charge fails (panics with a plain *HostMemoryError) and holds
 // nothing; a handle costs handleBytes and what its [Sized] object holds,
 // until it is removed (dropped, or its ownership lifted).

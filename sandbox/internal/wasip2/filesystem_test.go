@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcphost/mcphost/sandbox/component"
-	"github.com/mcphost/mcphost/sandbox/rootfs"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
+	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
 )
 
 // WIT types as a guest declares them (wasi:filesystem@0.2.12), for the
@@ -69,7 +69,7 @@ func errName(t *testing.T, res any) string {
 }
 
 // TestFilesystem runs wasi:filesystem's functions on two preopens of one
-// directory (sandbox/rootfs mounts, as the sandbox gives them), one
+// directory (sandbox/internal/rootfs mounts, as the sandbox gives them), one
 // read-only: what a guest may open, read, write and list, and the
 // error-code each refusal is. Both mounts are writable underneath, so the
 // read-only preopen's refusals are this package's own (rootfs refuses

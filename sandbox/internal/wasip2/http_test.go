@@ -15,7 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // testInstance is an instance of an empty component whose host may hold

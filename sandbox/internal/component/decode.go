@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 )
 
 // IsComponent reports whether wasm starts with a component's header

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // HTTPDoer sends a request. The sandbox gives each component its

@@ -3,7 +3,7 @@ package wasip2
 import (
 	"log/slog"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // addLogging serves wasi:logging/logging: a guest's log line goes to the

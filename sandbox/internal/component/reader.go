@@ -1,11 +1,11 @@
 package component
 
 import (
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 )
 
 // reader decodes the binary format's primitives from untrusted bytes:
-// sandbox/wasmbin's, the one reader of Wasm binaries.
+// internal/wasmbin's, the one reader of Wasm binaries.
 type reader = wasmbin.Reader
 
 // errEOF is an item that runs past the end of its section.

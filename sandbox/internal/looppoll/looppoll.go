@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/mcphost/mcphost/sandbox/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 )
 
 // Version names the instrumentation's protocol. It is part of the export

@@ -3,7 +3,7 @@
 // sections (framed alike in both), a core module's exports, custom
 // sections by name, and the LEB128 integers all of it is written in. It
 // is the one reader of Wasm binaries: sandbox's format check,
-// sandbox/component's decoder and sandbox/looppoll's rewriter read
+// sandbox/internal/component's decoder and sandbox/internal/looppoll's rewriter read
 // through it, and plugins asks sandbox rather than reading bytes itself.
 // It rewrites two things: [MergeData] coalesces a core module's data
 // segments before it is compiled, and [SetCustomSection] writes a custom

@@ -13,7 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/mcphost/mcphost/sandbox/guestmem"
+	"github.com/mcphost/mcphost/sandbox/internal/guestmem"
 )
 
 // hostModule is the name of the wazero module holding a component's host

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // KeyValue is a plugin's key-value state (sandbox.KV): what

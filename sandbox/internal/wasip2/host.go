@@ -12,7 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // State is one instance's WASI 0.2 state: what the guest may see and
@@ -21,7 +21,7 @@ type State struct {
 	Env    map[string]string
 	Stdout io.Writer
 	Stderr io.Writer
-	// Preopens are the mounts, each confined by its FS (sandbox/rootfs).
+	// Preopens are the mounts, each confined by its FS (sandbox/internal/rootfs).
 	Preopens []Preopen
 	// Config is what wasi:config/store reads, over Env (addConfig).
 	Config map[string]string

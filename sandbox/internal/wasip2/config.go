@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/mcphost/mcphost/sandbox/component"
+	"github.com/mcphost/mcphost/sandbox/internal/component"
 )
 
 // addConfig serves wasi:config/store (and wasi:config/runtime, its
