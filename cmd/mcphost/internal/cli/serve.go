@@ -127,7 +127,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer stop()
 	}
 	rt.loader = rt.newLoader(log, obs, !f.eager, serveGrants(cfg, st, log), st, st.name())
-	ln, httpOpts, closeHTTP, err := listenHTTP(ctx, &f.http, cfg, log)
+	ln, httpOpts, closeHTTP, err := listenHTTP(ctx, &f.http, cfg, st.url, log)
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func serveGrants(cfg *config.Config, st *sharedStore, log *slog.Logger) *consent
 // listenHTTP opens what --http asks for: the OAuth validator and the
 // listener (nil for stdio), with the HTTP options that do not depend on
 // the config's [server] limits. closeHTTP releases both.
-func listenHTTP(ctx context.Context, hf *httpFlags, cfg *config.Config, log *slog.Logger) (ln net.Listener, opts streamable.Options, closeHTTP func(), err error) {
+func listenHTTP(ctx context.Context, hf *httpFlags, cfg *config.Config, storeURL string, log *slog.Logger) (ln net.Listener, opts streamable.Options, closeHTTP func(), err error) {
 	validator, err := hf.oauth(ctx, cfg.Auth, log)
 	if err != nil {
 		return nil, opts, nil, err
@@ -226,7 +226,7 @@ func listenHTTP(ctx context.Context, hf *httpFlags, cfg *config.Config, log *slo
 		}
 	}
 	if hf.addr != "" {
-		warnStateKey(cfg, hf.addr, log)
+		warnStateKey(cfg, storeURL, hf.addr, log)
 	}
 	ln, opts, err = hf.listen(log, validator != nil)
 	if err != nil {
@@ -367,9 +367,10 @@ func stateKeyEnv(cfg *config.Config) string {
 // warnStateKey warns, when serving HTTP where a balancer is plausible
 // (balancerHint), that without a request-state key a retry cannot cross
 // replicas. A loopback listener with no store and no trusted proxies is
-// one process on one machine: a warning there would be noise.
-func warnStateKey(cfg *config.Config, addr string, log *slog.Logger) {
-	why := balancerHint(cfg, addr)
+// one process on one machine: a warning there would be noise. storeURL is
+// the store serve opened (storeURL, resolved once).
+func warnStateKey(cfg *config.Config, storeURL, addr string, log *slog.Logger) {
+	why := balancerHint(cfg, storeURL, addr)
 	if why == "" {
 		return
 	}
@@ -381,10 +382,11 @@ func warnStateKey(cfg *config.Config, addr string, log *slog.Logger) {
 }
 
 // balancerHint says why replicas behind a balancer are plausible for a
-// server listening on addr with cfg, or "" when nothing suggests them.
-func balancerHint(cfg *config.Config, addr string) string {
+// server listening on addr with cfg and the store at storeURL ("" for
+// the in-process one), or "" when nothing suggests them.
+func balancerHint(cfg *config.Config, storeURL, addr string) string {
 	switch {
-	case storeURL("", cfg) != "":
+	case storeURL != "":
 		return "a store is configured, which replicas share"
 	case len(cfg.Server.TrustedProxies) > 0:
 		return "trusted_proxies is set"

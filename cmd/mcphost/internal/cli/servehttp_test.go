@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -152,18 +153,26 @@ func TestServeHTTPStateKeyWarning(t *testing.T) {
 }
 
 // TestBalancerHint: only a listener beyond loopback, a store or trusted
-// proxies make a balancer plausible.
+// proxies make a balancer plausible. The store is the one serve resolved
+// (storeURL), never the environment read again.
 func TestBalancerHint(t *testing.T) {
-	t.Setenv(store.EnvURL, "")
+	t.Setenv(store.EnvURL, "redis://127.0.0.1:1/") // read once by serve, not here
+	proxied := config.DefaultConfig()
+	proxied.Server.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	for _, tc := range []struct {
-		addr string
-		want bool
+		cfg         *config.Config
+		store, addr string
+		want        bool
 	}{
-		{"127.0.0.1:8080", false}, {"[::1]:8080", false}, {"localhost:8080", false},
-		{":8080", true}, {"0.0.0.0:8080", true}, {"192.0.2.7:8080", true}, {"[::]:8080", true},
+		{config.DefaultConfig(), "", "127.0.0.1:8080", false}, {config.DefaultConfig(), "", "[::1]:8080", false},
+		{config.DefaultConfig(), "", "localhost:8080", false},
+		{config.DefaultConfig(), "", ":8080", true}, {config.DefaultConfig(), "", "0.0.0.0:8080", true},
+		{config.DefaultConfig(), "", "192.0.2.7:8080", true}, {config.DefaultConfig(), "", "[::]:8080", true},
+		{config.DefaultConfig(), "redis://127.0.0.1:6379/", "127.0.0.1:8080", true},
+		{proxied, "", "127.0.0.1:8080", true},
 	} {
-		if got := balancerHint(config.DefaultConfig(), tc.addr) != ""; got != tc.want {
-			t.Errorf("balancerHint(%q) says a balancer is plausible: %v; want %v", tc.addr, got, tc.want)
+		if got := balancerHint(tc.cfg, tc.store, tc.addr) != ""; got != tc.want {
+			t.Errorf("balancerHint(store %q, %q) says a balancer is plausible: %v; want %v", tc.store, tc.addr, got, tc.want)
 		}
 	}
 }
