@@ -11,6 +11,26 @@ import (
 	"time"
 )
 
+// call is one run of Run's fn: its batch, and why its ctx ended (nil when
+// fn returned first).
+type call struct {
+	batch []string
+	cause error
+}
+
+// waitCall returns the next call reported on calls, failing t after
+// batchTimeout.
+func waitCall(t *testing.T, calls <-chan call, step string) call {
+	t.Helper()
+	select {
+	case c := <-calls:
+		return c
+	case <-time.After(batchTimeout):
+		t.Fatalf("%s: no call within %v", step, batchTimeout)
+		return call{}
+	}
+}
+
 // TestRunCancelsOnNewerBatch: a batch that forms while fn runs cancels
 // fn's ctx with ErrNewerChange, and once fn returns, the next batch holds
 // the paths of both; a batch that comes after fn returned cancels nothing.
@@ -24,10 +44,6 @@ func TestRunCancelsOnNewerBatch(t *testing.T) {
 	defer w.Close()
 	if err := w.Set([]string{a, b}); err != nil {
 		t.Fatal(err)
-	}
-	type call struct {
-		batch []string
-		cause error // why fn's ctx ended, nil when fn returned first
 	}
 	started := make(chan []string)
 	calls := make(chan call, 4)
@@ -48,16 +64,7 @@ func TestRunCancelsOnNewerBatch(t *testing.T) {
 		})
 	}()
 	defer func() { cancel(); <-done }()
-	wait := func(step string) call {
-		t.Helper()
-		select {
-		case c := <-calls:
-			return c
-		case <-time.After(batchTimeout):
-			t.Fatalf("%s: no call within %v", step, batchTimeout)
-			return call{}
-		}
-	}
+	wait := func(step string) call { t.Helper(); return waitCall(t, calls, step) }
 
 	write(t, a, "1")
 	select {
@@ -105,10 +112,6 @@ func TestRunFinishesAfterCancel(t *testing.T) {
 	if err := w.Set([]string{a, b, c}); err != nil {
 		t.Fatal(err)
 	}
-	type call struct {
-		batch []string
-		cause error
-	}
 	started := make(chan int)
 	proceed := make(chan struct{})
 	calls := make(chan call, 4)
@@ -134,16 +137,7 @@ func TestRunFinishesAfterCancel(t *testing.T) {
 		})
 	}()
 	defer func() { cancel(); <-done }()
-	wait := func(step string) call {
-		t.Helper()
-		select {
-		case c := <-calls:
-			return c
-		case <-time.After(batchTimeout):
-			t.Fatalf("%s: no call within %v", step, batchTimeout)
-			return call{}
-		}
-	}
+	wait := func(step string) call { t.Helper(); return waitCall(t, calls, step) }
 	waitStart := func(n int) {
 		t.Helper()
 		select {
