@@ -106,6 +106,32 @@ func (srv *Server) flushChanges() {
 	})
 }
 
+// flushListeners is flushChanges for the stateless era: each kind that
+// changed, and resources/updated for each subscribed URI that a change
+// names or whose plugin was reloaded.
+func (srv *Server) flushListeners(kinds []string, updated, reloaded map[string]bool, g *plugins.Generation) {
+	for _, k := range kinds {
+		srv.notifyListeners(k, nil)
+	}
+	srv.mu.Lock()
+	var uris []string
+	for l := range srv.listeners {
+		for u := range l.uris {
+			if updated[u] || reloaded[owner(g, u)] {
+				uris = append(uris, u)
+			}
+		}
+	}
+	srv.mu.Unlock()
+	seen := map[string]bool{}
+	for _, u := range uris {
+		if !seen[u] {
+			seen[u] = true
+			srv.notifyListeners("notifications/resources/updated", uriJSON(u))
+		}
+	}
+}
+
 // earlyMarks records what was answered before the initial load was done:
 // how many changes the server had heard of (+1, so that 0 is "nothing")
 // when the first list, and the first resources/read, answered so began.

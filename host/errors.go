@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 // MCP and mcphost error codes used on the wire; JSON-RPC's own are in
@@ -15,6 +17,9 @@ const (
 	codeTimeout = -32001
 	// codeResourceNotFound is MCP's "Resource not found" (2025-11-25).
 	codeResourceNotFound = -32002
+	// The codes the 2026-07-28 revision adds.
+	codeMissingCapability   = protocol.CodeMissingCapability
+	codeUnsupportedProtocol = protocol.CodeUnsupportedProtocol
 )
 
 // ErrNotSupported is returned by a [sandbox.Peer] request the client cannot

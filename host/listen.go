@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/mcphost/mcphost/host/internal/jsonrpc"
-	"github.com/mcphost/mcphost/plugins"
 )
 
 // listener is one open subscriptions/listen request (2026-07-28): what it
@@ -66,6 +65,10 @@ func listen(ctx context.Context, s *session, req *request) (any, error) {
 	return json.RawMessage(l.tag(emptyJSON)), nil
 }
 
+// metaSubscription is the _meta key that names the listen request a
+// notification answers.
+const metaSubscription = "io.modelcontextprotocol/subscriptionId"
+
 // tag sets _meta's subscriptionId in params.
 func (l *listener) tag(params []byte) []byte {
 	return jsonrpc.SetMember(params, "_meta", jsonrpc.SetMember(jsonrpc.Member(params, "_meta"), metaSubscription, l.id))
@@ -105,31 +108,5 @@ func (srv *Server) notifyListeners(method string, params []byte) {
 	srv.mu.Unlock()
 	for _, l := range to {
 		l.sess.notify(method, l.tag(params), l.id)
-	}
-}
-
-// flushListeners is flushChanges for the stateless era: each kind that
-// changed, and resources/updated for each subscribed URI that a change
-// names or whose plugin was reloaded.
-func (srv *Server) flushListeners(kinds []string, updated, reloaded map[string]bool, g *plugins.Generation) {
-	for _, k := range kinds {
-		srv.notifyListeners(k, nil)
-	}
-	srv.mu.Lock()
-	var uris []string
-	for l := range srv.listeners {
-		for u := range l.uris {
-			if updated[u] || reloaded[owner(g, u)] {
-				uris = append(uris, u)
-			}
-		}
-	}
-	srv.mu.Unlock()
-	seen := map[string]bool{}
-	for _, u := range uris {
-		if !seen[u] {
-			seen[u] = true
-			srv.notifyListeners("notifications/resources/updated", uriJSON(u))
-		}
 	}
 }

@@ -25,13 +25,6 @@ const (
 	metaClientInfo   = "io.modelcontextprotocol/clientInfo"
 	metaLogLevel     = "io.modelcontextprotocol/logLevel"
 	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
-	metaSubscription = "io.modelcontextprotocol/subscriptionId"
-)
-
-// Error codes the 2026-07-28 revision adds.
-const (
-	codeMissingCapability   = protocol.CodeMissingCapability
-	codeUnsupportedProtocol = protocol.CodeUnsupportedProtocol
 )
 
 // era says which revisions define a method.

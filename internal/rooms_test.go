@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"go/types"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -30,7 +31,7 @@ var listBackArrows = flag.Bool("back-arrows", false, "with -v, log every back-ar
 var backArrows = map[string]int{
 	"cmd/mcphost/internal/cli":     11,
 	"cmd/mcphost/internal/systest": 0,
-	"host":                         36,
+	"host":                         33,
 	"host/streamable":              16,
 	"plugins":                      18,
 	"plugins/config":               10,
@@ -87,7 +88,7 @@ func TestRoomArrows(t *testing.T) {
 		if *listBackArrows {
 			t.Logf("    order: %s", strings.Join(roomNames(g, order), " "))
 			for _, a := range back {
-				t.Logf("    back: %s → %s", g.rooms[a[0]], g.rooms[a[1]])
+				t.Logf("    back: %s → %s (%s)", g.rooms[a[0]], g.rooms[a[1]], strings.Join(g.names[a], " "))
 			}
 		}
 	}
@@ -136,9 +137,10 @@ func backArrowProblems(graphs []*fileGraph, listed map[string]int) []string {
 
 // fileGraph is a package's rooms (its files) and the arrows between them.
 type fileGraph struct {
-	dir   string   // relative to the module root
-	rooms []string // file names, sorted
-	uses  [][]int  // uses[a]: the rooms a uses, sorted, without a itself
+	dir   string              // relative to the module root
+	rooms []string            // file names, sorted
+	uses  [][]int             // uses[a]: the rooms a uses, sorted, without a itself
+	names map[[2]int][]string // what an arrow's room uses of the other, sorted
 }
 
 // arrowCount is the number of arrows, each ordered pair once.
@@ -453,11 +455,15 @@ func packageFileGraph(dir, importPath string, names []string) (*fileGraph, error
 	for i, r := range g.rooms {
 		room[r] = i
 	}
-	pairs := map[[2]int]bool{}
-	arrow := func(a, b int) {
-		if a != b {
-			pairs[[2]int{a, b}] = true
+	pairs := map[[2]int]map[string]bool{}
+	arrow := func(a, b int, name string) {
+		if a == b {
+			return
 		}
+		if pairs[[2]int{a, b}] == nil {
+			pairs[[2]int{a, b}] = map[string]bool{}
+		}
+		pairs[[2]int{a, b}][name] = true
 	}
 	var files []*ast.File
 	for _, name := range names {
@@ -467,7 +473,7 @@ func packageFileGraph(dir, importPath string, names []string) (*fileGraph, error
 		}
 		files = append(files, f)
 		for _, b := range importedFolders(f, importPath, room) {
-			arrow(room[name], b)
+			arrow(room[name], b, "import")
 		}
 	}
 	conf := types.Config{
@@ -487,7 +493,7 @@ func packageFileGraph(dir, importPath string, names []string) (*fileGraph, error
 		a, okA := fileOf(id.Pos())
 		b, okB := fileOf(obj.Pos())
 		if okA && okB {
-			arrow(a, b)
+			arrow(a, b, obj.Name())
 		}
 	}
 	for _, folder := range folders {
@@ -504,12 +510,12 @@ func packageFileGraph(dir, importPath string, names []string) (*fileGraph, error
 				return err
 			}
 			for _, b := range importedFolders(f, importPath, room) {
-				arrow(a, b)
+				arrow(a, b, "import")
 			}
 			for _, name := range rootNamesUsed(f, importPath) {
 				if obj := pkg.Scope().Lookup(name); obj != nil && obj.Pos().IsValid() {
 					if b, ok := fileOf(obj.Pos()); ok {
-						arrow(a, b)
+						arrow(a, b, name)
 					}
 				}
 			}
@@ -520,8 +526,10 @@ func packageFileGraph(dir, importPath string, names []string) (*fileGraph, error
 		}
 	}
 	g.uses = make([][]int, len(g.rooms))
-	for p := range pairs {
+	g.names = map[[2]int][]string{}
+	for p, names := range pairs {
 		g.uses[p[0]] = append(g.uses[p[0]], p[1])
+		g.names[p] = slices.Sorted(maps.Keys(names))
 	}
 	for _, u := range g.uses {
 		slices.Sort(u)
