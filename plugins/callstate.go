@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"encoding/json"
 
 	"golang.org/x/time/rate"
 
@@ -65,4 +66,38 @@ func (m *moduleCall) Value(key any) any {
 		return sandbox.Peer(&m.peer)
 	}
 	return m.Context.Value(key)
+}
+
+// listPeer is the sandbox.Peer a plugin's calls run with: it keeps the
+// list_changed notifications for the Manager and passes everything else
+// to the client's Peer (inner, nil outside any client request).
+// Everything it passes on is rate-limited (flood.go).
+type listPeer struct {
+	inner  sandbox.Peer
+	signal func() // nil for cores that cannot signal (tests)
+	limit  limiter
+}
+
+func (p *listPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	switch method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		if p.signal != nil {
+			p.signal()
+		}
+		return nil
+	}
+	if p.inner == nil {
+		return sandbox.ErrNoPeer
+	}
+	if !p.limit.allow() {
+		return nil // counted; the call's closing message reports it
+	}
+	return p.inner.Notify(ctx, method, params)
+}
+
+func (p *listPeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if p.inner == nil {
+		return nil, sandbox.ErrNoPeer
+	}
+	return p.inner.Request(ctx, method, params)
 }

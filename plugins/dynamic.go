@@ -13,50 +13,15 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/store"
 	"github.com/mcphost/mcphost/plugins/watch"
-	"github.com/mcphost/mcphost/sandbox"
 )
 
 // Dynamic lists. A plugin that changes its own lists at run time (a tool
 // added by a call, as hyper-mcp plugins do) calls notify_tool_list_changed
-// or its prompt or resource variant. listPeer catches that signal on its
-// way to the client; the Manager then re-reads that plugin's lists, after
-// the same debounce as file changes, from the instance that holds the
-// plugin's state, and swaps in a new generation. The clients hear of it
+// or its prompt or resource variant. listPeer (callstate.go) catches that
+// signal on its way to the client; the Manager then re-reads that
+// plugin's lists, after the same debounce as file changes, from the
+// instance that holds the plugin's state, and swaps in a new generation. The clients hear of it
 // through the registry, like any reload, once the new lists serve.
-
-// listPeer is the sandbox.Peer a plugin's calls run with: it keeps the
-// list_changed notifications for the Manager and passes everything else
-// to the client's Peer (inner, nil outside any client request).
-// Everything it passes on is rate-limited (flood.go).
-type listPeer struct {
-	inner  sandbox.Peer
-	signal func() // nil for cores that cannot signal (tests)
-	limit  limiter
-}
-
-func (p *listPeer) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	switch method {
-	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-		if p.signal != nil {
-			p.signal()
-		}
-		return nil
-	}
-	if p.inner == nil {
-		return sandbox.ErrNoPeer
-	}
-	if !p.limit.allow() {
-		return nil // counted; the call's closing message reports it
-	}
-	return p.inner.Notify(ctx, method, params)
-}
-
-func (p *listPeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if p.inner == nil {
-		return nil, sandbox.ErrNoPeer
-	}
-	return p.inner.Request(ctx, method, params)
-}
 
 // listSignals gathers the names of plugins that signalled a list change.
 // A signal costs a map insert and never blocks, so a guest signalling in a

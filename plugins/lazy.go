@@ -198,3 +198,13 @@ func (lm *lazyModule) Close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// withFile names file in err when err says the bytes are not a module
+// mcphost can load (the sandbox sees bytes, not where they came from).
+func withFile(err error, file string) error {
+	var fe *sandbox.FormatError
+	if errors.As(err, &fe) && fe.File == "" {
+		fe.File = file
+	}
+	return err
+}

@@ -699,16 +699,6 @@ func (l *Loader) compile(ctx context.Context, name string, wasm []byte, lim sand
 	}
 }
 
-// withFile names file in err when err says the bytes are not a module
-// mcphost can load (the sandbox sees bytes, not where they came from).
-func withFile(err error, file string) error {
-	var fe *sandbox.FormatError
-	if errors.As(err, &fe) && fe.File == "" {
-		fe.File = file
-	}
-	return err
-}
-
 // code returns the plugin's Wasm and its SHA-256 (hex), from its source
 // (see sourceOf), checked against the sha256 pin when there is one, and
 // who signed it when the spec has a signature table (the source verified
