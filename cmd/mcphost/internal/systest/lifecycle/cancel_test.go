@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,46 +36,10 @@ func TestCancelKeepsState(t *testing.T) {
 func checkCancelKeepsState(t *testing.T, transport, version, cache string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conf := counterConfig(t)
-	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// In the counter's [[plugin]] table, which the file ends with; a
-	// loaded machine may take minutes to build it.
-	fmt.Fprintln(f, "cancel_grace = \"3s\"\nload_timeout = \"10m\"")
-	f.Close()
-	args := []string{"serve", "--config", conf, "--no-watch"}
-	if transport == "http" {
-		args = append(args, "--http", "127.0.0.1:0")
-	}
-	cmd := exec.CommandContext(ctx, systest.Binary(t), args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
-	stdin, stdout, log := startPiped(t, cmd)
-	var conn mcp.Transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
-	if transport == "http" {
-		line, err := log.wait(ctx, "msg=listening addr=http://")
-		if err != nil {
-			t.Fatal(err)
-		}
-		url, _, _ := strings.Cut(line[strings.Index(line, "addr=")+len("addr="):], " ")
-		conn = &mcp.StreamableClientTransport{Endpoint: url}
-	}
+	// A loaded machine may take minutes to build the counter.
+	conf := counterConfigWith(t, "cancel_grace = \"3s\"\nload_timeout = \"10m\"\n")
 	client := mcp.NewClient(&mcp.Implementation{Name: "cancel", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	count := func(want int, when string) {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "count"})
-		if err != nil || res.IsError || systest.TextOf(t, res) != fmt.Sprint(want) {
-			t.Fatalf("count %s: got %v, %+v (%q); want %d\nstderr:\n%s", when, err, res, textOfOrNil(t, res), want, log)
-		}
-	}
+	s := serveCounter(ctx, t, client, conf, transport, version, cache)
 	// cancelled calls tool, cancels it once the guest's log says it runs,
 	// and waits for the server's log line that says what became of it.
 	cancelled := func(tool, running, outcome string) {
@@ -86,47 +47,36 @@ func checkCancelKeepsState(t *testing.T, transport, version, cache string) {
 		cctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { // ends when the client gives up on the call
-			_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: tool})
+			_, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: tool})
 			done <- err
 		}()
-		if _, err := log.wait(ctx, running); err != nil {
+		if _, err := s.log.wait(ctx, running); err != nil {
 			stop()
-			t.Fatalf("%s: %v\nstderr:\n%s", tool, err, log)
+			t.Fatalf("%s: %v\nstderr:\n%s", tool, err, s.log)
 		}
 		stop()
 		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("%s cancelled: the client got %v; want context.Canceled", tool, err)
 		}
 		// A Go guest of the current SDK takes its calls through the call frame.
-		if _, err := log.wait(ctx, outcome, "plugin=counter", "export="+abi.ExportCallToolFrame); err != nil {
-			t.Fatalf("%s: %v\nstderr:\n%s", tool, err, log)
+		if _, err := s.log.wait(ctx, outcome, "plugin=counter", "export="+abi.ExportCallToolFrame); err != nil {
+			t.Fatalf("%s: %v\nstderr:\n%s", tool, err, s.log)
 		}
 	}
 	for i := 1; i <= 3; i++ {
-		count(i, "before the cancellation")
+		s.count(ctx, t, "count", i, "before the cancellation")
 	}
 	cancelled("wait_cancel", "wait_cancel: waiting for the cancellation", "cancelled call returned within the grace: instance and its state kept")
-	count(4, "after a cancelled call that returned within the grace")
-	if l := log.find("state was lost"); l != "" {
+	s.count(ctx, t, "count", 4, "after a cancelled call that returned within the grace")
+	if l := s.log.find("state was lost"); l != "" {
 		t.Errorf("stderr says the state was lost after a call that returned within the grace: %s", l)
 	}
 	cancelled("ignore_cancel", "ignore_cancel: computing", "cancelled call did not return within the grace: instance stopped and replaced")
-	if _, err := log.wait(ctx, "plugin instance re-created after a cancelled call outran cancel_grace: its state was lost", "plugin=counter"); err != nil {
-		t.Errorf("%v\nstderr:\n%s", err, log)
+	if _, err := s.log.wait(ctx, "plugin instance re-created after a cancelled call outran cancel_grace: its state was lost", "plugin=counter"); err != nil {
+		t.Errorf("%v\nstderr:\n%s", err, s.log)
 	}
-	count(1, "after a cancelled call that outran the grace (a new instance)")
-
-	if err := cs.Close(); err != nil {
-		t.Errorf("close: %v", err)
-	}
-	if transport == "http" {
-		cmd.Process.Signal(syscall.SIGTERM)
-		stdin.Close()
-	}
-	<-log.closed
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("mcphost exited with %v\nstderr:\n%s", err, log)
-	}
+	s.count(ctx, t, "count", 1, "after a cancelled call that outran the grace (a new instance)")
+	s.stop(t)
 }
 
 // TestCKitCancel builds a C plugin that keeps a count in a global and

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,30 +17,6 @@ import (
 	"github.com/mcphost/mcphost/cmd/mcphost/internal/systest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// counterConfig writes a plugins.toml serving testdata/counter (a plugin
-// that keeps a count in its instance) from its sources, so that serve
-// starts it on the interpreter and compiles it in the background.
-func counterConfig(t *testing.T) string {
-	t.Helper()
-	return counterConfigWith(t, "")
-}
-
-// counterConfigWith is counterConfig with more keys (TOML lines) in the
-// plugin's table.
-func counterConfigWith(t *testing.T, keys string) string {
-	t.Helper()
-	src, err := filepath.Abs(filepath.Join("testdata", "counter"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := filepath.Join(t.TempDir(), "plugins.toml")
-	body := fmt.Sprintf("[server]\nstartup_wait = \"180s\"\n\n[[plugin]]\nname = \"counter\"\nsource = %s\ntool_prefix = \"\"\ntimeout = \"30s\"\n%s", systest.Quote(src), keys)
-	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return conf
-}
 
 // logWatch keeps a process's stderr lines and lets a test wait for one.
 type logWatch struct {
@@ -163,22 +138,6 @@ func TestStatefulPluginKeepsCount(t *testing.T) {
 func checkKeepsCount(t *testing.T, transport string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	args := []string{"serve", "--config", counterConfig(t), "--no-watch"}
-	if transport == "http" {
-		args = append(args, "--http", "127.0.0.1:0")
-	}
-	cmd := exec.CommandContext(ctx, systest.Binary(t), args...)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()) // a cold cache: the compile happens while it serves
-	stdin, stdout, log := startPiped(t, cmd)
-	var conn mcp.Transport = &mcp.IOTransport{Reader: stdout, Writer: stdin}
-	if transport == "http" {
-		line, err := log.wait(ctx, "msg=listening addr=http://")
-		if err != nil {
-			t.Fatal(err)
-		}
-		url, _, _ := strings.Cut(line[strings.Index(line, "addr=")+len("addr="):], " ")
-		conn = &mcp.StreamableClientTransport{Endpoint: url}
-	}
 	var asked atomic.Int32
 	client := mcp.NewClient(&mcp.Implementation{Name: "state", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -186,22 +145,13 @@ func checkKeepsCount(t *testing.T, transport string) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, conn, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	// The first list waits for the plugin's build and load.
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
+	// A cold cache: the compile happens while it serves.
+	s := serveCounter(ctx, t, client, counterConfig(t), transport, "2026-07-28", t.TempDir())
 	want := 0
 	call := func(tool, when string) {
 		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
 		want++
-		if err != nil || res.IsError || systest.TextOf(t, res) != fmt.Sprint(want) {
-			t.Fatalf("%s %s: got %v, %+v (%q); want the count %d\nstderr:\n%s", tool, when, err, res, textOfOrNil(t, res), want, log)
-		}
+		s.count(ctx, t, tool, want, when)
 	}
 	for range 3 {
 		call("count", "on the interpreter")
@@ -210,9 +160,9 @@ func checkKeepsCount(t *testing.T, transport string) {
 	if asked.Load() != 1 {
 		t.Fatalf("elicitations answered: got %d; want 1 (one input_required round)", asked.Load())
 	}
-	ready, err := log.wait(ctx, "compiled code ready", "plugin=counter")
+	ready, err := s.log.wait(ctx, "compiled code ready", "plugin=counter")
 	if err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, log)
+		t.Fatalf("%v\nstderr:\n%s", err, s.log)
 	}
 	t.Logf("tier-up: %s", ready)
 	call("count", "after the compile")
@@ -220,29 +170,12 @@ func checkKeepsCount(t *testing.T, transport string) {
 	if asked.Load() != 2 {
 		t.Errorf("elicitations answered: got %d; want 2", asked.Load())
 	}
-	if err := cs.Close(); err != nil {
-		t.Errorf("close: %v", err)
-	}
-	if transport == "http" {
-		cmd.Process.Signal(syscall.SIGTERM)
-		stdin.Close()
-	}
-	<-log.closed
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("mcphost exited with %v\nstderr:\n%s", err, log)
-	}
+	s.stop(t)
 	for _, bad := range []string{"starts over", "instance discarded", "state was lost"} {
-		if l := log.find(bad); l != "" {
+		if l := s.log.find(bad); l != "" {
 			t.Errorf("stderr says %q: %s", bad, l)
 		}
 	}
-}
-
-func textOfOrNil(t *testing.T, res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	return systest.TextOf(t, res)
 }
 
 // shortSession runs cmd (serve) for one short session as a client would
