@@ -59,11 +59,14 @@
 // Layout of the core, by file:
 //
 //   - conn.go: the transport seam;
+//   - methods.go: the dispatch table (a field of the Server: one method
+//     per entry, with its handler and the eras that define it), the one
+//     file that names every handler;
 //   - session.go, router.go, inflight.go, batch.go, outbound.go: the
-//     protocol state of one connection, the dispatch table (a field of the
-//     Server: one method per entry, with the eras that define it),
-//     concurrency, cancellation, batches (2025-03-26 only) and the way
-//     back to the client;
+//     protocol state of one connection, what a method is and the
+//     lifecycle's own (initialize, ping, logging/setLevel), concurrency,
+//     cancellation, batches (2025-03-26 only) and the way back to the
+//     client;
 //   - pool.go: the workers that run a connection's requests, and the
 //     watchdog that lets a transport's reader run a lone request itself
 //     without ever being stuck in it; it knows nothing of sessions;

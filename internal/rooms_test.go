@@ -31,7 +31,7 @@ var listBackArrows = flag.Bool("back-arrows", false, "with -v, log every back-ar
 var backArrows = map[string]int{
 	"cmd/mcphost/internal/cli":     11,
 	"cmd/mcphost/internal/systest": 0,
-	"host":                         33,
+	"host":                         28,
 	"host/streamable":              16,
 	"plugins":                      15,
 	"plugins/config":               10,
