@@ -22,7 +22,7 @@ import (
 
 var listBackArrows = flag.Bool("back-arrows", false, "with -v, log every back-arrow of the packages TestRoomArrows measures")
 
-// backArrows is how many arrows run back up (fileGraph.back) inside each
+// backArrows is how many arrows run back up (feedbackOrder) inside each
 // package TestRoomArrows measures: the roots of host, plugins and sandbox
 // and every package of at least minRooms files. A figure changes only on
 // purpose: one that grows fails (move the declaration to the file whose
@@ -128,14 +128,15 @@ func backArrowProblems(graphs []*fileGraph, listed map[string]int) []string {
 	}
 	for dir, n := range listed {
 		if !seen[dir] {
-			problems = append(problems, fmt.Sprintf("backArrows lists %s at %d, but it is no root and has fewer than %d rooms: remove its entry", dir, n, minRooms))
+			problems = append(problems, fmt.Sprintf("backArrows lists %s at %d, but it is no root and has fewer than %d files: remove its entry", dir, n, minRooms))
 		}
 	}
 	slices.Sort(problems)
 	return problems
 }
 
-// fileGraph is a package's rooms (its files) and the arrows between them.
+// fileGraph is a package's rooms (its files and folders) and the arrows
+// between them.
 type fileGraph struct {
 	dir   string              // relative to the module root
 	rooms []string            // file names, sorted
