@@ -495,6 +495,123 @@ static inline bool mcp_json_is(mcp_json v, const char *lit) {
 	return v.p && v.n == strlen(lit) && memcmp(v.p, lit, v.n) == 0;
 }
 
+/* ---- tool calls ---------------------------------------------------------- */
+/* A tool call reaches a plugin through one of two exports. hyper-mcp (and
+ * any plain Extism host) calls call_tool with a JSON envelope,
+ * {"request":{"name":…,"arguments":…},"context":{…}}. mcphost calls
+ * mcphost_call_tool instead when the plugin exports it (ABI version 2):
+ * its input is the parts of the request mcphost has already parsed, each
+ * behind a little-endian uint32 length (the name, the context's id,
+ * _meta, protocolVersion and plugin), then the arguments to the end
+ * (abi.CallFrame), so the plugin finds each by its length and scans
+ * nothing but the arguments. MCP_TOOLS(handler) defines both; the handler
+ * sees the same mcp_call either way. */
+
+/* mcp_str is a span of plain text (not JSON), not NUL-terminated. */
+typedef struct {
+	const char *p;
+	size_t n;
+} mcp_str;
+
+/* mcp_str_is reports whether s is exactly the text lit. */
+static inline bool mcp_str_is(mcp_str s, const char *lit) { return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0; }
+
+/* mcp_call is one tool call: the tool's name, its arguments (raw JSON, a
+ * zero span when the client sent none) and its context (id and _meta raw
+ * JSON, the two others plain text). Every span points into the call's
+ * input and lasts until the handler returns. */
+typedef struct {
+	mcp_str name;
+	mcp_json arguments;
+	mcp_json id, meta;
+	mcp_str protocol_version, plugin;
+} mcp_call;
+
+static inline uint32_t mcp__le32(const char *p) {
+	const unsigned char *u = (const unsigned char *)p;
+	return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+/* mcp_call_frame splits in[0:n], a call frame, into *c (each span a slice
+ * of in); false when a length runs past the end of in. */
+static inline bool mcp_call_frame(const char *in, size_t n, mcp_call *c) {
+	mcp_str str[5];
+	for (int i = 0; i < 5; i++) {
+		if (n < 4) return false;
+		uint32_t len = mcp__le32(in);
+		in += 4, n -= 4;
+		if (len > n) return false;
+		str[i] = (mcp_str){in, len};
+		in += len, n -= len;
+	}
+	c->name = str[0];
+	c->id = (mcp_json){str[1].n ? str[1].p : NULL, str[1].n};
+	c->meta = (mcp_json){str[2].n ? str[2].p : NULL, str[2].n};
+	c->protocol_version = str[3];
+	c->plugin = str[4];
+	c->arguments = (mcp_json){n ? in : NULL, n};
+	return true;
+}
+
+/* mcp__envelope_str is the string at path of the envelope env, decoded
+ * into a malloc'd copy that *owned keeps for the caller to free. */
+static inline mcp_str mcp__envelope_str(mcp_json env, const char *path, char **owned) {
+	size_t n = 0;
+	*owned = mcp_json_string(mcp_json_get(env, path), &n);
+	return (mcp_str){*owned ? *owned : "", *owned ? n : 0};
+}
+
+/* mcp__call_envelope reads the call_tool envelope env into *c; the
+ * strings it decodes go into owned[0:3], for the caller to free. */
+static inline void mcp__call_envelope(mcp_json env, mcp_call *c, char *owned[3]) {
+	*c = (mcp_call){
+	    .name = mcp__envelope_str(env, "request.name", &owned[0]),
+	    .arguments = mcp_json_get(env, "request.arguments"),
+	    .id = mcp_json_get(env, "context.id"),
+	    .meta = mcp_json_get(env, "context._meta"),
+	    .protocol_version = mcp__envelope_str(env, "context.protocolVersion", &owned[1]),
+	    .plugin = mcp__envelope_str(env, "context.plugin", &owned[2]),
+	};
+}
+
+/* mcp__serve serves a tool call: it reads the input, a call frame when
+ * frame is true (mcphost_call_tool) and call_tool's envelope otherwise,
+ * into an mcp_call and runs handler. */
+static inline int32_t mcp__serve(int32_t (*handler)(const mcp_call *), bool frame) {
+	size_t n;
+	char *in = mcp_input(&n);
+	if (!in) {
+		mcp_error("out of memory");
+		return 1;
+	}
+	mcp_call c;
+	char *owned[3] = {NULL, NULL, NULL};
+	int32_t rc;
+	if (!frame) {
+		mcp__call_envelope((mcp_json){in, n}, &c, owned);
+		rc = handler(&c);
+	} else if (mcp_call_frame(in, n, &c)) {
+		rc = handler(&c);
+	} else {
+		mcp_error("mcphost_call_tool: the input is not a call frame");
+		rc = 1;
+	}
+	for (int i = 0; i < 3; i++) free(owned[i]);
+	free(in);
+	return rc;
+}
+
+/* MCP_TOOLS(handler), once at file scope, serves tool calls with
+ * int32_t handler(const mcp_call *call), through call_tool and
+ * mcphost_call_tool (above). Return as an export does: 0 after setting
+ * the output (a CallToolResult), 1 after mcp_error. A plugin built with
+ * it reports ABI version 2 from mcphost_abi_version. */
+#define MCP_TOOLS(handler) \
+	MCP_EXPORT("call_tool") int32_t mcp__call_tool(void); \
+	int32_t mcp__call_tool(void) { return mcp__serve(handler, false); } \
+	MCP_EXPORT("mcphost_call_tool") int32_t mcp__call_tool_frame(void); \
+	int32_t mcp__call_tool_frame(void) { return mcp__serve(handler, true); }
+
 /* ---- conveniences ------------------------------------------------------- */
 
 /* mcp_log sends notifications/message to the client at level ("debug",
