@@ -553,24 +553,63 @@ static inline bool mcp_call_frame(const char *in, size_t n, mcp_call *c) {
 	return true;
 }
 
-/* mcp__envelope_str is the string at path of the envelope env, decoded
- * into a malloc'd copy that *owned keeps for the caller to free. */
-static inline mcp_str mcp__envelope_str(mcp_json env, const char *path, char **owned) {
+/* mcp__members finds, in one pass over the object obj, the value of each
+ * member named in keys[0:n] (the first of duplicates, as mcp_json_get
+ * does), stored in vals; an absent member, or one the pass did not reach
+ * in text that is not JSON, is a zero span. */
+static inline void mcp__members(mcp_json obj, const char *const keys[], mcp_json vals[], int n) {
+	for (int i = 0; i < n; i++) vals[i] = (mcp_json){0};
+	const char *s = obj.p, *end = obj.p + obj.n;
+	if (!s) return;
+	s = mcp__ws(s, end);
+	if (s >= end || *s != '{') return;
+	s = mcp__ws(s + 1, end);
+	while (s < end && *s == '"') {
+		const char *kend = mcp__skip(s, end, 0);
+		if (!kend) return;
+		const char *key = s + 1;
+		size_t klen = (size_t)(kend - s - 2);
+		s = mcp__ws(kend, end);
+		if (s >= end || *s != ':') return;
+		s = mcp__ws(s + 1, end);
+		const char *vend = mcp__skip(s, end, 0);
+		if (!vend) return;
+		for (int i = 0; i < n; i++) {
+			if (!vals[i].p && strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) vals[i] = (mcp_json){s, (size_t)(vend - s)};
+		}
+		s = mcp__ws(vend, end);
+		if (s < end && *s == ',') s = mcp__ws(s + 1, end);
+	}
+}
+
+/* mcp__envelope_str is the string v: a slice of the input when it has no
+ * escape (the usual case), else a malloc'd decoded copy that *owned keeps
+ * for the caller to free. */
+static inline mcp_str mcp__envelope_str(mcp_json v, char **owned) {
+	if (!v.p || v.n < 2 || v.p[0] != '"') return (mcp_str){"", 0};
+	if (!memchr(v.p, '\\', v.n)) return (mcp_str){v.p + 1, v.n - 2};
 	size_t n = 0;
-	*owned = mcp_json_string(mcp_json_get(env, path), &n);
+	*owned = mcp_json_string(v, &n);
 	return (mcp_str){*owned ? *owned : "", *owned ? n : 0};
 }
 
-/* mcp__call_envelope reads the call_tool envelope env into *c; the
- * strings it decodes go into owned[0:3], for the caller to free. */
+/* mcp__call_envelope reads the call_tool envelope env into *c, in one
+ * pass over each of its objects; the strings it had to decode go into
+ * owned[0:3], for the caller to free. */
 static inline void mcp__call_envelope(mcp_json env, mcp_call *c, char *owned[3]) {
+	static const char *const top[] = {"request", "context"}, *const reqk[] = {"name", "arguments"},
+	                         *const ctxk[] = {"id", "_meta", "protocolVersion", "plugin"};
+	mcp_json t[2], r[2], x[4];
+	mcp__members(env, top, t, 2);
+	mcp__members(t[0], reqk, r, 2);
+	mcp__members(t[1], ctxk, x, 4);
 	*c = (mcp_call){
-	    .name = mcp__envelope_str(env, "request.name", &owned[0]),
-	    .arguments = mcp_json_get(env, "request.arguments"),
-	    .id = mcp_json_get(env, "context.id"),
-	    .meta = mcp_json_get(env, "context._meta"),
-	    .protocol_version = mcp__envelope_str(env, "context.protocolVersion", &owned[1]),
-	    .plugin = mcp__envelope_str(env, "context.plugin", &owned[2]),
+	    .name = mcp__envelope_str(r[0], &owned[0]),
+	    .arguments = r[1],
+	    .id = x[0],
+	    .meta = x[1],
+	    .protocol_version = mcp__envelope_str(x[2], &owned[1]),
+	    .plugin = mcp__envelope_str(x[3], &owned[2]),
 	};
 }
 

@@ -107,6 +107,35 @@ static void test_frame(void) {
 	}
 }
 
+/* test_envelope reads call_tool envelopes into an mcp_call: the same
+ * fields the frame gives, escaped strings decoded, absent ones empty. */
+static void test_envelope(void) {
+	const char *env = "{\"request\":{\"name\":\"measure\",\"arguments\":{\"text\":\"hello world\"}},"
+	                  "\"context\":{\"id\":7,\"_meta\":{\"progressToken\":\"t\"},\"protocolVersion\":\"2025-11-25\",\"plugin\":\"k\\u0063\"}}";
+	mcp_call c;
+	char *owned[3] = {NULL, NULL, NULL};
+	mcp__call_envelope((mcp_json){env, strlen(env)}, &c, owned);
+	expect_span("envelope name", c.name.p, c.name.n, "measure");
+	expect_span("envelope arguments", c.arguments.p, c.arguments.n, "{\"text\":\"hello world\"}");
+	expect_span("envelope id", c.id.p, c.id.n, "7");
+	expect_span("envelope meta", c.meta.p, c.meta.n, "{\"progressToken\":\"t\"}");
+	expect_span("envelope protocol version", c.protocol_version.p, c.protocol_version.n, "2025-11-25");
+	expect_span("envelope plugin (escaped)", c.plugin.p, c.plugin.n, "kc");
+	if (owned[0] || owned[1] || !owned[2]) {
+		printf("FAIL envelope: copies made of %d %d %d, want only the escaped plugin\n", !!owned[0], !!owned[1], !!owned[2]);
+		failures++;
+	}
+	for (int i = 0; i < 3; i++) free(owned[i]);
+
+	const char *bare = "{\"request\":{\"name\":\"t\"}}";
+	char *none[3] = {NULL, NULL, NULL};
+	mcp__call_envelope((mcp_json){bare, strlen(bare)}, &c, none);
+	expect_span("bare name", c.name.p, c.name.n, "t");
+	expect_span("bare arguments", c.arguments.p, c.arguments.n, NULL);
+	expect_span("bare id", c.id.p, c.id.n, NULL);
+	expect_span("bare plugin", c.plugin.p, c.plugin.n, "");
+}
+
 int main(void) {
 	expect_str("{\"a\":\"x\"}", "a", "x");
 	expect_str(" { \"b\" : 1 , \"a\" : { \"c\" : \"deep\" } } ", "a.c", "deep");
@@ -210,6 +239,7 @@ int main(void) {
 	free(u.p);
 
 	test_frame();
+	test_envelope();
 
 	if (failures == 0) printf("PASS\n");
 	return failures != 0;
