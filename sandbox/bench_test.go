@@ -357,7 +357,8 @@ func BenchmarkColdLoad(b *testing.B) {
 // nothing but write its output). Two more join when their paths are set:
 // $MCPHOST_BENCH_BASELINE_GUEST, the echo example built by an earlier
 // SDK (envelope only), and $MCPHOST_BENCH_C_GUEST, a C-kit template's
-// measure. It reports each one's p50 in µs, the frame's share above
+// measure (through its envelope too, as c-envelope, when it exports the
+// frame). It reports each one's p50 in µs, the frame's share above
 // the boundary (mostly the guest's own work) and the ratios to the frame.
 func BenchmarkGoGuestCall(b *testing.B) {
 	ctx := context.Background()
@@ -415,10 +416,18 @@ func BenchmarkGoGuestCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		g := guestOf(load(v.name, wasm))
 		variants = append(variants, struct {
 			name string
 			call func() error
-		}{v.name, call(guestOf(load(v.name, wasm)), ToolRef{Name: v.tool})})
+		}{v.name, call(g, ToolRef{Name: v.tool})})
+		if x, ok := g.(*extismV2); ok && x.frame {
+			// The same guest through its call_tool envelope.
+			variants = append(variants, struct {
+				name string
+				call func() error
+			}{v.name + "-envelope", call(&extismV2{m: x.m, plugin: "p"}, ToolRef{Name: v.tool})})
+		}
 	}
 	took := make([][]time.Duration, len(variants))
 	const round = 100

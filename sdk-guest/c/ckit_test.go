@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sdk-guest/internal/wasmrun"
 )
 
@@ -58,6 +59,8 @@ func TestWrite(t *testing.T) {
 // stateless (MCP_STATELESS), and runs each on Extism's go-sdk, whose stubs of the bulk copies answer "not
 // supported" (wasmrun): the first takes the 8-byte path after asking, the
 // second never names the import, so a plain Extism host instantiates it.
+// Each answers a tool call through call_tool's envelope, as hyper-mcp
+// asks, and the same bytes through the call frame, as mcphost asks.
 // mcphost's own bulk path is run by TestKitTemplates and TestCKitKV in
 // cmd/mcphost/internal/systest/kits.
 func TestTemplateOnExtism(t *testing.T) {
@@ -123,6 +126,14 @@ func TestTemplateOnExtism(t *testing.T) {
 			want := fmt.Sprintf(`"structuredContent":{"bytes":%d,"words":80,"lines":40}`, len(text))
 			if !strings.Contains(string(out), want) {
 				t.Errorf("output %s\nwant it to hold %s", out, want)
+			}
+			// mcphost's door (abi.ExportCallToolFrame) answers the same
+			// call with the same bytes.
+			frame := abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte("measure"), ID: []byte("1"), Meta: []byte("{}"),
+				Arguments: []byte(`{"text":` + strconv.Quote(text) + `}`)})
+			rc, fout, err := p.Call(abi.ExportCallToolFrame, frame)
+			if err != nil || rc != 0 || !bytes.Equal(fout, out) {
+				t.Errorf("%s: rc %d, err %v, output %s\nwant the output of call_tool, %s", abi.ExportCallToolFrame, rc, err, fout, out)
 			}
 		})
 	}

@@ -495,6 +495,162 @@ static inline bool mcp_json_is(mcp_json v, const char *lit) {
 	return v.p && v.n == strlen(lit) && memcmp(v.p, lit, v.n) == 0;
 }
 
+/* ---- tool calls ---------------------------------------------------------- */
+/* A tool call reaches a plugin through one of two exports. hyper-mcp (and
+ * any plain Extism host) calls call_tool with a JSON envelope,
+ * {"request":{"name":…,"arguments":…},"context":{…}}. mcphost calls
+ * mcphost_call_tool instead when the plugin exports it (ABI version 2):
+ * its input is the parts of the request mcphost has already parsed, each
+ * behind a little-endian uint32 length (the name, the context's id,
+ * _meta, protocolVersion and plugin), then the arguments to the end
+ * (abi.CallFrame), so the plugin finds each by its length and scans
+ * nothing but the arguments. MCP_TOOLS(handler) defines both; the handler
+ * sees the same mcp_call either way. */
+
+/* mcp_str is a span of plain text (not JSON), not NUL-terminated. */
+typedef struct {
+	const char *p;
+	size_t n;
+} mcp_str;
+
+/* mcp_str_is reports whether s is exactly the text lit. */
+static inline bool mcp_str_is(mcp_str s, const char *lit) { return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0; }
+
+/* mcp_call is one tool call: the tool's name, its arguments (raw JSON, a
+ * zero span when the client sent none) and its context (id and _meta raw
+ * JSON, the two others plain text). Every span points into the call's
+ * input and lasts until the handler returns. */
+typedef struct {
+	mcp_str name;
+	mcp_json arguments;
+	mcp_json id, meta;
+	mcp_str protocol_version, plugin;
+} mcp_call;
+
+static inline uint32_t mcp__le32(const char *p) {
+	const unsigned char *u = (const unsigned char *)p;
+	return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+/* mcp_call_frame splits in[0:n], a call frame, into *c (each span a slice
+ * of in); false when a length runs past the end of in. */
+static inline bool mcp_call_frame(const char *in, size_t n, mcp_call *c) {
+	mcp_str str[5];
+	for (int i = 0; i < 5; i++) {
+		if (n < 4) return false;
+		uint32_t len = mcp__le32(in);
+		in += 4, n -= 4;
+		if (len > n) return false;
+		str[i] = (mcp_str){in, len};
+		in += len, n -= len;
+	}
+	c->name = str[0];
+	c->id = (mcp_json){str[1].n ? str[1].p : NULL, str[1].n};
+	c->meta = (mcp_json){str[2].n ? str[2].p : NULL, str[2].n};
+	c->protocol_version = str[3];
+	c->plugin = str[4];
+	c->arguments = (mcp_json){n ? in : NULL, n};
+	return true;
+}
+
+/* mcp__members finds, in one pass over the object obj, the value of each
+ * member named in keys[0:n] (the first of duplicates, as mcp_json_get
+ * does), stored in vals; an absent member, or one the pass did not reach
+ * in text that is not JSON, is a zero span. */
+static inline void mcp__members(mcp_json obj, const char *const keys[], mcp_json vals[], int n) {
+	for (int i = 0; i < n; i++) vals[i] = (mcp_json){0};
+	const char *s = obj.p, *end = obj.p + obj.n;
+	if (!s) return;
+	s = mcp__ws(s, end);
+	if (s >= end || *s != '{') return;
+	s = mcp__ws(s + 1, end);
+	while (s < end && *s == '"') {
+		const char *kend = mcp__skip(s, end, 0);
+		if (!kend) return;
+		const char *key = s + 1;
+		size_t klen = (size_t)(kend - s - 2);
+		s = mcp__ws(kend, end);
+		if (s >= end || *s != ':') return;
+		s = mcp__ws(s + 1, end);
+		const char *vend = mcp__skip(s, end, 0);
+		if (!vend) return;
+		for (int i = 0; i < n; i++) {
+			if (!vals[i].p && strlen(keys[i]) == klen && memcmp(keys[i], key, klen) == 0) vals[i] = (mcp_json){s, (size_t)(vend - s)};
+		}
+		s = mcp__ws(vend, end);
+		if (s < end && *s == ',') s = mcp__ws(s + 1, end);
+	}
+}
+
+/* mcp__envelope_str is the string v: a slice of the input when it has no
+ * escape (the usual case), else a malloc'd decoded copy that *owned keeps
+ * for the caller to free. */
+static inline mcp_str mcp__envelope_str(mcp_json v, char **owned) {
+	if (!v.p || v.n < 2 || v.p[0] != '"') return (mcp_str){"", 0};
+	if (!memchr(v.p, '\\', v.n)) return (mcp_str){v.p + 1, v.n - 2};
+	size_t n = 0;
+	*owned = mcp_json_string(v, &n);
+	return (mcp_str){*owned ? *owned : "", *owned ? n : 0};
+}
+
+/* mcp__call_envelope reads the call_tool envelope env into *c, in one
+ * pass over each of its objects; the strings it had to decode go into
+ * owned[0:3], for the caller to free. */
+static inline void mcp__call_envelope(mcp_json env, mcp_call *c, char *owned[3]) {
+	static const char *const top[] = {"request", "context"}, *const reqk[] = {"name", "arguments"},
+	                         *const ctxk[] = {"id", "_meta", "protocolVersion", "plugin"};
+	mcp_json t[2], r[2], x[4];
+	mcp__members(env, top, t, 2);
+	mcp__members(t[0], reqk, r, 2);
+	mcp__members(t[1], ctxk, x, 4);
+	*c = (mcp_call){
+	    .name = mcp__envelope_str(r[0], &owned[0]),
+	    .arguments = r[1],
+	    .id = x[0],
+	    .meta = x[1],
+	    .protocol_version = mcp__envelope_str(x[2], &owned[1]),
+	    .plugin = mcp__envelope_str(x[3], &owned[2]),
+	};
+}
+
+/* mcp__serve serves a tool call: it reads the input, a call frame when
+ * frame is true (mcphost_call_tool) and call_tool's envelope otherwise,
+ * into an mcp_call and runs handler. */
+static inline int32_t mcp__serve(int32_t (*handler)(const mcp_call *), bool frame) {
+	size_t n;
+	char *in = mcp_input(&n);
+	if (!in) {
+		mcp_error("out of memory");
+		return 1;
+	}
+	mcp_call c;
+	char *owned[3] = {NULL, NULL, NULL};
+	int32_t rc;
+	if (!frame) {
+		mcp__call_envelope((mcp_json){in, n}, &c, owned);
+		rc = handler(&c);
+	} else if (mcp_call_frame(in, n, &c)) {
+		rc = handler(&c);
+	} else {
+		mcp_error("mcphost_call_tool: the input is not a call frame");
+		rc = 1;
+	}
+	for (int i = 0; i < 3; i++) free(owned[i]);
+	free(in);
+	return rc;
+}
+
+/* MCP_TOOLS(handler), once at file scope, serves tool calls with
+ * int32_t handler(const mcp_call *call), through call_tool and
+ * mcphost_call_tool (above). Return as an export does: 0 after setting
+ * the output (a CallToolResult), 1 after mcp_error. A plugin built with
+ * it reports ABI version 2 from mcphost_abi_version. */
+#define MCP_TOOLS(handler) \
+	MCP_EXPORT("call_tool") int32_t mcp__call_tool(void); \
+	int32_t mcp__call_tool(void) { return mcp__serve(handler, false); } \
+	MCP_EXPORT("mcphost_call_tool") int32_t mcp__call_tool_frame(void); \
+	int32_t mcp__call_tool_frame(void) { return mcp__serve(handler, true); }
+
 /* ---- conveniences ------------------------------------------------------- */
 
 /* mcp_log sends notifications/message to the client at level ("debug",

@@ -1,5 +1,6 @@
-/* Native tests of mcphost.h's JSON reader and writer (built and run by
- * ckit_test.go with the host's clang): the helpers that take no imports. */
+/* Native tests of mcphost.h's JSON reader and writer and its call-frame
+ * reader (built and run by ckit_test.go with the host's clang): the
+ * helpers that take no imports. */
 #include "../template/mcphost.h"
 
 static int failures;
@@ -20,6 +21,119 @@ static void expect_raw(const char *json, const char *path, const char *want) {
 		printf("FAIL raw %s @ %s: got %.*s; want %s\n", json, path, (int)v.n, v.p ? v.p : "", want ? want : "(null)");
 		failures++;
 	}
+}
+
+static void expect_span(const char *what, const char *p, size_t n, const char *want) {
+	size_t wn = want ? strlen(want) : 0;
+	if ((p == NULL) != (want == NULL) || n != wn || (wn && memcmp(p, want, wn) != 0)) {
+		printf("FAIL frame %s: got %.*s; want %s\n", what, (int)n, p ? p : "", want ? want : "(null)");
+		failures++;
+	}
+}
+
+/* frame_put appends a call frame's field: its length (little-endian
+ * uint32) and its bytes, as abi.AppendCallFrame writes it. */
+static size_t frame_put(char *dst, const char *s) {
+	uint32_t n = (uint32_t)strlen(s);
+	dst[0] = (char)n, dst[1] = (char)(n >> 8), dst[2] = (char)(n >> 16), dst[3] = (char)(n >> 24);
+	memcpy(dst + 4, s, n);
+	return 4 + n;
+}
+
+/* test_frame splits call frames with mcp_call_frame: every field where
+ * abi.ParseCallFrame finds it, and every cut inside the five lengths and
+ * their fields refused. */
+static void test_frame(void) {
+	char f[256];
+	size_t n = 0;
+	n += frame_put(f + n, "measure");
+	n += frame_put(f + n, "7");
+	n += frame_put(f + n, "{\"progressToken\":\"t\"}");
+	n += frame_put(f + n, "2025-11-25");
+	n += frame_put(f + n, "kc");
+	size_t head = n;
+	const char args[] = " {\"text\":\"hello world\"} ";
+	memcpy(f + n, args, sizeof args - 1);
+	n += sizeof args - 1;
+
+	mcp_call c;
+	if (!mcp_call_frame(f, n, &c)) {
+		printf("FAIL frame: a whole frame refused\n");
+		failures++;
+		return;
+	}
+	expect_span("name", c.name.p, c.name.n, "measure");
+	expect_span("id", c.id.p, c.id.n, "7");
+	expect_span("meta", c.meta.p, c.meta.n, "{\"progressToken\":\"t\"}");
+	expect_span("protocol version", c.protocol_version.p, c.protocol_version.n, "2025-11-25");
+	expect_span("plugin", c.plugin.p, c.plugin.n, "kc");
+	expect_span("arguments", c.arguments.p, c.arguments.n, args);
+	if (!mcp_str_is(c.name, "measure") || mcp_str_is(c.name, "measur") || mcp_str_is(c.name, "measures")) {
+		printf("FAIL mcp_str_is\n");
+		failures++;
+	}
+	char *text = mcp_json_string(mcp_json_get(c.arguments, "text"), NULL);
+	if (!text || strcmp(text, "hello world") != 0) {
+		printf("FAIL frame arguments.text: got %s\n", text ? text : "(null)");
+		failures++;
+	}
+	free(text);
+
+	/* No arguments, no id, no _meta: absent spans, as in an envelope. */
+	if (!mcp_call_frame(f, head, &c) || c.arguments.p != NULL || c.arguments.n != 0) {
+		printf("FAIL frame without arguments\n");
+		failures++;
+	}
+	char e[64];
+	size_t en = 0;
+	en += frame_put(e + en, "t");
+	for (int i = 0; i < 4; i++) en += frame_put(e + en, "");
+	if (!mcp_call_frame(e, en, &c) || c.id.p != NULL || c.meta.p != NULL || c.plugin.n != 0) {
+		printf("FAIL frame with empty fields\n");
+		failures++;
+	}
+
+	/* Every cut before the arguments is refused; a length past the end too. */
+	for (size_t cut = 0; cut < head; cut++) {
+		if (mcp_call_frame(f, cut, &c)) {
+			printf("FAIL frame cut at %zu of %zu: accepted\n", cut, head);
+			failures++;
+		}
+	}
+	char big[8] = {(char)0xff, (char)0xff, (char)0xff, (char)0xff, 'x', 'y', 'z', 'w'};
+	if (mcp_call_frame(big, sizeof big, &c)) {
+		printf("FAIL frame: a 4 GiB length accepted\n");
+		failures++;
+	}
+}
+
+/* test_envelope reads call_tool envelopes into an mcp_call: the same
+ * fields the frame gives, escaped strings decoded, absent ones empty. */
+static void test_envelope(void) {
+	const char *env = "{\"request\":{\"name\":\"measure\",\"arguments\":{\"text\":\"hello world\"}},"
+	                  "\"context\":{\"id\":7,\"_meta\":{\"progressToken\":\"t\"},\"protocolVersion\":\"2025-11-25\",\"plugin\":\"k\\u0063\"}}";
+	mcp_call c;
+	char *owned[3] = {NULL, NULL, NULL};
+	mcp__call_envelope((mcp_json){env, strlen(env)}, &c, owned);
+	expect_span("envelope name", c.name.p, c.name.n, "measure");
+	expect_span("envelope arguments", c.arguments.p, c.arguments.n, "{\"text\":\"hello world\"}");
+	expect_span("envelope id", c.id.p, c.id.n, "7");
+	expect_span("envelope meta", c.meta.p, c.meta.n, "{\"progressToken\":\"t\"}");
+	expect_span("envelope protocol version", c.protocol_version.p, c.protocol_version.n, "2025-11-25");
+	expect_span("envelope plugin (escaped)", c.plugin.p, c.plugin.n, "kc");
+	if (owned[0] || owned[1] || !owned[2]) {
+		printf("FAIL envelope: copies made of %d %d %d, want only the escaped plugin\n", !!owned[0], !!owned[1], !!owned[2]);
+		failures++;
+	}
+	for (int i = 0; i < 3; i++) free(owned[i]);
+
+	const char *bare = "{\"request\":{\"name\":\"t\"}}";
+	char *none[3] = {NULL, NULL, NULL};
+	mcp__call_envelope((mcp_json){bare, strlen(bare)}, &c, none);
+	expect_span("bare name", c.name.p, c.name.n, "t");
+	expect_span("bare arguments", c.arguments.p, c.arguments.n, NULL);
+	expect_span("bare id", c.id.p, c.id.n, NULL);
+	expect_span("bare plugin", c.plugin.p, c.plugin.n, "");
 }
 
 int main(void) {
@@ -123,6 +237,9 @@ int main(void) {
 		failures++;
 	}
 	free(u.p);
+
+	test_frame();
+	test_envelope();
 
 	if (failures == 0) printf("PASS\n");
 	return failures != 0;
