@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,4 +150,87 @@ func TestFileDigestCache(t *testing.T) {
 		t.Errorf("after the corrupt entry was replaced: the file was read again")
 	}
 	g.Close(ctx)
+}
+
+// TestFileDigestStaleReload: under a Manager following lists, a plugin
+// listed from a stale file digest entry is reloaded when its first use
+// finds other code, and the new code's lists serve (a list change).
+func TestFileDigestStaleReload(t *testing.T) {
+	if _, ok := statOf(os.Args[0]); !ok {
+		t.Skip("no change times on this OS: the file digest cache is off")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	listDir := filepath.Join(dir, "lists")
+	engine := newEngine(t)
+	file := filepath.Join(dir, "clock.wasm")
+	module := func(name string) []byte {
+		return wasmModule(wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
+			wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`})
+	}
+	write(t, file, string(module("now")))
+	cfg := config.DefaultConfig()
+	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
+	// The caches know the old code; the entry says the file as it is now
+	// holds it (a rewrite within the timestamps' granularity).
+	l, _ := countingLoader(t, listDir, engine)
+	l.racy = 0
+	g, err := l.Build(ctx, cfg, nil)
+	if err != nil || len(g.Failures) > 0 {
+		t.Fatalf("Build: %v %v", err, g.Failures)
+	}
+	g.Close(ctx)
+	write(t, file, string(module("wow")))
+	st, _ := statOf(file)
+	l.saveDigest(file, st, &fileDigest{Sum: sha256hex(module("now")), Exports: []string{abi.ExportCallTool, abi.ExportListTools}})
+
+	l, _ = countingLoader(t, listDir, engine)
+	reg := NewRegistry()
+	defer reg.Close(ctx)
+	reports := make(chan ReloadReport, 16)
+	m := NewManager(ManagerOptions{Loader: l, Registry: reg, FollowLists: true, Debounce: 20 * time.Millisecond, Logger: discard(),
+		ReadConfig: func() (*config.Config, error) { return cfg, nil },
+		OnReload:   func(rep ReloadReport) { reports <- rep }})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(rctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	next := func() ReloadReport {
+		t.Helper()
+		select {
+		case rep := <-reports:
+			return rep
+		case <-time.After(batchTimeout):
+			t.Fatalf("no reload within %v", batchTimeout)
+			return ReloadReport{}
+		}
+	}
+	if rep := next(); !rep.Initial || rep.Err != nil {
+		t.Fatalf("initial load: %+v", rep)
+	}
+	run := func(name string) (string, error) {
+		g, release := reg.Acquire()
+		defer release()
+		tl := g.Tool(name)
+		if tl == nil {
+			return "", fmt.Errorf("no tool %q", name)
+		}
+		out, err := tl.Run(ctx, nil, json.RawMessage(`{}`), abi.Context{})
+		return string(out), err
+	}
+	if _, err := run("clock_now"); err == nil || !strings.Contains(err.Error(), "changed since the plugin was listed") {
+		t.Fatalf("first use of the stale listing: %v; want the changed code refused", err)
+	}
+	rep := next()
+	if rep.Err != nil || !slices.Equal(rep.Trigger, []string{file}) || !rep.Changes.Tools {
+		t.Fatalf("reload: %+v; want one triggered by %s that changed the tools", rep, file)
+	}
+	if out, err := run("clock_wow"); err != nil || !strings.Contains(out, "wow") {
+		t.Fatalf("after the reload: %q, %v; want the new code", out, err)
+	}
 }
