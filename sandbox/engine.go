@@ -305,7 +305,7 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 			// not know the Component Model.
 			be, sigs, err = newComponentBackend(ctx, use.config(rc), wasm, lim, log, e.log, name)
 		} else {
-			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
+			be, sigs, err = newBE(withPrepared(ctx, use), use.config(rc), wasm, name, lim, log)
 		}
 		use.compiling.Unlock()
 		if err == nil || retried || !use.fault(err, log) {
