@@ -65,7 +65,7 @@ type cacheUse struct {
 // mcphost before per-module directories, which may still be running) are
 // left to the size cap's least-recently-used eviction.
 func newCompileCache(dir string, log *slog.Logger) *compileCache {
-	c := &compileCache{dir: dir, log: log, open: map[string]*cacheUse{}, prepared: preparedID(buildIdentity())}
+	c := &compileCache{dir: dir, log: log, open: map[string]*cacheUse{}}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		c.toMemory(err)
 	}

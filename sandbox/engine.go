@@ -74,6 +74,9 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 		dir = filepath.Join(base, "mcphost", "wazero")
 	}
 	cache := newCompileCache(dir, log)
+	if opts.KeepPrepared {
+		cache.prepared = preparedID(executableBuildID())
+	}
 	// The cache holds native code that will be executed: nobody else may
 	// write there.
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {

@@ -2,11 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -24,38 +25,50 @@ import (
 // compiles them as read.
 //
 // The entry's name carries the identity of the preparation: the loop
-// poll's version and this mcphost's build (its module version, or the
-// VCS revision of an unmodified checkout). A build with neither (a
-// modified checkout, a test binary) prepares at every load: its
-// preparation may differ from the one that wrote the entry.
+// poll's version and the Go build ID of the executable, which changes
+// with any change to the code that prepares. Only an Engine with
+// [EngineOptions].KeepPrepared keeps prepared modules (serve), and only
+// when its executable has a build ID: another build's rewriter may differ
+// from the one that wrote an entry.
 
 // preparedPrefix starts the name of a prepared module's entry.
 const preparedPrefix = "prepared-"
 
-// buildIdentity names this build's preparation, or "" when it has no
-// stable name.
-var buildIdentity = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+// executableBuildID returns the Go build ID of the running executable, or
+// "" when it cannot be read.
+var executableBuildID = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
 		return ""
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" && !strings.Contains(v, "+dirty") {
-		return v
-	}
-	var rev string
-	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value
-		case s.Key == "vcs.modified" && s.Value != "false":
-			return ""
+	if f, err := elf.Open(exe); err == nil {
+		defer f.Close()
+		if sec := f.Section(".note.go.buildid"); sec != nil {
+			// A note: name size, descriptor size, type, "Go\x00\x00", the ID.
+			if b, err := sec.Data(); err == nil && len(b) > 16 && string(b[12:16]) == "Go\x00\x00" {
+				return strings.TrimRight(string(b[16:]), "\x00") // padded to 4 bytes
+			}
 		}
+		return ""
 	}
-	return rev
+	// Other formats carry it as text near the start.
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 32<<10)
+	n, _ := io.ReadFull(f, head)
+	const marker = "\xff Go build ID: \""
+	_, id, ok := strings.Cut(string(head[:n]), marker)
+	if id, _, ok2 := strings.Cut(id, "\""); ok && ok2 {
+		return id
+	}
+	return ""
 })
 
-// preparedID is the identity of prepared modules for a build named build
-// ("" turns them off).
+// preparedID names the prepared modules of a build whose Go build ID is
+// build ("" keeps none).
 func preparedID(build string) string {
 	if build == "" {
 		return ""

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +111,28 @@ func TestPreparedModule(t *testing.T) {
 				t.Errorf("next load: kept %v, warnings %q; want the entry used, silently", kept(rec), rec.Matching("WARN"))
 			}
 		})
+	}
+}
+
+// TestPreparedIdentity: an Engine keeps prepared modules only when asked,
+// named by the executable's Go build ID (which a test binary has too).
+func TestPreparedIdentity(t *testing.T) {
+	ctx := context.Background()
+	id := executableBuildID()
+	if runtime.GOOS == "linux" && (id == "" || strings.ContainsAny(id, "\x00\n")) {
+		t.Fatalf("build ID %q; want the executable's", id)
+	}
+	for _, keep := range []bool{false, true} {
+		e, err := NewEngine(ctx, EngineOptions{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), KeepPrepared: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := keep && id != ""; (e.cache.prepared != "") != want || (want && e.cache.prepared != preparedID(id)) {
+			t.Errorf("KeepPrepared %v: entry name %q; want one only when kept", keep, e.cache.prepared)
+		}
+		e.Close(ctx)
+	}
+	if preparedID("a") == preparedID("b") || !isPrepared(preparedID("a")) {
+		t.Errorf("prepared names %q %q; want distinct, recognised", preparedID("a"), preparedID("b"))
 	}
 }
