@@ -44,11 +44,11 @@ func TestFileDigestCache(t *testing.T) {
 	write(t, file, module("now"))
 	cfg := config.DefaultConfig()
 	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
-	start := func(racy time.Duration) (*Loader, *Generation, *logtest.Recorder) {
+	start := func(racy time.Duration) (*Loader, *Generation, *logtest.Recorder) { // racy: both windows
 		t.Helper()
 		log, rec := logtest.New()
 		l, _ := countingLoader(t, listDir, engine)
-		l.log, l.racy = log, racy
+		l.log, l.racy = log, racyWindows{racy, racy}
 		g, err := l.Build(ctx, cfg, nil)
 		if err != nil || len(g.Failures) > 0 {
 			t.Fatalf("Build: %v %v", err, g.Failures)
@@ -113,7 +113,7 @@ func TestFileDigestCache(t *testing.T) {
 	// (The list cache still holds the old code's lists.)
 	st, _ := statOf(file)
 	l, _ := countingLoader(t, listDir, engine)
-	l.racy = 0
+	l.racy = racyWindows{}
 	l.saveDigest(file, st, &fileDigest{Sum: oldSum, Exports: slices.Sorted(slices.Values([]string{abi.ExportABIVersion, abi.ExportCallTool, abi.ExportListTools}))})
 	l, g, rec = start(0)
 	if !notRead(rec) || g.Tool("clock_now") == nil {
@@ -174,7 +174,7 @@ func TestFileDigestStaleReload(t *testing.T) {
 	// The caches know the old code; the entry says the file as it is now
 	// holds it (a rewrite within the timestamps' granularity).
 	l, _ := countingLoader(t, listDir, engine)
-	l.racy = 0
+	l.racy = racyWindows{}
 	g, err := l.Build(ctx, cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
 		t.Fatalf("Build: %v %v", err, g.Failures)
@@ -232,5 +232,29 @@ func TestFileDigestStaleReload(t *testing.T) {
 	}
 	if out, err := run("clock_wow"); err != nil || !strings.Contains(out, "wow") {
 		t.Fatalf("after the reload: %q, %v; want the new code", out, err)
+	}
+}
+
+// TestRacyWindows: a file changed within the window of when it is hashed
+// gets no entry; times with fractions of a second get the fine window.
+func TestRacyWindows(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	at := func(d time.Duration) int64 { return now.Add(-d).UnixNano() }
+	w := racyWindows{racyWindow, fineRacyWindow}
+	tests := []struct {
+		name string
+		st   fileStat
+		want bool
+	}{
+		{"whole seconds, 1 s old", fileStat{Mod: at(3 * time.Second), Change: at(time.Second)}, true},
+		{"whole seconds, 3 s old", fileStat{Mod: at(3 * time.Second), Change: at(3 * time.Second)}, false},
+		{"fine times, 1 s old", fileStat{Mod: at(time.Second + time.Millisecond), Change: at(time.Second + 3)}, false},
+		{"fine times, 50 ms old", fileStat{Mod: at(time.Hour), Change: at(50*time.Millisecond + 7)}, true},
+		{"changed in the future", fileStat{Mod: at(-time.Hour + 7), Change: at(-time.Hour + 7)}, true},
+	}
+	for _, tt := range tests {
+		if got := w.racy(tt.st, now); got != tt.want {
+			t.Errorf("%s: racy %v; want %v", tt.name, got, tt.want)
+		}
 	}
 }

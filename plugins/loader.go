@@ -80,8 +80,8 @@ type Loader struct {
 	cache      *source.Cache
 	httpClient *http.Client
 	listDir    string
-	listFailed atomic.Bool   // a list cache write failed, which was said
-	racy       time.Duration // racyWindow, but in tests (filedigest.go)
+	listFailed atomic.Bool // a list cache write failed, which was said
+	racy       racyWindows // filedigest.go
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	engine     *sandbox.Engine // nil: Wasm does not load
 	lastID     atomic.Uint64
@@ -115,7 +115,7 @@ func (l *Loader) Busy() []string {
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
 	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir,
-		racy: racyWindow, compiles: make(chan struct{}, runtime.NumCPU())}
+		racy: racyWindows{racyWindow, fineRacyWindow}, compiles: make(chan struct{}, runtime.NumCPU())}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
