@@ -97,7 +97,11 @@
 // signals a change when they differ from the cached ones. On a first
 // load with no entry, a plugin whose .wasm carries the mcphost:lists
 // custom section (listsection.go, written after mcphost's Go build or by
-// [Loader.EmbedLists]) is listed from that section the same way.
+// [Loader.EmbedLists]) is listed from that section the same way. A
+// plugin given by path whose file's metadata is unchanged since it was
+// hashed takes its digest from the file digest cache (filedigest.go)
+// without reading the file; its first use reads and checks it, and a
+// mismatch reloads the plugin.
 //
 // Every cached file the loader uses (a build, a download, a list entry)
 // is checked against the SHA-256 recorded when it was written; a bad one

@@ -30,11 +30,34 @@ import (
 type listSignals struct {
 	mu      sync.Mutex
 	pending map[string]struct{}
-	poke    chan struct{} // holds one token while pending is not empty
+	// files whose plugin must be reloaded: its code is not what it was
+	// listed from (lazy.go)
+	files map[string]struct{}
+	poke  chan struct{} // holds one token while pending or files is not empty
 }
 
 func newListSignals() *listSignals {
-	return &listSignals{pending: map[string]struct{}{}, poke: make(chan struct{}, 1)}
+	return &listSignals{pending: map[string]struct{}{}, files: map[string]struct{}{}, poke: make(chan struct{}, 1)}
+}
+
+// stale asks for a reload of the plugins served from file.
+func (s *listSignals) stale(file string) {
+	s.mu.Lock()
+	s.files[file] = struct{}{}
+	s.mu.Unlock()
+	select {
+	case s.poke <- struct{}{}:
+	default:
+	}
+}
+
+// takeStale returns the files stale was called with since the last call.
+func (s *listSignals) takeStale() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	files := slices.Sorted(maps.Keys(s.files))
+	clear(s.files)
+	return files
 }
 
 func (s *listSignals) signaller(name string) func() {
@@ -154,6 +177,13 @@ func (m *Manager) followLists(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-sig.poke:
+			if files := sig.takeStale(); len(files) > 0 {
+				// Not in this loop: a reload waits for the one running.
+				wg.Go(func() { // owned here; ends with the reload
+					m.log.Warn("plugin code differs from what it was listed from; reloading it", "files", files)
+					m.Reload(ctx, files)
+				})
+			}
 			names := sig.take()
 			m.shareRelist(ctx, replica, names)
 			if !feed(names) {

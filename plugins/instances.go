@@ -45,11 +45,11 @@ func (m Model) String() string {
 // then it gets a warm pool of the server's max_instances. The plugin's own
 // max_instances overrides either way.
 //
-// Bytes that do not parse get the single instance; loading them then
-// fails with the sandbox's own, better, message.
-func instanceModel(spec *config.Spec, server *config.ServerConfig, wasm []byte) Model {
-	exports, err := sandbox.FuncExports(wasm)
-	stateless := err == nil && slices.Contains(exports, abi.ExportStateless)
+// Bytes whose exports do not parse (exports nil) get the single
+// instance; loading them then fails with the sandbox's own, better,
+// message.
+func instanceModel(spec *config.Spec, server *config.ServerConfig, exports []string) Model {
+	stateless := slices.Contains(exports, abi.ExportStateless)
 	if spec.MaxInstances > 0 {
 		return Model{Instances: spec.MaxInstances, KeepsState: !stateless,
 			Reason: fmt.Sprintf("max_instances = %d in its [[plugin]] table", spec.MaxInstances)}

@@ -33,8 +33,7 @@ import (
 // lazyModule is a Module compiled on first use.
 type lazyModule struct {
 	name    string
-	file    string // the code, re-read (and checked against sum) on first use
-	wasm    []byte // or the code itself, held until then (plugins loaded from a path)
+	file    string // the code, read (and checked against sum) on first use
 	sum     string // its SHA-256, hex
 	lim     sandbox.Limits
 	exports []string // sorted function exports
@@ -43,6 +42,9 @@ type lazyModule struct {
 	// loaded runs once on the fresh module, before any call uses it (the
 	// list check); nil means nothing to check.
 	loaded func(ctx context.Context, m Module)
+	// stale runs when the file is not what was listed (see compile); nil
+	// means nothing to do.
+	stale func()
 
 	mu      sync.Mutex
 	m       Module        // once loaded
@@ -116,7 +118,7 @@ func (lm *lazyModule) run(done chan struct{}) {
 	case lm.closed:
 		_ = m.Close(ctx)
 	default:
-		lm.m, lm.err, lm.wasm = m, nil, nil
+		lm.m, lm.err = m, nil
 		code := "compiled"
 		if st, ok := m.(statser); ok && st.Stats().Interpreted {
 			// Its compiled code was not in the cache (sandbox/tier.go).
@@ -126,19 +128,23 @@ func (lm *lazyModule) run(done chan struct{}) {
 	}
 }
 
-// compile reads the code again, checks it is what was listed, and loads
-// it.
+// compile reads the code, checks it is what was listed, and loads it:
+// what runs is what was hashed. A file that is not (changed since it was
+// listed, the plugin's own file rewritten while this generation still
+// serves, or metadata that did not show a change: filedigest.go) is
+// refused, and stale runs: it drops the file's digest and has the plugin
+// reloaded.
 func (lm *lazyModule) compile(ctx context.Context) (Module, error) {
-	wasm := lm.wasm
-	if wasm == nil {
-		var err error
-		if wasm, err = os.ReadFile(lm.file); err != nil {
-			return nil, fmt.Errorf("read: %w", err)
-		}
+	wasm, err := os.ReadFile(lm.file)
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
 	}
 	h := sha256.Sum256(wasm)
 	if got := hex.EncodeToString(h[:]); got != lm.sum {
-		return nil, fmt.Errorf("%s changed since the plugin loaded (sha256 %s, listed from %s); a reload picks it up", lm.file, got, lm.sum)
+		if lm.stale != nil {
+			lm.stale()
+		}
+		return nil, fmt.Errorf("%s changed since the plugin was listed (sha256 %s, listed from %s); a reload serves the new code (a Manager following lists starts one now)", lm.file, got, lm.sum)
 	}
 	m, err := lm.load(ctx, lm.name, wasm, lm.lim)
 	return m, withFile(err, lm.file)

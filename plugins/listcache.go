@@ -7,12 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/mcphost/mcphost/abi"
-	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -72,19 +70,12 @@ func (l *Loader) cachedLists(key string) *listEntry {
 	if l.listDir == "" {
 		return nil
 	}
-	file := l.listFile(key)
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil
-	}
-	if err := cachefile.Check(file, cachefile.Sum(b)); err != nil {
-		_ = cachefile.Remove(file)
-		l.log.Warn("list cache entry failed its check: removed; the plugin is loaded and listed again", "file", file, "err", err)
-		return nil
-	}
 	var e listEntry
-	if err := json.Unmarshal(b, &e); err != nil || e.Format != listCacheFormat || (e.ABI != 1 && e.ABI != 2) {
-		l.log.Warn("list cache entry unreadable; the plugin is loaded and listed again", "file", l.listFile(key), "err", err)
+	if !l.readEntry(l.listFile(key), &e, "list cache", "the plugin is loaded and listed again") {
+		return nil
+	}
+	if e.Format != listCacheFormat || (e.ABI != 1 && e.ABI != 2) {
+		l.log.Warn("list cache entry of another format; the plugin is loaded and listed again", "file", l.listFile(key), "format", e.Format, "abi", e.ABI)
 		return nil
 	}
 	return &e
@@ -97,19 +88,7 @@ func (l *Loader) saveLists(key string, e *listEntry) {
 		return
 	}
 	e.Format = listCacheFormat
-	b, err := json.Marshal(e)
-	if err == nil {
-		err = os.MkdirAll(l.listDir, 0o700)
-	}
-	if err == nil {
-		file := l.listFile(key)
-		if err = cachefile.Record(file, cachefile.Sum(b)); err == nil {
-			err = cachefile.WriteFile(file, b)
-		}
-	}
-	if err != nil && !l.listFailed.Swap(true) { // once: a full disk fails every entry
-		l.log.Warn("list cache not written; the next start loads plugins again (said once)", "dir", l.listDir, "err", err)
-	}
+	l.writeEntry(l.listFile(key), e)
 }
 
 // useLists fills c's lists from e.

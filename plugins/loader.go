@@ -81,6 +81,7 @@ type Loader struct {
 	httpClient *http.Client
 	listDir    string
 	listFailed atomic.Bool // a list cache write failed, which was said
+	racy       racyWindows // filedigest.go
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	engine     *sandbox.Engine // nil: Wasm does not load
 	lastID     atomic.Uint64
@@ -114,7 +115,7 @@ func (l *Loader) Busy() []string {
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
 	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir,
-		compiles: make(chan struct{}, runtime.NumCPU())}
+		racy: racyWindows{racyWindow, fineRacyWindow}, compiles: make(chan struct{}, runtime.NumCPU())}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -498,21 +499,38 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if spec.Native != nil {
 		return l.loadNative(ctx, server, spec, prev)
 	}
-	lim := effectiveLimits(spec, server)
 	defer l.busy.Delete(spec.Name)
 	if prev == nil {
 		ctx = withFirstLoad(ctx) // a Go build writes the lists section (listsection.go)
 	}
-	wasm, file, sum, signer, err := l.code(ctx, server, spec, used)
+	c, reuse, err := l.loadWasm(ctx, server, spec, prev, used, true)
+	if errors.Is(err, errNeedCode) {
+		c, reuse, err = l.loadWasm(ctx, server, spec, prev, used, false)
+	}
+	return c, reuse, err
+}
+
+// errNeedCode: a plugin whose digest came from the file digest cache was
+// not in the list cache, so its code must be read after all.
+var errNeedCode = errors.New("the plugin's code is needed")
+
+// loadWasm is loadOne for a Wasm plugin. With quick, the plugin's digest
+// may come from the file digest cache (filedigest.go) rather than from
+// reading its code, and it fails with errNeedCode when the code is needed
+// after all.
+func (l *Loader) loadWasm(ctx context.Context, server *config.ServerConfig, spec *config.Spec, prev *Plugin, used *fileSet, quick bool) (*core, bool, error) {
+	lim := effectiveLimits(spec, server)
+	wasm, file, d, signer, err := l.code(ctx, server, spec, used, quick)
 	if err != nil {
 		return nil, false, err
 	}
+	sum := d.Sum
 	if l.consent != nil {
 		// A grant stands for the code a person approved.
 		lim.Consent = l.consent.For(consent.Code{Digest: "sha256:" + sum, Signer: signer.String()})
 	}
 	lim.KV = pluginKV(l.store, l.storeName, spec.Name, lim)
-	model := instanceModel(spec, server, wasm)
+	model := instanceModel(spec, server, d.Exports)
 	lim.Instances = model.Instances
 	// A stateful instance that served a call stays on the interpreter
 	// (~13x the cost per call) until a fault or a reload replaces it
@@ -529,7 +547,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	}
 	strict := strictSchemas(spec, server)
 	runtime := sandbox.RuntimeNative
-	if sandbox.IsComponent(wasm) {
+	if d.Component {
 		// Components run on sandbox/internal/component whatever runtime is set.
 		runtime = "component"
 	}
@@ -546,13 +564,16 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 	if l.listDir != "" {
 		key = listKey(spec.Name, sum, lim, strict)
 		e, msg := l.cachedLists(key), "plugin listed from the list cache; its module loads on first use"
+		if e == nil && wasm == nil {
+			return nil, false, errNeedCode
+		}
 		if e == nil && prev == nil { // a first start, or a plugin added
 			e, msg = l.sectionLists(spec.Name, wasm, lim, key), "plugin listed from its lists section; its module loads on first use"
 		}
 		if e != nil {
 			c := &core{name: spec.Name, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 				signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
-			if lm := l.lazy(spec, c, file, wasm, lim, key, e); lm != nil {
+			if lm := l.lazy(spec, c, file, d.Exports, lim, key, e); lm != nil {
 				c.module = lm
 				c.guest = lazyGuestOf(lm, runtime, e.ABI)
 				l.useLists(c, e)
@@ -566,6 +587,9 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 				return c, false, nil
 			}
 		}
+	}
+	if wasm == nil {
+		return nil, false, errNeedCode
 	}
 	// With the list cache, a plugin served for the first time (a first
 	// start, one added) is loaded only to be listed (see listOnly): on the
@@ -606,7 +630,7 @@ func (l *Loader) loadOne(ctx context.Context, server *config.ServerConfig, spec 
 		l.saveLists(key, e)
 	}
 	if listing {
-		l.listOnly(ctx, spec, c, file, wasm, lim, key, e)
+		l.listOnly(ctx, spec, c, file, d.Exports, lim, key, e)
 	}
 	c.refs.Store(1)
 	return c, false, nil
@@ -627,21 +651,15 @@ func (l *Loader) loadNative(ctx context.Context, server *config.ServerConfig, sp
 }
 
 // lazy returns a module for c that loads on first use (lazy.go), listed
-// as e says, or nil when wasm's exports do not read.
-func (l *Loader) lazy(spec *config.Spec, c *core, file string, wasm []byte, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
-	exports, err := sandbox.FuncExports(wasm)
-	if err != nil {
+// as e says, or nil when its exports did not read (nil). It holds no
+// code: its first use reads the file and checks it against c's digest.
+func (l *Loader) lazy(spec *config.Spec, c *core, file string, exports []string, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
+	if exports == nil {
 		return nil
 	}
-	slices.Sort(exports)
 	lm := &lazyModule{name: spec.Name, file: file, sum: c.sum, lim: lim, exports: exports, log: l.log, load: l.load}
-	if spec.Path != "" {
-		// The user's own file may be rewritten while this generation
-		// still serves calls (a reload in progress); the caches' files
-		// are content-keyed and are never rewritten.
-		lm.wasm = wasm
-	}
 	lm.loaded = l.checkLists(c, key, e)
+	lm.stale = func() { l.dropDigest(file); l.signals.stale(file) }
 	return lm
 }
 
@@ -654,12 +672,12 @@ func (l *Loader) lazy(spec *config.Spec, c *core, file string, wasm []byte, lim 
 // (~0.15 s for a 4 MB Go guest) rather than a compile (~1.5 s), and its
 // first call loads what the compile stored. Its lists are re-read then,
 // as on every first use.
-func (l *Loader) listOnly(ctx context.Context, spec *config.Spec, c *core, file string, wasm []byte, lim sandbox.Limits, key string, e *listEntry) {
+func (l *Loader) listOnly(ctx context.Context, spec *config.Spec, c *core, file string, exports []string, lim sandbox.Limits, key string, e *listEntry) {
 	st, ok := c.module.(statser)
 	if !ok || !st.Stats().Interpreted {
 		return
 	}
-	lm := l.lazy(spec, c, file, wasm, lim, key, e)
+	lm := l.lazy(spec, c, file, exports, lim, key, e)
 	if lm == nil {
 		return
 	}
@@ -699,27 +717,44 @@ func (l *Loader) compile(ctx context.Context, name string, wasm []byte, lim sand
 	}
 }
 
-// code returns the plugin's Wasm and its SHA-256 (hex), from its source
-// (see sourceOf), checked against the sha256 pin when there is one, and
-// who signed it when the spec has a signature table (the source verified
-// it while fetching).
-func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet) (wasm []byte, file, sum string, signer *source.Signer, err error) {
+// code returns the plugin's Wasm and its digest (d.Sum: SHA-256, hex; its
+// exports and kind), from its source (see sourceOf), checked against the
+// sha256 pin when there is one, and who signed it when the spec has a
+// signature table (the source verified it while fetching). With quick, a
+// file given by path whose metadata the file digest cache knows is not
+// read: wasm is nil, and the code is checked against d.Sum when it is
+// read on first use (filedigest.go).
+func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *config.Spec, used *fileSet, quick bool) (wasm []byte, file string, d *fileDigest, signer *source.Signer, err error) {
 	src, err := l.sourceOf(server, spec)
 	if err != nil {
-		return nil, "", "", nil, err
+		return nil, "", nil, nil, err
+	}
+	_, byPath := src.(source.File)
+	if quick && byPath {
+		if d := l.cachedDigest(spec.Path); d != nil && (spec.SHA256 == "" || d.Sum == spec.SHA256) {
+			used.add(spec.Path)
+			l.log.Debug("plugin code not read yet: its file is as when it hashed to this digest; it is read and checked on first use",
+				"plugin", spec.Name, "file", spec.Path, "sha256", d.Sum)
+			return nil, spec.Path, d, nil, nil
+		}
 	}
 	// A cached file is checked against the hash recorded when it was
 	// written; a bad one is removed and fetched (built, downloaded) once
 	// more.
+	var st fileStat
+	var sum string
 	for again := false; ; again = true {
 		file, err = src.Fetch(ctx)
 		if err != nil {
-			return nil, "", "", nil, err
+			return nil, "", nil, nil, err
 		}
 		used.add(file)
+		if byPath {
+			st, _ = statOf(file) // before reading: a write after it shows
+		}
 		wasm, err = os.ReadFile(file)
 		if err != nil {
-			return nil, "", "", nil, fmt.Errorf("read: %w", err)
+			return nil, "", nil, nil, fmt.Errorf("read: %w", err)
 		}
 		h := sha256.Sum256(wasm)
 		sum = hex.EncodeToString(h[:])
@@ -728,17 +763,25 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 			break
 		}
 		if again {
-			return nil, "", "", nil, fmt.Errorf("fetched again: %w", cerr)
+			return nil, "", nil, nil, fmt.Errorf("fetched again: %w", cerr)
 		}
 		l.log.Warn("cache entry failed its check: removed, fetching it again", "plugin", spec.Name, "file", file, "err", cerr)
 	}
 	if spec.SHA256 != "" && spec.Source == "" && sum != spec.SHA256 {
-		return nil, "", "", nil, &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
+		return nil, "", nil, nil, &source.ChecksumError{File: file, Want: spec.SHA256, Got: sum}
 	}
 	if s, ok := src.(interface{ Signer() *source.Signer }); ok {
 		signer = s.Signer()
 	}
-	return wasm, file, sum, signer, nil
+	d = &fileDigest{Sum: sum, Component: sandbox.IsComponent(wasm)}
+	if exports, err := sandbox.FuncExports(wasm); err == nil {
+		slices.Sort(exports)
+		d.Exports = exports
+		if byPath {
+			l.saveDigest(file, st, d)
+		}
+	}
+	return wasm, file, d, signer, nil
 }
 
 // strictSchemas is the plugin's strict_schemas, or the server's.

@@ -27,7 +27,9 @@ import (
 // entries of that directory are kept honest with internal/cachefile:
 // before the first load every entry must hash to what was recorded when
 // it was written, or it is removed (and reported) and compiled again;
-// after a load every new entry is recorded.
+// after a load every new entry is recorded. Beside the compiled code, a
+// directory keeps the module as prepared for compiling (prepared.go),
+// checked the same way.
 //
 // When the cache cannot be written (a full or read-only disk, or no
 // directory at all), code is compiled in memory: the first failure is
@@ -35,6 +37,10 @@ import (
 type compileCache struct {
 	dir string
 	log *slog.Logger
+
+	// prepared names the prepared modules' entries (prepared.go); ""
+	// keeps none.
+	prepared string
 
 	mu     sync.Mutex
 	memory bool                 // compile in memory from now on (said once)

@@ -10,7 +10,8 @@
 // sdk-guest/internal/wasmrun, the test helper that runs the guest SDK's
 // own tests. It owns: compiling modules once through an
 // on-disk compilation cache that checks its entries and heals
-// (compilecache.go), telling a file that is not a loadable module by its
+// (compilecache.go) and keeps the module as prepared for compiling
+// (prepared.go), telling a file that is not a loadable module by its
 // header ([FormatError], wasmformat.go), pools of warm instances, memory and time
 // limits, WASI wiring (real clocks, crypto random, guest stdout/stderr
 // captured to the log and never to the process's stdout), the Extism

@@ -74,6 +74,9 @@ func NewEngine(ctx context.Context, opts EngineOptions) (*Engine, error) {
 		dir = filepath.Join(base, "mcphost", "wazero")
 	}
 	cache := newCompileCache(dir, log)
+	if opts.KeepPrepared {
+		cache.prepared = preparedID(executableBuildID())
+	}
 	// The cache holds native code that will be executed: nobody else may
 	// write there.
 	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o022 != 0 {
@@ -305,7 +308,7 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 			// not know the Component Model.
 			be, sigs, err = newComponentBackend(ctx, use.config(rc), wasm, lim, log, e.log, name)
 		} else {
-			be, sigs, err = newBE(ctx, use.config(rc), wasm, name, lim, log)
+			be, sigs, err = newBE(withPrepared(ctx, use), use.config(rc), wasm, name, lim, log)
 		}
 		use.compiling.Unlock()
 		if err == nil || retried || !use.fault(err, log) {

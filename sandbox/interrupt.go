@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/mcphost/mcphost/internal/cachefile"
+	"github.com/mcphost/mcphost/internal/wasmbin"
 	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
@@ -44,15 +47,38 @@ const (
 func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, intr interruptMode, log *slog.Logger) (wazero.Runtime, wazero.CompiledModule, bool, error) {
 	if intr == interruptPoll {
 		start := time.Now()
-		code, st, err := looppoll.Instrument(wasm)
+		// A module compiled before through the cache kept what it
+		// compiled (prepared.go).
+		use := preparedIn(ctx)
+		code := use.readPrepared(log)
+		kept := code != nil
+		var st looppoll.Stats
+		var err error
+		if !kept {
+			wasm = wasmbin.MergeData(wasm)
+			code, st, err = looppoll.Instrument(wasm)
+		}
 		if err == nil {
 			rt := wazero.NewRuntimeWithConfig(ctx, rc.WithCloseOnContextDone(false))
 			cm, cerr := rt.CompileModule(ctx, code)
 			if cerr == nil {
-				log.Debug("loop poll", "loops", st.Loops, "dur", time.Since(start))
+				if !kept {
+					use.savePrepared(code, log)
+				}
+				log.Debug("loop poll", "loops", st.Loops, "prepared", kept, "dur", time.Since(start))
 				return rt, cm, true, nil
 			}
 			rt.Close(ctx)
+			if kept {
+				// This build compiled it before: prepare it again (and
+				// keep that, unless the bad entry stays).
+				file := filepath.Join(use.dir, use.c.prepared)
+				log.Warn("prepared module does not compile: removed, preparing the module again", "file", file, "err", cerr)
+				if cachefile.Remove(file) != nil {
+					ctx = withPrepared(ctx, nil)
+				}
+				return compileNative(ctx, rc, wasm, intr, log)
+			}
 			if isWriteFault(cerr) || isEntryFault(cerr) {
 				return nil, nil, false, cerr // the cache's fault: Engine.load deals with it
 			}
@@ -68,7 +94,7 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 		return rt, cm, false, nil
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	cm, err := rt.CompileModule(ctx, wasm)
+	cm, err := rt.CompileModule(ctx, wasmbin.MergeData(wasm))
 	if err != nil {
 		rt.Close(ctx)
 		return nil, nil, false, err

@@ -12,7 +12,6 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/mcphost/mcphost/internal/wasmbin"
 	"github.com/mcphost/mcphost/sandbox/internal/guestmem"
 	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
@@ -57,7 +56,7 @@ func nativeWith(intr interruptMode) newBackend {
 // newNativeBackend compiles wasm once (through the Engine's cache) in a new
 // runtime configured by rc, and instantiates what the guest imports.
 func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, name string, lim Limits, intr interruptMode, log *slog.Logger) (backend, map[string]signature, error) {
-	rt, cm, poll, err := compileNative(ctx, rc, wasmbin.MergeData(wasm), intr, log)
+	rt, cm, poll, err := compileNative(ctx, rc, wasm, intr, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -65,7 +66,9 @@ var compileTurns = max(1, runtime.NumCPU())
 // the module's directory: one compiled under other settings (the loop
 // poll refused, another wazero) makes Load compile in the foreground, as
 // without tiers.
-func (u *cacheUse) hasCode() bool { return u.cache != nil && len(u.entries()) > 0 }
+func (u *cacheUse) hasCode() bool {
+	return u.cache != nil && slices.ContainsFunc(u.entries(), func(f string) bool { return !isPrepared(filepath.Base(f)) })
+}
 
 // startCompile starts the background compile of m, which was loaded on
 // the interpreter, through use (which it releases, or hands to m at the

@@ -71,7 +71,7 @@ func buildCacheDir() string { return filepath.Join(cacheRoot(), "gobuild") }
 
 func newPluginRuntime(ctx context.Context, log *slog.Logger, tr trace.Tracer, interpret bool) (*pluginRuntime, error) {
 	eng, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(cacheRoot(), "wazero"), Logger: log, Tracer: tr, Propagator: host.Propagator,
-		InterpretUntilCompiled: interpret})
+		InterpretUntilCompiled: interpret, KeepPrepared: true})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
