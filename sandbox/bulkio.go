@@ -21,7 +21,7 @@ var errGuestBounds = errors.New("bulk copy outside the guest's memory")
 func ioHostModule(hb wazero.HostModuleBuilder) wazero.HostModuleBuilder {
 	hb.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, s []uint64) {
 		g := guestOf(ctx)
-		b := g.k.read(s[0])
+		b := g.k.Read(s[0])
 		n := min(uint64(len(b)), uint64(api.DecodeU32(s[2])))
 		if n > 0 && !mod.Memory().Write(api.DecodeU32(s[1]), b[:n]) {
 			panic(errGuestBounds)
@@ -34,7 +34,7 @@ func ioHostModule(hb wazero.HostModuleBuilder) wazero.HostModuleBuilder {
 		if !ok {
 			panic(errGuestBounds)
 		}
-		s[0] = g.k.write(b)
+		s[0] = g.k.Write(b)
 	}), []api.ValueType{i32, i32}, []api.ValueType{i64}).Export(abi.IOWrite)
 	return hb
 }

@@ -102,7 +102,8 @@
 // # The kernel
 //
 // Every module runs on our own implementation of the Extism kernel
-// (extism:host/env, kernel.go and kernelenv.go) as Go functions on wazero
+// (extism:host/env: its memory and functions in sandbox/internal/extism,
+// wired in kernelenv.go and native.go) as Go functions on wazero
 // ([RuntimeNative]). Kernel memory is a Go byte slice per instance, so
 // input and output move with one copy each; one wazero runtime per module
 // holds WASI, the kernel and the host functions once, and each instance is
