@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
@@ -390,7 +391,7 @@ func BenchmarkGoGuestCall(b *testing.B) {
 	}
 	m := load("echo", echoExample(b))
 	frame := guestOf(m)
-	if !frame.(*extismV2).frame {
+	if !m.HasExport(abi.ExportCallToolFrame) {
 		b.Fatal("the echo example does not export " + abi.ExportCallToolFrame)
 	}
 	raw := load("boundary", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"}))
@@ -399,7 +400,7 @@ func BenchmarkGoGuestCall(b *testing.B) {
 		call func() error
 	}{
 		{"frame", call(frame, echo)},
-		{"envelope", call(&extismV2{m: m, plugin: "p"}, echo)},
+		{"envelope", call(extism.NewV2(m, "p", false, extismErrors), echo)},
 		{"boundary", func() error { _, err := raw.Call(ctx, "hello", args); return err }},
 	}
 	for _, v := range []struct{ name, env, tool string }{

@@ -33,10 +33,11 @@
 // completion, a roots change. There is one kind of Guest per kind of
 // plugin, each speaking its own wire (guest.go): an Extism v1 plugin gets
 // {"params":…} on describe and call, a v2 (hyper-mcp) plugin
-// {"request":…,"context":…} envelopes (extismguest.go), and a component
-// is called through its WIT types, the tool found by its place in the
-// list and its arguments converted once from JSON to WIT values, with no
-// envelope in between (componentbackend.go). A component's [Module]
+// {"request":…,"context":…} envelopes (both in sandbox/internal/extism,
+// with the Guest's data types, which this package names by aliases), and
+// a component is called through its WIT types, the tool found by its
+// place in the list and its arguments converted once from JSON to WIT
+// values, with no envelope in between (componentbackend.go). A component's [Module]
 // exports no Extism function: [Module.Call] refuses every export.
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
