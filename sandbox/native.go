@@ -172,10 +172,9 @@ type nativeGuest struct {
 	initialized bool
 	lastError   string
 
-	vars     map[string][]byte
-	varBytes int
-	status   int32
-	headers  []byte // JSON of the last response's headers
+	vars    extism.Vars
+	status  int32
+	headers []byte // JSON of the last response's headers
 }
 
 // kernelKey finds the guest of the call being served in a host

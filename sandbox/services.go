@@ -10,13 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
 )
-
-// maxVarBytes bounds one instance's vars, as go-sdk's default does.
-const maxVarBytes = 1 << 20
 
 // configGet returns a new block holding the config value named by the
 // block at key, or 0 when there is none.
@@ -26,49 +22,6 @@ func (g *nativeGuest) configGet(key uint64) uint64 {
 		return 0
 	}
 	return g.k.Write([]byte(v))
-}
-
-// varGet returns a new block holding the var named by the block at key, or
-// 0. Vars live as long as the instance.
-func (g *nativeGuest) varGet(key uint64) uint64 {
-	v, ok := g.vars[string(g.k.Read(key))]
-	if !ok {
-		return 0
-	}
-	return g.k.Write(v)
-}
-
-var errVarsFull = errors.New("variable store is full")
-
-// varSet sets the var named by the block at key to the block at val; val 0
-// deletes it. Over maxVarBytes it panics, which fails the call, as go-sdk
-// does (with the same accounting).
-func (g *nativeGuest) varSet(key, val uint64) {
-	name := string(g.k.Read(key))
-	if val == 0 {
-		if old, ok := g.vars[name]; ok {
-			g.varBytes -= varCost(name, old)
-			delete(g.vars, name)
-		}
-		return
-	}
-	v := bytes.Clone(g.k.Read(val))
-	size := g.varBytes + varCost(name, v)
-	if old, ok := g.vars[name]; ok {
-		size -= varCost(name, old)
-	}
-	if size >= maxVarBytes {
-		panic(errVarsFull)
-	}
-	if g.vars == nil {
-		g.vars = make(map[string][]byte)
-	}
-	g.vars[name] = v
-	g.varBytes = size
-}
-
-func varCost(name string, v []byte) int {
-	return int(unsafe.Sizeof([]byte{})+unsafe.Sizeof("")) + len(name) + len(v)
 }
 
 // httpRequestJSON is the request of http_request.
