@@ -47,3 +47,15 @@ func envHostModule(hb wazero.HostModuleBuilder, b *nativeBackend) wazero.HostMod
 	}), []api.ValueType{i64, i64}, []api.ValueType{i64}).Export("http_request")
 	return hb
 }
+
+// ioHostModule defines mcphost's bulk copies (extism.IOFuncs) on the
+// native kernel: each reaches the calling guest's kernel and memory.
+func ioHostModule(hb wazero.HostModuleBuilder) wazero.HostModuleBuilder {
+	for _, f := range extism.IOFuncs {
+		fn := f.Fn
+		hb.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			fn(&guestOf(ctx).k, mod.Memory(), stack)
+		}), f.Params, f.Results).Export(f.Name)
+	}
+	return hb
+}

@@ -94,8 +94,8 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 			return fail(fmt.Errorf("call status: %w", err))
 		}
 	}
-	if imports[ioModule] {
-		if _, err := ioHostModule(rt.NewHostModuleBuilder(ioModule)).Instantiate(ctx); err != nil {
+	if imports[extism.IOModule] {
+		if _, err := ioHostModule(rt.NewHostModuleBuilder(extism.IOModule)).Instantiate(ctx); err != nil {
 			return fail(fmt.Errorf("bulk i/o: %w", err))
 		}
 	}
