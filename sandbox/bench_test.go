@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
@@ -391,7 +392,7 @@ func BenchmarkGoGuestCall(b *testing.B) {
 	}
 	m := load("echo", echoExample(b))
 	frame := guestOf(m)
-	if !frame.(*extismV2).frame {
+	if !m.HasExport(abi.ExportCallToolFrame) {
 		b.Fatal("the echo example does not export " + abi.ExportCallToolFrame)
 	}
 	raw := load("boundary", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"}))
@@ -400,7 +401,7 @@ func BenchmarkGoGuestCall(b *testing.B) {
 		call func() error
 	}{
 		{"frame", call(frame, echo)},
-		{"envelope", call(&extismV2{m: m, plugin: "p"}, echo)},
+		{"envelope", call(extism.NewV2(m, "p", false, extismErrors), echo)},
 		{"boundary", func() error { _, err := raw.Call(ctx, "hello", args); return err }},
 	}
 	for _, v := range []struct{ name, env, tool string }{
@@ -416,17 +417,17 @@ func BenchmarkGoGuestCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		g := guestOf(load(v.name, wasm))
+		vm := load(v.name, wasm)
 		variants = append(variants, struct {
 			name string
 			call func() error
-		}{v.name, call(g, ToolRef{Name: v.tool})})
-		if x, ok := g.(*extismV2); ok && x.frame {
+		}{v.name, call(guestOf(vm), ToolRef{Name: v.tool})})
+		if vm.HasExport(abi.ExportCallToolFrame) {
 			// The same guest through its call_tool envelope.
 			variants = append(variants, struct {
 				name string
 				call func() error
-			}{v.name + "-envelope", call(&extismV2{m: x.m, plugin: "p"}, ToolRef{Name: v.tool})})
+			}{v.name + "-envelope", call(extism.NewV2(vm, "p", false, extismErrors), ToolRef{Name: v.tool})})
 		}
 	}
 	took := make([][]time.Duration, len(variants))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 )
 
 func TestCallEcho(t *testing.T) {
@@ -39,7 +40,7 @@ func TestCallEcho(t *testing.T) {
 func TestEchoOutputsKept(t *testing.T) {
 	t.Parallel()
 	m := load(t, Limits{Instances: 1})
-	ins := []string{strings.Repeat("a", 3*keepArena), "small", "SMALL", strings.Repeat("b", 5*keepArena), strings.Repeat("c", keepArena/2)}
+	ins := []string{strings.Repeat("a", 3*extism.KeepArena), "small", "SMALL", strings.Repeat("b", 5*extism.KeepArena), strings.Repeat("c", extism.KeepArena/2)}
 	outs := make([][]byte, len(ins))
 	for i, in := range ins {
 		out, err := m.Call(context.Background(), "echo", []byte(in))

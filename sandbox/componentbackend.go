@@ -16,6 +16,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/wasmbin"
 	"github.com/mcphost/mcphost/sandbox/internal/component"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
 	"github.com/mcphost/mcphost/sandbox/internal/wasip2"
@@ -278,7 +279,7 @@ func (g *componentPlugin) CallTool(ctx context.Context, ref ToolRef, args json.R
 	}
 	// The result was written by component.resultJSON: read it as any
 	// tool's, in one pass.
-	r, msg := toolResult(out)
+	r, msg := extism.ReadToolResult(out)
 	if msg != "" {
 		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: abi.ExportCallTool, Msg: msg}
 	}

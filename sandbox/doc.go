@@ -34,10 +34,11 @@
 // completion, a roots change. There is one kind of Guest per kind of
 // plugin, each speaking its own wire (guest.go): an Extism v1 plugin gets
 // {"params":…} on describe and call, a v2 (hyper-mcp) plugin
-// {"request":…,"context":…} envelopes (extismguest.go), and a component
-// is called through its WIT types, the tool found by its place in the
-// list and its arguments converted once from JSON to WIT values, with no
-// envelope in between (componentbackend.go). A component's [Module]
+// {"request":…,"context":…} envelopes (both in sandbox/internal/extism,
+// with the Guest's data types, which this package names by aliases), and
+// a component is called through its WIT types, the tool found by its
+// place in the list and its arguments converted once from JSON to WIT
+// values, with no envelope in between (componentbackend.go). A component's [Module]
 // exports no Extism function: [Module.Call] refuses every export.
 //
 // It knows nothing about TOML, JSON-RPC or sessions. Host functions reach the
@@ -103,7 +104,8 @@
 // # The kernel
 //
 // Every module runs on our own implementation of the Extism kernel
-// (extism:host/env, kernel.go and kernelenv.go) as Go functions on wazero
+// (extism:host/env: its memory and functions in sandbox/internal/extism,
+// wired in kernelenv.go and native.go) as Go functions on wazero
 // ([RuntimeNative]). Kernel memory is a Go byte slice per instance, so
 // input and output move with one copy each; one wazero runtime per module
 // holds WASI, the kernel and the host functions once, and each instance is

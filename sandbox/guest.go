@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 )
 
 // The seam between plugins and the sandbox: a Guest answers the questions
@@ -15,7 +16,7 @@ import (
 // describe and call, a v2 (hyper-mcp) plugin {"request":…,"context":…}
 // envelopes on its nine exports, except that a tool call goes to a
 // guest's mcphost_call_tool as an abi.CallFrame when it exports one
-// (extismguest.go), and a component is
+// (sandbox/internal/extism), and a component is
 // called through its WIT types, its arguments converted once from JSON to
 // WIT values, with no envelope in between (componentbackend.go).
 
@@ -51,41 +52,29 @@ type Guest interface {
 	RootsListChanged(ctx context.Context, cc abi.Context) error
 }
 
-// ToolResult is a tool's answer: the guest's CallToolResult, checked to
-// be an object with a "content" array, and the two members its host acts
-// on, found in the same pass (of duplicates, the last, as encoding/json
-// picks).
-type ToolResult struct {
-	JSON       json.RawMessage
-	IsError    bool            // its "isError" is true
-	Structured json.RawMessage // its "structuredContent", nil when absent
-}
-
-// ToolRef names a tool of a Guest: its own name, and its place in the
-// tools of [Guest.Lists], resolved once when the list was read. A
-// component calls the function at Index; the Extism kinds send Name.
-type ToolRef struct {
-	Name  string
-	Index int
-}
-
-// Lists are the raw items of what a plugin lists, each as the guest wrote
-// it. The JSON names are those of the list cache's entries.
-type Lists struct {
-	Tools     []json.RawMessage `json:"tools,omitempty"`
-	Resources []json.RawMessage `json:"resources,omitempty"`
-	Templates []json.RawMessage `json:"templates,omitempty"`
-	Prompts   []json.RawMessage `json:"prompts,omitempty"`
-	Skills    []json.RawMessage `json:"skills,omitempty"` // abi.SkillFile items of mcphost_list_skills
-}
-
-// Caller is a plugin's code at the byte level of the Extism ABI: a
-// *Module, or a Go implementation of the same ABI (tests, built-ins).
-// Call must be safe for concurrent use.
-type Caller interface {
-	Call(ctx context.Context, export string, input []byte) ([]byte, error)
-	HasExport(name string) bool
-}
+// The Guest's data, defined beside the Extism kinds of Guest
+// (sandbox/internal/extism), which make most of it.
+type (
+	// ToolResult is a tool's answer: the guest's CallToolResult, checked
+	// to be an object with a "content" array, and the two members its
+	// host acts on, found in the same pass (of duplicates, the last, as
+	// encoding/json picks).
+	ToolResult = extism.ToolResult
+	// ToolRef names a tool of a Guest: its own name, and its place in the
+	// tools of [Guest.Lists], resolved once when the list was read. A
+	// component calls the function at Index; the Extism kinds send Name.
+	ToolRef = extism.ToolRef
+	// Lists are the raw items of what a plugin lists, each as the guest
+	// wrote it. The JSON names are those of the list cache's entries.
+	Lists = extism.Lists
+	// Caller is a plugin's code at the byte level of the Extism ABI: a
+	// *Module, or a Go implementation of the same ABI (tests, built-ins).
+	// Call must be safe for concurrent use.
+	Caller = extism.Caller
+	// OutputError says a plugin's output is not valid JSON or not of the
+	// shape its export promises.
+	OutputError = extism.OutputError
+)
 
 // NewGuest returns the Guest of m for the plugin called plugin (the name
 // guests see in their context): a component's when m is one, else an
@@ -97,9 +86,9 @@ func NewGuest(m Caller, plugin string) (Guest, error) {
 			return &componentPlugin{m: mod, b: b, plugin: plugin}, nil
 		}
 	}
-	v2 := &extismV2{m: m, plugin: plugin, frame: m.HasExport(abi.ExportCallToolFrame)}
+	v2 := extism.NewV2(m, plugin, m.HasExport(abi.ExportCallToolFrame), extismErrors)
 	if m.HasExport(abi.ExportDescribe) && m.HasExport(abi.ExportCall) {
-		return &extismV1{v2}, nil
+		return extism.NewV1(v2), nil
 	}
 	for _, e := range v2Exports {
 		if m.HasExport(e) {
@@ -110,6 +99,18 @@ func NewGuest(m Caller, plugin string) (Guest, error) {
 		return nil, fmt.Errorf("unknown ABI: exports %q (want list_tools, call_tool, … or describe and call)", x.Exports())
 	}
 	return nil, fmt.Errorf("unknown ABI: no known export (want list_tools, call_tool, … or describe and call)")
+}
+
+// extismErrors are the errors of this package's types that the Extism
+// kinds of Guest make: a missing export's, and a frame call's reported as
+// call_tool's.
+var extismErrors = extism.Errors{
+	Unsupported: func(plugin, export string) error { return &UnsupportedError{Plugin: plugin, Export: export} },
+	Rename: func(err error, from, to string) {
+		if ce := (*CallError)(nil); errors.As(err, &ce) && ce.Export == from {
+			ce.Export = to
+		}
+	},
 }
 
 // v2Exports are the exports that make a module a hyper-mcp v2 plugin.
@@ -135,16 +136,6 @@ func (e *UnsupportedError) Error() string {
 // Is makes errors.Is match [ErrNotSupported] and [ErrMissingExport].
 func (e *UnsupportedError) Is(target error) bool {
 	return target == ErrNotSupported || target == ErrMissingExport
-}
-
-// OutputError says a plugin's output is not valid JSON or not of the shape
-// its export promises.
-type OutputError struct {
-	Plugin, Export, Msg string
-}
-
-func (e *OutputError) Error() string {
-	return fmt.Sprintf("plugin %q: %s: bad output: %s", e.Plugin, e.Export, e.Msg)
 }
 
 // component returns m's component backend, or nil for a core module.

@@ -42,10 +42,10 @@ func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) w
 			if h.Payload {
 				// A copy: the Peer may keep it past the call, and the
 				// kernel's memory is reused.
-				payload = bytes.Clone(g.k.read(stack[0]))
+				payload = bytes.Clone(g.k.Read(stack[0]))
 			}
 			if reply := h.serve(ctx, log, lim, payload, nil); h.Reply {
-				stack[0] = g.k.write(reply)
+				stack[0] = g.k.Write(reply)
 			}
 		}), params, results).Export(h.Name)
 	}

@@ -12,13 +12,14 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 	"github.com/mcphost/mcphost/sandbox/internal/guestmem"
 	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
 // Import modules a guest may use.
 const (
-	envModule  = "extism:host/env"
+	envModule  = extism.EnvModule
 	wasiModule = wasi_snapshot_preview1.ModuleName
 )
 
@@ -92,8 +93,8 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 			return fail(fmt.Errorf("call status: %w", err))
 		}
 	}
-	if imports[ioModule] {
-		if _, err := ioHostModule(rt.NewHostModuleBuilder(ioModule)).Instantiate(ctx); err != nil {
+	if imports[extism.IOModule] {
+		if _, err := ioHostModule(rt.NewHostModuleBuilder(extism.IOModule)).Instantiate(ctx); err != nil {
 			return fail(fmt.Errorf("bulk i/o: %w", err))
 		}
 	}
@@ -114,7 +115,7 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 }
 
 func (b *nativeBackend) Instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error) {
-	g := &nativeGuest{b: b, k: kernel{limit: int(b.lim.MemoryPages) * pageSize}, fns: make(map[string]api.Function)}
+	g := &nativeGuest{b: b, k: extism.NewKernel(int(b.lim.MemoryPages) * pageSize), fns: make(map[string]api.Function)}
 	// No start functions: a reactor's initialiser runs before the first
 	// call, inside that call's time budget.
 	mctx, mems := guestmem.With(ctx)
@@ -162,7 +163,7 @@ func (b *nativeBackend) Close(ctx context.Context, drained bool) error {
 type nativeGuest struct {
 	b           *nativeBackend
 	mod         api.Module
-	k           kernel
+	k           extism.Kernel
 	fns         map[string]api.Function
 	stack       [1]uint64
 	poll        *poll // nil unless the backend's guest is instrumented
@@ -170,10 +171,9 @@ type nativeGuest struct {
 	initialized bool
 	lastError   string
 
-	vars     map[string][]byte
-	varBytes int
-	status   int32
-	headers  []byte // JSON of the last response's headers
+	vars    extism.Vars
+	status  int32
+	headers []byte // JSON of the last response's headers
 }
 
 // kernelKey finds the guest of the call being served in a host
@@ -229,9 +229,9 @@ func (g *nativeGuest) Call(ctx context.Context, export string, input []byte) (ui
 	}
 	g.lastError = ""
 	k := &g.k
-	k.reset()
-	defer k.reset()
-	if !k.setInput(input) {
+	k.Reset()
+	defer k.Reset()
+	if !k.SetInput(input) {
 		return 1, nil, fmt.Errorf("input of %d bytes does not fit in the kernel's memory", len(input))
 	}
 	f := g.fn(export)
@@ -286,20 +286,11 @@ func (g *nativeGuest) Call(ctx context.Context, export string, input []byte) (ui
 		return rc, nil, err
 	}
 	var guestErr error
-	if msg := k.errorMessage(); msg != "" {
+	if msg := k.ErrorMessage(); msg != "" {
 		g.lastError = msg
 		guestErr = errors.New(msg)
 	}
-	var out []byte
-	if b := k.outputBytes(); len(b) > 0 && k.dropped() && len(b) >= cap(k.mem)/4 {
-		// The deferred reset lets the arena go, and the output is most
-		// of it (an echo's: the input is the rest): keeping it saves a
-		// copy of a large output and pins little more than it.
-		out = b
-	} else if len(b) > 0 {
-		out = append([]byte(nil), b...)
-	}
-	return rc, out, guestErr
+	return rc, k.Output(), guestErr
 }
 
 // initialize runs the guest runtime's initialiser.

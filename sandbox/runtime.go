@@ -9,6 +9,7 @@ import (
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/internal/component"
 	"github.com/mcphost/mcphost/sandbox/internal/coreruntime"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 	"github.com/mcphost/mcphost/sandbox/limits"
 )
 
@@ -85,7 +86,7 @@ func foreign(newFB coreruntime.New) newBackend {
 func hostFor(name string, lim Limits, log *slog.Logger) coreruntime.Host {
 	return coreruntime.Host{
 		Name: name, Log: log, MemoryPages: lim.MemoryPages, Config: lim.Config, AllowedHosts: lim.AllowedHosts,
-		MaxHTTPBytes: maxHTTPBytes(lim), MaxVarBytes: maxVarBytes,
+		MaxHTTPBytes: maxHTTPBytes(lim), MaxVarBytes: extism.MaxVarBytes,
 		Serve: func(ctx context.Context, h abi.HostFunc, payload []byte, perr error) []byte {
 			return hostFunc(h).serve(ctx, log, lim, payload, perr)
 		},

@@ -10,65 +10,18 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unsafe"
 
 	"github.com/mcphost/mcphost/abi"
 )
 
-// maxVarBytes bounds one instance's vars, as go-sdk's default does.
-const maxVarBytes = 1 << 20
-
 // configGet returns a new block holding the config value named by the
 // block at key, or 0 when there is none.
 func (g *nativeGuest) configGet(key uint64) uint64 {
-	v, ok := g.b.lim.Config[string(g.k.read(key))]
+	v, ok := g.b.lim.Config[string(g.k.Read(key))]
 	if !ok {
 		return 0
 	}
-	return g.k.write([]byte(v))
-}
-
-// varGet returns a new block holding the var named by the block at key, or
-// 0. Vars live as long as the instance.
-func (g *nativeGuest) varGet(key uint64) uint64 {
-	v, ok := g.vars[string(g.k.read(key))]
-	if !ok {
-		return 0
-	}
-	return g.k.write(v)
-}
-
-var errVarsFull = errors.New("variable store is full")
-
-// varSet sets the var named by the block at key to the block at val; val 0
-// deletes it. Over maxVarBytes it panics, which fails the call, as go-sdk
-// does (with the same accounting).
-func (g *nativeGuest) varSet(key, val uint64) {
-	name := string(g.k.read(key))
-	if val == 0 {
-		if old, ok := g.vars[name]; ok {
-			g.varBytes -= varCost(name, old)
-			delete(g.vars, name)
-		}
-		return
-	}
-	v := bytes.Clone(g.k.read(val))
-	size := g.varBytes + varCost(name, v)
-	if old, ok := g.vars[name]; ok {
-		size -= varCost(name, old)
-	}
-	if size >= maxVarBytes {
-		panic(errVarsFull)
-	}
-	if g.vars == nil {
-		g.vars = make(map[string][]byte)
-	}
-	g.vars[name] = v
-	g.varBytes = size
-}
-
-func varCost(name string, v []byte) int {
-	return int(unsafe.Sizeof([]byte{})+unsafe.Sizeof("")) + len(name) + len(v)
+	return g.k.Write([]byte(v))
 }
 
 // httpRequestJSON is the request of http_request.
@@ -88,12 +41,12 @@ type httpRequestJSON struct {
 func (g *nativeGuest) httpRequest(ctx context.Context, req, body uint64) uint64 {
 	g.status, g.headers = 0, nil
 	var r httpRequestJSON
-	if err := json.Unmarshal(g.k.read(req), &r); err != nil {
+	if err := json.Unmarshal(g.k.Read(req), &r); err != nil {
 		panic(fmt.Errorf("invalid http request: %w", err))
 	}
 	var b []byte
 	if body != 0 {
-		b = bytes.Clone(g.k.read(body))
+		b = bytes.Clone(g.k.Read(body))
 	}
 	status, h, rb, err := sendHTTP(ctx, g.b.client, g.b.lim, r, b)
 	if err != nil {
@@ -104,7 +57,7 @@ func (g *nativeGuest) httpRequest(ctx context.Context, req, body uint64) uint64 
 	if len(rb) == 0 {
 		return 0
 	}
-	off := g.k.write(rb)
+	off := g.k.Write(rb)
 	if off == 0 {
 		panic(errors.New("http response body does not fit in the kernel's memory"))
 	}

@@ -1,4 +1,4 @@
-package sandbox
+package extism
 
 import (
 	"bytes"
@@ -19,19 +19,27 @@ import (
 // once for the request and again for the envelope), and the output is
 // checked by one validating pass that finds the member it needs.
 
-// extismV2 is a hyper-mcp v2 plugin: every question is an export taking
+// V2 is a hyper-mcp v2 plugin: every question is an export taking
 // {"request":…,"context":…}.
-type extismV2 struct {
+type V2 struct {
 	m      Caller
 	plugin string
 	frame  bool // it exports abi.ExportCallToolFrame: tool calls go there
+	errs   Errors
 }
 
-func (g *extismV2) ABI() int { return 2 }
+// NewV2 returns the Guest of m, a v2 plugin called plugin (the name guests
+// see in their context); frame says m exports abi.ExportCallToolFrame,
+// where tool calls then go. errs makes the errors of its caller's types.
+func NewV2(m Caller, plugin string, frame bool, errs Errors) *V2 {
+	return &V2{m: m, plugin: plugin, frame: frame, errs: errs}
+}
+
+func (g *V2) ABI() int { return 2 }
 
 // Lists calls the list exports the plugin has, each with the context of a
 // call that serves no client request.
-func (g *extismV2) Lists(ctx context.Context) (*Lists, error) {
+func (g *V2) Lists(ctx context.Context) (*Lists, error) {
 	input, err := json.Marshal(abi.Input{Context: fillContext(abi.Context{Plugin: g.plugin})})
 	if err != nil {
 		return nil, err
@@ -61,20 +69,17 @@ func (g *extismV2) Lists(ctx context.Context) (*Lists, error) {
 // or, to a guest that exports abi.ExportCallToolFrame, the same call as
 // an abi.CallFrame there. Either way its errors name call_tool, the
 // question the plugin answered.
-func (g *extismV2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (ToolResult, error) {
+func (g *V2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (ToolResult, error) {
 	if g.frame {
 		in, err := g.callFrameInput(tool.Name, args, cc)
 		if err != nil {
 			return ToolResult{}, err
 		}
 		r, err := g.callTool(ctx, abi.ExportCallToolFrame, in)
-		var ce *CallError
-		var oe *OutputError
-		switch {
-		case errors.As(err, &ce) && ce.Export == abi.ExportCallToolFrame:
-			ce.Export = abi.ExportCallTool
-		case errors.As(err, &oe):
+		if oe := (*OutputError)(nil); errors.As(err, &oe) {
 			oe.Export = abi.ExportCallTool
+		} else if err != nil {
+			g.errs.Rename(err, abi.ExportCallToolFrame, abi.ExportCallTool)
 		}
 		return r, err
 	}
@@ -85,7 +90,7 @@ func (g *extismV2) CallTool(ctx context.Context, tool ToolRef, args json.RawMess
 	return g.callTool(ctx, abi.ExportCallTool, in)
 }
 
-func (g *extismV2) ReadResource(ctx context.Context, uri string, cc abi.Context) (json.RawMessage, error) {
+func (g *V2) ReadResource(ctx context.Context, uri string, cc abi.Context) (json.RawMessage, error) {
 	in, err := g.envelope(abi.ReadResourceParams{URI: uri}, cc)
 	if err != nil {
 		return nil, err
@@ -93,7 +98,7 @@ func (g *extismV2) ReadResource(ctx context.Context, uri string, cc abi.Context)
 	return g.call(ctx, abi.ExportReadResource, in, "contents", '[')
 }
 
-func (g *extismV2) GetPrompt(ctx context.Context, name string, args map[string]string, cc abi.Context) (json.RawMessage, error) {
+func (g *V2) GetPrompt(ctx context.Context, name string, args map[string]string, cc abi.Context) (json.RawMessage, error) {
 	in, err := g.envelope(abi.GetPromptParams{Name: name, Arguments: args}, cc)
 	if err != nil {
 		return nil, err
@@ -101,7 +106,7 @@ func (g *extismV2) GetPrompt(ctx context.Context, name string, args map[string]s
 	return g.call(ctx, abi.ExportGetPrompt, in, "messages", '[')
 }
 
-func (g *extismV2) Complete(ctx context.Context, params abi.CompleteParams, cc abi.Context) (json.RawMessage, error) {
+func (g *V2) Complete(ctx context.Context, params abi.CompleteParams, cc abi.Context) (json.RawMessage, error) {
 	params.Ref.Type = strings.TrimPrefix(params.Ref.Type, "ref/")
 	in, err := g.envelope(params, cc)
 	if err != nil {
@@ -113,7 +118,7 @@ func (g *extismV2) Complete(ctx context.Context, params abi.CompleteParams, cc a
 // RootsListChanged sends on_roots_list_changed {"context":{"_meta":{…}}}
 // (a notification has no id, as hyper-mcp sends it) when the plugin
 // exports it; its output is ignored.
-func (g *extismV2) RootsListChanged(ctx context.Context, cc abi.Context) error {
+func (g *V2) RootsListChanged(ctx context.Context, cc abi.Context) error {
 	if !g.m.HasExport(abi.ExportOnRootsListChanged) {
 		return nil
 	}
@@ -130,14 +135,17 @@ func (g *extismV2) RootsListChanged(ctx context.Context, cc abi.Context) error {
 	return err
 }
 
-// extismV1 is an mcp.run servlet: describe lists its tools, call calls
+// V1 is an mcp.run servlet: describe lists its tools, call calls
 // one with {"params":{name,arguments}}. It answers the other questions as
 // a v2 plugin would, when it has their exports.
-type extismV1 struct{ *extismV2 }
+type V1 struct{ *V2 }
 
-func (g *extismV1) ABI() int { return 1 }
+// NewV1 returns the Guest of v2's module as an mcp.run servlet.
+func NewV1(v2 *V2) *V1 { return &V1{v2} }
 
-func (g *extismV1) Lists(ctx context.Context) (*Lists, error) {
+func (g *V1) ABI() int { return 1 }
+
+func (g *V1) Lists(ctx context.Context) (*Lists, error) {
 	tools, err := listCall(ctx, g.m, abi.ExportDescribe, nil, "tools")
 	if err != nil {
 		return nil, err
@@ -145,7 +153,7 @@ func (g *extismV1) Lists(ctx context.Context) (*Lists, error) {
 	return &Lists{Tools: tools}, nil
 }
 
-func (g *extismV1) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, _ abi.Context) (ToolResult, error) {
+func (g *V1) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, _ abi.Context) (ToolResult, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = nil
 	}
@@ -157,7 +165,7 @@ func (g *extismV1) CallTool(ctx context.Context, tool ToolRef, args json.RawMess
 }
 
 // RootsListChanged does nothing: v1 has no notifications.
-func (g *extismV1) RootsListChanged(context.Context, abi.Context) error { return nil }
+func (g *V1) RootsListChanged(context.Context, abi.Context) error { return nil }
 
 // listCall calls a list export and returns the items of its member array.
 // An absent or null member is an empty list.
@@ -183,7 +191,7 @@ func listCall(ctx context.Context, m Caller, export string, input []byte, member
 
 // call runs export and checks that its output is a JSON object whose
 // member is an array ('[') or an object ('{').
-func (g *extismV2) call(ctx context.Context, export string, in []byte, member string, kind byte) (json.RawMessage, error) {
+func (g *V2) call(ctx context.Context, export string, in []byte, member string, kind byte) (json.RawMessage, error) {
 	out, err := g.invoke(ctx, export, in)
 	if err != nil {
 		return nil, err
@@ -196,12 +204,12 @@ func (g *extismV2) call(ctx context.Context, export string, in []byte, member st
 
 // callTool runs export, a tool call, and reads its output as a
 // ToolResult.
-func (g *extismV2) callTool(ctx context.Context, export string, in []byte) (ToolResult, error) {
+func (g *V2) callTool(ctx context.Context, export string, in []byte) (ToolResult, error) {
 	out, err := g.invoke(ctx, export, in)
 	if err != nil {
 		return ToolResult{}, err
 	}
-	r, msg := toolResult(out)
+	r, msg := ReadToolResult(out)
 	if msg != "" {
 		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: export, Msg: msg}
 	}
@@ -209,16 +217,16 @@ func (g *extismV2) callTool(ctx context.Context, export string, in []byte) (Tool
 }
 
 // invoke runs export, which the plugin must have, with in.
-func (g *extismV2) invoke(ctx context.Context, export string, in []byte) ([]byte, error) {
+func (g *V2) invoke(ctx context.Context, export string, in []byte) ([]byte, error) {
 	if !g.m.HasExport(export) {
-		return nil, &UnsupportedError{Plugin: g.plugin, Export: export}
+		return nil, g.errs.Unsupported(g.plugin, export)
 	}
 	return g.m.Call(ctx, export, in)
 }
 
 // envelope builds a v2 input: {"request":…,"context":…}, with the
 // context's id and _meta always present (see [fillContext]).
-func (g *extismV2) envelope(request any, cc abi.Context) ([]byte, error) {
+func (g *V2) envelope(request any, cc abi.Context) ([]byte, error) {
 	cc.Plugin = g.plugin
 	in := abi.Input{Context: fillContext(cc)}
 	req, err := json.Marshal(request)
@@ -265,7 +273,7 @@ func isNull(raw []byte) bool {
 // callToolInput is the v2 call_tool envelope
 // {"request":{"name":…,"arguments":…},"context":…}, built by appending.
 // args must be valid JSON (the caller checked it) or empty.
-func (g *extismV2) callToolInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
+func (g *V2) callToolInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
 	cc.Plugin = g.plugin
 	cc = fillContext(cc)
 	in := make([]byte, 0, len(args)+len(name)+len(cc.ID)+len(cc.Meta)+len(cc.ProtocolVersion)+len(cc.Plugin)+96)
@@ -286,7 +294,7 @@ func (g *extismV2) callToolInput(name string, args json.RawMessage, cc abi.Conte
 // callFrameInput is the abi.CallFrame of a tool call: the context's
 // members as callToolInput would write them (filled, compacted), and args
 // as they are; args must be valid JSON (the caller checked it) or empty.
-func (g *extismV2) callFrameInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
+func (g *V2) callFrameInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
 	cc.Plugin = g.plugin
 	cc = fillContext(cc)
 	id, err := compact(cc.ID)
@@ -376,87 +384,4 @@ func needsMarshal(raw []byte) bool {
 		}
 	}
 	return false
-}
-
-// checkShape returns "" when out is one JSON object with member of the
-// given kind, and what is wrong otherwise.
-func checkShape(out []byte, member string, kind byte) string {
-	v, ok, isObject := topMember(out, member)
-	return shapeError(out, member, kind, v, ok, isObject)
-}
-
-// toolResult reads out, a CallToolResult, in one pass: it must be an
-// object with a "content" array; "" when it is, and what is wrong
-// otherwise.
-func toolResult(out []byte) (r ToolResult, msg string) {
-	var content []byte
-	var found bool
-	isObject := jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
-		key := out[k.Start+1 : k.End-1] // a plain key is its literal
-		if k.Escaped || k.High {
-			key = []byte(jsonscan.Unquote(out[k.Start:k.End], k))
-		}
-		switch string(key) {
-		case "content":
-			content, found = raw, true
-		case "isError":
-			r.IsError = string(raw) == "true"
-		case "structuredContent":
-			r.Structured = raw
-		}
-	})
-	if msg := shapeError(out, "content", '[', content, found, isObject); msg != "" {
-		return ToolResult{}, msg
-	}
-	r.JSON = out
-	return r, ""
-}
-
-// shapeError is checkShape's verdict on what one pass over out found:
-// member's value v, whether it was there, and whether out is an object.
-func shapeError(out []byte, member string, kind byte, v []byte, ok, isObject bool) string {
-	if !isObject {
-		if !jsonscan.Valid(out) {
-			return "invalid JSON: " + snippet(out)
-		}
-		if t := bytes.TrimSpace(out); bytes.Equal(t, []byte("null")) {
-			return "not a JSON object: null"
-		}
-		return "not a JSON object: " + snippet(out)
-	}
-	if !ok {
-		return fmt.Sprintf("missing %q", member)
-	}
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 || v[0] != kind {
-		want := "an array"
-		if kind == '{' {
-			want = "an object"
-		}
-		return fmt.Sprintf("%q is not %s", member, want)
-	}
-	return ""
-}
-
-// topMember returns the raw value of the last member named key of the
-// JSON object out (encoding/json's choice among duplicates), whether it
-// is present, and whether out is a valid object at all; one pass.
-func topMember(out []byte, key string) (val []byte, found, isObject bool) {
-	isObject = jsonscan.Members(out, func(k jsonscan.String, raw []byte) {
-		lit := out[k.Start:k.End]
-		if len(lit) == len(key)+2 && string(lit[1:len(lit)-1]) == key ||
-			k.Escaped && jsonscan.Unquote(lit, k) == key {
-			val, found = raw, true
-		}
-	})
-	return val, found, isObject
-}
-
-// snippet shortens guest output for a message.
-func snippet(b []byte) string {
-	const n = 120
-	if len(b) > n {
-		return fmt.Sprintf("%q…", b[:n])
-	}
-	return fmt.Sprintf("%q", b)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package extism
 
 import "testing"
 
@@ -6,9 +6,9 @@ import "testing"
 // see only as offsets and lengths (sandbox/internal/differential compares
 // them with go-sdk's kernel).
 func TestKernel(t *testing.T) {
-	k := &kernel{limit: 1 << 10}
-	k.reset()
-	if !k.setInput([]byte("0123456789")) {
+	k := &Kernel{limit: 1 << 10}
+	k.Reset()
+	if !k.SetInput([]byte("0123456789")) {
 		t.Fatal("setInput failed")
 	}
 	a := k.alloc(3)
@@ -67,21 +67,55 @@ func TestKernel(t *testing.T) {
 	if k.outputBytes() != nil {
 		t.Error("output beyond the arena: got bytes; want none")
 	}
-	k.err = k.write([]byte("boom"))
-	if got := k.errorMessage(); got != "boom" {
+	k.err = k.Write([]byte("boom"))
+	if got := k.ErrorMessage(); got != "boom" {
 		t.Errorf("error message: got %q; want boom", got)
 	}
-	k.reset()
-	if k.length(b) != 0 || k.inputLen != 0 || k.errorMessage() != "" || k.memoryBytes() != 0 {
+	k.Reset()
+	if k.length(b) != 0 || k.inputLen != 0 || k.ErrorMessage() != "" || k.memoryBytes() != 0 {
 		t.Error("reset left blocks or registers behind")
 	}
 	// The arena is kept across calls; its old bytes must not show
 	// through a new block, though write fills its blocks without
 	// zeroing them first.
-	w := k.write([]byte("01234567abcdefgh"))
-	k.reset()
+	w := k.Write([]byte("01234567abcdefgh"))
+	k.Reset()
 	if c := k.alloc(16); c != w || k.loadU64(c) != 0 || k.loadU64(c+8) != 0 {
 		t.Errorf("a block over the last call's bytes: at %d (was %d), %#x %#x; want zeroed", c, w, k.loadU64(c), k.loadU64(c+8))
+	}
+}
+
+// TestKernelOutput checks what a call keeps of its output: a copy, unless
+// Reset lets the arena go and the output is most of it.
+func TestKernelOutput(t *testing.T) {
+	tests := []struct {
+		name    string
+		in, out int
+		shared  bool
+	}{
+		{"none", 10, 0, false},
+		{"kept arena: a copy", 100, 50, false},
+		{"dropped arena, output most of it: its bytes", 4 * KeepArena, 4 * KeepArena, true},
+		{"dropped arena, small output: a copy", 4 * KeepArena, 16, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := NewKernel(1 << 24)
+			k.SetInput(make([]byte, tc.in))
+			if tc.out > 0 {
+				k.output, k.outputLen = k.alloc(uint64(tc.out)), uint64(tc.out)
+			}
+			got := k.Output()
+			if len(got) != tc.out || (tc.out == 0) != (got == nil) {
+				t.Fatalf("Output: got %d bytes (nil %v); want %d", len(got), got == nil, tc.out)
+			}
+			if tc.out == 0 {
+				return
+			}
+			if shared := &got[0] == &k.mem[k.output-kernelBase]; shared != tc.shared {
+				t.Errorf("Output shares the arena: got %v; want %v", shared, tc.shared)
+			}
+		})
 	}
 }
 
@@ -90,8 +124,8 @@ func TestKernel(t *testing.T) {
 func FuzzKernel(f *testing.F) {
 	f.Add([]byte{0, 10, 1, 2, 3, 200, 4, 0xff})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		k := &kernel{limit: 4096}
-		k.setInput(ops)
+		k := &Kernel{limit: 4096}
+		k.SetInput(ops)
 		for i := 0; i+1 < len(ops); i += 2 {
 			v := uint64(ops[i+1]) * 7
 			switch ops[i] % 8 {
@@ -113,7 +147,7 @@ func FuzzKernel(f *testing.F) {
 				k.output, k.outputLen = v, v
 				k.outputBytes()
 			case 7:
-				k.reset()
+				k.Reset()
 			}
 		}
 	})

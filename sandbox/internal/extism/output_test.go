@@ -1,4 +1,4 @@
-package sandbox
+package extism
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestToolResult(t *testing.T) {
 		{"invalid", `{"content":[}`, false, "", `invalid JSON: "{\"content\":[}"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, msg := toolResult([]byte(tt.out))
+			r, msg := ReadToolResult([]byte(tt.out))
 			if msg != tt.msg {
 				t.Fatalf("message %q; want %q", msg, tt.msg)
 			}
@@ -66,23 +66,23 @@ func FuzzToolResult(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		r, msg := toolResult(out)
+		r, msg := ReadToolResult(out)
 		var m map[string]json.RawMessage
 		jerr := json.Unmarshal(out, &m)
 		content, ok := m["content"]
 		content = bytes.TrimSpace(content)
 		want := jerr == nil && m != nil && ok && len(content) > 0 && content[0] == '['
 		if (msg == "") != want {
-			t.Fatalf("toolResult(%q): message %q; encoding/json says valid object with a content array: %v (%v)", out, msg, want, jerr)
+			t.Fatalf("ReadToolResult(%q): message %q; encoding/json says valid object with a content array: %v (%v)", out, msg, want, jerr)
 		}
 		if msg != "" {
 			return
 		}
 		if isErr := string(bytes.TrimSpace(m["isError"])) == "true"; r.IsError != isErr {
-			t.Errorf("toolResult(%q): isError %v; encoding/json finds %v", out, r.IsError, isErr)
+			t.Errorf("ReadToolResult(%q): isError %v; encoding/json finds %v", out, r.IsError, isErr)
 		}
 		if s, ok := m["structuredContent"]; ok != (r.Structured != nil) || ok && !bytes.Equal(bytes.TrimSpace(s), r.Structured) {
-			t.Errorf("toolResult(%q): structuredContent %q; encoding/json finds %q (present %v)", out, r.Structured, s, ok)
+			t.Errorf("ReadToolResult(%q): structuredContent %q; encoding/json finds %q (present %v)", out, r.Structured, s, ok)
 		}
 	})
 }
