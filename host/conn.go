@@ -101,10 +101,39 @@ func (c *Conn) HandleHere(ctx context.Context, msg []byte, carry func()) bool {
 // array is sent with (see [Outbound]): Streamable HTTP passes a key of its
 // own per POST, to find the stream the array belongs on.
 func (c *Conn) HandleKeyed(ctx context.Context, msg []byte, batchKey json.RawMessage) {
-	if t, ok := c.s.handleMessage(ctx, msg, batchKey); ok {
-		c.s.workers.queue(t)
+	if j, ok := c.Start(ctx, msg, batchKey); ok {
+		j.Queue()
 	}
 }
+
+// Start is [Conn.HandleKeyed] except for a concurrent request (tools/call,
+// …) in msg: it is tracked, as Handle tracks it, and returned instead of
+// queued to the Conn's workers, for the caller to run with [Job.Run]. ok
+// is false when there is nothing to run (the message was answered at
+// once, was no request, or was a batch, whose requests are queued).
+func (c *Conn) Start(ctx context.Context, msg []byte, batchKey json.RawMessage) (j Job, ok bool) {
+	t, ok := c.s.handleMessage(ctx, msg, batchKey)
+	return Job{s: c.s, t: t}, ok
+}
+
+// Job is a concurrent request that [Conn.Start] tracked and did not run.
+type Job struct {
+	s *session
+	t task
+}
+
+// Run serves the request on the calling goroutine and answers it (unless
+// it was cancelled), as a worker would. It is for a transport with a
+// goroutine of its own per request that waits for the answer anyway
+// (Streamable HTTP: the POST's): a worker would cost a goroutine switch
+// each way and, on a new Conn, a new goroutine whose stack grows again
+// for the call. Run blocks for as long as the request runs, so the caller
+// sees to what must go on meanwhile: writing what the request sends
+// before its answer, and noticing that its client went away.
+func (j Job) Run() { j.s.run(j.t) }
+
+// Queue hands the request to one of the Conn's workers, as Handle does.
+func (j Job) Queue() { j.s.workers.queue(j.t) }
 
 // TooLarge answers a message of n bytes that the transport discarded for
 // exceeding limit, with its id when the transport could read it from the

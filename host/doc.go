@@ -47,7 +47,9 @@
 // The core knows no transport. A transport reaches it through one seam,
 // conn.go: it opens a [Conn] with [Server.Connect], giving it an
 // [Outbound] (and optionally a [Finisher]) for the way back, feeds it whole
-// messages with [Conn.Handle], answers what it could not frame with
+// messages with [Conn.Handle] (or [Conn.Start], which returns a
+// concurrent request as a [Job] for a goroutine of the transport's to
+// run), answers what it could not frame with
 // [Conn.TooLarge], and ends it with [Conn.ClientGone], [Conn.Drain] and
 // [Conn.Close]. Nothing else of a session is visible to a transport;
 // besides the seam, a transport may ask the Server for its limits

@@ -11,9 +11,12 @@ import (
 
 // This file is the one way a concurrent request (tools/call, …) runs.
 // start tracks it and returns it as a task; the caller runs it, with
-// s.run, in one of two places, both the session's pool (pool.go):
-//   - on the pool's workers (queue): Handle, batches and Streamable
-//     HTTP, where the caller must not wait for a tool;
+// s.run, in one of three places:
+//   - on the goroutine of a transport that has one per request and waits
+//     for the answer anyway (Conn.Start and Job.Run: a Streamable HTTP
+//     POST), which sees to what must be written meanwhile;
+//   - on the pool's workers (queue): Handle, batches, and Streamable
+//     HTTP streams that PollAfter may close before the answer;
 //   - on the calling goroutine (runHere): a transport's one reader with
 //     nothing more to read (stdio, Conn.HandleHere), when no other request
 //     is in flight. The answer then waits for no goroutine to be woken:

@@ -44,7 +44,22 @@ func statelessState(meta json.RawMessage) (*clientState, error) {
 	if !jsonrpc.IsObject(meta) {
 		return nil, jsonrpc.InvalidParams("invalid params: missing _meta (the 2026-07-28 revision requires %s and %s in every request)", metaVersion, metaCapabilities)
 	}
-	rawVersion := jsonrpc.Member(meta, metaVersion)
+	// One walk of _meta for the four members (each Member call walks it
+	// whole; the last of a repeated key counts, as with Member).
+	var rawVersion, rawCaps, rawInfo, rawLevel json.RawMessage
+	jsonrpc.EachMember(meta, func(k, v []byte) bool {
+		switch {
+		case jsonrpc.KeyIs(k, metaVersion):
+			rawVersion = v
+		case jsonrpc.KeyIs(k, metaCapabilities):
+			rawCaps = v
+		case jsonrpc.KeyIs(k, metaClientInfo):
+			rawInfo = v
+		case jsonrpc.KeyIs(k, metaLogLevel):
+			rawLevel = v
+		}
+		return true
+	})
 	if rawVersion == nil {
 		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaVersion)
 	}
@@ -52,7 +67,6 @@ func statelessState(meta json.RawMessage) (*clientState, error) {
 	if !ok {
 		return nil, jsonrpc.InvalidParams("invalid params: %s must be a string", metaVersion)
 	}
-	rawCaps := jsonrpc.Member(meta, metaCapabilities)
 	if rawCaps == nil {
 		return nil, jsonrpc.InvalidParams("invalid params: _meta is missing %s", metaCapabilities)
 	}
@@ -63,8 +77,8 @@ func statelessState(meta json.RawMessage) (*clientState, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &clientState{version: protocol.Stateless, caps: caps, info: jsonrpc.Member(meta, metaClientInfo)}
-	if l, ok := jsonrpc.Unquote(jsonrpc.Member(meta, metaLogLevel)); ok {
+	st := &clientState{version: protocol.Stateless, caps: caps, info: rawInfo}
+	if l, ok := jsonrpc.Unquote(rawLevel); ok {
 		if n, ok := parseLevel(l); ok {
 			st.level = n + 1
 		}

@@ -10,7 +10,8 @@
 // stdio. Layout, by file:
 //
 //   - http.go: Options, Handler, Serve, shutdown;
-//   - httppost.go, httpsse.go, httpsession.go: POST, SSE streams, a
+//   - httppost.go, httpsse.go, httpsession.go: POST (its request run on
+//     the POST's own goroutine: httpSession.runHere), SSE streams, a
 //     session's streams, event ids and replay (Last-Event-ID), and the
 //     cancellation of a POST's requests when its client goes away and
 //     cannot resume the stream (httpSession.detach);

@@ -11,10 +11,10 @@ import (
 	"github.com/mcphost/mcphost/host"
 )
 
-// postAbandoned posts body on a connection of its own and returns the
-// function that hangs up, as a client that gives up does: the connection
-// closes before the answer.
-func (c *httpClient) postAbandoned(body string) (hangUp func()) {
+// postAbandoned posts body (with the header pairs hdr) on a connection of
+// its own and returns the function that hangs up, as a client that gives
+// up does: the connection closes before the answer.
+func (c *httpClient) postAbandoned(body string, hdr ...string) (hangUp func()) {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.ht.url, strings.NewReader(body))
@@ -25,6 +25,9 @@ func (c *httpClient) postAbandoned(body string) (hangUp func()) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", c.session)
 	req.Header.Set("MCP-Protocol-Version", c.version)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	done := make(chan struct{})
 	go func() { // ends when cancel closes the connection
@@ -58,6 +61,22 @@ func TestHTTPDisconnectCancels(t *testing.T) {
 		// The id is free again, and the session goes on.
 		if got := c.call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 			t.Errorf("reusing the id: got %s", got)
+		}
+	})
+	// A stateless POST's request runs on the POST's own goroutine, which
+	// cannot watch the connection meanwhile: its going away still
+	// cancels the call.
+	t.Run("stateless", func(t *testing.T) {
+		fx := newFixture()
+		srv := newServer(t, fx, host.Options{})
+		c := startHTTP(t, srv, Options{}).client()
+		c.version = "2026-07-28"
+		hangUp := c.postAbandoned(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_slow",`+meta2026(`{}`)+`}}`,
+			"Mcp-Method", "tools/call", "Mcp-Name", "test_slow")
+		recv(t, fx.Started, "the slow call")
+		hangUp()
+		if err := recv(t, fx.Cancelled, "the plugin's cancellation"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("the abandoned call's ctx: %v; want context.Canceled", err)
 		}
 	})
 	t.Run("sse not resumed", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/host/internal/protocol"
 )
@@ -94,9 +95,15 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, hs *httpSessio
 		httpError(w, http.StatusNotFound, codeSessionNotFound, "Session not found")
 		return
 	}
-	if !h.handOver(false, func() { hs.serve(r, body, batchKey, st) }) {
+	var job host.Job
+	var run bool
+	if !h.handOver(false, func() { job, run = hs.serve(r, body, batchKey, st) }) {
 		hs.abandon(st)
 		unavailable(w)
+		return
+	}
+	if run {
+		hs.runHere(w, r, st, c, job)
 		return
 	}
 	hs.respond(w, r, st, c)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
@@ -41,8 +42,9 @@ type httpSession struct {
 	// session's lifetime context carrying r's caller (auth.go); with st
 	// (the POST stream its requests answer on), under a context of their
 	// own that ends when st is finished or abandoned (see
-	// httpSession.detach).
-	serve  func(r *http.Request, raw []byte, batchKey json.RawMessage, st *stream)
+	// httpSession.detach), and it returns the concurrent request it
+	// started, if any, for the POST's goroutine to run (runHere).
+	serve  func(r *http.Request, raw []byte, batchKey json.RawMessage, st *stream) (host.Job, bool)
 	cancel context.CancelFunc // ends the lifetime context
 
 	mu         sync.Mutex
@@ -102,17 +104,49 @@ type stream struct {
 type conn struct {
 	wake     chan struct{} // capacity 1: something changed
 	detached bool          // told to stop (poll, take-over, session end)
+	// writer, while the POST's goroutine runs the stream's request itself
+	// (httpSession.runHere), writes the response on a goroutine of its
+	// own: the first signal that needs it (an event to write, a poll, a
+	// take-over, the session's end) or the client's going away starts it,
+	// once (carry goes from carryArmed to carryFired).
+	writer func()
+	carry  atomic.Int32
 }
+
+const (
+	carryNone = iota
+	carryArmed
+	carryFired
+)
 
 func newConn() *conn { return &conn{wake: make(chan struct{}, 1)} }
 
+// signal wakes the goroutine writing c, and starts it while the POST's
+// goroutine is running the request itself.
 func (c *conn) signal() {
+	if c == nil {
+		return
+	}
+	c.notify()
+	c.fire()
+}
+
+// notify wakes the goroutine writing c without starting one: what changed
+// is the end of the request (its answer as JSON, or none), which a POST's
+// goroutine running the request itself finds when the request returns.
+func (c *conn) notify() {
 	if c == nil {
 		return
 	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
+	}
+}
+
+func (c *conn) fire() {
+	if c.carry.CompareAndSwap(carryArmed, carryFired) {
+		go c.writer() // ends with the response
 	}
 }
 
@@ -143,17 +177,17 @@ func (h *Handler) newHTTPSession(stateless bool, o owner) *httpSession {
 	ctx, cancel := context.WithCancel(context.Background())
 	hs.cancel = cancel
 	conn := hs.conn
-	hs.serve = func(r *http.Request, raw []byte, key json.RawMessage, st *stream) {
+	hs.serve = func(r *http.Request, raw []byte, key json.RawMessage, st *stream) (host.Job, bool) {
 		cctx := callerContext(ctx, r)
 		if st == nil {
 			conn.HandleKeyed(cctx, raw, key)
-			return
+			return host.Job{}, false
 		}
 		rctx, cancel := context.WithCancel(cctx)
 		hs.mu.Lock()
 		st.cancel = cancel // before handling: the answer may come at once
 		hs.mu.Unlock()
-		conn.HandleKeyed(rctx, raw, key)
+		return conn.Start(rctx, raw, key)
 	}
 	return hs
 }
@@ -280,7 +314,7 @@ func (hs *httpSession) Send(msg []byte, related json.RawMessage) error {
 			st.json = bytes.Clone(msg)
 			st.answered = true
 			hs.finishLocked(st)
-			st.conn.signal()
+			st.conn.notify()
 			return nil
 		}
 		hs.toSSELocked(st)
@@ -312,7 +346,7 @@ func (hs *httpSession) Unanswered(key json.RawMessage) {
 		return
 	}
 	hs.finishLocked(st)
-	st.conn.signal()
+	st.conn.notify()
 }
 
 // finishLocked marks st as having all its messages: its keys are free

@@ -1,11 +1,56 @@
 package streamable
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/host/internal/protocol"
 )
+
+// runHere runs job, the request of POST stream st, on the POST's own
+// goroutine, then writes its answer as respond does. A worker would cost
+// a goroutine switch each way, and on a new session (every stateless
+// POST, every session used for one call) a new goroutine whose stack
+// grows again for the call. Whatever must be written while the request
+// still runs (its notifications, our requests to the client, a poll, the
+// session's end) or the client's going away starts respond on a
+// goroutine of its own (see conn.writer), which this one then waits for.
+//
+// A stream that Options.PollAfter may close before its answer is not run
+// here: its response must end while the request runs on, and a handler's
+// response ends only when it returns.
+func (hs *httpSession) runHere(w http.ResponseWriter, r *http.Request, st *stream, c *conn, job host.Job) {
+	hs.mu.Lock()
+	polled := st.poll != nil
+	hs.mu.Unlock()
+	if polled {
+		job.Queue()
+		hs.respond(w, r, st, c)
+		return
+	}
+	done := make(chan struct{})
+	c.writer = func() {
+		defer close(done)
+		hs.respond(w, r, st, c)
+	}
+	c.carry.Store(carryArmed)
+	hs.mu.Lock()
+	missed := c.detached || st.mode == modeSSE // a poll or the session's end came first
+	hs.mu.Unlock()
+	if missed {
+		c.fire()
+	}
+	stop := context.AfterFunc(r.Context(), c.fire)
+	job.Run()
+	stop()
+	if c.carry.CompareAndSwap(carryArmed, carryNone) {
+		hs.respond(w, r, st, c)
+		return
+	}
+	<-done
+}
 
 // respond writes what comes back for a POST's requests: the response as
 // JSON if it is the first message for them, an SSE stream otherwise.
