@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -329,9 +328,4 @@ func (e *Engine) forget(m *Module) {
 	if use != nil {
 		_ = use.close(context.Background())
 	}
-}
-
-// signature is the type of one exported function.
-type signature struct {
-	params, results []api.ValueType
 }
