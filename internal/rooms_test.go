@@ -36,7 +36,7 @@ var backArrows = map[string]int{
 	"plugins":                      17,
 	"plugins/config":               10,
 	"plugins/source":               5,
-	"sandbox":                      17,
+	"sandbox":                      16,
 	"sandbox/internal/component":   9,
 	"sdk-guest":                    9,
 }
