@@ -57,6 +57,13 @@ type Plugin struct {
 	appGuest map[string]string
 }
 
+// HiddenTool is a tool of a plugin that a filter left out.
+type HiddenTool struct {
+	Original string `json:"original"` // the plugin's own name for it
+	Name     string `json:"name"`     // the name it would have been listed under
+	Filter   string `json:"filter"`   // the plugins.toml key that hid it: read_only, include_tools or exclude_tools
+}
+
 // Tool is one exposed tool.
 type Tool struct {
 	Name     string // exposed name (namespaced, valid, unique in its generation)
