@@ -10,12 +10,6 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 )
 
-// Module is what a [Plugin] runs on: a *sandbox.Module in production, or a
-// native Go implementation of the same byte-level ABI (tests, benchmarks,
-// built-ins), which a config.Spec carries as Native. It is config.Module,
-// the one definition, named here for plugins' callers.
-type Module = config.Module
-
 // Plugin is one loaded plugin.
 type Plugin struct {
 	Name string
