@@ -7,8 +7,6 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -23,36 +21,6 @@ import (
 // kernel memory block holding JSON only when it has a payload, and returns
 // an i64 offset of a JSON reply only when it is a request.
 type hostFunc abi.HostFunc
-
-// userModule is the import module of the host functions.
-const userModule = abi.HostNamespace
-
-// userHostModule defines the host functions on the kernel.
-func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) wazero.HostModuleBuilder {
-	for _, af := range abi.HostFuncs {
-		h := hostFunc(af)
-		var params, results []api.ValueType
-		if h.Payload {
-			params = []api.ValueType{i64}
-		}
-		if h.Reply {
-			results = []api.ValueType{i64}
-		}
-		hb.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-			g := guestOf(ctx)
-			var payload []byte
-			if h.Payload {
-				// A copy: the Peer may keep it past the call, and the
-				// kernel's memory is reused.
-				payload = bytes.Clone(g.k.Read(stack[0]))
-			}
-			if reply := h.serve(ctx, log, lim, payload, nil); h.Reply {
-				stack[0] = g.k.Write(reply)
-			}
-		}), params, results).Export(h.Name)
-	}
-	return hb
-}
 
 // serve runs one host function for a module with limits lim (on the
 // kernel, and on go-sdk in tests): payload is the JSON the guest passed (nil: none), perr a failure to read it. It returns the
