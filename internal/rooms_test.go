@@ -36,7 +36,7 @@ var backArrows = map[string]int{
 	"plugins":                      15,
 	"plugins/config":               10,
 	"plugins/source":               5,
-	"sandbox":                      13,
+	"sandbox":                      12,
 	"sandbox/internal/component":   9,
 	"sdk-guest":                    9,
 }
