@@ -22,6 +22,26 @@ type versioner interface {
 	CallI32(ctx context.Context, export string) (int32, error)
 }
 
+// listEntry is what a plugin listed when it loaded: the raw items of each
+// list, as the guest returned them. It is what inspect returns, and the
+// entry the list cache keeps (listcache.go, which sets Format).
+type listEntry struct {
+	Format       int `json:"format"`
+	ABI          int `json:"abi"`
+	GuestVersion int `json:"guestVersion,omitempty"`
+	sandbox.Lists
+}
+
+// equal reports whether e and o list the same items.
+func (e *listEntry) equal(o *listEntry) bool {
+	same := func(a, b []json.RawMessage) bool {
+		return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(compact(x), compact(y)) })
+	}
+	return e.ABI == o.ABI && e.GuestVersion == o.GuestVersion && same(e.Tools, o.Tools) &&
+		same(e.Resources, o.Resources) && same(e.Templates, o.Templates) && same(e.Prompts, o.Prompts) &&
+		same(e.Skills, o.Skills)
+}
+
 // inspect makes c's guest (which detects its ABI) and reads its lists. A list export that fails or
 // returns something that is not a list makes the whole plugin fail;
 // malformed items are skipped with a warning.
@@ -55,6 +75,15 @@ func (l *Loader) readLists(ctx context.Context, c *core) (*listEntry, error) {
 	e := &listEntry{ABI: c.abi, GuestVersion: c.guestVersion, Lists: *ls}
 	l.useLists(c, e)
 	return e, nil
+}
+
+// useLists fills c's lists from e.
+func (l *Loader) useLists(c *core, e *listEntry) {
+	c.tools = l.readTools(c, e.Tools)
+	c.resources = l.readResources(c.name, e.Resources)
+	c.templates = l.readTemplates(c.name, e.Templates)
+	c.prompts = l.readPrompts(c.name, e.Prompts)
+	c.skills = l.readSkillFiles(c.name, e.Skills)
 }
 
 func compact(raw json.RawMessage) json.RawMessage {
