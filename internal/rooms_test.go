@@ -33,10 +33,10 @@ var backArrows = map[string]int{
 	"cmd/mcphost/internal/systest": 0,
 	"host":                         28,
 	"host/streamable":              16,
-	"plugins":                      17,
+	"plugins":                      13,
 	"plugins/config":               10,
 	"plugins/source":               5,
-	"sandbox":                      19,
+	"sandbox":                      12,
 	"sandbox/internal/component":   9,
 	"sdk-guest":                    9,
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/mcphost/mcphost/plugins/config"
 )
 
-// Module is what a [Plugin] runs on: a *sandbox.Module in production, or a
-// native Go implementation of the same byte-level ABI (tests, benchmarks,
-// built-ins), which a config.Spec carries as Native. It is config.Module,
-// the one definition, named here for plugins' callers.
-type Module = config.Module
-
 // Plugin is one loaded plugin.
 type Plugin struct {
 	Name string
@@ -55,6 +49,13 @@ type Plugin struct {
 	// appGuest maps the URI of each page moved under the plugin's ui://
 	// namespace to the one its guest listed (apps.go).
 	appGuest map[string]string
+}
+
+// HiddenTool is a tool of a plugin that a filter left out.
+type HiddenTool struct {
+	Original string `json:"original"` // the plugin's own name for it
+	Name     string `json:"name"`     // the name it would have been listed under
+	Filter   string `json:"filter"`   // the plugins.toml key that hid it: read_only, include_tools or exclude_tools
 }
 
 // Tool is one exposed tool.

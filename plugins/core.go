@@ -10,9 +10,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/source"
 	"github.com/mcphost/mcphost/sandbox"
 )
+
+// Module is what a [Plugin] runs on: a *sandbox.Module in production, or a
+// native Go implementation of the same byte-level ABI (tests, benchmarks,
+// built-ins), which a config.Spec carries as Native. It is config.Module,
+// the one definition, named here for plugins' callers.
+type Module = config.Module
 
 // core is a loaded module and what it listed when it loaded. Every
 // generation that holds a plugin holds one reference on its core; the

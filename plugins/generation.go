@@ -123,13 +123,6 @@ func toolFilter(spec *config.Spec, server *config.ServerConfig, t *abi.Tool) str
 	return ""
 }
 
-// HiddenTool is a tool of a plugin that a filter left out.
-type HiddenTool struct {
-	Original string `json:"original"` // the plugin's own name for it
-	Name     string `json:"name"`     // the name it would have been listed under
-	Filter   string `json:"filter"`   // the plugins.toml key that hid it: read_only, include_tools or exclude_tools
-}
-
 // Hidden returns the plugin and the filter that hid the tool a client
 // calls name (the name it would have been listed under), or nil.
 func (g *Generation) Hidden(name string) (*Plugin, *HiddenTool) {

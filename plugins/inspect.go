@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -18,6 +20,26 @@ import (
 // (*sandbox.Module does), used for mcphost_abi_version.
 type versioner interface {
 	CallI32(ctx context.Context, export string) (int32, error)
+}
+
+// listEntry is what a plugin listed when it loaded: the raw items of each
+// list, as the guest returned them. It is what inspect returns, and the
+// entry the list cache keeps (listcache.go, which sets Format).
+type listEntry struct {
+	Format       int `json:"format"`
+	ABI          int `json:"abi"`
+	GuestVersion int `json:"guestVersion,omitempty"`
+	sandbox.Lists
+}
+
+// equal reports whether e and o list the same items.
+func (e *listEntry) equal(o *listEntry) bool {
+	same := func(a, b []json.RawMessage) bool {
+		return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(compact(x), compact(y)) })
+	}
+	return e.ABI == o.ABI && e.GuestVersion == o.GuestVersion && same(e.Tools, o.Tools) &&
+		same(e.Resources, o.Resources) && same(e.Templates, o.Templates) && same(e.Prompts, o.Prompts) &&
+		same(e.Skills, o.Skills)
 }
 
 // inspect makes c's guest (which detects its ABI) and reads its lists. A list export that fails or
@@ -53,6 +75,15 @@ func (l *Loader) readLists(ctx context.Context, c *core) (*listEntry, error) {
 	e := &listEntry{ABI: c.abi, GuestVersion: c.guestVersion, Lists: *ls}
 	l.useLists(c, e)
 	return e, nil
+}
+
+// useLists fills c's lists from e.
+func (l *Loader) useLists(c *core, e *listEntry) {
+	c.tools = l.readTools(c, e.Tools)
+	c.resources = l.readResources(c.name, e.Resources)
+	c.templates = l.readTemplates(c.name, e.Templates)
+	c.prompts = l.readPrompts(c.name, e.Prompts)
+	c.skills = l.readSkillFiles(c.name, e.Skills)
 }
 
 func compact(raw json.RawMessage) json.RawMessage {
@@ -224,6 +255,32 @@ func (l *Loader) readPrompts(plugin string, raws []json.RawMessage) []listedProm
 		seen[p.def.Name] = true
 		p.raw = compact(raw)
 		out = append(out, p)
+	}
+	return out
+}
+
+// readSkillFiles reads the items of mcphost_list_skills; a malformed
+// one is skipped with a warning, as other list items are.
+func (l *Loader) readSkillFiles(plugin string, raws []json.RawMessage) []abi.SkillFile {
+	var out []abi.SkillFile
+	seen := map[string]bool{}
+	for i, raw := range raws {
+		var f abi.SkillFile
+		err := json.Unmarshal(raw, &f)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("invalid skill file: %w", err)
+		case f.Path == "" || path.IsAbs(f.Path) || !fs.ValidPath(f.Path):
+			err = fmt.Errorf("path %q is not a relative slash path without . or .. elements", f.Path)
+		case seen[f.Path]:
+			err = errors.New("listed twice")
+		}
+		if err != nil {
+			l.skip(plugin, "skill file", i, f.Path, err)
+			continue
+		}
+		seen[f.Path] = true
+		out = append(out, f)
 	}
 	return out
 }

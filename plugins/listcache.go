@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,25 +23,6 @@ import (
 
 // listCacheFormat changes when the entries' meaning does.
 const listCacheFormat = 2 // 2: skills
-
-// listEntry is what a plugin listed when it loaded: the raw items of each
-// list, as the guest returned them.
-type listEntry struct {
-	Format       int `json:"format"`
-	ABI          int `json:"abi"`
-	GuestVersion int `json:"guestVersion,omitempty"`
-	sandbox.Lists
-}
-
-// equal reports whether e and o list the same items.
-func (e *listEntry) equal(o *listEntry) bool {
-	same := func(a, b []json.RawMessage) bool {
-		return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(compact(x), compact(y)) })
-	}
-	return e.ABI == o.ABI && e.GuestVersion == o.GuestVersion && same(e.Tools, o.Tools) &&
-		same(e.Resources, o.Resources) && same(e.Templates, o.Templates) && same(e.Prompts, o.Prompts) &&
-		same(e.Skills, o.Skills)
-}
 
 // listKey names the entry of a plugin: a hash of what its guest can see.
 // Secret values stay out of it (a cache file name must not let anyone test
@@ -89,15 +69,6 @@ func (l *Loader) saveLists(key string, e *listEntry) {
 	}
 	e.Format = listCacheFormat
 	l.writeEntry(l.listFile(key), e)
-}
-
-// useLists fills c's lists from e.
-func (l *Loader) useLists(c *core, e *listEntry) {
-	c.tools = l.readTools(c, e.Tools)
-	c.resources = l.readResources(c.name, e.Resources)
-	c.templates = l.readTemplates(c.name, e.Templates)
-	c.prompts = l.readPrompts(c.name, e.Prompts)
-	c.skills = l.readSkillFiles(c.name, e.Skills)
 }
 
 // checkLists is a lazy module's first-use hook: it re-reads the lists from

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"mime"
 	"os"
@@ -490,32 +489,6 @@ func (g *Generation) indexSkills() {
 			}
 		}
 	}
-}
-
-// readSkillFiles reads the items of mcphost_list_skills; a malformed
-// one is skipped with a warning, as other list items are.
-func (l *Loader) readSkillFiles(plugin string, raws []json.RawMessage) []abi.SkillFile {
-	var out []abi.SkillFile
-	seen := map[string]bool{}
-	for i, raw := range raws {
-		var f abi.SkillFile
-		err := json.Unmarshal(raw, &f)
-		switch {
-		case err != nil:
-			err = fmt.Errorf("invalid skill file: %w", err)
-		case f.Path == "" || path.IsAbs(f.Path) || !fs.ValidPath(f.Path):
-			err = fmt.Errorf("path %q is not a relative slash path without . or .. elements", f.Path)
-		case seen[f.Path]:
-			err = errors.New("listed twice")
-		}
-		if err != nil {
-			l.skip(plugin, "skill file", i, f.Path, err)
-			continue
-		}
-		seen[f.Path] = true
-		out = append(out, f)
-	}
-	return out
 }
 
 // skillsChanged reports whether the skills of o and n differ, and adds

@@ -256,16 +256,3 @@ func (u *cacheUse) close(ctx context.Context) error {
 	}
 	return u.cache.Close(ctx)
 }
-
-// CodeFiles lists the files of the compiled code, in the cache, of the
-// module whose bytes hash to sum (SHA-256, hex), or nil when there are
-// none. A caller that will load the module later (a plugin listed from
-// the list cache loads on first use) keeps them from a cache prune with
-// them.
-func (e *Engine) CodeFiles(sum string) []string {
-	if e == nil || len(sum) != 64 || e.cache.inMemory() {
-		return nil
-	}
-	u := cacheUse{dir: filepath.Join(e.cache.dir, sum[:32])} // the key: the first half of the SHA-256
-	return u.entries()
-}

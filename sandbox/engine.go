@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -97,6 +96,19 @@ func (e *Engine) isClosed() bool {
 
 // CacheDir returns the directory of the compilation cache.
 func (e *Engine) CacheDir() string { return e.dir }
+
+// CodeFiles lists the files of the compiled code, in the cache, of the
+// module whose bytes hash to sum (SHA-256, hex), or nil when there are
+// none. A caller that will load the module later (a plugin listed from
+// the list cache loads on first use) keeps them from a cache prune with
+// them.
+func (e *Engine) CodeFiles(sum string) []string {
+	if e == nil || len(sum) != 64 || e.cache.inMemory() {
+		return nil
+	}
+	u := cacheUse{dir: filepath.Join(e.cache.dir, sum[:32])} // the key: the first half of the SHA-256
+	return u.entries()
+}
 
 // Close closes every module (see [Module.Close]) and waits, bounded by
 // ctx, for the compiles running in the background to end, so that the
@@ -329,9 +341,4 @@ func (e *Engine) forget(m *Module) {
 	if use != nil {
 		_ = use.close(context.Background())
 	}
-}
-
-// signature is the type of one exported function.
-type signature struct {
-	params, results []api.ValueType
 }

@@ -2,14 +2,11 @@ package sandbox
 
 import (
 	"fmt"
-	iofs "io/fs"
 	"log/slog"
-	"path"
 
 	"github.com/tetratelabs/wazero"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcphost/mcphost/sandbox/internal/rootfs"
 )
@@ -82,40 +79,3 @@ func (m mounted) with(gate rootfs.Gate, h *rootfs.Handles) experimentalsys.FS {
 
 // closedGate refuses every use of a gated mount outside a call.
 func closedGate(bool) experimentalsys.Errno { return experimentalsys.EACCES }
-
-// instanceFSConfig mounts ms again for one instance: gated mounts behind
-// the instance's gate (instance.gate), and each behind a tracedFS that
-// gives every file open of inst's calls a span when they are traced.
-func instanceFSConfig(ms []mounted, inst *instance) wazero.FSConfig {
-	cfg := wazero.NewFSConfig()
-	for _, m := range ms {
-		cfg = cfg.(sysfs.FSConfig).WithSysFSMount(tracedFS{FS: m.with(inst.gate(m.host), &inst.handles), inst: inst, guest: m.guest}, m.guest)
-	}
-	return cfg
-}
-
-// tracedFS is a mount whose opens are spans of the call being served.
-// wazero's FS methods take no context, so the instance holds how to start
-// a span in its current call (instance.begin).
-type tracedFS struct {
-	experimentalsys.FS
-	inst  *instance
-	guest string
-}
-
-func (f tracedFS) OpenFile(p string, flag experimentalsys.Oflag, perm iofs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	start := f.inst.spanner()
-	if start == nil {
-		return f.FS.OpenFile(p, flag, perm)
-	}
-	write := flag&(experimentalsys.O_RDWR|experimentalsys.O_WRONLY|experimentalsys.O_CREAT|experimentalsys.O_TRUNC|experimentalsys.O_APPEND) != 0
-	sp := start("open", attribute.String("file.path", path.Join(f.guest, p)), attribute.Bool("mcphost.fs.write", write))
-	file, errno := f.FS.OpenFile(p, flag, perm)
-	var err error
-	if errno != 0 {
-		sp.SetAttributes(attribute.String("error.type", errno.Error()))
-		err = errno
-	}
-	endSpan(sp, err)
-	return file, errno
-}

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcphost/mcphost/abi"
 )
@@ -21,36 +21,6 @@ import (
 // kernel memory block holding JSON only when it has a payload, and returns
 // an i64 offset of a JSON reply only when it is a request.
 type hostFunc abi.HostFunc
-
-// userModule is the import module of the host functions.
-const userModule = abi.HostNamespace
-
-// userHostModule defines the host functions on the kernel.
-func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) wazero.HostModuleBuilder {
-	for _, af := range abi.HostFuncs {
-		h := hostFunc(af)
-		var params, results []api.ValueType
-		if h.Payload {
-			params = []api.ValueType{i64}
-		}
-		if h.Reply {
-			results = []api.ValueType{i64}
-		}
-		hb.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-			g := guestOf(ctx)
-			var payload []byte
-			if h.Payload {
-				// A copy: the Peer may keep it past the call, and the
-				// kernel's memory is reused.
-				payload = bytes.Clone(g.k.Read(stack[0]))
-			}
-			if reply := h.serve(ctx, log, lim, payload, nil); h.Reply {
-				stack[0] = g.k.Write(reply)
-			}
-		}), params, results).Export(h.Name)
-	}
-	return hb
-}
 
 // serve runs one host function for a module with limits lim (on the
 // kernel, and on go-sdk in tests): payload is the JSON the guest passed (nil: none), perr a failure to read it. It returns the
@@ -118,4 +88,42 @@ var errConsentKey = errors.New("a request may not hold a string beginning with \
 func hostError(err error) []byte {
 	b, _ := json.Marshal(abi.HostError{Error: err.Error()})
 	return b
+}
+
+// serveTraced is serve inside a span named after the host function: a
+// request to the client carries its MCP method (the Peer adds its own
+// span beneath), a secret read the secret's name and whether it was set,
+// never its value.
+func (h hostFunc) serveTraced(ctx context.Context, tr *tracer, log *slog.Logger, lim Limits, payload []byte, perr error) []byte {
+	attrs := []attribute.KeyValue{attribute.String("mcphost.host_function", h.Name)}
+	if h.Method != "" {
+		attrs = append(attrs, attribute.String("mcp.method.name", h.Method))
+	}
+	secret := h.Name == abi.HostKeyringSecret
+	if secret {
+		var e abi.KeyringEntry
+		if json.Unmarshal(payload, &e) == nil {
+			name := e.User
+			if e.Service != "" {
+				name = e.Service + "/" + e.User
+			}
+			attrs = append(attrs, attribute.String("mcphost.secret.name", name))
+		}
+	}
+	ctx, sp := tr.Start(ctx, "host "+h.Name, trace.WithAttributes(attrs...))
+	reply := h.answer(ctx, log, lim, payload, perr)
+	var err error
+	switch {
+	case secret:
+		sp.SetAttributes(attribute.Bool("mcphost.secret.found", len(reply) > 0))
+	case perr != nil:
+		err = perr
+	case h.Reply && bytes.HasPrefix(reply, []byte(`{"error":`)):
+		var he abi.HostError
+		if json.Unmarshal(reply, &he) == nil {
+			err = errors.New(he.Error)
+		}
+	}
+	endSpan(sp, err)
+	return reply
 }

@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/internal/extism"
 )
 
@@ -56,6 +59,36 @@ func ioHostModule(hb wazero.HostModuleBuilder) wazero.HostModuleBuilder {
 		hb.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			fn(&guestOf(ctx).k, mod.Memory(), stack)
 		}), f.Params, f.Results).Export(f.Name)
+	}
+	return hb
+}
+
+// userModule is the import module of the host functions.
+const userModule = abi.HostNamespace
+
+// userHostModule defines the host functions on the kernel.
+func userHostModule(hb wazero.HostModuleBuilder, log *slog.Logger, lim Limits) wazero.HostModuleBuilder {
+	for _, af := range abi.HostFuncs {
+		h := hostFunc(af)
+		var params, results []api.ValueType
+		if h.Payload {
+			params = []api.ValueType{i64}
+		}
+		if h.Reply {
+			results = []api.ValueType{i64}
+		}
+		hb.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			g := guestOf(ctx)
+			var payload []byte
+			if h.Payload {
+				// A copy: the Peer may keep it past the call, and the
+				// kernel's memory is reused.
+				payload = bytes.Clone(g.k.Read(stack[0]))
+			}
+			if reply := h.serve(ctx, log, lim, payload, nil); h.Reply {
+				stack[0] = g.k.Write(reply)
+			}
+		}), params, results).Export(h.Name)
 	}
 	return hb
 }

@@ -415,17 +415,3 @@ func (m *Module) Close(ctx context.Context) error {
 func (m *Module) fail(export string, kind Kind, detail string, err error) *CallError {
 	return &CallError{Module: m.name, Export: export, Kind: kind, Detail: detail, Err: err}
 }
-
-func (s signature) String() string {
-	name := func(ts []api.ValueType) string {
-		out := "("
-		for i, t := range ts {
-			if i > 0 {
-				out += ", "
-			}
-			out += api.ValueTypeName(t)
-		}
-		return out + ")"
-	}
-	return name(s.params) + " -> " + name(s.results)
-}

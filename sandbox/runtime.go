@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/sandbox/internal/component"
@@ -32,6 +33,25 @@ type (
 	backend = coreruntime.Backend
 	guest   = coreruntime.Guest
 )
+
+// signature is the type of one exported function.
+type signature struct {
+	params, results []api.ValueType
+}
+
+func (s signature) String() string {
+	name := func(ts []api.ValueType) string {
+		out := "("
+		for i, t := range ts {
+			if i > 0 {
+				out += ", "
+			}
+			out += api.ValueTypeName(t)
+		}
+		return out + ")"
+	}
+	return name(s.params) + " -> " + name(s.results)
+}
 
 // callInput is what one call gives its guest: an Extism export's input
 // bytes, or a component's tool and its arguments as WIT values.

@@ -1,11 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -152,42 +149,4 @@ func urlPort(u *url.URL) int {
 		return 443
 	}
 	return 0
-}
-
-// serveTraced is serve inside a span named after the host function: a
-// request to the client carries its MCP method (the Peer adds its own
-// span beneath), a secret read the secret's name and whether it was set,
-// never its value.
-func (h hostFunc) serveTraced(ctx context.Context, tr *tracer, log *slog.Logger, lim Limits, payload []byte, perr error) []byte {
-	attrs := []attribute.KeyValue{attribute.String("mcphost.host_function", h.Name)}
-	if h.Method != "" {
-		attrs = append(attrs, attribute.String("mcp.method.name", h.Method))
-	}
-	secret := h.Name == abi.HostKeyringSecret
-	if secret {
-		var e abi.KeyringEntry
-		if json.Unmarshal(payload, &e) == nil {
-			name := e.User
-			if e.Service != "" {
-				name = e.Service + "/" + e.User
-			}
-			attrs = append(attrs, attribute.String("mcphost.secret.name", name))
-		}
-	}
-	ctx, sp := tr.Start(ctx, "host "+h.Name, trace.WithAttributes(attrs...))
-	reply := h.answer(ctx, log, lim, payload, perr)
-	var err error
-	switch {
-	case secret:
-		sp.SetAttributes(attribute.Bool("mcphost.secret.found", len(reply) > 0))
-	case perr != nil:
-		err = perr
-	case h.Reply && bytes.HasPrefix(reply, []byte(`{"error":`)):
-		var he abi.HostError
-		if json.Unmarshal(reply, &he) == nil {
-			err = errors.New(he.Error)
-		}
-	}
-	endSpan(sp, err)
-	return reply
 }
