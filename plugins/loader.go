@@ -775,6 +775,11 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 	}
 	d = &fileDigest{Sum: sum, Component: sandbox.IsComponent(wasm)}
 	if exports, err := sandbox.FuncExports(wasm); err == nil {
+		if exports == nil {
+			// Read, and none (a component): not nil, which says the
+			// exports did not read (lazy), also once through JSON.
+			exports = []string{}
+		}
 		slices.Sort(exports)
 		d.Exports = exports
 		if byPath {
