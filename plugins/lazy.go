@@ -34,6 +34,7 @@ import (
 type lazyModule struct {
 	name    string
 	file    string // the code, read (and checked against sum) on first use
+	wasm    []byte // or the code itself, held until then (see Loader.lazy)
 	sum     string // its SHA-256, hex
 	lim     sandbox.Limits
 	exports []string // sorted function exports
@@ -118,7 +119,7 @@ func (lm *lazyModule) run(done chan struct{}) {
 	case lm.closed:
 		_ = m.Close(ctx)
 	default:
-		lm.m, lm.err = m, nil
+		lm.m, lm.err, lm.wasm = m, nil, nil
 		code := "compiled"
 		if st, ok := m.(statser); ok && st.Stats().Interpreted {
 			// Its compiled code was not in the cache (sandbox/tier.go).
@@ -135,9 +136,12 @@ func (lm *lazyModule) run(done chan struct{}) {
 // refused, and stale runs: it drops the file's digest and has the plugin
 // reloaded.
 func (lm *lazyModule) compile(ctx context.Context) (Module, error) {
-	wasm, err := os.ReadFile(lm.file)
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+	wasm := lm.wasm
+	if wasm == nil {
+		var err error
+		if wasm, err = os.ReadFile(lm.file); err != nil {
+			return nil, fmt.Errorf("read: %w", err)
+		}
 	}
 	h := sha256.Sum256(wasm)
 	if got := hex.EncodeToString(h[:]); got != lm.sum {

@@ -187,8 +187,9 @@ func TestLazyModuleClose(t *testing.T) {
 	}
 
 	// A file that changed since it was listed is refused, said so, and
-	// reported stale (the Loader drops its digest and has it reloaded):
-	// no module holds code, and what runs is what was hashed.
+	// reported stale (the Loader drops its digest and has it reloaded),
+	// when the module was listed without reading it (the file digest
+	// cache): what runs is what was hashed.
 	var stale atomic.Int32
 	lm2 := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), log: discard(), load: lm.load, stale: func() { stale.Add(1) }}
 	write(t, file, "rewritten")
@@ -198,6 +199,18 @@ func TestLazyModuleClose(t *testing.T) {
 	if loads.Load() != 1 {
 		t.Errorf("the changed code loaded (%d loads)", loads.Load())
 	}
+
+	// A module listed from the code it read holds that code: the file
+	// rewritten meanwhile (a reload under way, or one that failed and
+	// left this generation serving) does not cost its first call.
+	lm3 := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), wasm: wasm, log: discard(), load: lm.load, stale: func() { stale.Add(1) }}
+	if out, err := lm3.Call(ctx, "f", nil); err != nil || string(out) != "ok" || stale.Load() != 1 {
+		t.Errorf("held code, file rewritten: %q, %v, %d stale reports; want ok and none new", out, err, stale.Load())
+	}
+	if lm3.wasm != nil {
+		t.Errorf("the held code outlived the load")
+	}
+	lm3.Close(ctx)
 }
 
 func sha256hex(b []byte) string {

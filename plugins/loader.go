@@ -573,7 +573,7 @@ func (l *Loader) loadWasm(ctx context.Context, server *config.ServerConfig, spec
 		if e != nil {
 			c := &core{name: spec.Name, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 				signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
-			if lm := l.lazy(spec, c, file, d.Exports, lim, key, e); lm != nil {
+			if lm := l.lazy(spec, c, file, wasm, d.Exports, lim, key, e); lm != nil {
 				c.module = lm
 				c.guest = lazyGuestOf(lm, runtime, e.ABI)
 				l.useLists(c, e)
@@ -630,7 +630,7 @@ func (l *Loader) loadWasm(ctx context.Context, server *config.ServerConfig, spec
 		l.saveLists(key, e)
 	}
 	if listing {
-		l.listOnly(ctx, spec, c, file, d.Exports, lim, key, e)
+		l.listOnly(ctx, spec, c, file, wasm, d.Exports, lim, key, e)
 	}
 	c.refs.Store(1)
 	return c, false, nil
@@ -651,13 +651,21 @@ func (l *Loader) loadNative(ctx context.Context, server *config.ServerConfig, sp
 }
 
 // lazy returns a module for c that loads on first use (lazy.go), listed
-// as e says, or nil when its exports did not read (nil). It holds no
-// code: its first use reads the file and checks it against c's digest.
-func (l *Loader) lazy(spec *config.Spec, c *core, file string, exports []string, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
+// as e says, or nil when its exports did not read (nil). wasm is the
+// code when it was read to list it (nil when the file digest cache
+// vouched for the file): a plugin's own file (spec.Path) may be rewritten
+// while this generation still serves calls (a reload in progress, or one
+// that failed and left it serving), so the code it listed is held until
+// its first use. Otherwise its first use reads the file and checks it
+// against c's digest.
+func (l *Loader) lazy(spec *config.Spec, c *core, file string, wasm []byte, exports []string, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
 	if exports == nil {
 		return nil
 	}
 	lm := &lazyModule{name: spec.Name, file: file, sum: c.sum, lim: lim, exports: exports, log: l.log, load: l.load}
+	if spec.Path != "" {
+		lm.wasm = wasm // the caches' files are content-keyed and never rewritten
+	}
 	lm.loaded = l.checkLists(c, key, e)
 	lm.stale = func() { l.dropDigest(file); l.signals.stale(file) }
 	return lm
@@ -672,12 +680,12 @@ func (l *Loader) lazy(spec *config.Spec, c *core, file string, exports []string,
 // (~0.15 s for a 4 MB Go guest) rather than a compile (~1.5 s), and its
 // first call loads what the compile stored. Its lists are re-read then,
 // as on every first use.
-func (l *Loader) listOnly(ctx context.Context, spec *config.Spec, c *core, file string, exports []string, lim sandbox.Limits, key string, e *listEntry) {
+func (l *Loader) listOnly(ctx context.Context, spec *config.Spec, c *core, file string, wasm []byte, exports []string, lim sandbox.Limits, key string, e *listEntry) {
 	st, ok := c.module.(statser)
 	if !ok || !st.Stats().Interpreted {
 		return
 	}
-	lm := l.lazy(spec, c, file, exports, lim, key, e)
+	lm := l.lazy(spec, c, file, wasm, exports, lim, key, e)
 	if lm == nil {
 		return
 	}
