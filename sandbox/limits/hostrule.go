@@ -46,6 +46,11 @@ func ParseHostRule(s string) (HostRule, error) {
 	}
 	host, port := s, ""
 	if a, err := netip.ParseAddr(s); err == nil && a.Is6() {
+		if a.Zone() != "" {
+			// A dialled address carries no zone, so such a rule would
+			// never match: refused, as it is in brackets.
+			return r, fmt.Errorf("%q names an IPv6 zone; write the address without its %%zone", s)
+		}
 		host = s // a bare IPv6 literal: every port
 	} else if strings.HasPrefix(s, "[") {
 		end := strings.IndexByte(s, ']')

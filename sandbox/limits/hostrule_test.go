@@ -46,6 +46,8 @@ func TestParseHostRule(t *testing.T) {
 		{rule: "[::1]:", wantErr: "empty port"},
 		{rule: "[x.com]:80", wantErr: "not an IPv6 address"},
 		{rule: "[127.0.0.1]", wantErr: "not an IPv6 address"},
+		{rule: "fe80::1%eth0", wantErr: "names an IPv6 zone"},
+		{rule: "::%*", wantErr: "names an IPv6 zone"},
 		{rule: "a.*.com", wantErr: `'*' may only appear alone or as a leading "*."`},
 		{rule: "**.com", wantErr: `'*' may only appear`},
 		{rule: "[a-", wantErr: "without ']'"},
