@@ -113,6 +113,11 @@ func (lm *lazyModule) run(done chan struct{}) {
 	defer close(done)
 	lm.loading = nil
 	switch {
+	case err != nil && errors.Is(err, sandbox.ErrEngineClosed):
+		// Shutting down: no call will come again, and nothing is wrong
+		// with the plugin.
+		lm.err = fmt.Errorf("plugin %q: loading its module on first use: %w", lm.name, err)
+		lm.log.Info("plugin module not loaded on first use: the server is shutting down", "plugin", lm.name)
 	case err != nil:
 		lm.err = fmt.Errorf("plugin %q: loading its module on first use: %w", lm.name, err)
 		lm.log.Error("plugin module not loaded on first use; the next call tries again", "plugin", lm.name, "err", err)

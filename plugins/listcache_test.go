@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/internal/cachefile"
+	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -211,6 +213,25 @@ func TestLazyModuleClose(t *testing.T) {
 		t.Errorf("the held code outlived the load")
 	}
 	lm3.Close(ctx)
+
+	// A first use met by shutdown (the engine closed under it) fails its
+	// call and says so at info, not as the plugin's fault.
+	closed, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "closed"), Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close(ctx)
+	log, rec := logtest.New()
+	lm4 := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), wasm: wasm, log: log,
+		load: func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
+			return closed.Load(ctx, name, wasm, lim)
+		}}
+	if _, err := lm4.Call(ctx, "f", nil); !errors.Is(err, sandbox.ErrEngineClosed) {
+		t.Errorf("first use on a closed engine: %v; want sandbox.ErrEngineClosed", err)
+	}
+	if got := rec.All(); len(got) != 1 || !strings.HasPrefix(got[0], "INFO plugin module not loaded on first use: the server is shutting down") {
+		t.Errorf("logged %q; want one info line saying the server is shutting down", got)
+	}
 }
 
 func sha256hex(b []byte) string {

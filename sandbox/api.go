@@ -226,6 +226,10 @@ var (
 	ErrMissingExport error = kindError(KindMissingExport)
 )
 
+// ErrEngineClosed is wrapped by the [LoadError] of a load that met its
+// Engine closed: the process is shutting down, not the module at fault.
+var ErrEngineClosed = errors.New("engine is closed")
+
 // LoadError is returned by [Engine.Load] (bad wasm, limits below the module's
 // minimum, instantiation failure).
 type LoadError struct {

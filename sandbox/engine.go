@@ -165,7 +165,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
-		return nil, &LoadError{Module: name, Stage: "compile", Err: errors.New("engine is closed")}
+		return nil, &LoadError{Module: name, Stage: "compile", Err: ErrEngineClosed}
 	}
 	lim, err := normalize(lim)
 	if err != nil {
@@ -240,7 +240,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 		e.mu.Unlock()
 		m.Close(ctx)
 		use.close(ctx)
-		return nil, &LoadError{Module: name, Stage: "instantiate", Err: errors.New("engine is closed")}
+		return nil, &LoadError{Module: name, Stage: "instantiate", Err: ErrEngineClosed}
 	}
 	switch {
 	case tiered && lim.ListOnly:
