@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/jsonrpc"
+	"github.com/mcphost/mcphost/host/internal/protocol"
 )
 
 // BenchmarkStdioCall measures sequential tools/call round trips over
@@ -176,5 +177,18 @@ func BenchmarkHandle(b *testing.B) {
 	}
 	if out.n.Load() < 40 {
 		b.Fatalf("last response %d bytes", out.n.Load())
+	}
+}
+
+// TestToolOutcomeAllocs holds a successful call's outcome to the one
+// allocation of boxing the result as a handler's any: the error
+// inspection that a failure needs costs a call that did not fail nothing.
+func TestToolOutcomeAllocs(t *testing.T) {
+	out := json.RawMessage(`{"content":[{"type":"text","text":"{\"bytes\":11}"}],"structuredContent":{"bytes":11}}`)
+	if res, err := toolOutcome(nil, nil, out, nil, protocol.Latest); err != nil || !bytes.Equal(res.(json.RawMessage), out) {
+		t.Fatalf("toolOutcome = %s, %v; want the output unchanged", res, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = toolOutcome(nil, nil, out, nil, protocol.Latest) }); n > 1 {
+		t.Errorf("toolOutcome: %v allocations per success; want at most 1", n)
 	}
 }

@@ -97,6 +97,9 @@ func wantsTask(req *request, t *plugins.Tool) (bool, error) {
 // Everything that goes wrong inside the tool is a tool execution error:
 // an isError result the model can read, never a protocol error.
 func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v protocol.Version) (any, error) {
+	if err == nil {
+		return json.RawMessage(protocol.FilterCallResult(out, v)), nil
+	}
 	var ve *plugins.ValidationError
 	switch {
 	case errors.As(err, &ve) && ve.What == "arguments":
@@ -104,10 +107,8 @@ func toolOutcome(s *session, t *plugins.Tool, out json.RawMessage, err error, v 
 	case errors.As(err, &ve):
 		return toolError(fmt.Sprintf("plugin %q tool %q: structuredContent does not match the tool's outputSchema: %s",
 			t.Plugin.Name, t.Original, ve.Detail)), nil
-	case err != nil:
-		return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 	}
-	return json.RawMessage(protocol.FilterCallResult(out, v)), nil
+	return toolError(s.failure("tool", t.Plugin.Name, t.Original, err)), nil
 }
 
 // logHidden logs, for a call of an unknown tool name, the filter that hid

@@ -124,3 +124,35 @@ func BenchmarkValidateStructured(b *testing.B) {
 		})
 	}
 }
+
+// TestValidateFlatAllocs holds the compiled (flat) schema checks of a
+// call's arguments and structuredContent free of allocations: they run on
+// every tools/call of a tool with schemas (the C kit's template).
+func TestValidateFlatAllocs(t *testing.T) {
+	m := NativeModule(map[string]func(context.Context, []byte) ([]byte, error){
+		abi.ExportListTools: list("tools", []string{`{"name":"t","inputSchema":{"type":"object",
+			"properties":{"msg":{"type":"string","maxLength":100},"n":{"type":"integer"}},"required":["msg"]},
+			"outputSchema":{"type":"object","properties":{"bytes":{"type":"integer"},"words":{"type":"integer"}},"required":["bytes"]}}`}),
+	})
+	g := build(t, NewLoader(LoaderOptions{Logger: discard()}), nil, native("p", m))
+	defer g.Close(context.Background())
+	tl := g.Tool("p_t")
+	if tl == nil || tl.flat == nil || tl.outFlat == nil {
+		t.Fatalf("tool p_t: got %+v; want flat input and output schemas", tl)
+	}
+	args, out := json.RawMessage(`{"msg":"hello","n":3}`), json.RawMessage(`{"bytes":11,"words":2}`)
+	for _, tc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"arguments", func() error { return tl.validateArguments(args) }},
+		{"structuredContent", func() error { return tl.validateStructured(out) }},
+	} {
+		if err := tc.run(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = tc.run() }); n != 0 {
+			t.Errorf("%s: %v allocations per check; want 0", tc.name, n)
+		}
+	}
+}

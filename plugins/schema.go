@@ -177,7 +177,7 @@ func (t *Tool) validateArguments(args json.RawMessage) error {
 	if t.in == nil {
 		return nil
 	}
-	v := any(map[string]any{})
+	var v any // the arguments decoded; {} when absent or null
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if t.flat != nil && t.flat.valid(trimmed) {
 			return nil
@@ -191,6 +191,9 @@ func (t *Tool) validateArguments(args json.RawMessage) error {
 			}
 			return &ValidationError{Tool: t.Name, What: "arguments", Detail: err.Error()}
 		}
+	}
+	if v == nil {
+		v = map[string]any{}
 	}
 	if err := t.in.Validate(v); err != nil {
 		return &ValidationError{Tool: t.Name, What: "arguments", Detail: flatten(err, t.Def.InputSchema)}

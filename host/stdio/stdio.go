@@ -39,7 +39,8 @@ func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) e
 	log := conn.Logger()
 	log.Info("session started", "transport", "stdio")
 	readErr := make(chan error, 1)
-	l := &lineLoop{ctx: rctx, conn: conn, r: jsonrpc.NewLineReader(&stopReader{r: in, stop: ctx.Done()}, srv.MaxMessageBytes()), max: srv.MaxMessageBytes(), end: readErr}
+	in = &stopReader{r: in, stop: ctx.Done(), before: w.release}
+	l := &lineLoop{ctx: rctx, conn: conn, w: w, r: jsonrpc.NewLineReader(in, srv.MaxMessageBytes()), max: srv.MaxMessageBytes(), end: readErr}
 	l.carry = l.run
 	go l.run()
 
@@ -71,10 +72,13 @@ func Serve(ctx context.Context, srv *host.Server, in io.Reader, out io.Writer) e
 }
 
 // stopReader is in as Serve reads it: once stop is closed, it reads no
-// more, and what a Read blocked at that moment returns is dropped.
+// more, and what a Read blocked at that moment returns is dropped. Before
+// each Read it calls before (the writer's release), so that no answer is
+// held while the reader may block.
 type stopReader struct {
-	r    io.Reader
-	stop <-chan struct{}
+	r      io.Reader
+	stop   <-chan struct{}
+	before func()
 }
 
 func (s *stopReader) Read(p []byte) (int, error) {
@@ -83,6 +87,7 @@ func (s *stopReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	default:
 	}
+	s.before()
 	n, err := s.r.Read(p)
 	select {
 	case <-s.stop:
@@ -101,16 +106,19 @@ func drainTime(srv *host.Server) time.Duration { return srv.ShutdownGrace() + sr
 
 // lineLoop feeds each line of its input to conn until EOF or a read
 // error, and sends the result to end. A line over max is answered and
-// reading goes on. It is the connection's one reader. A line read while
-// more are waiting is handed to conn's workers (host.Conn.Handle), so that
-// pipelined requests run side by side; the last line read is served on the
-// reading goroutine (host.Conn.HandleHere), which carries the loop on to a
-// worker if the request turns out slow, so that a slow tool never stops
-// the next line, a cancellation or an answer to our own request, from
-// being read.
+// reading goes on. It is the connection's one reader. Each line is served
+// through host.Conn.HandleHere: on the reading goroutine when no other
+// request is in flight, which carries the loop on to a worker if the
+// request turns out slow, so that a slow tool never stops the next line,
+// a cancellation or an answer to our own request, from being read; on a
+// worker otherwise. When more whole lines are buffered behind the one
+// served (the client pipelines), the writer holds the answers until the
+// next read, so that those of the batch leave together, in one write
+// (see writer.hold).
 type lineLoop struct {
 	ctx   context.Context
 	conn  *host.Conn
+	w     *writer
 	r     *jsonrpc.LineReader
 	max   int64
 	end   chan<- error
@@ -125,11 +133,17 @@ func (l *lineLoop) run() {
 			l.conn.TooLarge(tooLong.N, l.max, jsonrpc.PeekID(tooLong.Head))
 			err = nil
 		} else if len(line) > 0 && l.ctx.Err() == nil {
-			if err != nil || l.r.Ready() {
+			if err == nil && l.r.Ready() {
+				l.w.hold(true) // released at the next read
+			}
+			if err != nil {
 				l.conn.Handle(l.ctx, line)
 			} else if !l.conn.HandleHere(l.ctx, line, l.carry) {
 				return // reading went on elsewhere
 			}
+		}
+		if err != nil || l.ctx.Err() != nil {
+			l.w.release() // reading ends: nothing is held for a batch
 		}
 		switch {
 		case err == io.EOF:
@@ -164,6 +178,7 @@ type writer struct {
 	buf     []byte // messages appended while a Send is writing
 	spare   []byte // the buffer last written, reused for the next batch
 	writing bool   // a Send is writing (outside mu); what is appended, it writes too
+	held    bool   // the reader serves a batch of lines: append, write at release
 	err     error
 	closed  bool
 	failed  func()
@@ -186,9 +201,14 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 	}
 	if len(msg) > maxCopied {
 		// Written from msg rather than copied: wait for the Send that is
-		// writing (which leaves buf empty), write it and its newline,
-		// then what was appended meanwhile.
-		for w.writing {
+		// writing (which leaves buf empty) or write what is held, write
+		// msg and its newline, then what was appended meanwhile.
+		for w.writing || len(w.buf) > 0 {
+			if !w.writing { // held messages go first
+				w.writing = true
+				w.flushLocked()
+				continue
+			}
 			w.done.Wait()
 		}
 		if w.closed || w.err != nil {
@@ -208,8 +228,8 @@ func (w *writer) Send(msg []byte, _ json.RawMessage) error {
 		return w.err
 	}
 	w.buf = append(append(w.buf, msg...), '\n')
-	if w.writing {
-		return nil // the Send that is writing writes it next
+	if w.writing || w.held {
+		return nil // the Send that is writing, or the release, writes it next
 	}
 	w.writing = true
 	w.flushLocked()
@@ -244,6 +264,33 @@ func (w *writer) flushLocked() {
 	w.done.Broadcast()
 }
 
+// hold sets whether Send holds the messages it is given (on) or writes
+// them at once; turning it off writes what was held. The reader holds
+// them from a line with more lines buffered behind it, as a pipelining
+// client sends them, until its next read (stopReader releases before
+// every Read), so that the answers of a batch leave in one write(2), as a
+// single-threaded loop that flushes when its input buffer is empty would
+// write them, and the client reads them in one read(2). Nothing is held
+// while the reader may block; what is held waits only for the lines of
+// the batch to be served, each bounded as a request run on the reader is
+// (the pool's watchdog passes reading on, and so the release, after at
+// most two ticks).
+func (w *writer) hold(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held == on {
+		return
+	}
+	w.held = on
+	if !on && !w.writing && len(w.buf) > 0 {
+		w.writing = true
+		w.flushLocked()
+	}
+}
+
+// release writes what is held; see hold.
+func (w *writer) release() { w.hold(false) }
+
 func (w *writer) fail(err error) {
 	w.err = fmt.Errorf("stdio: write: %w", err)
 	w.failed()
@@ -254,7 +301,13 @@ var newline = []byte{'\n'}
 // close refuses further messages once what is being written is written.
 func (w *writer) close() {
 	w.mu.Lock()
-	for w.writing {
+	w.held = false
+	for w.writing || len(w.buf) > 0 && w.err == nil {
+		if !w.writing {
+			w.writing = true
+			w.flushLocked()
+			continue
+		}
 		w.done.Wait()
 	}
 	w.closed = true

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -365,4 +366,70 @@ func TestShutdownAnswersCallsInFlight(t *testing.T) {
 		t.Errorf("unexpected line after the shutdown: %s", l)
 	}
 	inR.Close()
+}
+
+// TestPipelinedAnswersLeaveTogether: lines that arrive together are
+// answered in one write, released before the next read; a line that
+// arrives alone is answered in a write of its own before the next read
+// too, never held for a later one. Served before the late line arrives:
+// the first batch's write is there while the reader waits for more.
+func TestPipelinedAnswersLeaveTogether(t *testing.T) {
+	srv := newServer(t, loaded(t), host.Options{})
+	inR, inW := io.Pipe()
+	out := &notifyingWrites{wrote: make(chan struct{}, 8)}
+	done := make(chan error, 1)
+	go func() { done <- Serve(t.Context(), srv, inR, out) }()
+	ping := func(id int) string { return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"ping"}` + "\n" }
+	answer := func(id int) string { return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{}}` + "\n" }
+	if _, err := inW.Write([]byte(ping(1) + ping(2) + ping(3))); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.Recv(t, out.wrote, "the batch's answers")
+	if _, err := inW.Write([]byte(ping(4))); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.Recv(t, out.wrote, "the lone line's answer")
+	inW.Close()
+	if err := hosttest.Recv(t, done, "Serve to end"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{answer(1) + answer(2) + answer(3), answer(4)}
+	if got := out.get(); !slices.Equal(got, want) {
+		t.Errorf("got writes %q; want %q", got, want)
+	}
+}
+
+// notifyingWrites is writes that signals each Write.
+type notifyingWrites struct {
+	writes
+	wrote chan struct{}
+}
+
+func (n *notifyingWrites) Write(p []byte) (int, error) {
+	k, err := n.writes.Write(p)
+	n.wrote <- struct{}{}
+	return k, err
+}
+
+// A held batch goes out before a message too big to copy, so that
+// nothing overtakes what was sent before it (a request's progress, then
+// its answer); closing writes what is still held.
+func TestWriterHeldGoesFirst(t *testing.T) {
+	out := &writes{}
+	w := newWriter(out, func() {})
+	big := `{"c":"` + strings.Repeat("x", 70<<10) + `"}`
+	w.hold(true)
+	for _, m := range []string{`{"a":1}`, `{"b":2}`, big} {
+		if err := w.Send([]byte(m), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Send([]byte(`{"d":4}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.close()
+	want := []string{`{"a":1}` + "\n" + `{"b":2}` + "\n", big, "\n", `{"d":4}` + "\n"}
+	if got := out.get(); !slices.Equal(got, want) {
+		t.Errorf("got %d writes %.80q…; want %d: the held two together, the big one, its newline, then the last at close", len(got), got, len(want))
+	}
 }

@@ -76,9 +76,12 @@ func (g *V2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, c
 			return ToolResult{}, err
 		}
 		r, err := g.callTool(ctx, abi.ExportCallToolFrame, in)
+		if err == nil {
+			return r, nil
+		}
 		if oe := (*OutputError)(nil); errors.As(err, &oe) {
 			oe.Export = abi.ExportCallTool
-		} else if err != nil {
+		} else {
 			g.errs.Rename(err, abi.ExportCallToolFrame, abi.ExportCallTool)
 		}
 		return r, err
