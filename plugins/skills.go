@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -48,11 +49,11 @@ const (
 // skillNameRE is the Agent Skills naming rule: 1-64 lowercase letters,
 // digits and hyphens, no leading, trailing or doubled hyphen (checked
 // apart, as RE2 has no lookahead).
-var skillNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`)
+var skillNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`) })
 
 // ValidSkillName reports whether name follows the Agent Skills naming rule.
 func ValidSkillName(name string) bool {
-	return skillNameRE.MatchString(name) && !strings.Contains(name, "--")
+	return skillNameRE().MatchString(name) && !strings.Contains(name, "--")
 }
 
 // Skill is one skill a plugin serves.

@@ -297,8 +297,11 @@ func runtimeConfig(interpreter bool, lim Limits) wazero.RuntimeConfig {
 	}
 	// Without this (or the native runtime's loop poll, which turns it
 	// off again), a guest in an endless loop never stops; both engines
-	// honour it.
-	return rc.WithCloseOnContextDone(true).WithMemoryLimitPages(lim.MemoryPages)
+	// honour it. Debug info off: wazero would parse a module's DWARF
+	// (wasi-libc brings ≈ 100 kB of it to every C guest) and keep it for
+	// the module's life, only to put source lines into the stack trace
+	// that firstLine drops.
+	return rc.WithCloseOnContextDone(true).WithMemoryLimitPages(lim.MemoryPages).WithDebugInfoEnabled(false)
 }
 
 // compile compiles wasm through use, the module's compilation cache; when

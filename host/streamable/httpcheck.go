@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // checker holds the HTTP transports' admission rules: the Host and Origin
@@ -136,11 +137,23 @@ func isLoopbackName(name string) bool {
 
 // accepts reports whether the Accept header values admit mediaType
 // ("type/subtype"), directly or through a wildcard, with a q above 0.
+// A part without parameters (as clients send them) is judged without
+// mime.ParseMediaType, which builds a map for every part of every POST;
+// the verdict is the one ParseMediaType leads to.
 func accepts(values []string, mediaType string) bool {
 	typ, _, _ := strings.Cut(mediaType, "/")
 	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		for rest, more := v, true; more; {
+			var part string
+			part, rest, more = strings.Cut(rest, ",")
+			part = strings.TrimSpace(part)
+			if !strings.Contains(part, ";") {
+				if bareMatch(part, mediaType, typ) {
+					return true
+				}
+				continue
+			}
+			mt, params, err := mime.ParseMediaType(part)
 			if err != nil {
 				continue
 			}
@@ -155,9 +168,31 @@ func accepts(values []string, mediaType string) bool {
 	return false
 }
 
+// bareMatch reports whether part, an Accept element without parameters,
+// is mediaType, typ/* or */*, as ParseMediaType would read it.
+func bareMatch(part, mediaType, typ string) bool {
+	return part == "*/*" || asciiEqualFold(part, mediaType) ||
+		len(part) == len(typ)+2 && asciiEqualFold(part[:len(typ)], typ) && part[len(typ):] == "/*"
+}
+
+// asciiEqualFold is strings.EqualFold for an ASCII s: ParseMediaType reads
+// a media type as its lowercase, and refuses non-ASCII, which EqualFold
+// would fold ('ſ' is 's' to it).
+func asciiEqualFold(s, lower string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return strings.EqualFold(s, lower)
+}
+
 // isJSONContentType reports whether a Content-Type is application/json
 // (parameters such as charset allowed).
 func isJSONContentType(ct string) bool {
+	if asciiEqualFold(ct, "application/json") {
+		return true // what ParseMediaType says, without its map
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
 }

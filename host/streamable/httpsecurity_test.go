@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -164,10 +165,27 @@ func TestAccepts(t *testing.T) {
 		{[]string{"application/jsonx"}, "application/json", false},
 		{[]string{"garbage;;;"}, "application/json", false},
 		{nil, "application/json", false},
+		{[]string{"Application/JSON"}, "application/json", true},
+		{[]string{"TEXT/*"}, "text/event-stream", true},
+		{[]string{"text/*x"}, "text/event-stream", false},
+		{[]string{"texts/*"}, "text/event-stream", false},
 	} {
 		if got := accepts(tc.values, tc.typ); got != tc.want {
 			t.Errorf("accepts(%q, %s): got %v; want %v", tc.values, tc.typ, got, tc.want)
 		}
+	}
+}
+
+// TestAcceptsCommonAllocs holds the shortcut for what clients send: the
+// Accept and Content-Type checks of a POST allocate nothing.
+func TestAcceptsCommonAllocs(t *testing.T) {
+	accept := []string{"application/json, text/event-stream"}
+	if n := testing.AllocsPerRun(100, func() {
+		if !accepts(accept, ctJSON) || !accepts(accept, ctEventSSE) || !isJSONContentType("application/json") {
+			t.Fatal("the common headers were refused")
+		}
+	}); n != 0 {
+		t.Errorf("the checks of a common POST allocate %v times; want 0", n)
 	}
 }
 
@@ -189,7 +207,19 @@ func FuzzHTTPHeaders(f *testing.F) {
 			}
 		}
 		accepts([]string{s}, "application/json")
-		isJSONContentType(s)
+		for _, typ := range []string{ctJSON, ctEventSSE} {
+			// The shortcut says yes only to what ParseMediaType reads as
+			// the same bare type.
+			part := strings.TrimSpace(s)
+			if bareMatch(part, typ, typ[:strings.IndexByte(typ, '/')]) {
+				if mt, params, err := mime.ParseMediaType(part); err != nil || len(params) != 0 || mt != strings.ToLower(part) {
+					t.Errorf("bareMatch(%q, %s): ParseMediaType reads %q %v %v", part, typ, mt, params, err)
+				}
+			}
+		}
+		if mt, _, err := mime.ParseMediaType(s); isJSONContentType(s) != (err == nil && mt == "application/json") {
+			t.Errorf("isJSONContentType(%q) differs from ParseMediaType's verdict", s)
+		}
 		if num, seq, ok := parseEventID(s); ok {
 			n2, s2, ok2 := parseEventID(string(appendEventID(nil, num, seq)))
 			if !ok2 || n2 != num || s2 != seq || num < 0 || seq < 0 {

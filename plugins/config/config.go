@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -57,8 +58,10 @@ var pluginNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
 // the names in files; specs built in code are checked when they load.
 func ValidName(name string) bool { return pluginNameRE.MatchString(name) }
 
-// toolPrefixRE is what tool_prefix may hold ("" disables namespacing).
-var toolPrefixRE = regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`)
+// toolPrefixRE is what tool_prefix may hold ("" disables namespacing),
+// compiled when a file first sets one: a program compiled at init stays
+// on the heap of every process (pluginNameRE is wanted by every load).
+var toolPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{0,32}$`) })
 
 var (
 	topKeys    = []string{"server", "plugin"}

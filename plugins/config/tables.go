@@ -279,7 +279,7 @@ func (p *configParser) plugin(s section, m map[string]any) Spec {
 		}
 	}
 	if v, ok := s.str(m, "tool_prefix"); ok {
-		if toolPrefixRE.MatchString(v) {
+		if toolPrefixRE().MatchString(v) {
 			spec.ToolPrefix = &v
 		} else {
 			s.errf("tool_prefix", "invalid prefix %q: want at most 32 letters, digits, '_' or '-'", v)

@@ -10,12 +10,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // nameRE is what a plugin name may be: mcphost's plugin-name rule, minus
 // '-', so the name is also a valid identifier and URI scheme in the kits'
 // languages.
-var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`)
+//
+// Compiled at first use: only `mcphost new` needs it, and every other
+// command would keep its program (≈ 11 kB) on the heap.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`) })
 
 // Write copies every file of fsys under root into dir, which it creates.
 // A file whose name ends in ".tmpl" is rendered with [Render], {{.Name}}
@@ -23,7 +27,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,31}$`)
 // byte for byte. Files named *.sh keep an executable mode. Write refuses
 // to overwrite an existing file.
 func Write(fsys fs.FS, root, dir, name string) error {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fmt.Errorf("plugin name %q: want a letter, then up to 31 letters, digits or '_'", name)
 	}
 	fields := map[string]string{"Name": name}

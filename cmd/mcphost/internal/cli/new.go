@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 //go:embed kits
@@ -71,7 +72,7 @@ func (s scaffold) fields() map[string]string {
 	return map[string]string{"Name": s.Name, "Module": s.Module, "Scheme": s.Scheme, "Dir": s.Dir, "SDKDir": s.SDKDir}
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`) })
 
 func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("new", stdout, stderr)
@@ -86,7 +87,7 @@ func cmdNew(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return errUsage
 	}
 	name := pos[0]
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return fmt.Errorf("plugin name %q: want 1-32 letters, digits, '_' or '-', starting with a letter", name)
 	}
 	k, err := findKit(*lang)
