@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -25,7 +26,7 @@ import (
 // and asks for a reload, after which the new code serves; a corrupt entry
 // is removed and said; a file changed too recently gets no entry.
 func TestFileDigestCache(t *testing.T) {
-	if _, ok := statOf(os.Args[0]); !ok {
+	if _, ok := cachefile.StatOf(os.Args[0]); !ok {
 		t.Skip("no change times on this OS: the file digest cache is off")
 	}
 	ctx := context.Background()
@@ -48,7 +49,7 @@ func TestFileDigestCache(t *testing.T) {
 		t.Helper()
 		log, rec := logtest.New()
 		l, _ := countingLoader(t, listDir, engine)
-		l.log, l.racy = log, racyWindows{racy, racy}
+		l.log, l.racy = log, cachefile.RacyWindows{Coarse: racy, Fine: racy}
 		g, err := l.Build(ctx, cfg, nil)
 		if err != nil || len(g.Failures) > 0 {
 			t.Fatalf("Build: %v %v", err, g.Failures)
@@ -90,14 +91,14 @@ func TestFileDigestCache(t *testing.T) {
 
 	// The same size rewritten, its modification time set back: its
 	// change time shows it.
-	st0, _ := statOf(file)
+	st0, _ := cachefile.StatOf(file)
 	oldSum := sha256hex([]byte(module("now")))
 	write(t, file, module("wow"))
 	mod := time.Unix(0, st0.Mod)
 	if err := os.Chtimes(file, mod, mod); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := statOf(file); st.Size != st0.Size || st.Mod != st0.Mod {
+	if st, _ := cachefile.StatOf(file); st.Size != st0.Size || st.Mod != st0.Mod {
 		t.Fatalf("rewrite: size %d mod %d; want %d %d", st.Size, st.Mod, st0.Size, st0.Mod)
 	}
 	_, g, rec = start(0)
@@ -111,9 +112,9 @@ func TestFileDigestCache(t *testing.T) {
 	// serve until first use, which refuses the code, drops the entry and
 	// asks for a reload: the next load reads the file.
 	// (The list cache still holds the old code's lists.)
-	st, _ := statOf(file)
+	st, _ := cachefile.StatOf(file)
 	l, _ := countingLoader(t, listDir, engine)
-	l.racy = racyWindows{}
+	l.racy = cachefile.RacyWindows{}
 	l.saveDigest(file, st, &fileDigest{Sum: oldSum, Exports: slices.Sorted(slices.Values([]string{abi.ExportABIVersion, abi.ExportCallTool, abi.ExportListTools}))})
 	l, g, rec = start(0)
 	if !notRead(rec) || g.Tool("clock_now") == nil {
@@ -156,7 +157,7 @@ func TestFileDigestCache(t *testing.T) {
 // listed from a stale file digest entry is reloaded when its first use
 // finds other code, and the new code's lists serve (a list change).
 func TestFileDigestStaleReload(t *testing.T) {
-	if _, ok := statOf(os.Args[0]); !ok {
+	if _, ok := cachefile.StatOf(os.Args[0]); !ok {
 		t.Skip("no change times on this OS: the file digest cache is off")
 	}
 	ctx := context.Background()
@@ -174,14 +175,14 @@ func TestFileDigestStaleReload(t *testing.T) {
 	// The caches know the old code; the entry says the file as it is now
 	// holds it (a rewrite within the timestamps' granularity).
 	l, _ := countingLoader(t, listDir, engine)
-	l.racy = racyWindows{}
+	l.racy = cachefile.RacyWindows{}
 	g, err := l.Build(ctx, cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
 		t.Fatalf("Build: %v %v", err, g.Failures)
 	}
 	g.Close(ctx)
 	write(t, file, string(module("wow")))
-	st, _ := statOf(file)
+	st, _ := cachefile.StatOf(file)
 	l.saveDigest(file, st, &fileDigest{Sum: sha256hex(module("now")), Exports: []string{abi.ExportCallTool, abi.ExportListTools}})
 
 	l, _ = countingLoader(t, listDir, engine)
@@ -232,29 +233,5 @@ func TestFileDigestStaleReload(t *testing.T) {
 	}
 	if out, err := run("clock_wow"); err != nil || !strings.Contains(out, "wow") {
 		t.Fatalf("after the reload: %q, %v; want the new code", out, err)
-	}
-}
-
-// TestRacyWindows: a file changed within the window of when it is hashed
-// gets no entry; times with fractions of a second get the fine window.
-func TestRacyWindows(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	at := func(d time.Duration) int64 { return now.Add(-d).UnixNano() }
-	w := racyWindows{racyWindow, fineRacyWindow}
-	tests := []struct {
-		name string
-		st   fileStat
-		want bool
-	}{
-		{"whole seconds, 1 s old", fileStat{Mod: at(3 * time.Second), Change: at(time.Second)}, true},
-		{"whole seconds, 3 s old", fileStat{Mod: at(3 * time.Second), Change: at(3 * time.Second)}, false},
-		{"fine times, 1 s old", fileStat{Mod: at(time.Second + time.Millisecond), Change: at(time.Second + 3)}, false},
-		{"fine times, 50 ms old", fileStat{Mod: at(time.Hour), Change: at(50*time.Millisecond + 7)}, true},
-		{"changed in the future", fileStat{Mod: at(-time.Hour + 7), Change: at(-time.Hour + 7)}, true},
-	}
-	for _, tt := range tests {
-		if got := w.racy(tt.st, now); got != tt.want {
-			t.Errorf("%s: racy %v; want %v", tt.name, got, tt.want)
-		}
 	}
 }
