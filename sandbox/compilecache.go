@@ -27,7 +27,11 @@ import (
 // entries of that directory are kept honest with internal/cachefile:
 // before the first load every entry must hash to what was recorded when
 // it was written, or it is removed (and reported) and compiled again;
-// after a load every new entry is recorded. Beside the compiled code, a
+// after a load every new entry is recorded. An entry found to hash to its
+// record is not hashed again while its metadata (size, times, inode)
+// stays what it was ([cachefile.VerifyStat]: a rewrite or truncation
+// through the file system shows; damage below it does not, which
+// docs/security.md says). Beside the compiled code, a
 // directory keeps the module as prepared for compiling (prepared.go),
 // checked the same way.
 //
@@ -156,11 +160,12 @@ func (u *cacheUse) entries() []string {
 	return out
 }
 
-// check removes every entry that does not hash to its record, saying so
+// check removes every entry that does not hash to its record (or whose
+// metadata changed since it last did: [cachefile.VerifyStat]), saying so
 // with the file's name.
 func (u *cacheUse) check(log *slog.Logger) {
 	for _, f := range u.entries() {
-		err := cachefile.Verify(f)
+		err := cachefile.VerifyStat(f, cachefile.Racy)
 		var ce *cachefile.CorruptError
 		if !errors.As(err, &ce) {
 			continue

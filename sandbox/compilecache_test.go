@@ -50,8 +50,8 @@ func loadOnce(t *testing.T, dir string, wasm []byte) *logtest.Recorder {
 	return rec
 }
 
-// TestCompileCacheHeals: a compiled entry damaged on disk is not used: it
-// is removed, compiled again (with the loop poll, not in the slower
+// TestCompileCacheHeals: a compiled entry damaged on disk (before or
+// after a start verified it) is not used: it is removed, compiled again (with the loop poll, not in the slower
 // close-on-done mode) and reported once, naming the file.
 func TestCompileCacheHeals(t *testing.T) {
 	t.Parallel()
@@ -81,6 +81,14 @@ func TestCompileCacheHeals(t *testing.T) {
 			}
 		}, ""},
 		{"flipped byte", flip, ""},
+		// After a start that verified it and recorded its metadata as a
+		// witness (cachefile.VerifyStat): the rewrite changes that.
+		{"flipped byte, after a verified start", func(t *testing.T, file string) {
+			if err := cachefile.VerifyStat(file, cachefile.RacyWindows{}); err != nil {
+				t.Fatal(err)
+			}
+			flip(t, file)
+		}, ""},
 		// Damaged and recorded again, so only wazero's own check (a CRC
 		// of the machine code) catches it.
 		{"flipped byte, recorded", func(t *testing.T, file string) {
