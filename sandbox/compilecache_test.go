@@ -211,3 +211,46 @@ func TestCompileCacheDirGone(t *testing.T) {
 		t.Errorf("cache holds %q; want the new entry", files)
 	}
 }
+
+// TestCompileCacheDigest: a load given the SHA-256 of its bytes
+// (Limits.SHA256) compiles into the directory that digest names, which is
+// the one a load that hashes them uses; what is not a digest is hashed.
+// The digest is trusted, not checked: one of other bytes names their
+// directory (the caller's promise, as the field's doc says).
+func TestCompileCacheDigest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"})
+	sum := cachefile.Sum(wasm)
+	other := cachefile.Sum([]byte("other bytes"))
+	tests := []struct {
+		name, given, dir string
+	}{
+		{"hashed", "", sum},
+		{"given", sum, sum},
+		{"given in upper case", strings.ToUpper(sum), sum},
+		{"not a digest: hashed", "xyz", sum},
+		{"a digest of other bytes, trusted", other, other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := NewEngine(ctx, EngineOptions{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close(ctx)
+			m, err := e.Load(ctx, "p", wasm, Limits{Instances: 1, SHA256: tt.given})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			defer m.Close(ctx)
+			if out, err := m.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
+				t.Fatalf("call: %q, %v; want hello", out, err)
+			}
+			if files := e.CodeFiles(tt.dir); len(files) != 1 {
+				t.Errorf("code in the directory of %s…: %q; want one entry", tt.dir[:8], files)
+			}
+		})
+	}
+}
