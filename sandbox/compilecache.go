@@ -141,6 +141,12 @@ func keyOf(wasm []byte, sum string) string {
 	return hex.EncodeToString(h[:16])
 }
 
+// preparedPrefix starts the name of a prepared module's entry.
+const preparedPrefix = "prepared-"
+
+// isPrepared reports whether an entry's file name is a prepared module's.
+func isPrepared(name string) bool { return strings.HasPrefix(name, preparedPrefix) }
+
 // drop makes the next get for u's key open a new cache.
 func (u *cacheUse) drop() {
 	u.c.mu.Lock()
@@ -171,11 +177,16 @@ func (u *cacheUse) entries() []string {
 	return out
 }
 
-// check removes every entry that does not hash to its record (or whose
-// metadata changed since it last did: [cachefile.VerifyStat]), saying so
-// with the file's name.
+// check removes every entry of compiled code that does not hash to its
+// record (or whose metadata changed since it last did:
+// [cachefile.VerifyStat]), saying so with the file's name. Prepared
+// modules are not hashed here: the one a load uses is checked as it is
+// read (readPrepared), and other builds' are never read.
 func (u *cacheUse) check(log *slog.Logger) {
 	for _, f := range u.entries() {
+		if isPrepared(filepath.Base(f)) {
+			continue
+		}
 		err := cachefile.VerifyStat(f, cachefile.Racy)
 		var ce *cachefile.CorruptError
 		if !errors.As(err, &ce) {
