@@ -33,15 +33,8 @@ func TestFileDigestCache(t *testing.T) {
 	dir := t.TempDir()
 	listDir := filepath.Join(dir, "lists")
 	engine := newEngine(t)
-	one := int32(abi.Version)
 	file := filepath.Join(dir, "clock.wasm")
-	module := func(name string) string {
-		return string(wasmModule(
-			wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
-			wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`},
-			wfunc{name: abi.ExportABIVersion, i32: &one},
-		))
-	}
+	module := func(name string) string { return string(clockModule(name)) }
 	write(t, file, module("now"))
 	cfg := config.DefaultConfig()
 	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
@@ -165,10 +158,7 @@ func TestFileDigestStaleReload(t *testing.T) {
 	listDir := filepath.Join(dir, "lists")
 	engine := newEngine(t)
 	file := filepath.Join(dir, "clock.wasm")
-	module := func(name string) []byte {
-		return wasmModule(wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
-			wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`})
-	}
+	module := clockModule
 	write(t, file, string(module("now")))
 	cfg := config.DefaultConfig()
 	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
@@ -201,16 +191,7 @@ func TestFileDigestStaleReload(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	next := func() ReloadReport {
-		t.Helper()
-		select {
-		case rep := <-reports:
-			return rep
-		case <-time.After(batchTimeout):
-			t.Fatalf("no reload within %v", batchTimeout)
-			return ReloadReport{}
-		}
-	}
+	next := func() ReloadReport { return nextReport(t, reports) }
 	if rep := next(); !rep.Initial || rep.Err != nil {
 		t.Fatalf("initial load: %+v", rep)
 	}
@@ -234,4 +215,15 @@ func TestFileDigestStaleReload(t *testing.T) {
 	if out, err := run("clock_wow"); err != nil || !strings.Contains(out, "wow") {
 		t.Fatalf("after the reload: %q, %v; want the new code", out, err)
 	}
+}
+
+// clockModule is the plugin of the file digest cache's tests: one tool,
+// name, whose call answers its name.
+func clockModule(name string) []byte {
+	one := int32(abi.Version)
+	return wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
+		wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)
 }

@@ -29,25 +29,11 @@ func compiledEntries(t *testing.T, dir string) []string {
 }
 
 // loadOnce loads wasm on a new Engine over dir, calls its "hello" export
-// and closes everything; it returns what the Engine logged.
+// and closes everything; it returns what the Engine logged. It keeps no
+// prepared module (loadPrepared).
 func loadOnce(t *testing.T, dir string, wasm []byte) *logtest.Recorder {
 	t.Helper()
-	ctx := context.Background()
-	log, rec := logtest.New()
-	e, err := NewEngine(ctx, EngineOptions{CacheDir: dir, Logger: log})
-	if err != nil {
-		t.Fatalf("NewEngine: %v", err)
-	}
-	defer e.Close(ctx)
-	m, err := e.Load(ctx, "p", wasm, Limits{Instances: 1})
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
-	defer m.Close(ctx)
-	if out, err := m.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
-		t.Fatalf("call: %q, %v; want hello", out, err)
-	}
-	return rec
+	return loadPrepared(t, dir, "", wasm)
 }
 
 // TestCompileCacheHeals: a compiled entry damaged on disk (before or
