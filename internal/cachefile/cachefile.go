@@ -115,8 +115,8 @@ func Verify(entry string) error {
 // rewrite, a truncation or a replacement through the file system changes
 // them (the change time cannot be set back); damage below the file
 // system (a disk or memory flipping bits in place) does not, and is not
-// caught once the entry was verified. The cost of a hash (≈ 17 ms for a
-// 4 MB Go guest's 20 MB of compiled code) is paid once per entry rather
+// caught once the entry was verified. The cost of a hash (≈ 15–20 ms for a
+// 4 MB Go guest's 16 MB of compiled code) is paid once per entry rather
 // than at every first load. Where no metadata is known (another OS) it
 // always hashes.
 func VerifyStat(entry string, w RacyWindows) error {
