@@ -33,7 +33,7 @@ var backArrows = map[string]int{
 	"cmd/mcphost/internal/systest": 0,
 	"host":                         28,
 	"host/streamable":              16,
-	"plugins":                      13,
+	"plugins":                      12,
 	"plugins/config":               10,
 	"plugins/source":               5,
 	"sandbox":                      12,

@@ -116,16 +116,7 @@ func TestDynamicLists(t *testing.T) {
 			t.Errorf("module closed %d times; want once, at the end", n)
 		}
 	}()
-	next := func() ReloadReport {
-		t.Helper()
-		select {
-		case rep := <-reports:
-			return rep
-		case <-time.After(batchTimeout):
-			t.Fatalf("no relist within %v", batchTimeout)
-			return ReloadReport{}
-		}
-	}
+	next := func() ReloadReport { return nextReport(t, reports) }
 	if rep := next(); !rep.Initial || rep.Err != nil {
 		t.Fatalf("initial load: %+v", rep)
 	}

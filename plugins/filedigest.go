@@ -32,53 +32,20 @@ import (
 // which nobody can set back (touch sets only the modification time); the
 // one case metadata misses is a rewrite within the file system's
 // timestamp granularity of the moment the entry was recorded. So an entry
-// is recorded only for a file whose times are older than racyWindow
-// (fineRacyWindow where times have fractions of a second) when it is
-// hashed (as git does for its index), and the rest are hashed again at
-// the next start.
+// is recorded only for a file whose times are older than the racy window
+// when it is hashed (internal/cachefile's stat.go, shared with the
+// compile cache's checks), and the rest are hashed again at the next
+// start.
 
 // fileDigestFormat changes when the entries' meaning does.
 const fileDigestFormat = 1
 
-// racyWindow: a file changed this recently when it was hashed may change
-// again without its times showing it (file systems that keep seconds or
-// two-second times included). A file whose times have a fraction of a
-// second is on a file system that keeps them finer, whose clock ticks
-// every few milliseconds: fineRacyWindow is enough there.
-const (
-	racyWindow     = 2 * time.Second
-	fineRacyWindow = 100 * time.Millisecond
-)
-
-// racyWindows are the windows a Loader uses (the constants, but in tests).
-type racyWindows struct{ coarse, fine time.Duration }
-
-// racy reports whether a file whose metadata is st changed too recently,
-// at now, for its times to show its next change.
-func (w racyWindows) racy(st fileStat, now time.Time) bool {
-	window := w.coarse
-	if st.Mod%int64(time.Second) != 0 || st.Change%int64(time.Second) != 0 {
-		window = min(window, w.fine)
-	}
-	return now.UnixNano()-max(st.Mod, st.Change) < int64(window)
-}
-
-// fileStat is what a file's metadata says of its content; the zero value
-// means none is known (another OS, or no metadata).
-type fileStat struct {
-	Size   int64  `json:"size"`
-	Mod    int64  `json:"mod"`    // modification time, ns since the epoch
-	Change int64  `json:"change"` // change time (ctime), ns since the epoch
-	Inode  uint64 `json:"inode"`
-	Device uint64 `json:"device"`
-}
-
 // fileDigest is the entry of one file.
 type fileDigest struct {
-	Format int      `json:"format"`
-	Path   string   `json:"path"`
-	Stat   fileStat `json:"stat"`
-	Sum    string   `json:"sha256"`
+	Format int            `json:"format"`
+	Path   string         `json:"path"`
+	Stat   cachefile.Stat `json:"stat"`
+	Sum    string         `json:"sha256"`
 	// What loading needs from the code before its first use, read when
 	// it was hashed: its function exports, sorted, and whether it is a
 	// component.
@@ -101,7 +68,7 @@ func (l *Loader) cachedDigest(path string) *fileDigest {
 	if err != nil {
 		return nil
 	}
-	st, ok := statOf(path)
+	st, ok := cachefile.StatOf(path)
 	if !ok {
 		return nil
 	}
@@ -118,11 +85,11 @@ func (l *Loader) cachedDigest(path string) *fileDigest {
 // saveDigest records d for the file at path, whose metadata was st before
 // it was read, unless the file changed too recently for its times to be
 // trusted (see racyWindow).
-func (l *Loader) saveDigest(path string, st fileStat, d *fileDigest) {
-	if l.listDir == "" || st == (fileStat{}) {
+func (l *Loader) saveDigest(path string, st cachefile.Stat, d *fileDigest) {
+	if l.listDir == "" || st == (cachefile.Stat{}) {
 		return
 	}
-	if l.racy.racy(st, time.Now()) {
+	if l.racy.Racy(st, time.Now()) {
 		return
 	}
 	path, err := filepath.Abs(path)

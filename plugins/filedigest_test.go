@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/abi"
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/internal/logtest"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -25,22 +26,15 @@ import (
 // and asks for a reload, after which the new code serves; a corrupt entry
 // is removed and said; a file changed too recently gets no entry.
 func TestFileDigestCache(t *testing.T) {
-	if _, ok := statOf(os.Args[0]); !ok {
+	if _, ok := cachefile.StatOf(os.Args[0]); !ok {
 		t.Skip("no change times on this OS: the file digest cache is off")
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	listDir := filepath.Join(dir, "lists")
 	engine := newEngine(t)
-	one := int32(abi.Version)
 	file := filepath.Join(dir, "clock.wasm")
-	module := func(name string) string {
-		return string(wasmModule(
-			wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
-			wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`},
-			wfunc{name: abi.ExportABIVersion, i32: &one},
-		))
-	}
+	module := func(name string) string { return string(clockModule(name)) }
 	write(t, file, module("now"))
 	cfg := config.DefaultConfig()
 	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
@@ -48,7 +42,7 @@ func TestFileDigestCache(t *testing.T) {
 		t.Helper()
 		log, rec := logtest.New()
 		l, _ := countingLoader(t, listDir, engine)
-		l.log, l.racy = log, racyWindows{racy, racy}
+		l.log, l.racy = log, cachefile.RacyWindows{Coarse: racy, Fine: racy}
 		g, err := l.Build(ctx, cfg, nil)
 		if err != nil || len(g.Failures) > 0 {
 			t.Fatalf("Build: %v %v", err, g.Failures)
@@ -90,14 +84,14 @@ func TestFileDigestCache(t *testing.T) {
 
 	// The same size rewritten, its modification time set back: its
 	// change time shows it.
-	st0, _ := statOf(file)
+	st0, _ := cachefile.StatOf(file)
 	oldSum := sha256hex([]byte(module("now")))
 	write(t, file, module("wow"))
 	mod := time.Unix(0, st0.Mod)
 	if err := os.Chtimes(file, mod, mod); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := statOf(file); st.Size != st0.Size || st.Mod != st0.Mod {
+	if st, _ := cachefile.StatOf(file); st.Size != st0.Size || st.Mod != st0.Mod {
 		t.Fatalf("rewrite: size %d mod %d; want %d %d", st.Size, st.Mod, st0.Size, st0.Mod)
 	}
 	_, g, rec = start(0)
@@ -111,9 +105,9 @@ func TestFileDigestCache(t *testing.T) {
 	// serve until first use, which refuses the code, drops the entry and
 	// asks for a reload: the next load reads the file.
 	// (The list cache still holds the old code's lists.)
-	st, _ := statOf(file)
+	st, _ := cachefile.StatOf(file)
 	l, _ := countingLoader(t, listDir, engine)
-	l.racy = racyWindows{}
+	l.racy = cachefile.RacyWindows{}
 	l.saveDigest(file, st, &fileDigest{Sum: oldSum, Exports: slices.Sorted(slices.Values([]string{abi.ExportABIVersion, abi.ExportCallTool, abi.ExportListTools}))})
 	l, g, rec = start(0)
 	if !notRead(rec) || g.Tool("clock_now") == nil {
@@ -156,7 +150,7 @@ func TestFileDigestCache(t *testing.T) {
 // listed from a stale file digest entry is reloaded when its first use
 // finds other code, and the new code's lists serve (a list change).
 func TestFileDigestStaleReload(t *testing.T) {
-	if _, ok := statOf(os.Args[0]); !ok {
+	if _, ok := cachefile.StatOf(os.Args[0]); !ok {
 		t.Skip("no change times on this OS: the file digest cache is off")
 	}
 	ctx := context.Background()
@@ -164,24 +158,21 @@ func TestFileDigestStaleReload(t *testing.T) {
 	listDir := filepath.Join(dir, "lists")
 	engine := newEngine(t)
 	file := filepath.Join(dir, "clock.wasm")
-	module := func(name string) []byte {
-		return wasmModule(wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
-			wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`})
-	}
+	module := clockModule
 	write(t, file, string(module("now")))
 	cfg := config.DefaultConfig()
 	cfg.Plugins = []config.Spec{{Name: "clock", Path: file}}
 	// The caches know the old code; the entry says the file as it is now
 	// holds it (a rewrite within the timestamps' granularity).
 	l, _ := countingLoader(t, listDir, engine)
-	l.racy = racyWindows{}
+	l.racy = cachefile.RacyWindows{}
 	g, err := l.Build(ctx, cfg, nil)
 	if err != nil || len(g.Failures) > 0 {
 		t.Fatalf("Build: %v %v", err, g.Failures)
 	}
 	g.Close(ctx)
 	write(t, file, string(module("wow")))
-	st, _ := statOf(file)
+	st, _ := cachefile.StatOf(file)
 	l.saveDigest(file, st, &fileDigest{Sum: sha256hex(module("now")), Exports: []string{abi.ExportCallTool, abi.ExportListTools}})
 
 	l, _ = countingLoader(t, listDir, engine)
@@ -200,16 +191,7 @@ func TestFileDigestStaleReload(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	next := func() ReloadReport {
-		t.Helper()
-		select {
-		case rep := <-reports:
-			return rep
-		case <-time.After(batchTimeout):
-			t.Fatalf("no reload within %v", batchTimeout)
-			return ReloadReport{}
-		}
-	}
+	next := func() ReloadReport { return nextReport(t, reports) }
 	if rep := next(); !rep.Initial || rep.Err != nil {
 		t.Fatalf("initial load: %+v", rep)
 	}
@@ -235,26 +217,13 @@ func TestFileDigestStaleReload(t *testing.T) {
 	}
 }
 
-// TestRacyWindows: a file changed within the window of when it is hashed
-// gets no entry; times with fractions of a second get the fine window.
-func TestRacyWindows(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	at := func(d time.Duration) int64 { return now.Add(-d).UnixNano() }
-	w := racyWindows{racyWindow, fineRacyWindow}
-	tests := []struct {
-		name string
-		st   fileStat
-		want bool
-	}{
-		{"whole seconds, 1 s old", fileStat{Mod: at(3 * time.Second), Change: at(time.Second)}, true},
-		{"whole seconds, 3 s old", fileStat{Mod: at(3 * time.Second), Change: at(3 * time.Second)}, false},
-		{"fine times, 1 s old", fileStat{Mod: at(time.Second + time.Millisecond), Change: at(time.Second + 3)}, false},
-		{"fine times, 50 ms old", fileStat{Mod: at(time.Hour), Change: at(50*time.Millisecond + 7)}, true},
-		{"changed in the future", fileStat{Mod: at(-time.Hour + 7), Change: at(-time.Hour + 7)}, true},
-	}
-	for _, tt := range tests {
-		if got := w.racy(tt.st, now); got != tt.want {
-			t.Errorf("%s: racy %v; want %v", tt.name, got, tt.want)
-		}
-	}
+// clockModule is the plugin of the file digest cache's tests: one tool,
+// name, whose call answers its name.
+func clockModule(name string) []byte {
+	one := int32(abi.Version)
+	return wasmModule(
+		wfunc{name: abi.ExportListTools, output: `{"tools":[` + tool(name) + `]}`},
+		wfunc{name: abi.ExportCallTool, output: `{"content":[{"type":"text","text":"` + name + `"}]}`},
+		wfunc{name: abi.ExportABIVersion, i32: &one},
+	)
 }

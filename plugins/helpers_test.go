@@ -32,3 +32,16 @@ func needGo(t *testing.T) {
 // batchTimeout bounds the wait for a reload that must come; it is a
 // failure bound, never a synchronisation delay.
 const batchTimeout = 30 * time.Second
+
+// nextReport returns the next report from reports, failing t when none
+// comes within batchTimeout.
+func nextReport(t *testing.T, reports <-chan ReloadReport) ReloadReport {
+	t.Helper()
+	select {
+	case rep := <-reports:
+		return rep
+	case <-time.After(batchTimeout):
+		t.Fatalf("no reload within %v", batchTimeout)
+		return ReloadReport{}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/plugins/config"
 	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/plugins/internal/progress"
@@ -80,8 +81,8 @@ type Loader struct {
 	cache      *source.Cache
 	httpClient *http.Client
 	listDir    string
-	listFailed atomic.Bool // a list cache write failed, which was said
-	racy       racyWindows // filedigest.go
+	listFailed atomic.Bool           // a list cache write failed, which was said
+	racy       cachefile.RacyWindows // filedigest.go
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
 	engine     *sandbox.Engine // nil: Wasm does not load
 	lastID     atomic.Uint64
@@ -115,7 +116,7 @@ func (l *Loader) Busy() []string {
 // NewLoader returns a Loader.
 func NewLoader(opts LoaderOptions) *Loader {
 	l := &Loader{log: opts.Logger, httpClient: opts.HTTPClient, signals: newListSignals(), obs: opts.Observer, listDir: opts.ListCacheDir,
-		racy: racyWindows{racyWindow, fineRacyWindow}, compiles: make(chan struct{}, runtime.NumCPU())}
+		racy: cachefile.Racy, compiles: make(chan struct{}, runtime.NumCPU())}
 	if l.httpClient == nil {
 		l.httpClient = newHTTPClient()
 	}
@@ -749,7 +750,7 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 	// A cached file is checked against the hash recorded when it was
 	// written; a bad one is removed and fetched (built, downloaded) once
 	// more.
-	var st fileStat
+	var st cachefile.Stat
 	var sum string
 	for again := false; ; again = true {
 		file, err = src.Fetch(ctx)
@@ -758,7 +759,7 @@ func (l *Loader) code(ctx context.Context, server *config.ServerConfig, spec *co
 		}
 		used.add(file)
 		if byPath {
-			st, _ = statOf(file) // before reading: a write after it shows
+			st, _ = cachefile.StatOf(file) // before reading: a write after it shows
 		}
 		wasm, err = os.ReadFile(file)
 		if err != nil {

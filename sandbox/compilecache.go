@@ -27,7 +27,11 @@ import (
 // entries of that directory are kept honest with internal/cachefile:
 // before the first load every entry must hash to what was recorded when
 // it was written, or it is removed (and reported) and compiled again;
-// after a load every new entry is recorded. Beside the compiled code, a
+// after a load every new entry is recorded. An entry found to hash to its
+// record is not hashed again while its metadata (size, times, inode)
+// stays what it was ([cachefile.VerifyStat]: a rewrite or truncation
+// through the file system shows; damage below it does not, which
+// docs/security.md says). Beside the compiled code, a
 // directory keeps the module as prepared for compiling (prepared.go),
 // checked the same way.
 //
@@ -91,14 +95,15 @@ func (c *compileCache) inMemory() bool {
 }
 
 // get returns the cache for compiling wasm: the one open for the same
-// bytes, or a new one whose entries were checked first. The caller
-// releases it with close.
-func (c *compileCache) get(wasm []byte, log *slog.Logger) *cacheUse {
+// bytes, or a new one whose entries were checked first. sum is wasm's
+// SHA-256 (hex) when the caller hashed exactly these bytes already
+// ([Limits].SHA256), or "" to hash them here. The caller releases it
+// with close.
+func (c *compileCache) get(wasm []byte, sum string, log *slog.Logger) *cacheUse {
 	if c.inMemory() {
 		return &cacheUse{c: c}
 	}
-	sum := sha256.Sum256(wasm)
-	key := hex.EncodeToString(sum[:16])
+	key := keyOf(wasm, sum)
 	c.mu.Lock()
 	if u := c.open[key]; u != nil {
 		u.refs++
@@ -125,6 +130,22 @@ func (c *compileCache) get(wasm []byte, log *slog.Logger) *cacheUse {
 	c.mu.Unlock()
 	return u
 }
+
+// keyOf names the directory of wasm's code: the first half of its
+// SHA-256, from sum when it is one (hex, of exactly wasm), else hashed.
+func keyOf(wasm []byte, sum string) string {
+	if b, err := hex.DecodeString(sum); err == nil && len(b) == sha256.Size {
+		return hex.EncodeToString(b[:16])
+	}
+	h := sha256.Sum256(wasm)
+	return hex.EncodeToString(h[:16])
+}
+
+// preparedPrefix starts the name of a prepared module's entry.
+const preparedPrefix = "prepared-"
+
+// isPrepared reports whether an entry's file name is a prepared module's.
+func isPrepared(name string) bool { return strings.HasPrefix(name, preparedPrefix) }
 
 // drop makes the next get for u's key open a new cache.
 func (u *cacheUse) drop() {
@@ -156,11 +177,17 @@ func (u *cacheUse) entries() []string {
 	return out
 }
 
-// check removes every entry that does not hash to its record, saying so
-// with the file's name.
+// check removes every entry of compiled code that does not hash to its
+// record (or whose metadata changed since it last did:
+// [cachefile.VerifyStat]), saying so with the file's name. Prepared
+// modules are not hashed here: the one a load uses is checked as it is
+// read (readPrepared), and other builds' are never read.
 func (u *cacheUse) check(log *slog.Logger) {
 	for _, f := range u.entries() {
-		err := cachefile.Verify(f)
+		if isPrepared(filepath.Base(f)) {
+			continue
+		}
+		err := cachefile.VerifyStat(f, cachefile.Racy)
 		var ce *cachefile.CorruptError
 		if !errors.As(err, &ce) {
 			continue

@@ -29,29 +29,15 @@ func compiledEntries(t *testing.T, dir string) []string {
 }
 
 // loadOnce loads wasm on a new Engine over dir, calls its "hello" export
-// and closes everything; it returns what the Engine logged.
+// and closes everything; it returns what the Engine logged. It keeps no
+// prepared module (loadPrepared).
 func loadOnce(t *testing.T, dir string, wasm []byte) *logtest.Recorder {
 	t.Helper()
-	ctx := context.Background()
-	log, rec := logtest.New()
-	e, err := NewEngine(ctx, EngineOptions{CacheDir: dir, Logger: log})
-	if err != nil {
-		t.Fatalf("NewEngine: %v", err)
-	}
-	defer e.Close(ctx)
-	m, err := e.Load(ctx, "p", wasm, Limits{Instances: 1})
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
-	defer m.Close(ctx)
-	if out, err := m.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
-		t.Fatalf("call: %q, %v; want hello", out, err)
-	}
-	return rec
+	return loadPrepared(t, dir, "", wasm)
 }
 
-// TestCompileCacheHeals: a compiled entry damaged on disk is not used: it
-// is removed, compiled again (with the loop poll, not in the slower
+// TestCompileCacheHeals: a compiled entry damaged on disk (before or
+// after a start verified it) is not used: it is removed, compiled again (with the loop poll, not in the slower
 // close-on-done mode) and reported once, naming the file.
 func TestCompileCacheHeals(t *testing.T) {
 	t.Parallel()
@@ -81,6 +67,14 @@ func TestCompileCacheHeals(t *testing.T) {
 			}
 		}, ""},
 		{"flipped byte", flip, ""},
+		// After a start that verified it and recorded its metadata as a
+		// witness (cachefile.VerifyStat): the rewrite changes that.
+		{"flipped byte, after a verified start", func(t *testing.T, file string) {
+			if err := cachefile.VerifyStat(file, cachefile.RacyWindows{}); err != nil {
+				t.Fatal(err)
+			}
+			flip(t, file)
+		}, ""},
 		// Damaged and recorded again, so only wazero's own check (a CRC
 		// of the machine code) catches it.
 		{"flipped byte, recorded", func(t *testing.T, file string) {
@@ -201,5 +195,48 @@ func TestCompileCacheDirGone(t *testing.T) {
 	}
 	if files := compiledEntries(t, dir); len(files) != 1 {
 		t.Errorf("cache holds %q; want the new entry", files)
+	}
+}
+
+// TestCompileCacheDigest: a load given the SHA-256 of its bytes
+// (Limits.SHA256) compiles into the directory that digest names, which is
+// the one a load that hashes them uses; what is not a digest is hashed.
+// The digest is trusted, not checked: one of other bytes names their
+// directory (the caller's promise, as the field's doc says).
+func TestCompileCacheDigest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"})
+	sum := cachefile.Sum(wasm)
+	other := cachefile.Sum([]byte("other bytes"))
+	tests := []struct {
+		name, given, dir string
+	}{
+		{"hashed", "", sum},
+		{"given", sum, sum},
+		{"given in upper case", strings.ToUpper(sum), sum},
+		{"not a digest: hashed", "xyz", sum},
+		{"a digest of other bytes, trusted", other, other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := NewEngine(ctx, EngineOptions{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close(ctx)
+			m, err := e.Load(ctx, "p", wasm, Limits{Instances: 1, SHA256: tt.given})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			defer m.Close(ctx)
+			if out, err := m.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
+				t.Fatalf("call: %q, %v; want hello", out, err)
+			}
+			if files := e.CodeFiles(tt.dir); len(files) != 1 {
+				t.Errorf("code in the directory of %s…: %q; want one entry", tt.dir[:8], files)
+			}
+		})
 	}
 }

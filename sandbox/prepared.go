@@ -31,9 +31,6 @@ import (
 // when its executable has a build ID: another build's rewriter may differ
 // from the one that wrote an entry.
 
-// preparedPrefix starts the name of a prepared module's entry.
-const preparedPrefix = "prepared-"
-
 // executableBuildID returns the Go build ID of the running executable, or
 // "" when it cannot be read.
 var executableBuildID = sync.OnceValue(func() string {
@@ -75,9 +72,6 @@ func preparedID(build string) string {
 	}
 	return fmt.Sprintf("%s%d-%s.wasm", preparedPrefix, looppoll.Version, cachefile.Sum([]byte(build))[:16])
 }
-
-// isPrepared reports whether an entry's file name is a prepared module's.
-func isPrepared(name string) bool { return strings.HasPrefix(name, preparedPrefix) }
 
 // preparedKey carries, in a compile's context, the cache use whose
 // prepared module it may read and write.

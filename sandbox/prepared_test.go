@@ -15,8 +15,9 @@ import (
 	"github.com/mcphost/mcphost/internal/wasmgen"
 )
 
-// loadPrepared is loadOnce on an Engine that keeps prepared modules under
-// the identity build.
+// loadPrepared loads wasm on a new Engine over dir that keeps prepared
+// modules under the identity build ("" keeps none), calls its "hello"
+// export and closes everything; it returns what the Engine logged.
 func loadPrepared(t *testing.T, dir, build string, wasm []byte) *logtest.Recorder {
 	t.Helper()
 	ctx := context.Background()
@@ -78,7 +79,8 @@ func TestPreparedModule(t *testing.T) {
 		damage func(t *testing.T, file string)
 		warn   string
 	}{
-		{"truncated", func(t *testing.T, file string) { truncate(t, file, false) }, "WARN compile cache entry failed its check"},
+		// Checked as read (readPrepared), not by the compile cache's check.
+		{"truncated", func(t *testing.T, file string) { truncate(t, file, false) }, "WARN prepared module failed its check"},
 		{"truncated, recorded", func(t *testing.T, file string) { truncate(t, file, true) }, "WARN prepared module does not compile"},
 	}
 	for _, tt := range tests {
