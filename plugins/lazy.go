@@ -155,9 +155,7 @@ func (lm *lazyModule) compile(ctx context.Context) (Module, error) {
 		}
 		return nil, fmt.Errorf("%s changed since the plugin was listed (sha256 %s, listed from %s); a reload serves the new code (a Manager following lists starts one now)", lm.file, got, lm.sum)
 	}
-	lim := lm.lim
-	lim.SHA256 = lm.sum // of these very bytes, just checked: not hashed again
-	m, err := lm.load(ctx, lm.name, wasm, lim)
+	m, err := lm.load(ctx, lm.name, wasm, lm.lim)
 	return m, withFile(err, lm.file)
 }
 

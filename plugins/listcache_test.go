@@ -234,52 +234,6 @@ func TestLazyModuleClose(t *testing.T) {
 	}
 }
 
-// TestLazyModuleDigest: a lazy module hands the load the digest it
-// checked the bytes against (Limits.SHA256, so sandbox does not hash them
-// again), and it is the digest of exactly the bytes loaded; bytes that do
-// not match the listed digest are refused before any load.
-func TestLazyModuleDigest(t *testing.T) {
-	ctx := context.Background()
-	wasm := wasmModule(wfunc{name: "f", output: "ok"})
-	engine := newEngine(t)
-	tests := []struct {
-		name    string
-		file    string // written to the module's file
-		held    []byte // the code held since listing (Loader.lazy), or nil
-		refused bool
-	}{
-		{"read at first use", string(wasm), nil, false},
-		{"held since listing", "rewritten", wasm, false},
-		{"file rewritten", "rewritten", nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), "m.wasm")
-			write(t, file, tt.file)
-			var loads []string // each load: the digest given, then that of the bytes
-			lm := &lazyModule{name: "m", file: file, wasm: tt.held, sum: sha256hex(wasm), exports: []string{"f"}, log: discard(), stale: func() {},
-				load: func(ctx context.Context, name string, code []byte, lim sandbox.Limits) (Module, error) {
-					loads = append(loads, lim.SHA256, sha256hex(code))
-					return engine.Load(ctx, name, code, lim)
-				}}
-			defer lm.Close(ctx)
-			out, err := lm.Call(ctx, "f", nil)
-			if tt.refused {
-				if err == nil || len(loads) != 0 {
-					t.Errorf("mismatched bytes: %q, %v, loads %q; want refused, no load", out, err, loads)
-				}
-				return
-			}
-			if err != nil || string(out) != "ok" {
-				t.Fatalf("Call: %q, %v", out, err)
-			}
-			if want := sha256hex(wasm); len(loads) != 2 || loads[0] != want || loads[1] != want {
-				t.Errorf("loads (digest given, digest of the bytes): %q; want one, both %s", loads, want)
-			}
-		})
-	}
-}
-
 func sha256hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])

@@ -105,16 +105,6 @@ type Limits struct {
 	// the compile stores (plugins' lists section is written this way, into
 	// code whose hash then differs).
 	ListOnly bool `json:"-"`
-	// SHA256 is the SHA-256 (hex) of exactly the bytes given to Load, when
-	// the caller has hashed those very bytes already (plugins checks a
-	// file against the digest it was listed with before loading it): the
-	// compile cache names the module's directory from it rather than
-	// hashing 4 MB again. It is trusted, not checked: a digest of other
-	// bytes files the module's compiled code under another module's
-	// directory (wazero still keys each entry by its own hash of what it
-	// compiles, so no code of other bytes runs, but the directory's checks
-	// and eviction see a stranger). "" hashes the bytes.
-	SHA256 string `json:"-"`
 	// KeepsState says the module's instances keep state between calls
 	// (a plugin not declared stateless), which cannot move from the
 	// interpreter to compiled code: when the compile is ready (tier.go)

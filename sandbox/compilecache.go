@@ -95,15 +95,14 @@ func (c *compileCache) inMemory() bool {
 }
 
 // get returns the cache for compiling wasm: the one open for the same
-// bytes, or a new one whose entries were checked first. sum is wasm's
-// SHA-256 (hex) when the caller hashed exactly these bytes already
-// ([Limits].SHA256), or "" to hash them here. The caller releases it
-// with close.
-func (c *compileCache) get(wasm []byte, sum string, log *slog.Logger) *cacheUse {
+// bytes, or a new one whose entries were checked first. The caller
+// releases it with close.
+func (c *compileCache) get(wasm []byte, log *slog.Logger) *cacheUse {
 	if c.inMemory() {
 		return &cacheUse{c: c}
 	}
-	key := keyOf(wasm, sum)
+	sum := sha256.Sum256(wasm)
+	key := hex.EncodeToString(sum[:16])
 	c.mu.Lock()
 	if u := c.open[key]; u != nil {
 		u.refs++
@@ -129,16 +128,6 @@ func (c *compileCache) get(wasm []byte, sum string, log *slog.Logger) *cacheUse 
 	c.open[key] = u
 	c.mu.Unlock()
 	return u
-}
-
-// keyOf names the directory of wasm's code: the first half of its
-// SHA-256, from sum when it is one (hex, of exactly wasm), else hashed.
-func keyOf(wasm []byte, sum string) string {
-	if b, err := hex.DecodeString(sum); err == nil && len(b) == sha256.Size {
-		return hex.EncodeToString(b[:16])
-	}
-	h := sha256.Sum256(wasm)
-	return hex.EncodeToString(h[:16])
 }
 
 // preparedPrefix starts the name of a prepared module's entry.

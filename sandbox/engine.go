@@ -176,7 +176,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	if err := checkFormat(wasm); err != nil {
 		return nil, &LoadError{Module: name, Stage: "compile", Err: err}
 	}
-	use := e.cache.get(wasm, lim.SHA256, log)
+	use := e.cache.get(wasm, log)
 	// Components run on their own loader, which has one engine.
 	tiered := (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode()
 	var be backend
@@ -331,7 +331,7 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 		}
 		// The cache's fault, not the module's.
 		use.close(ctx)
-		use = e.cache.get(wasm, lim.SHA256, log)
+		use = e.cache.get(wasm, log)
 	}
 }
 
