@@ -148,3 +148,12 @@ func (l *Loader) writeEntry(file string, v any) {
 		l.log.Warn("list cache not written; the next start loads plugins again (said once)", "dir", l.listDir, "err", err)
 	}
 }
+
+// vouched is the metadata the file digest cache vouched for when it gave
+// d without the code being read (wasm nil), or zero when the code was read.
+func vouched(wasm []byte, d *fileDigest) cachefile.Stat {
+	if wasm != nil {
+		return cachefile.Stat{}
+	}
+	return d.Stat
+}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/sandbox"
 )
 
@@ -40,6 +41,12 @@ type lazyModule struct {
 	exports []string // sorted function exports
 	log     *slog.Logger
 	load    func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
+	// loadKept loads, without reading the file, the code the engine kept
+	// prepared from the digest sum (sandbox.Engine.LoadKept), when the
+	// file's metadata is still stat, what the file digest cache vouched
+	// for when it listed the plugin; nil (or a zero stat) always reads.
+	loadKept func(ctx context.Context, name, sum string, lim sandbox.Limits) (Module, error)
+	stat     cachefile.Stat
 	// loaded runs once on the fresh module, before any call uses it (the
 	// list check); nil means nothing to check.
 	loaded func(ctx context.Context, m Module)
@@ -140,7 +147,24 @@ func (lm *lazyModule) run(done chan struct{}) {
 // serves, or metadata that did not show a change: filedigest.go) is
 // refused, and stale runs: it drops the file's digest and has the plugin
 // reloaded.
+//
+// A module listed through the file digest cache whose file's metadata is
+// still what the cache vouched for is first loaded from what the engine
+// kept of that digest (its prepared module and compiled code), without
+// reading the file: the same trust that listed it, and what runs is still
+// what hashed to the digest. Only when nothing is kept is the file read.
 func (lm *lazyModule) compile(ctx context.Context) (Module, error) {
+	if lm.wasm == nil && lm.loadKept != nil {
+		if st, ok := cachefile.StatOf(lm.file); ok && st == lm.stat {
+			m, err := lm.loadKept(ctx, lm.name, lm.sum, lm.lim)
+			if err == nil {
+				return m, nil
+			}
+			if err != sandbox.ErrNotKept { // nothing kept says nothing; a kept module that failed does
+				lm.log.Debug("plugin's kept code did not load: loading it from its file", "plugin", lm.name, "err", err)
+			}
+		}
+	}
 	wasm := lm.wasm
 	if wasm == nil {
 		var err error

@@ -214,6 +214,42 @@ func TestLazyModuleClose(t *testing.T) {
 	}
 	lm3.Close(ctx)
 
+	// A module the file digest cache listed, whose file's metadata is
+	// still what it vouched for, loads what the engine kept of its digest
+	// without reading the file; once the file changed it reads and checks
+	// it (here: refused as changed), and when nothing is kept it reads it.
+	write(t, file, string(wasm))
+	st, _ := cachefile.StatOf(file)
+	var kept, read atomic.Int32
+	keptLoad := func(err error) func(ctx context.Context, name, sum string, lim sandbox.Limits) (Module, error) {
+		return func(ctx context.Context, name, sum string, lim sandbox.Limits) (Module, error) {
+			kept.Add(1)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Load(ctx, name, wasm, lim)
+		}
+	}
+	readLoad := func(ctx context.Context, name string, b []byte, lim sandbox.Limits) (Module, error) {
+		read.Add(1)
+		return engine.Load(ctx, name, b, lim)
+	}
+	lm5 := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), log: discard(), load: readLoad, stat: st, loadKept: keptLoad(nil)}
+	if out, err := lm5.Call(ctx, "f", nil); err != nil || string(out) != "ok" || kept.Load() != 1 || read.Load() != 0 {
+		t.Errorf("kept code, file as vouched for: %q, %v, %d kept and %d read loads; want ok from one kept load", out, err, kept.Load(), read.Load())
+	}
+	lm5.Close(ctx)
+	lm6 := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), log: discard(), load: readLoad, stat: st, loadKept: keptLoad(sandbox.ErrNotKept)}
+	if out, err := lm6.Call(ctx, "f", nil); err != nil || string(out) != "ok" || kept.Load() != 2 || read.Load() != 1 {
+		t.Errorf("nothing kept: %q, %v, %d kept and %d read loads; want ok from the file after a kept attempt", out, err, kept.Load(), read.Load())
+	}
+	lm6.Close(ctx)
+	write(t, file, "rewritten")
+	lm7 := &lazyModule{name: "m", file: file, sum: sha256hex(wasm), log: discard(), load: readLoad, stat: st, loadKept: keptLoad(nil), stale: func() { stale.Add(1) }}
+	if _, err := lm7.Call(ctx, "f", nil); err == nil || !strings.Contains(err.Error(), "changed since the plugin was listed") || kept.Load() != 2 {
+		t.Errorf("file changed since vouched for: %v, %d kept loads; want it read and refused as changed, no kept load", err, kept.Load())
+	}
+
 	// A first use met by shutdown (the engine closed under it) fails its
 	// call and says so at info, not as the plugin's fault.
 	closed, err := sandbox.NewEngine(ctx, sandbox.EngineOptions{CacheDir: filepath.Join(dir, "closed"), Logger: discard()})

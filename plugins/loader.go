@@ -84,13 +84,15 @@ type Loader struct {
 	listFailed atomic.Bool           // a list cache write failed, which was said
 	racy       cachefile.RacyWindows // filedigest.go
 	load       func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error)
-	engine     *sandbox.Engine // nil: Wasm does not load
-	lastID     atomic.Uint64
-	busy       sync.Map     // plugin name → the step it is in ("build", "compile")
-	signals    *listSignals // plugins that signalled a list change (dynamic.go)
-	obs        Observer
-	grants     *consent.Grants
-	consent    *consent.Decider // nil without Grants; each plugin's is For its code
+	// loadKept is the engine's LoadKept (lazy.go); nil: none.
+	loadKept func(ctx context.Context, name, sum string, lim sandbox.Limits) (Module, error)
+	engine   *sandbox.Engine // nil: Wasm does not load
+	lastID   atomic.Uint64
+	busy     sync.Map     // plugin name → the step it is in ("build", "compile")
+	signals  *listSignals // plugins that signalled a list change (dynamic.go)
+	obs      Observer
+	grants   *consent.Grants
+	consent  *consent.Decider // nil without Grants; each plugin's is For its code
 
 	// compiles holds a slot per compile running (one per CPU). Only the
 	// compile and instantiation take one: a build or download waiting on
@@ -137,6 +139,13 @@ func NewLoader(opts LoaderOptions) *Loader {
 		l.engine = e
 		l.load = func(ctx context.Context, name string, wasm []byte, lim sandbox.Limits) (Module, error) {
 			m, err := e.Load(ctx, name, wasm, lim)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		}
+		l.loadKept = func(ctx context.Context, name, sum string, lim sandbox.Limits) (Module, error) {
+			m, err := e.LoadKept(ctx, name, sum, lim)
 			if err != nil {
 				return nil, err
 			}
@@ -574,7 +583,7 @@ func (l *Loader) loadWasm(ctx context.Context, server *config.ServerConfig, spec
 		if e != nil {
 			c := &core{name: spec.Name, hash: hash, runtime: runtime, strict: strict, model: model, log: l.log,
 				signal: l.signals.signaller(spec.Name), obs: l.obs, abi: e.ABI, guestVersion: e.GuestVersion, sum: sum, signer: signer}
-			if lm := l.lazy(spec, c, file, wasm, d.Exports, lim, key, e); lm != nil {
+			if lm := l.lazy(spec, c, file, wasm, vouched(wasm, d), d.Exports, lim, key, e); lm != nil {
 				c.module = lm
 				c.guest = lazyGuestOf(lm, runtime, e.ABI)
 				l.useLists(c, e)
@@ -658,12 +667,17 @@ func (l *Loader) loadNative(ctx context.Context, server *config.ServerConfig, sp
 // while this generation still serves calls (a reload in progress, or one
 // that failed and left it serving), so the code it listed is held until
 // its first use. Otherwise its first use reads the file and checks it
-// against c's digest.
-func (l *Loader) lazy(spec *config.Spec, c *core, file string, wasm []byte, exports []string, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
+// against c's digest, unless st (what the file digest cache vouched for,
+// when it listed the plugin without reading: zero otherwise) still holds
+// and the engine kept the code prepared from that digest (lazy.go).
+func (l *Loader) lazy(spec *config.Spec, c *core, file string, wasm []byte, st cachefile.Stat, exports []string, lim sandbox.Limits, key string, e *listEntry) *lazyModule {
 	if exports == nil {
 		return nil
 	}
 	lm := &lazyModule{name: spec.Name, file: file, sum: c.sum, lim: lim, exports: exports, log: l.log, load: l.load}
+	if st != (cachefile.Stat{}) {
+		lm.stat, lm.loadKept = st, l.loadKept
+	}
 	if spec.Path != "" {
 		lm.wasm = wasm // the caches' files are content-keyed and never rewritten
 	}
@@ -686,7 +700,7 @@ func (l *Loader) listOnly(ctx context.Context, spec *config.Spec, c *core, file 
 	if !ok || !st.Stats().Interpreted {
 		return
 	}
-	lm := l.lazy(spec, c, file, wasm, exports, lim, key, e)
+	lm := l.lazy(spec, c, file, wasm, cachefile.Stat{}, exports, lim, key, e)
 	if lm == nil {
 		return
 	}

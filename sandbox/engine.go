@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +18,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcphost/mcphost/sandbox/internal/coreruntime"
 )
 
 // Engine compiles and runs modules. All modules of an Engine share one
@@ -157,26 +161,74 @@ func (e *Engine) Load(ctx context.Context, name string, wasm []byte, lim Limits)
 	return m, err
 }
 
+// ErrNotKept is returned by [Engine.LoadKept] when the compile cache
+// keeps no prepared module for the code, or what it keeps did not load:
+// the caller loads the code's bytes with [Engine.Load].
+var ErrNotKept = errors.New("sandbox: no prepared module kept for this code")
+
+// LoadKept is Load for the code whose bytes hash to sum (SHA-256, hex),
+// from what the compile cache keeps of it, without the bytes: the module
+// as prepared for compiling (prepared.go) beside its compiled code, kept
+// by an earlier load of those very bytes in a directory named by their
+// hash, and checked against its record as it is read. What it runs is
+// therefore what hashed to sum. Any failure (nothing kept, an entry that
+// fails its check or does not compile, another runtime chosen in ctx) is
+// an error wrapping [ErrNotKept], after which Load does the whole work.
+func (e *Engine) LoadKept(ctx context.Context, name, sum string, lim Limits) (*Module, error) {
+	b, err := hex.DecodeString(sum)
+	if c := coreruntime.From(ctx); err != nil || len(b) != sha256.Size || c.New != nil || c.CloseOnDone || lim.ListOnly || e.cache.prepared == "" {
+		return nil, ErrNotKept
+	}
+	log := e.log.With("plugin", name)
+	use := e.cache.getKey(hex.EncodeToString(b[:16]), log)
+	var code []byte
+	if use.hasCode() {
+		code = use.readPrepared(log)
+	}
+	if code == nil {
+		use.close(ctx)
+		return nil, ErrNotKept
+	}
+	m, err := e.Load(withKept(ctx, code, use), name, code, lim)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotKept, err)
+	}
+	return m, nil
+}
+
 // load is Load with the backend that compiles the module: the native
 // kernel with a way to stop its calls, or, in tests, the reference.
 func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, newBE newBackend) (*Module, error) {
+	k, isKept := keptIn(ctx)
 	defer e.Loading()()
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
+		if isKept {
+			k.use.close(ctx)
+		}
 		return nil, &LoadError{Module: name, Stage: "compile", Err: ErrEngineClosed}
 	}
 	lim, err := normalize(lim)
 	if err != nil {
+		if isKept {
+			k.use.close(ctx)
+		}
 		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
 	}
 	rc := runtimeConfig(false, lim)
 	log := e.log.With("plugin", name)
 	if err := checkFormat(wasm); err != nil {
+		if isKept {
+			k.use.close(ctx)
+		}
 		return nil, &LoadError{Module: name, Stage: "compile", Err: err}
 	}
-	use := e.cache.get(wasm, log)
+	use := k.use // LoadKept's: the directory of the bytes it stands for
+	if !isKept {
+		use = e.cache.get(wasm, log)
+	}
 	// Components run on their own loader, which has one engine.
 	tiered := (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode()
 	var be backend
@@ -328,6 +380,9 @@ func (e *Engine) compile(ctx context.Context, use *cacheUse, rc wazero.RuntimeCo
 		use.compiling.Unlock()
 		if err == nil || retried || !use.fault(err, log) {
 			return be, sigs, use, err
+		}
+		if _, ok := keptIn(ctx); ok {
+			return be, sigs, use, err // LoadKept's caller loads the bytes
 		}
 		// The cache's fault, not the module's.
 		use.close(ctx)

@@ -50,7 +50,11 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 		// A module compiled before through the cache kept what it
 		// compiled (prepared.go).
 		use := preparedIn(ctx)
-		code := use.readPrepared(log)
+		k, fromKept := keptIn(ctx) // Engine.LoadKept read it: wasm is it
+		code := k.code
+		if !fromKept {
+			code = use.readPrepared(log)
+		}
 		kept := code != nil
 		var st looppoll.Stats
 		var err error
@@ -76,6 +80,9 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 				log.Warn("prepared module does not compile: removed, preparing the module again", "file", file, "err", cerr)
 				if cachefile.Remove(file) != nil {
 					ctx = withPrepared(ctx, nil)
+				}
+				if fromKept {
+					return nil, nil, false, cerr // LoadKept's caller prepares the bytes
 				}
 				return compileNative(ctx, rc, wasm, intr, log)
 			}

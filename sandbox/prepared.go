@@ -81,6 +81,24 @@ func withPrepared(ctx context.Context, u *cacheUse) context.Context {
 	return context.WithValue(ctx, preparedKey{}, u)
 }
 
+// keptKey carries, in a load's context, the prepared module LoadKept read
+// and the cache use it came from.
+type keptKey struct{}
+
+type kept struct {
+	code []byte
+	use  *cacheUse
+}
+
+func withKept(ctx context.Context, code []byte, use *cacheUse) context.Context {
+	return context.WithValue(ctx, keptKey{}, kept{code, use})
+}
+
+func keptIn(ctx context.Context) (kept, bool) {
+	k, ok := ctx.Value(keptKey{}).(kept)
+	return k, ok
+}
+
 // preparedIn returns the cache use of ctx when it keeps prepared modules,
 // or nil.
 func preparedIn(ctx context.Context) *cacheUse {

@@ -138,3 +138,60 @@ func TestPreparedIdentity(t *testing.T) {
 		t.Errorf("prepared names %q %q; want distinct, recognised", preparedID("a"), preparedID("b"))
 	}
 }
+
+// TestLoadKept: LoadKept loads, without the bytes, the code a load of
+// those bytes kept (its prepared module beside its compiled code), and it
+// runs as they do; nothing kept, another build's entry, a digest of other
+// bytes or an entry that fails its check is ErrNotKept, and the last is
+// removed.
+func TestLoadKept(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"})
+	sum := cachefile.Sum(wasm)
+	other := cachefile.Sum(wasmgen.Module(wasmgen.Func{Name: "hello", Output: "other"}))
+	dir := t.TempDir()
+	loadKept := func(build, sum string) (*Module, error) {
+		e, err := NewEngine(ctx, EngineOptions{CacheDir: dir, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatalf("NewEngine: %v", err)
+		}
+		t.Cleanup(func() { e.Close(ctx) })
+		e.cache.prepared = preparedID(build)
+		return e.LoadKept(ctx, "p", sum, Limits{Instances: 1})
+	}
+	if _, err := loadKept("b1", sum); err != ErrNotKept {
+		t.Fatalf("LoadKept before any load: %v; want ErrNotKept", err)
+	}
+	loadPrepared(t, dir, "b1", wasm)
+	m, err := loadKept("b1", sum)
+	if err != nil {
+		t.Fatalf("LoadKept after a load: %v", err)
+	}
+	if out, err := m.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
+		t.Errorf("kept module's call: %q, %v; want hello", out, err)
+	}
+	m.Close(ctx)
+	for _, c := range []struct{ name, build, sum string }{
+		{"another build", "b2", sum},
+		{"other bytes", "b1", other},
+		{"not a digest", "b1", "hello"},
+	} {
+		if _, err := loadKept(c.build, c.sum); err != ErrNotKept {
+			t.Errorf("%s: %v; want ErrNotKept", c.name, err)
+		}
+	}
+	files := preparedFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("prepared modules: %q; want one", files)
+	}
+	if err := os.WriteFile(files[0], []byte("\x00asm\x01\x00\x00\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadKept("b1", sum); err != ErrNotKept {
+		t.Errorf("damaged entry: %v; want ErrNotKept", err)
+	}
+	if _, err := os.Stat(files[0]); err == nil {
+		t.Errorf("the damaged entry stayed")
+	}
+}
