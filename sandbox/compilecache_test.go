@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/internal/cachefile"
 	"github.com/mcphost/mcphost/internal/logtest"
@@ -195,5 +196,54 @@ func TestCompileCacheDirGone(t *testing.T) {
 	}
 	if files := compiledEntries(t, dir); len(files) != 1 {
 		t.Errorf("cache holds %q; want the new entry", files)
+	}
+}
+
+// TestCompileCacheWitness: the compiled code a load records has its
+// metadata witnessed beside its sum once its times can be trusted, so
+// that the next start's check does not hash it; an Engine closed first
+// leaves that to the next start, and its Close waits for none.
+func TestCompileCacheWitness(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"})
+	witnessed := func(dir string) (n, all int) {
+		for _, f := range compiledEntries(t, dir) {
+			if isPrepared(filepath.Base(f)) {
+				continue
+			}
+			all++
+			if b, err := os.ReadFile(cachefile.SumFile(f)); err == nil && strings.Contains(string(b), "\nstat ") {
+				n++
+			}
+		}
+		return n, all
+	}
+	for _, c := range []struct {
+		name   string
+		margin time.Duration
+		want   bool
+	}{{"witnessed", 0, true}, {"closed first", time.Hour, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			e, err := NewEngine(ctx, EngineOptions{CacheDir: dir, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.cache.racy, e.cache.witnessMargin = cachefile.RacyWindows{}, c.margin
+			m, err := e.Load(ctx, "p", wasm, Limits{Instances: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Close(ctx)
+			if c.want {
+				e.cache.pending.Wait()
+			}
+			e.Close(ctx)
+			n, all := witnessed(dir)
+			if all == 0 || (n == all) != c.want || (n == 0) == c.want {
+				t.Errorf("%d of %d entries witnessed; want all: %v", n, all, c.want)
+			}
+		})
 	}
 }

@@ -134,6 +134,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		errs = append(errs, m.Close(ctx))
 	}
 	errs = append(errs, e.waitCompiles(ctx))
+	e.cache.close()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sandbox: close: %w", err)
 	}

@@ -33,12 +33,16 @@ var Racy = RacyWindows{RacyWindow, FineRacyWindow}
 
 // Racy reports whether a file whose metadata is st changed too recently,
 // at now, for its times to show its next change.
-func (w RacyWindows) Racy(st Stat, now time.Time) bool {
+func (w RacyWindows) Racy(st Stat, now time.Time) bool { return w.Until(st, now) > 0 }
+
+// Until is how long after now a file whose metadata is st stops being
+// racy (0: it is not).
+func (w RacyWindows) Until(st Stat, now time.Time) time.Duration {
 	window := w.Coarse
 	if st.Mod%int64(time.Second) != 0 || st.Change%int64(time.Second) != 0 {
 		window = min(window, w.Fine)
 	}
-	return now.UnixNano()-max(st.Mod, st.Change) < int64(window)
+	return max(0, time.Duration(max(st.Mod, st.Change)+int64(window)-now.UnixNano()))
 }
 
 // Stat is what a file's metadata says of its content; the zero value
