@@ -15,19 +15,23 @@ func TestRacyWindows(t *testing.T) {
 	at := func(d time.Duration) int64 { return now.Add(-d).UnixNano() }
 	w := Racy
 	tests := []struct {
-		name string
-		st   Stat
-		want bool
+		name  string
+		st    Stat
+		want  bool
+		until time.Duration // how long it stays racy
 	}{
-		{"whole seconds, 1 s old", Stat{Mod: at(3 * time.Second), Change: at(time.Second)}, true},
-		{"whole seconds, 3 s old", Stat{Mod: at(3 * time.Second), Change: at(3 * time.Second)}, false},
-		{"fine times, 1 s old", Stat{Mod: at(time.Second + time.Millisecond), Change: at(time.Second + 3)}, false},
-		{"fine times, 50 ms old", Stat{Mod: at(time.Hour), Change: at(50*time.Millisecond + 7)}, true},
-		{"changed in the future", Stat{Mod: at(-time.Hour + 7), Change: at(-time.Hour + 7)}, true},
+		{"whole seconds, 1 s old", Stat{Mod: at(3 * time.Second), Change: at(time.Second)}, true, time.Second},
+		{"whole seconds, 3 s old", Stat{Mod: at(3 * time.Second), Change: at(3 * time.Second)}, false, 0},
+		{"fine times, 1 s old", Stat{Mod: at(time.Second + time.Millisecond), Change: at(time.Second + 3)}, false, 0},
+		{"fine times, 50 ms old", Stat{Mod: at(time.Hour), Change: at(50*time.Millisecond + 7)}, true, 50*time.Millisecond - 7},
+		{"changed in the future", Stat{Mod: at(-time.Hour + 7), Change: at(-time.Hour + 7)}, true, time.Hour + 100*time.Millisecond - 7},
 	}
 	for _, tt := range tests {
 		if got := w.Racy(tt.st, now); got != tt.want {
 			t.Errorf("%s: racy %v; want %v", tt.name, got, tt.want)
+		}
+		if got := w.Until(tt.st, now); got != tt.until {
+			t.Errorf("%s: racy for %v more; want %v", tt.name, got, tt.until)
 		}
 	}
 }
