@@ -47,6 +47,9 @@ type compileCache struct {
 	// keeps none.
 	prepared string
 
+	// unhooked says once that hookCodeFiles failed.
+	unhooked sync.Once
+
 	mu     sync.Mutex
 	memory bool                 // compile in memory from now on (said once)
 	open   map[string]*cacheUse // by key, while a module uses it
@@ -185,6 +188,11 @@ func (c *compileCache) getKey(key string, log *slog.Logger) *cacheUse {
 	if err != nil {
 		c.toMemory(err)
 		return &cacheUse{c: c}
+	}
+	if err := hookCodeFiles(cache); err != nil {
+		c.unhooked.Do(func() {
+			c.log.Warn("compiled code loads without huge pages (each first use of a plugin costs more): report this with mcphost's version", "err", err)
+		})
 	}
 	u.cache = cache
 	c.mu.Lock()

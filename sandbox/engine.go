@@ -183,14 +183,16 @@ func (e *Engine) LoadKept(ctx context.Context, name, sum string, lim Limits) (*M
 	log := e.log.With("plugin", name)
 	use := e.cache.getKey(hex.EncodeToString(b[:16]), log)
 	var code []byte
+	free := func() {}
 	if use.hasCode() {
-		code = use.readPrepared(log)
+		code, free = use.readPrepared(log)
 	}
 	if code == nil {
 		use.close(ctx)
 		return nil, ErrNotKept
 	}
 	m, err := e.Load(withKept(ctx, code, use), name, code, lim)
+	free() // compiled, or failed to: nothing keeps the bytes
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotKept, err)
 	}

@@ -53,7 +53,9 @@ func compileNative(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte, in
 		k, fromKept := keptIn(ctx) // Engine.LoadKept read it: wasm is it
 		code := k.code
 		if !fromKept {
-			code = use.readPrepared(log)
+			var free func()
+			code, free = use.readPrepared(log)
+			defer free() // after CompileModule, which copies what it keeps
 		}
 		kept := code != nil
 		var st looppoll.Stats

@@ -111,21 +111,26 @@ func preparedIn(ctx context.Context) *cacheUse {
 
 // readPrepared returns the prepared module u holds, checked against its
 // record, or nil; one that fails its check is removed, which is said.
-func (u *cacheUse) readPrepared(log *slog.Logger) []byte {
+// The bytes are read outside the Go heap (readLarge) and free releases
+// them: the caller calls it once the bytes are compiled (wazero copies
+// what it keeps of a module while decoding it) and never touches them
+// again. free is never nil.
+func (u *cacheUse) readPrepared(log *slog.Logger) (code []byte, free func()) {
 	if u == nil {
-		return nil
+		return nil, func() {}
 	}
 	file := filepath.Join(u.dir, u.c.prepared)
-	code, err := os.ReadFile(file)
+	code, free, err := readLarge(file)
 	if err != nil {
-		return nil
+		return nil, func() {}
 	}
 	if err := cachefile.Check(file, cachefile.Sum(code)); err != nil {
+		free()
 		_ = cachefile.Remove(file)
 		log.Warn("prepared module failed its check: removed, preparing the module again", "file", file, "err", err)
-		return nil
+		return nil, func() {}
 	}
-	return code
+	return code, free
 }
 
 // savePrepared keeps code, the module prepared for compiling, for the
