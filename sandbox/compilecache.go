@@ -54,9 +54,10 @@ type compileCache struct {
 	memory bool                 // compile in memory from now on (said once)
 	open   map[string]*cacheUse // by key, while a module uses it
 	// witnesses are the entries recorded by this process whose metadata
-	// is to be witnessed once it can be trusted (see witness); closed
-	// stops them.
-	witnesses map[*time.Timer]bool
+	// is to be witnessed once it can be trusted (see witness), by when
+	// each is due; close waits for those due within witnessAtClose and
+	// stops the others.
+	witnesses map[*time.Timer]time.Time
 	closed    bool
 	pending   sync.WaitGroup
 	// racy are the windows of the entries' metadata (cachefile.Racy;
@@ -70,8 +71,8 @@ type compileCache struct {
 // which hashes it once more) once its times can be trusted (100 ms after
 // its write where times have fractions of a second, 2 s elsewhere), so
 // that the next start's check does not hash it (≈ 15–20 ms of a 4 MB Go
-// guest's first call). A process that ends first leaves that to the next
-// start.
+// guest's first call). A process that ends first waits for it at close,
+// up to witnessAtClose; past that the next start hashes the entry.
 func (c *compileCache) witness(f string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,10 +85,11 @@ func (c *compileCache) witness(f string) {
 	}
 	var t *time.Timer
 	c.pending.Add(1)
-	t = time.AfterFunc(c.racy.Until(st, time.Now())+c.witnessMargin, func() {
+	wait := c.racy.Until(st, time.Now()) + c.witnessMargin
+	t = time.AfterFunc(wait, func() {
 		defer c.pending.Done()
 		c.mu.Lock()
-		run := c.witnesses[t]
+		_, run := c.witnesses[t]
 		delete(c.witnesses, t)
 		c.mu.Unlock()
 		if run {
@@ -95,21 +97,28 @@ func (c *compileCache) witness(f string) {
 		}
 	})
 	if c.witnesses == nil {
-		c.witnesses = map[*time.Timer]bool{}
+		c.witnesses = map[*time.Timer]time.Time{}
 	}
-	c.witnesses[t] = true
+	c.witnesses[t] = time.Now().Add(wait)
 }
 
-// close stops the witnesses not yet started and waits for those running.
+// witnessAtClose is how long close waits for a witness to fall due: an
+// entry compiled just before exit (a cold start's last background
+// compile) is witnessed then, or the next start hashes it (≈ 15 ms of
+// CPU for a 4 MB Go guest's code, in its first call).
+const witnessAtClose = 300 * time.Millisecond
+
+// close stops the witnesses not due within witnessAtClose and waits for
+// the others, and for those running.
 func (c *compileCache) close() {
 	c.mu.Lock()
 	c.closed = true
-	for t := range c.witnesses {
-		if t.Stop() {
+	for t, due := range c.witnesses {
+		if time.Until(due) > witnessAtClose && t.Stop() {
+			delete(c.witnesses, t)
 			c.pending.Done()
 		}
 	}
-	c.witnesses = nil
 	c.mu.Unlock()
 	c.pending.Wait()
 }
