@@ -16,6 +16,9 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/mcphost/mcphost/internal/cachefile"
+	"github.com/mcphost/mcphost/internal/wasmbin"
+	"github.com/mcphost/mcphost/internal/wasmgen"
+	"github.com/mcphost/mcphost/sandbox/internal/looppoll"
 )
 
 // TestHookCodeFiles: the wazero this module builds with still has the
@@ -196,5 +199,40 @@ func TestLoadKeptGoGuest(t *testing.T) {
 		if out, err := m.Call(ctx, "echo", []byte("kept")); err != nil || string(out) != "kept" {
 			t.Fatalf("echo: %q, %v", out, err)
 		}
+	}
+}
+
+// TestKeptLoadNeverTiered: a kept load whose compiled code went between
+// LoadKept's look and the load (a prune) compiles now, on an Engine that
+// would start new code on the interpreter: its bytes are freed when
+// LoadKept returns, so no background compile may hold them.
+func TestKeptLoadNeverTiered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := NewEngine(ctx, EngineOptions{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), InterpretUntilCompiled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	wasm := wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello"})
+	code, _, err := looppoll.Instrument(wasmbin.MergeData(wasm)) // as prepared
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := cachefile.Sum(wasm)
+	use := e.cache.getKey(sum[:32], slog.New(slog.DiscardHandler))
+	if use.hasCode() {
+		t.Fatal("a new directory has code")
+	}
+	m, err := e.Load(withKept(ctx, code, use), "kept", code, Limits{InterpretFirst: true, Instances: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	if m.Stats().Interpreted {
+		t.Errorf("a kept load started on the interpreter")
+	}
+	if out, err := m.Call(ctx, "hello", nil); err != nil || string(out) != "hello" {
+		t.Errorf("hello: %q, %v", out, err)
 	}
 }

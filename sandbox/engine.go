@@ -232,8 +232,10 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	if !isKept {
 		use = e.cache.get(wasm, log)
 	}
-	// Components run on their own loader, which has one engine.
-	tiered := (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode()
+	// Components run on their own loader, which has one engine. A kept
+	// load's bytes are freed when LoadKept returns: never handed to a
+	// background compile, they are compiled now even if the code went.
+	tiered := (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode() && !isKept
 	var be backend
 	var sigs map[string]signature
 	if tiered {
