@@ -23,10 +23,10 @@ type wazeroFiles interface {
 // hugeCodeFiles is wazero's directory with one change: an entry is read
 // through codeReader. wazero copies an entry's machine code (16 MB for a
 // 4 MB Go guest) into a fresh mapping with read(2) and then checksums it,
-// so every 4 KiB page of it faults, in the kernel and again in user mode:
-// on a virtual machine ≈ 70 ms of a warm first call, of which huge pages
-// leave ≈ 5 (docs/performance.md). Entries are written and removed by
-// wazero's own code, so the layout stays wazero's.
+// so every 4 KiB page of it faults, in the kernel and again in user mode,
+// which on a virtual machine is most of a warm first call; in huge pages
+// it faults a few times. Entries are written and removed by wazero's own
+// code, so the layout stays wazero's.
 type hugeCodeFiles struct{ wazeroFiles }
 
 func (f hugeCodeFiles) Get(key [sha256.Size]byte) (io.ReadCloser, bool, error) {

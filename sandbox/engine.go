@@ -203,30 +203,27 @@ func (e *Engine) LoadKept(ctx context.Context, name, sum string, lim Limits) (*M
 // kernel with a way to stop its calls, or, in tests, the reference.
 func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits, newBE newBackend) (*Module, error) {
 	k, isKept := keptIn(ctx)
+	refuse := func(le *LoadError) (*Module, error) {
+		if isKept {
+			k.use.close(ctx) // LoadKept's, not yet handed on
+		}
+		return nil, le
+	}
 	defer e.Loading()()
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
-		if isKept {
-			k.use.close(ctx)
-		}
-		return nil, &LoadError{Module: name, Stage: "compile", Err: ErrEngineClosed}
+		return refuse(&LoadError{Module: name, Stage: "compile", Err: ErrEngineClosed})
 	}
 	lim, err := normalize(lim)
 	if err != nil {
-		if isKept {
-			k.use.close(ctx)
-		}
-		return nil, &LoadError{Module: name, Stage: "limits", Err: err}
+		return refuse(&LoadError{Module: name, Stage: "limits", Err: err})
 	}
 	rc := runtimeConfig(false, lim)
 	log := e.log.With("plugin", name)
 	if err := checkFormat(wasm); err != nil {
-		if isKept {
-			k.use.close(ctx)
-		}
-		return nil, &LoadError{Module: name, Stage: "compile", Err: err}
+		return refuse(&LoadError{Module: name, Stage: "compile", Err: err})
 	}
 	use := k.use // LoadKept's: the directory of the bytes it stands for
 	if !isKept {
@@ -235,7 +232,7 @@ func (e *Engine) load(ctx context.Context, name string, wasm []byte, lim Limits,
 	// Components run on their own loader, which has one engine. A kept
 	// load's bytes are freed when LoadKept returns: never handed to a
 	// background compile, they are compiled now even if the code went.
-	tiered := (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode() && !isKept
+	tiered := !isKept && (e.interpret && lim.InterpretFirst || lim.ListOnly) && !IsComponent(wasm) && !use.hasCode()
 	var be backend
 	var sigs map[string]signature
 	if tiered {

@@ -50,12 +50,14 @@ func readLarge(file string) ([]byte, func(), error) {
 	if n > 1<<40 {
 		return nil, nil, fmt.Errorf("%s: %d bytes", file, n)
 	}
-	b, free, err := []byte(nil), func() {}, error(nil)
+	b, free := []byte(nil), func() {}
 	if n >= hugePage {
-		b, free, err = mapLarge(int(n))
+		if m, unmap, err := mapLarge(int(n)); err == nil {
+			b, free = m, unmap
+		}
 	}
-	if b == nil || err != nil {
-		b, free = make([]byte, n), func() {}
+	if b == nil {
+		b = make([]byte, n)
 	}
 	if _, err := io.ReadFull(f, b); err != nil {
 		free()
