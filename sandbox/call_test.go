@@ -34,6 +34,20 @@ func TestCallEcho(t *testing.T) {
 	}
 }
 
+// TestCallAllocs: a call of a warm instance allocates only its output,
+// the copy out of the arena the instance keeps (wazero's ResultTypes,
+// asked on every call, was another).
+func TestCallAllocs(t *testing.T) {
+	m := load(t, Limits{Instances: 1})
+	ctx, in := context.Background(), []byte("hello")
+	if _, err := m.Call(ctx, "echo", in); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(200, func() { _, _ = m.Call(ctx, "echo", in) }); n > 1 {
+		t.Errorf("%v allocations per call; want 1, the output", n)
+	}
+}
+
 // TestEchoOutputsKept: outputs larger than the arena an instance keeps
 // are handed over without a copy (the arena goes with the call); each
 // stays as it was while the instance serves more calls, big and small.

@@ -115,7 +115,7 @@ func newNativeBackend(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte,
 }
 
 func (b *nativeBackend) Instantiate(ctx context.Context, mc wazero.ModuleConfig) (guest, error) {
-	g := &nativeGuest{b: b, k: extism.NewKernel(int(b.lim.MemoryPages) * pageSize), fns: make(map[string]api.Function)}
+	g := &nativeGuest{b: b, k: extism.NewKernel(int(b.lim.MemoryPages) * pageSize), fns: make(map[string]guestFn)}
 	// No start functions: a reactor's initialiser runs before the first
 	// call, inside that call's time budget.
 	mctx, mems := guestmem.With(ctx)
@@ -164,7 +164,7 @@ type nativeGuest struct {
 	b           *nativeBackend
 	mod         api.Module
 	k           extism.Kernel
-	fns         map[string]api.Function
+	fns         map[string]guestFn
 	stack       [1]uint64
 	poll        *poll // nil unless the backend's guest is instrumented
 	cc          callContext
@@ -210,13 +210,24 @@ func guestOf(ctx context.Context) *nativeGuest {
 	return g
 }
 
-func (g *nativeGuest) fn(name string) api.Function {
-	f, ok := g.fns[name]
+func (g *nativeGuest) fn(name string) api.Function { return g.export(name).f }
+
+// guestFn is an export of an instance and how many results it returns
+// (wazero's ResultTypes allocates each time it is asked).
+type guestFn struct {
+	f    api.Function // nil: no such export
+	nres int
+}
+
+func (g *nativeGuest) export(name string) guestFn {
+	gf, ok := g.fns[name]
 	if !ok {
-		f = g.mod.ExportedFunction(name)
-		g.fns[name] = f
+		if f := g.mod.ExportedFunction(name); f != nil {
+			gf = guestFn{f: f, nres: len(f.Definition().ResultTypes())}
+		}
+		g.fns[name] = gf
 	}
-	return f
+	return gf
 }
 
 // call has the semantics of go-sdk's Plugin.CallWithContext: the kernel
@@ -234,7 +245,8 @@ func (g *nativeGuest) Call(ctx context.Context, export string, input []byte) (ui
 	if !k.SetInput(input) {
 		return 1, nil, fmt.Errorf("input of %d bytes does not fit in the kernel's memory", len(input))
 	}
-	f := g.fn(export)
+	gf := g.export(export)
+	f := gf.f
 	if f == nil {
 		return 1, nil, fmt.Errorf("unknown function: %s", export)
 	}
@@ -268,7 +280,6 @@ func (g *nativeGuest) Call(ctx context.Context, export string, input []byte) (ui
 	if initErr != nil {
 		return 1, nil, fmt.Errorf("failed to initialize runtime: %w", initErr)
 	}
-	nres := len(f.Definition().ResultTypes())
 	var rc uint32
 	switch {
 	case err != nil:
@@ -279,7 +290,7 @@ func (g *nativeGuest) Call(ctx context.Context, export string, input []byte) (ui
 				err = nil
 			}
 		}
-	case nres == 1:
+	case gf.nres == 1:
 		rc = api.DecodeU32(g.stack[0])
 	}
 	if err != nil {

@@ -219,9 +219,10 @@ func (g *V2) callTool(ctx context.Context, export string, in []byte) (ToolResult
 	return r, nil
 }
 
-// invoke runs export, which the plugin must have, with in.
+// invoke runs export, which the plugin must have, with in. The frame
+// export is known to be there (NewV2).
 func (g *V2) invoke(ctx context.Context, export string, in []byte) ([]byte, error) {
-	if !g.m.HasExport(export) {
+	if !(g.frame && export == abi.ExportCallToolFrame) && !g.m.HasExport(export) {
 		return nil, g.errs.Unsupported(g.plugin, export)
 	}
 	return g.m.Call(ctx, export, in)
