@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 
 	"golang.org/x/time/rate"
 
@@ -23,6 +24,10 @@ type toolCall struct {
 	context.Context
 	peer  sandbox.Peer
 	notes consent.Notes
+	// first is the context of the call's first module call, made with
+	// the tool call's so that a tool call costs one allocation for both.
+	first     moduleCall
+	firstUsed atomic.Bool
 }
 
 func newToolCall(ctx context.Context, peer sandbox.Peer) *toolCall {
@@ -50,8 +55,13 @@ type moduleCall struct {
 }
 
 func newModuleCall(ctx context.Context, c *core) *moduleCall {
-	m := &moduleCall{Context: ctx}
-	fill(&m.call, callRate, callBurst)
+	var m *moduleCall
+	if tc, ok := ctx.(*toolCall); ok && tc.firstUsed.CompareAndSwap(false, true) {
+		m = &tc.first
+		m.Context = ctx
+	} else {
+		m = &moduleCall{Context: ctx}
+	}
 	m.peer = listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
 	m.peer.limit.call = &m.call
 	m.peer.limit.plugin = c.root().flood.bucket()

@@ -71,7 +71,7 @@ func TestCallContexts(t *testing.T) {
 		t.Errorf("err %v after the request was cancelled; want context.Canceled", below.Err())
 	}
 
-	if n := testing.AllocsPerRun(100, func() { _ = newModuleCall(newToolCall(parent, client), c) }); n != 2 {
-		t.Errorf("%v allocations for a tool call's contexts; want 2", n)
+	if n := testing.AllocsPerRun(100, func() { _ = newModuleCall(newToolCall(parent, client), c) }); n != 1 {
+		t.Errorf("%v allocations for a tool call's contexts; want 1", n)
 	}
 }

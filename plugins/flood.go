@@ -47,15 +47,18 @@ func (g *floodGate) bucket() *rate.Limiter {
 	return g.b
 }
 
-// limiter is the part of a call's Peer that counts what it sends.
+// limiter is the part of a call's Peer that counts what it sends. The
+// call's bucket is filled at its first message: most calls send none.
 type limiter struct {
 	call, plugin *rate.Limiter
+	filled       sync.Once
 	dropped      atomic.Int64
 }
 
 // allow reports whether one more message may go to the client, counting
 // it as dropped if not.
 func (l *limiter) allow() bool {
+	l.filled.Do(func() { fill(l.call, callRate, callBurst) })
 	now := time.Now()
 	if l.call.AllowN(now, 1) && l.plugin.AllowN(now, 1) {
 		return true
