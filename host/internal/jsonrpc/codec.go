@@ -77,20 +77,21 @@ func Decode(b []byte) (msg Message, err *Error) {
 	// params is walked member by member as part of this pass, so that
 	// its members are known without a second scan.
 	end, werr := walkObject(b, i, 1, &msg.ParamMembers, nil, func(key, val []byte) bool {
-		switch {
-		case KeyIs(key, "jsonrpc"):
+		name, _ := keyName(key) // a bad escape names no member
+		switch string(name) {
+		case "jsonrpc":
 			version = val
-		case KeyIs(key, "id"):
+		case "id":
 			id = val
-		case KeyIs(key, "method"):
+		case "method":
 			method = val
-		case KeyIs(key, "params"):
+		case "params":
 			msg.Params = val
-		case KeyIs(key, "result"):
+		case "result":
 			msg.Result = val
-		case KeyIs(key, "error"):
+		case "error":
 			msg.Error = val
-		case KeyIs(key, "server_id"):
+		case "server_id":
 			msg.ServerID = val
 		}
 		return true

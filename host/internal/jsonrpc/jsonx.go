@@ -115,11 +115,19 @@ func Member(obj []byte, key string) []byte {
 
 // KeyIs compares a raw key (escapes not decoded) with name.
 func KeyIs(raw []byte, name string) bool {
+	k, ok := keyName(raw)
+	return ok && string(k) == name
+}
+
+// keyName is the name a member key's raw text (without its quotes)
+// spells: raw itself unless it holds an escape; ok is false for a bad
+// escape.
+func keyName(raw []byte) (name []byte, ok bool) {
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw) == name
+		return raw, true
 	}
 	s, ok := Unquote(append(append([]byte{'"'}, raw...), '"'))
-	return ok && s == name
+	return []byte(s), ok
 }
 
 // Unquote decodes a raw JSON value that is one string literal (with its
