@@ -367,15 +367,16 @@ func (ts *Store) run(ctx context.Context, c Call, j *job) {
 
 // finish records a task's end: completed with the call's result (an
 // isError result included), failed with a JSON-RPC error, and stores it.
-// A cancelled task stays cancelled.
+// A cancelled task stays cancelled. The records of the tasks its result
+// evicted are deleted first: whoever sees it finished finds them gone.
 func (ts *Store) finish(j *job, res any, err error) {
 	ts.mu.Lock()
 	changed := ts.finishLocked(j, res, err)
 	ts.mu.Unlock()
+	ts.dropEvicted(context.Background())
 	if changed {
 		ts.persist(context.Background(), j)
 	}
-	ts.dropEvicted(context.Background())
 }
 
 func (ts *Store) finishLocked(j *job, res any, err error) bool {

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/plugins/store"
 )
@@ -109,5 +112,65 @@ func TestStoreLifecycle(t *testing.T) {
 	ts.Wait() // the call's context ended, or Wait would not return
 	if got := status(id); got != "cancelled cancelled by the client" {
 		t.Errorf("after Cancel: got %q; want cancelled", got)
+	}
+}
+
+// orderStore is a store that logs, in order, the keys it deletes and the
+// task records it writes as completed.
+type orderStore struct {
+	store.Store
+	mu  sync.Mutex
+	ops []string
+}
+
+func (s *orderStore) log(op string) {
+	s.mu.Lock()
+	s.ops = append(s.ops, op)
+	s.mu.Unlock()
+}
+
+func (s *orderStore) Delete(ctx context.Context, key string) (bool, error) {
+	s.log("delete " + key)
+	return s.Store.Delete(ctx, key)
+}
+
+func (s *orderStore) CompareAndSwap(ctx context.Context, key string, old, next []byte, ttl time.Duration) (bool, error) {
+	if strings.Contains(string(next), `"status":"completed"`) {
+		s.log("completed " + key)
+	}
+	return s.Store.CompareAndSwap(ctx, key, old, next, ttl)
+}
+
+// TestEvictedBeforeFinished: when a task's result evicts an older one
+// (MaxBytes), the older record is deleted before the newer is stored as
+// completed, so that a client that sees the newer finished, as tasks/get
+// reads it from the store, finds the older gone (under load the deletion
+// used to come after, and tasks/get still found the evicted task).
+func TestEvictedBeforeFinished(t *testing.T) {
+	ctx := context.Background()
+	st := &orderStore{Store: store.NewMemory()}
+	ts := New(Config{Store: st, MaxBytes: 20, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer ts.Close()
+	var ids []string
+	for range 2 { // each result is 14 bytes: the second evicts the first
+		c := newCall()
+		res, err := ts.Run(ctx, c, func() {})
+		var v struct{ TaskID string }
+		if raw, _ := res.(json.RawMessage); err != nil || json.Unmarshal(raw, &v) != nil || v.TaskID == "" {
+			t.Fatalf("Run = %v, %v; want a task", res, err)
+		}
+		<-c.progress
+		close(c.release)
+		ts.Wait()
+		ids = append(ids, v.TaskID)
+	}
+	if _, _, err := ts.Get(ctx, "conn:1", ids[0]); err == nil || !strings.Contains(err.Error(), "unknown task") {
+		t.Errorf("the evicted task's Get: %v; want unknown task", err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	deleted, finished := slices.Index(st.ops, "delete "+taskKey(ids[0])), slices.Index(st.ops, "completed "+taskKey(ids[1]))
+	if deleted < 0 || finished < 0 || deleted > finished {
+		t.Errorf("store operations %q: want the first task's record deleted before the second's is stored as completed", st.ops)
 	}
 }
