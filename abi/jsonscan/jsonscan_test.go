@@ -242,3 +242,67 @@ func BenchmarkMembers(b *testing.B) {
 		}
 	}
 }
+
+// stringRunRef is StringRun byte by byte.
+func stringRunRef(s []byte, i int) (int, bool) {
+	high := false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '"' || c == '\\' || c < ' ' {
+			break
+		}
+		high = high || c >= 0x80
+	}
+	return i, high
+}
+
+// TestStringRun checks StringRun against a byte-by-byte scan with the
+// stop (each kind, or none) and a high byte (or none) at every offset of
+// runs long enough for every path: the first word, 64-byte rounds, 8-byte
+// words and the tail.
+func TestStringRun(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 71, 72, 80, 130} {
+		for stop := -1; stop < n; stop++ {
+			for _, sc := range []byte{'"', '\\', 0x00, 0x1f} {
+				for high := -1; high < n; high++ {
+					s := bytes.Repeat([]byte{'a'}, n)
+					if high >= 0 {
+						s[high] = 0xc3
+					}
+					if stop >= 0 {
+						s[stop] = sc
+						if stop+1 < n {
+							s[stop+1] = '#' // '"'^1: where the word tests can carry a false stop
+						}
+					}
+					for _, i := range []int{0, 1, 3} {
+						if i > n {
+							continue
+						}
+						gotEnd, gotHigh := StringRun(s, i)
+						wantEnd, wantHigh := stringRunRef(s, i)
+						if gotEnd != wantEnd || gotHigh != wantHigh {
+							t.Fatalf("StringRun(%q, %d) = %d, %v; want %d, %v", s, i, gotEnd, gotHigh, wantEnd, wantHigh)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzStringRun: StringRun is the byte-by-byte scan.
+func FuzzStringRun(f *testing.F) {
+	for _, s := range samples {
+		f.Add([]byte(s), 0)
+	}
+	f.Fuzz(func(t *testing.T, s []byte, i int) {
+		if i < 0 || i > len(s) {
+			return
+		}
+		gotEnd, gotHigh := StringRun(s, i)
+		if wantEnd, wantHigh := stringRunRef(s, i); gotEnd != wantEnd || gotHigh != wantHigh {
+			t.Fatalf("StringRun(%q, %d) = %d, %v; want %d, %v", s, i, gotEnd, gotHigh, wantEnd, wantHigh)
+		}
+	})
+}

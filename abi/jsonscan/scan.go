@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -19,7 +20,8 @@ const (
 
 // stop8 has the high bit set in each byte of x that ends a run of plain
 // string bytes: '"', '\\' or a control character. Bytes ≥ 0x80 never
-// match (the ^x), so the test is exact.
+// match (the ^x). The lowest byte it marks is exact; a byte above a
+// marked one may be marked falsely (a borrow carries into it).
 func stop8(x uint64) uint64 {
 	q := x ^ ('"' * lsb)
 	b := x ^ ('\\' * lsb)
@@ -31,6 +33,16 @@ func stop8(x uint64) uint64 {
 // whether a byte ≥ 0x80 came before it.
 func StringRun(s []byte, i int) (int, bool) {
 	var hi uint64
+	// Most strings (keys, names, short values) end within 8 bytes: look
+	// there before a 64-byte round.
+	if i+8 <= len(s) {
+		a := binary.LittleEndian.Uint64(s[i:])
+		if m := stop8(a); m != 0 {
+			return runEnd(i, a, m, 0)
+		}
+		hi = a
+		i += 8
+	}
 	// 64 bytes a round: compiled to Wasm under wazero's
 	// CloseOnContextDone every loop iteration calls out of the guest, so
 	// fewer rounds matter more than the work in each.
@@ -52,8 +64,8 @@ func StringRun(s []byte, i int) (int, bool) {
 	}
 	for i+8 <= len(s) {
 		a := binary.LittleEndian.Uint64(s[i:])
-		if stop8(a) != 0 {
-			break
+		if m := stop8(a); m != 0 {
+			return runEnd(i, a, m, hi)
 		}
 		hi |= a
 		i += 8
@@ -67,6 +79,15 @@ func StringRun(s []byte, i int) (int, bool) {
 		high = high || c >= utf8.RuneSelf
 	}
 	return i, high
+}
+
+// runEnd is StringRun's answer when the 8 bytes a at i hold its end: m,
+// stop8(a), marks the first stopping byte with its lowest bit, and hi
+// holds the bytes before i.
+func runEnd(i int, a, m, hi uint64) (int, bool) {
+	n := bits.TrailingZeros64(m) / 8
+	hi |= a & (1<<(8*n) - 1) // the n bytes before the stop
+	return i + n, hi&msb != 0
 }
 
 // String describes a string literal: s[Start:End], quotes included.
