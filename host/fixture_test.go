@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/host/internal/hosttest"
+	"github.com/mcphost/mcphost/host/internal/jsonrpc"
 	"github.com/mcphost/mcphost/plugins"
 	"github.com/mcphost/mcphost/plugins/config"
 )
@@ -38,3 +39,19 @@ func buildGeneration(t *testing.T, specs ...config.Spec) *plugins.Generation {
 }
 
 func text(s string) []byte { return hosttest.Text(s) }
+
+// withParams gives req the params (a JSON value, or "" for none) and their
+// members as the codec reads them from a message; ok is false when no
+// message could carry them (they are not JSON).
+func withParams(req *request, params []byte) (_ *request, ok bool) {
+	line := []byte(`{"jsonrpc":"2.0","id":0,"method":"m"}`)
+	if len(params) > 0 {
+		line = append(append([]byte(`{"jsonrpc":"2.0","id":0,"method":"m","params":`), params...), '}')
+	}
+	msg, err := jsonrpc.Decode(line)
+	if err != nil {
+		return req, false
+	}
+	req.params, req.members = msg.Params, msg.ParamMembers
+	return req, true
+}

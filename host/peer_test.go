@@ -30,9 +30,9 @@ func TestPeerProgressKeepsTokenType(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, out := newTestSession(t, srv, tt.v, clientCaps{})
-			req := &request{sess: s, id: json.RawMessage(`"r"`), params: json.RawMessage(tt.params)}
-			if tt.params == "" {
-				req.params = nil
+			req, ok := withParams(&request{sess: s, id: json.RawMessage(`"r"`)}, []byte(tt.params))
+			if !ok {
+				t.Fatalf("params %s are not JSON", tt.params)
 			}
 			if err := req.peer().Notify(context.Background(), "notifications/progress", json.RawMessage(`{"progress":1,"message":"m"}`)); err != nil {
 				t.Fatalf("Notify: %v", err)

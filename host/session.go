@@ -56,14 +56,9 @@ type session struct {
 }
 
 // param returns the member name of the request's params: from the
-// members the codec read with the message, without walking params (and a
-// tool's arguments inside it) again.
-func (req *request) param(name string) json.RawMessage {
-	if req.members != nil {
-		return req.members.Get(name)
-	}
-	return jsonrpc.Member(req.params, name)
-}
+// members the codec read with the message (every request's), without
+// walking params (and a tool's arguments inside it) again.
+func (req *request) param(name string) json.RawMessage { return req.members.Get(name) }
 
 // request is one client request being served. For concurrent requests it
 // is also the Peer of the plugin call (see peer.go).

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 
 	"github.com/mcphost/mcphost/abi/jsonscan"
@@ -42,19 +43,62 @@ type Message struct {
 	ParamMembers Members
 }
 
-// RawMember is one member of an object: its key as sent (between the
-// quotes, escapes not decoded) and its value.
-type RawMember struct{ Key, Value []byte }
+// Members are an object's members, in the order sent: offsets into the
+// message they were read from. The first four are held in the value
+// itself, so that a request's (name, arguments, _meta and one more) cost
+// no allocation of their own.
+type Members struct {
+	src   []byte
+	n     int
+	first [4]member
+	rest  []member
+}
 
-// Members are an object's members, in order.
-type Members []RawMember
+// member is one member of an object: src[key:keyEnd] is its key as sent
+// (between the quotes, escapes not decoded), src[val:valEnd] its value.
+type member struct{ key, keyEnd, val, valEnd int32 }
+
+// maxMembersSrc is the largest message whose offsets a member can hold.
+const maxMembersSrc = math.MaxInt32
+
+// reset forgets every member (params repeated: only the last counts).
+func (ms *Members) reset() {
+	ms.n = 0
+	ms.rest = ms.rest[:0]
+}
+
+// add appends the member whose key and value are src[key:keyEnd] and
+// src[val:valEnd]; len(src) is at most maxMembersSrc.
+func (ms *Members) add(src []byte, key, keyEnd, val, valEnd int) {
+	ms.src = src
+	m := member{int32(key), int32(keyEnd), int32(val), int32(valEnd)}
+	if ms.n < len(ms.first) {
+		ms.first[ms.n] = m
+	} else {
+		ms.rest = append(ms.rest, m)
+	}
+	ms.n++
+}
+
+// Len is the number of members.
+func (ms *Members) Len() int { return ms.n }
+
+// At returns the key (as sent, between the quotes, escapes not decoded)
+// and the value of member i.
+func (ms *Members) At(i int) (key, val []byte) {
+	m := ms.first[min(i, len(ms.first)-1)]
+	if i >= len(ms.first) {
+		m = ms.rest[i-len(ms.first)]
+	}
+	return ms.src[m.key:m.keyEnd], ms.src[m.val:m.valEnd]
+}
 
 // Get returns the value of the member named name (the last one when the
 // object repeats it, as encoding/json does), or nil.
-func (ms Members) Get(name string) []byte {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if KeyIs(ms[i].Key, name) {
-			return ms[i].Value
+func (ms *Members) Get(name string) []byte {
+	for i := ms.n - 1; i >= 0; i-- {
+		if key, val := ms.At(i); KeyIs(key, name) {
+			return val
 		}
 	}
 	return nil
@@ -67,6 +111,9 @@ func (ms Members) Get(name string) []byte {
 // the id if it could be read.
 func Decode(b []byte) (msg Message, err *Error) {
 	i := jsonscan.SkipSpace(b, 0)
+	if len(b) > maxMembersSrc {
+		return msg, Errorf(CodeInvalidRequest, "invalid request: over 2 GiB")
+	}
 	if i >= len(b) || b[i] != '{' {
 		if jsonscan.Valid(b) {
 			return msg, Errorf(CodeInvalidRequest, "invalid request: not a JSON-RPC message object")
@@ -140,7 +187,7 @@ func (msg *Message) classify(version, method, id []byte) *Error {
 		msg.Method = []byte(name)
 	}
 	if p := msg.Params; p == nil || p[0] != '{' {
-		msg.ParamMembers = nil // params repeated: an object, then not
+		msg.ParamMembers.reset() // params repeated: an object, then not
 	}
 	if p := msg.Params; p != nil {
 		if string(p) == "null" {

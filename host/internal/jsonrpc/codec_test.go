@@ -155,17 +155,21 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		// The members read with the message are those of params.
-		var walked Members
+		var read, walked [][2][]byte
+		for i := range msg.ParamMembers.Len() {
+			k, v := msg.ParamMembers.At(i)
+			read = append(read, [2][]byte{k, v})
+		}
 		if len(msg.Params) > 0 && msg.Params[0] == '{' {
 			EachMember(msg.Params, func(k, v []byte) bool {
-				walked = append(walked, RawMember{k, v})
+				walked = append(walked, [2][]byte{k, v})
 				return true
 			})
 		}
-		if !slices.EqualFunc(msg.ParamMembers, walked, func(a, b RawMember) bool {
-			return bytes.Equal(a.Key, b.Key) && bytes.Equal(a.Value, b.Value)
+		if !slices.EqualFunc(read, walked, func(a, b [2][]byte) bool {
+			return bytes.Equal(a[0], b[0]) && bytes.Equal(a[1], b[1])
 		}) {
-			t.Fatalf("decode(%q): ParamMembers %q; walking params gives %q", b, msg.ParamMembers, walked)
+			t.Fatalf("decode(%q): ParamMembers %q; walking params gives %q", b, read, walked)
 		}
 		var env struct {
 			JSONRPC string          `json:"jsonrpc"`
@@ -219,6 +223,12 @@ func TestParamMembers(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":{"b":2}}`, []string{`b=2`}, map[string]string{"a": "", "b": "2"}},
 		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1},"params":[2]}`, nil, nil},
 		{`{"jsonrpc":"2.0","id":1,"method":"m"}`, nil, nil},
+		// More members than the value holds inline.
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b":2,"c":3,"d":4,"e":5,"a":6,"f\u0067":7}}`,
+			[]string{`a=1`, `b=2`, `c=3`, `d=4`, `e=5`, `a=6`, `f\u0067=7`},
+			map[string]string{"a": "6", "d": "4", "e": "5", "fg": "7", "g": ""}},
+		{`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6},"params":{"x":0}}`,
+			[]string{`x=0`}, map[string]string{"x": "0", "e": "", "f": ""}},
 	}
 	for _, tt := range tests {
 		msg, err := Decode([]byte(tt.in))
@@ -226,8 +236,9 @@ func TestParamMembers(t *testing.T) {
 			t.Fatalf("Decode(%s): %v", tt.in, err)
 		}
 		var got []string
-		for _, m := range msg.ParamMembers {
-			got = append(got, string(m.Key)+"="+string(m.Value))
+		for i := range msg.ParamMembers.Len() {
+			k, v := msg.ParamMembers.At(i)
+			got = append(got, string(k)+"="+string(v))
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("Decode(%s).ParamMembers = %q; want %q", tt.in, got, tt.want)

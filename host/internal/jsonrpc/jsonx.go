@@ -45,7 +45,7 @@ func walkObject(obj []byte, i, depth int, params, into *Members, fn func(key, va
 			if depth >= jsonscan.MaxDepth {
 				return v, jsonscan.ErrSyntax
 			}
-			*params = (*params)[:0]
+			params.reset()
 			e, err = walkObject(obj, v, depth+1, nil, params, nil)
 		} else {
 			e, err = jsonscan.ScanValue(obj, v, depth)
@@ -54,10 +54,7 @@ func walkObject(obj []byte, i, depth int, params, into *Members, fn func(key, va
 			return e, err
 		}
 		if into != nil {
-			if *into == nil {
-				*into = make(Members, 0, 4) // tools/call: name, arguments, _meta, and one more
-			}
-			*into = append(*into, RawMember{key, obj[v:e]})
+			into.add(obj, k.Start+1, k.End-1, v, e)
 		}
 		if fn != nil && !fn(key, obj[v:e]) {
 			return e, errStopped
