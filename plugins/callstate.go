@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"sync/atomic"
 
-	"golang.org/x/time/rate"
-
 	"github.com/mcphost/mcphost/plugins/consent"
 	"github.com/mcphost/mcphost/sandbox"
 )
@@ -45,12 +43,11 @@ func (c *toolCall) Value(key any) any {
 }
 
 // moduleCall is the context of one module call (core.call): its peer
-// (a listPeer over the caller's, with the call's own flood bucket) and its
-// allow_once answers (consent's Allow).
+// (a listPeer over the caller's, with the call's own flood bucket, made
+// at its first message) and its allow_once answers (consent's Allow).
 type moduleCall struct {
 	context.Context
 	peer listPeer
-	call rate.Limiter
 	once consent.Once
 }
 
@@ -63,7 +60,6 @@ func newModuleCall(ctx context.Context, c *core) *moduleCall {
 		m = &moduleCall{Context: ctx}
 	}
 	m.peer = listPeer{inner: sandbox.PeerFrom(ctx), signal: c.signal}
-	m.peer.limit.call = &m.call
 	m.peer.limit.plugin = c.root().flood.bucket()
 	return m
 }

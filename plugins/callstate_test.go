@@ -42,6 +42,9 @@ func TestCallContexts(t *testing.T) {
 	if !ok || lp != &mc.peer || lp.inner != client {
 		t.Fatalf("module call's peer %#v; want its listPeer over the client's", sandbox.PeerFrom(below))
 	}
+	if mc.peer.limit.call != nil {
+		t.Error("a call that sent nothing has a flood bucket; want it made at the first message")
+	}
 	for i := range callBurst + 5 {
 		if err := lp.Notify(below, "notifications/message", json.RawMessage(`{}`)); err != nil {
 			t.Fatalf("notify %d: %v", i, err)

@@ -27,15 +27,6 @@ const (
 	pluginRate  = 200
 )
 
-// fill makes the zero Limiter l a full bucket in place: l sits by value in
-// a call's context (one allocation per call), and a Limiter holds a mutex,
-// so it is not copied from rate.NewLimiter. A zero Limiter starts empty;
-// configured as of the zero time, it has filled by its first event.
-func fill(l *rate.Limiter, r rate.Limit, burst int) {
-	l.SetBurstAt(time.Time{}, burst)
-	l.SetLimitAt(time.Time{}, r)
-}
-
 // floodGate holds a plugin's bucket, made on first use.
 type floodGate struct {
 	once sync.Once
@@ -48,17 +39,17 @@ func (g *floodGate) bucket() *rate.Limiter {
 }
 
 // limiter is the part of a call's Peer that counts what it sends. The
-// call's bucket is filled at its first message: most calls send none.
+// call's bucket is made at its first message: most calls send none.
 type limiter struct {
 	call, plugin *rate.Limiter
-	filled       sync.Once
+	made         sync.Once
 	dropped      atomic.Int64
 }
 
 // allow reports whether one more message may go to the client, counting
 // it as dropped if not.
 func (l *limiter) allow() bool {
-	l.filled.Do(func() { fill(l.call, callRate, callBurst) })
+	l.made.Do(func() { l.call = rate.NewLimiter(callRate, callBurst) })
 	now := time.Now()
 	if l.call.AllowN(now, 1) && l.plugin.AllowN(now, 1) {
 		return true
