@@ -135,6 +135,12 @@ func ioRead(block uint64, dst unsafe.Pointer, n uint32) int32
 //go:wasmimport mcphost:host/io write
 func ioWrite(src unsafe.Pointer, n uint32) uint64
 
+//go:wasmimport mcphost:host/io input
+func ioInput(dst unsafe.Pointer, n uint32) int64
+
+//go:wasmimport mcphost:host/io output
+func ioOutput(src unsafe.Pointer, n uint32) int32
+
 // bulk is 1 when the host implements abi.IONamespace, -1 when it does not,
 // 0 before the first question.
 var bulk int8
@@ -153,8 +159,20 @@ func hasBulk() bool {
 func readInput() []byte { return readInputTo(nil) }
 
 // readInputTo copies the call's input out of the kernel into buf, grown
-// when it is too small.
+// when it is too small: with the bulk copies, one host call when it fits.
 func readInputTo(buf []byte) []byte {
+	if hasBulk() && cap(buf) <= math.MaxUint32 {
+		buf = buf[:cap(buf)]
+		n := ioInput(unsafe.Pointer(unsafe.SliceData(buf)), uint32(len(buf)))
+		if n >= 0 && n <= math.MaxUint32 {
+			if int64(len(buf)) >= n {
+				return buf[:n]
+			}
+			buf = make([]byte, n)
+			ioInput(unsafe.Pointer(&buf[0]), uint32(n))
+			return buf
+		}
+	}
 	n := extismInputLength()
 	if uint64(cap(buf)) < n {
 		buf = make([]byte, n)
@@ -259,6 +277,15 @@ func setOutput(export string, out []byte) int32 {
 	if len(out) == 0 {
 		extismOutputSet(0, 0)
 		return 0
+	}
+	if len(out) <= math.MaxUint32 && hasBulk() {
+		switch ioOutput(unsafe.Pointer(&out[0]), uint32(len(out))) {
+		case 0:
+			return 0
+		case 1:
+			setError(fmt.Sprintf("%s: output of %d bytes: %v", export, len(out), errKernelMemory))
+			return 1
+		} // -1: not supported
 	}
 	off, err := writeBlock(out)
 	if err != nil {

@@ -21,9 +21,10 @@ type MemFunc struct {
 
 var errGuestBounds = errors.New("bulk copy outside the guest's memory")
 
-// IOFuncs are abi.IORead and abi.IOWrite: one memory copy each way
-// between a kernel block and the calling guest's memory. A range outside
-// the guest's memory panics, failing the call.
+// IOFuncs are abi.IONamespace's functions: one memory copy each way
+// between the kernel (a block, the input, the output) and the calling
+// guest's memory. A range outside the guest's memory panics, failing the
+// call.
 var IOFuncs = []MemFunc{
 	{abi.IORead, []api.ValueType{i64, i32, i32}, []api.ValueType{i32}, func(k *Kernel, mem api.Memory, s []uint64) {
 		b := k.Read(s[0])
@@ -39,5 +40,20 @@ var IOFuncs = []MemFunc{
 			panic(errGuestBounds)
 		}
 		s[0] = k.Write(b)
+	}},
+	{abi.IOInput, []api.ValueType{i32, i32}, []api.ValueType{i64}, func(k *Kernel, mem api.Memory, s []uint64) {
+		in := k.inputBytes()
+		n := min(uint64(len(in)), uint64(api.DecodeU32(s[1])))
+		if n > 0 && !mem.Write(api.DecodeU32(s[0]), in[:n]) {
+			panic(errGuestBounds)
+		}
+		s[0] = uint64(len(in))
+	}},
+	{abi.IOOutput, []api.ValueType{i32, i32}, []api.ValueType{i32}, func(k *Kernel, mem api.Memory, s []uint64) {
+		b, ok := mem.Read(api.DecodeU32(s[0]), api.DecodeU32(s[1]))
+		if !ok {
+			panic(errGuestBounds)
+		}
+		s[0] = api.EncodeI32(k.setOutput(b))
 	}},
 }

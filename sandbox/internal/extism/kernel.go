@@ -209,6 +209,22 @@ func (k *Kernel) inputLoadU64(i uint64) uint64 {
 	return k.loadU64(k.input + i)
 }
 
+// inputBytes returns the input as input_load_u8 and input_load_u64 read
+// it, without copying; nil when it is not inside the arena.
+func (k *Kernel) inputBytes() []byte { return k.bytes(k.input, k.inputLen) }
+
+// setOutput makes a new block holding b the output, as the guest's
+// output_set of it would: 0, or 1 when the arena cannot hold b (the
+// output is then unchanged).
+func (k *Kernel) setOutput(b []byte) int32 {
+	off := k.Write(b)
+	if off == 0 && len(b) > 0 {
+		return 1
+	}
+	k.output, k.outputLen = off, uint64(len(b))
+	return 0
+}
+
 // outputBytes returns the output without copying; nil if the guest set
 // none or set one outside the arena.
 func (k *Kernel) outputBytes() []byte { return k.bytes(k.output, k.outputLen) }

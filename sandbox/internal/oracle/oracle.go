@@ -203,19 +203,30 @@ func writeBlock(p *extism.CurrentPlugin, b []byte) uint64 {
 	return off
 }
 
-// ioFallback defines abi.IORead and abi.IOWrite for go-sdk, whose host functions
-// cannot reach the guest's memory: read answers -1 and write 0, "not
-// supported", and the guest falls back to the 8-byte kernel calls.
+// ioFallback defines abi.IONamespace's functions for go-sdk, whose host
+// functions cannot reach the guest's memory: each answers "not supported"
+// (write 0, the others -1), and the guest falls back to the 8-byte kernel
+// calls.
 func ioFallback() []extism.HostFunction {
-	read := extism.NewHostFunctionWithStack(abi.IORead, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
-		s[0] = api.EncodeI32(-1)
-	}, []extism.ValueType{extism.ValueTypeI64, extism.ValueTypeI32, extism.ValueTypeI32}, []extism.ValueType{extism.ValueTypeI32})
-	write := extism.NewHostFunctionWithStack(abi.IOWrite, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
-		s[0] = 0
-	}, []extism.ValueType{extism.ValueTypeI32, extism.ValueTypeI32}, []extism.ValueType{extism.ValueTypeI64})
-	read.SetNamespace(abi.IONamespace)
-	write.SetNamespace(abi.IONamespace)
-	return []extism.HostFunction{read, write}
+	i32, i64 := extism.ValueTypeI32, extism.ValueTypeI64
+	var fs []extism.HostFunction
+	for _, f := range []struct {
+		name            string
+		params, results []extism.ValueType
+		answer          uint64
+	}{
+		{abi.IORead, []extism.ValueType{i64, i32, i32}, []extism.ValueType{i32}, api.EncodeI32(-1)},
+		{abi.IOWrite, []extism.ValueType{i32, i32}, []extism.ValueType{i64}, 0},
+		{abi.IOInput, []extism.ValueType{i32, i32}, []extism.ValueType{i64}, api.EncodeI64(-1)},
+		{abi.IOOutput, []extism.ValueType{i32, i32}, []extism.ValueType{i32}, api.EncodeI32(-1)},
+	} {
+		h := extism.NewHostFunctionWithStack(f.name, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
+			s[0] = f.answer
+		}, f.params, f.results)
+		h.SetNamespace(abi.IONamespace)
+		fs = append(fs, h)
+	}
+	return fs
 }
 
 // callStatus defines abi.CallCancelled for go-sdk as the kernel does: 1

@@ -66,13 +66,18 @@ MCP_ENV("log_error") void extism_log_error(uint64_t);
 /* ---- mcphost's bulk copies (mcphost:host/io) --------------------------- */
 /* mcp_io_read copies up to n bytes of the kernel block at off into dst and
  * returns how many; mcp_io_write returns a new kernel block holding the n
- * bytes at src (0 when the kernel is out of memory). Both answer "not
- * supported" (-1, 0) on hosts that only stub them: the helpers below ask
- * once (a read of block 0) and copy 8 bytes a call after a -1. */
+ * bytes at src (0 when the kernel is out of memory). mcp_io_input copies
+ * up to n bytes of the call's input to dst and returns the input's whole
+ * length; mcp_io_output makes the n bytes at src the call's output (0; 1
+ * when the kernel is out of memory). All answer "not supported" (-1, or 0
+ * for write) on hosts that only stub them: the helpers below ask once (a
+ * read of block 0) and copy 8 bytes a call after a -1. */
 
 #ifndef MCP_EXTISM_ONLY
 __attribute__((import_module("mcphost:host/io"), import_name("read"))) int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n);
 __attribute__((import_module("mcphost:host/io"), import_name("write"))) uint64_t mcp_io_write(const void *src, uint32_t n);
+__attribute__((import_module("mcphost:host/io"), import_name("input"))) int64_t mcp_io_input(void *dst, uint32_t n);
+__attribute__((import_module("mcphost:host/io"), import_name("output"))) int32_t mcp_io_output(const void *src, uint32_t n);
 
 static int mcp__bulk; /* 1: the host copies in bulk; -1: it does not; 0: not asked yet */
 
@@ -84,6 +89,8 @@ static inline bool mcp__has_bulk(void) {
 static inline bool mcp__has_bulk(void) { return false; }
 static inline int32_t mcp_io_read(uint64_t off, void *dst, uint32_t n) { (void)off, (void)dst, (void)n; return -1; }
 static inline uint64_t mcp_io_write(const void *src, uint32_t n) { (void)src, (void)n; return 0; }
+static inline int64_t mcp_io_input(void *dst, uint32_t n) { (void)dst, (void)n; return -1; }
+static inline int32_t mcp_io_output(const void *src, uint32_t n) { (void)src, (void)n; return -1; }
 #endif
 
 /* ---- mcphost's call status (mcphost:host/call) -------------------------- */
@@ -163,13 +170,35 @@ static inline char *mcp_kernel_get(uint64_t off, size_t *n) {
 	return buf;
 }
 
-/* mcp_input returns the call's input as a NUL-terminated malloc'd string. */
+/* mcp_input returns the call's input as a NUL-terminated malloc'd string.
+ * With the bulk copies it takes one host call when the input fits 1 KiB,
+ * two otherwise. */
 static inline char *mcp_input(size_t *n) {
+	if (mcp__has_bulk()) {
+		size_t cap = 1024;
+		char *buf = malloc(cap);
+		if (!buf) return NULL;
+		int64_t len = mcp_io_input(buf, (uint32_t)(cap - 1));
+		if (len >= 0 && (uint64_t)len < UINT32_MAX) {
+			if ((uint64_t)len >= cap) {
+				char *big = realloc(buf, (size_t)len + 1);
+				if (!big) {
+					free(buf);
+					return NULL;
+				}
+				buf = big;
+				mcp_io_input(buf, (uint32_t)len);
+			}
+			buf[len] = 0;
+			if (n) *n = (size_t)len;
+			return buf;
+		}
+		free(buf);
+	}
 	size_t len = (size_t)extism_input_length();
 	char *buf = malloc(len + 1);
 	if (!buf) return NULL;
 	size_t i = 0;
-	if (len > 0 && len <= UINT32_MAX && mcp__has_bulk()) i = mcp__copied(mcp_io_read(extism_input_offset(), buf, (uint32_t)len));
 	for (; i + 8 <= len; i += 8) {
 		uint64_t v = extism_input_load_u64(i);
 		memcpy(buf + i, &v, 8);
@@ -180,8 +209,13 @@ static inline char *mcp_input(size_t *n) {
 	return buf;
 }
 
-/* mcp_output sets the call's output. */
-static inline void mcp_output(const char *p, size_t n) { extism_output_set(mcp_kernel_put(p, n), n); }
+/* mcp_output sets the call's output: with the bulk copies, in one host
+ * call. */
+static inline void mcp_output(const char *p, size_t n) {
+	/* 1 (out of memory) leaves no output, as output_set of a failed block does. */
+	if (n > 0 && n <= UINT32_MAX && mcp__has_bulk() && mcp_io_output(p, (uint32_t)n) >= 0) return;
+	extism_output_set(mcp_kernel_put(p, n), n);
+}
 
 /* mcp_error sets the call's error; the export should then return 1. */
 static inline void mcp_error(const char *msg) { extism_error_set(mcp_kernel_put(msg, strlen(msg))); }

@@ -238,15 +238,25 @@ func types(present bool) []extism.ValueType {
 // every Extism host has; mcphost's own kernel is tested in sandbox.
 func bulkUnsupported() []extism.HostFunction {
 	i32, i64 := extism.ValueTypeI32, extism.ValueTypeI64
-	read := extism.NewHostFunctionWithStack(abi.IORead, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
-		s[0] = uint64(0xffffffff) // -1 as an i32
-	}, []extism.ValueType{i64, i32, i32}, []extism.ValueType{i32})
-	write := extism.NewHostFunctionWithStack(abi.IOWrite, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
-		s[0] = 0
-	}, []extism.ValueType{i32, i32}, []extism.ValueType{i64})
-	read.SetNamespace(abi.IONamespace)
-	write.SetNamespace(abi.IONamespace)
-	return []extism.HostFunction{read, write}
+	const minus1i32, minus1i64 = uint64(0xffffffff), ^uint64(0)
+	var fs []extism.HostFunction
+	for _, f := range []struct {
+		name            string
+		params, results []extism.ValueType
+		answer          uint64
+	}{
+		{abi.IORead, []extism.ValueType{i64, i32, i32}, []extism.ValueType{i32}, minus1i32},
+		{abi.IOWrite, []extism.ValueType{i32, i32}, []extism.ValueType{i64}, 0},
+		{abi.IOInput, []extism.ValueType{i32, i32}, []extism.ValueType{i64}, minus1i64},
+		{abi.IOOutput, []extism.ValueType{i32, i32}, []extism.ValueType{i32}, minus1i32},
+	} {
+		h := extism.NewHostFunctionWithStack(f.name, func(_ context.Context, _ *extism.CurrentPlugin, s []uint64) {
+			s[0] = f.answer
+		}, f.params, f.results)
+		h.SetNamespace(abi.IONamespace)
+		fs = append(fs, h)
+	}
+	return fs
 }
 
 // serveHTTP answers abi.HostHTTP: the request when its host is one of
