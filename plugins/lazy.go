@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/internal/cachefile"
@@ -54,6 +55,10 @@ type lazyModule struct {
 	// means nothing to do.
 	stale func()
 
+	// ready is m once loaded and until Close, read without mu: the path
+	// of every call.
+	ready atomic.Pointer[loadedModule]
+
 	mu      sync.Mutex
 	m       Module        // once loaded
 	loading chan struct{} // closed when a load attempt ends; nil when none runs
@@ -69,6 +74,9 @@ var errLazyClosed = errors.New("module closed")
 // detached from ctx, so a caller that gives up does not fail it for the
 // others; a failed load is retried by the next caller.
 func (lm *lazyModule) ensure(ctx context.Context) (Module, error) {
+	if r := lm.ready.Load(); r != nil {
+		return r.m, nil
+	}
 	lm.mu.Lock()
 	if lm.m != nil {
 		m := lm.m
@@ -101,6 +109,9 @@ func (lm *lazyModule) ensure(ctx context.Context) (Module, error) {
 	return nil, lm.err
 }
 
+// loadedModule is a lazyModule's loaded module, as ready holds it.
+type loadedModule struct{ m Module }
+
 // run makes one load attempt and publishes its outcome.
 func (lm *lazyModule) run(done chan struct{}) {
 	ctx := context.Background()
@@ -132,6 +143,7 @@ func (lm *lazyModule) run(done chan struct{}) {
 		_ = m.Close(ctx)
 	default:
 		lm.m, lm.err, lm.wasm = m, nil, nil
+		lm.ready.Store(&loadedModule{m})
 		code := "compiled"
 		if st, ok := m.(statser); ok && st.Stats().Interpreted {
 			// Its compiled code was not in the cache (sandbox/tier.go).
@@ -231,6 +243,7 @@ func (lm *lazyModule) Close(ctx context.Context) error {
 	lm.closed = true
 	m := lm.m
 	lm.m = nil
+	lm.ready.Store(nil)
 	lm.mu.Unlock()
 	if m != nil {
 		return m.Close(ctx)
