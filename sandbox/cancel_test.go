@@ -124,3 +124,33 @@ func countOf(out []byte) string {
 	}
 	return strconv.FormatUint(uint64(binary.LittleEndian.Uint32(out)), 10)
 }
+
+// TestReturnedAfterDeadline: a guest that outlives the call's own timeout
+// in a host function that gives up at the deadline, and then returns
+// normally before any interrupt reaches it, still fails the call with
+// ErrTimeout: the time limit holds whichever way the guest ends. Its
+// instance is not kept (the interrupt was raised at the deadline, or
+// wazero closed the instance): a new one serves the next call.
+func TestReturnedAfterDeadline(t *testing.T) {
+	t.Parallel()
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			m := loadMode(t, cancelWasm, Limits{Instances: 1, Timeout: 50 * time.Millisecond}, mode.intr)
+			if out, err := m.Call(context.Background(), "count", nil); err != nil || countOf(out) != "1" {
+				t.Fatalf("count: got %s, %v; want 1", countOf(out), err)
+			}
+			peer := &fakePeer{onRequest: func(ctx context.Context, _ string) error {
+				<-ctx.Done() // the call's deadline
+				return ctx.Err()
+			}}
+			_, err := m.Call(WithPeer(context.Background(), peer), "roots", nil)
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("roots past the deadline: got %v; want kind %v", err, KindTimeout)
+			}
+			if out, err := m.Call(context.Background(), "count", nil); err != nil || countOf(out) != "1" {
+				t.Errorf("count after: got %s, %v; want 1 (a new instance)", countOf(out), err)
+			}
+		})
+	}
+}

@@ -206,6 +206,14 @@ func (m *Module) runOnce(ctx context.Context, export string, input callInput, pl
 			m.served.Add(1)
 		}
 		ce := m.classify(ctx, callCtx, inst, export, rc, out, err, plain)
+		// A guest that returned after the call's own deadline (the
+		// interrupt had not reached it: it was in a host function that
+		// gave up at the deadline, say) overran its time all the same,
+		// and its instance, which the interrupt may yet stop, goes as a
+		// timed-out one does.
+		if ce == nil && callCtx.Err() != nil && ctx.Err() == nil {
+			ce = m.contextError(ctx, export, context.DeadlineExceeded)
+		}
 		told, stopped := cancelState(callCtx)
 		cancel()
 		keep := ce == nil || ce.Kind == KindGuestError || ce.Kind == KindBadOutput
