@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,7 +26,7 @@ var (
 func Binary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcphost-e2e-bin")
+		dir, err := TempDir("mcphost-e2e-bin")
 		if err != nil {
 			binErr = err
 			return

@@ -37,7 +37,7 @@ var (
 func compatGuests(t *testing.T) string {
 	t.Helper()
 	compatOnce.Do(func() {
-		compatDir, compatErr = os.MkdirTemp("", "mcphost-compat")
+		compatDir, compatErr = systest.TempDir("mcphost-compat")
 		if compatErr != nil {
 			return
 		}

@@ -90,7 +90,7 @@ func (r *releaseOnce) path(tb testing.TB, dir, pkg string) string {
 // executable's pages a process keeps resident, which is much of mcphost's
 // peak RSS (see exeRSS), so peers are built the same way.
 func releaseBuild(dir, pkg string) (string, error) {
-	tmp, err := os.MkdirTemp("", "mcphost-bench")
+	tmp, err := systest.TempDir("mcphost-bench")
 	if err != nil {
 		return "", err
 	}
