@@ -170,41 +170,50 @@ static inline char *mcp_kernel_get(uint64_t off, size_t *n) {
 	return buf;
 }
 
-/* mcp_input returns the call's input as a NUL-terminated malloc'd string.
- * With the bulk copies it takes one host call when the input fits 1 KiB,
+/* mcp__input_to reads the call's input into *buf (of *cap bytes; grown,
+ * or made when *buf is NULL) followed by a NUL, and stores its length in
+ * *n; false when memory runs out (*buf is then still the caller's to
+ * free). With the bulk copies it takes one host call when the input fits,
  * two otherwise. */
-static inline char *mcp_input(size_t *n) {
-	if (mcp__has_bulk()) {
-		size_t cap = 1024;
-		char *buf = malloc(cap);
-		if (!buf) return NULL;
-		int64_t len = mcp_io_input(buf, (uint32_t)(cap - 1));
-		if (len >= 0 && (uint64_t)len < UINT32_MAX) {
-			if ((uint64_t)len >= cap) {
-				char *big = realloc(buf, (size_t)len + 1);
-				if (!big) {
-					free(buf);
-					return NULL;
-				}
-				buf = big;
-				mcp_io_input(buf, (uint32_t)len);
-			}
-			buf[len] = 0;
-			if (n) *n = (size_t)len;
-			return buf;
-		}
-		free(buf);
+static inline bool mcp__input_to(char **buf, size_t *cap, size_t *n) {
+	if (!*buf) {
+		if (!(*buf = malloc(1024))) return false;
+		*cap = 1024;
 	}
-	size_t len = (size_t)extism_input_length();
-	char *buf = malloc(len + 1);
-	if (!buf) return NULL;
+	int64_t len = mcp__has_bulk() ? mcp_io_input(*buf, (uint32_t)(*cap - 1)) : -1;
+	if (len < 0 || (uint64_t)len >= UINT32_MAX) len = (int64_t)extism_input_length();
+	else if ((uint64_t)len < *cap) {
+		(*buf)[len] = 0;
+		*n = (size_t)len;
+		return true;
+	}
+	if ((uint64_t)len >= *cap) {
+		char *big = realloc(*buf, (size_t)len + 1);
+		if (!big) return false;
+		*buf = big;
+		*cap = (size_t)len + 1;
+	}
 	size_t i = 0;
-	for (; i + 8 <= len; i += 8) {
+	if (len > 0 && mcp__has_bulk() && mcp_io_input(*buf, (uint32_t)len) == len) i = (size_t)len;
+	for (; i + 8 <= (size_t)len; i += 8) {
 		uint64_t v = extism_input_load_u64(i);
-		memcpy(buf + i, &v, 8);
+		memcpy(*buf + i, &v, 8);
 	}
-	for (; i < len; i++) buf[i] = (char)extism_input_load_u8(i);
-	buf[len] = 0;
+	for (; i < (size_t)len; i++) (*buf)[i] = (char)extism_input_load_u8(i);
+	(*buf)[len] = 0;
+	*n = (size_t)len;
+	return true;
+}
+
+/* mcp_input returns the call's input as a NUL-terminated malloc'd string
+ * (its length in *n when n is not NULL), or NULL when memory runs out. */
+static inline char *mcp_input(size_t *n) {
+	char *buf = NULL;
+	size_t cap = 0, len;
+	if (!mcp__input_to(&buf, &cap, &len)) {
+		free(buf);
+		return NULL;
+	}
 	if (n) *n = len;
 	return buf;
 }
@@ -230,19 +239,29 @@ typedef struct {
 	bool oom;
 } mcp_buf;
 
-static inline void mcp_buf_write(mcp_buf *b, const char *s, size_t n) {
-	if (b->oom) return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->len + n + 1) cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+/* mcp__buf_room makes room for n more bytes and the NUL after them; false
+ * (and oom set) when it cannot. */
+static inline bool mcp__buf_room(mcp_buf *b, size_t n) {
+	if (b->oom) return false;
+	if (n < b->cap - b->len) return true; /* cap > len always once allocated */
+	if (n > SIZE_MAX / 2 - b->len) {
+		b->oom = true;
+		return false;
 	}
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + n + 1) cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static inline void mcp_buf_write(mcp_buf *b, const char *s, size_t n) {
+	if (!mcp__buf_room(b, n)) return;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = 0;
@@ -294,25 +313,36 @@ static inline void mcp_buf_printf(mcp_buf *b, const char *fmt, ...) {
 	free(big);
 }
 
-/* mcp_buf_json_string writes s (UTF-8, n bytes) as a quoted JSON string. */
+/* mcp_buf_json_string writes s (UTF-8, n bytes) as a quoted JSON string.
+ * It makes room for the longest escaping of a stretch of s first (6 bytes
+ * a control character), then writes the stretch's bytes in place. */
 static inline void mcp_buf_json_string(mcp_buf *b, const char *s, size_t n) {
+	static const char hex[] = "0123456789abcdef";
 	mcp_buf_write(b, "\"", 1);
-	size_t start = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\') continue;
-		mcp_buf_write(b, s + start, i - start);
-		switch (c) {
-		case '"': mcp_buf_puts(b, "\\\""); break;
-		case '\\': mcp_buf_puts(b, "\\\\"); break;
-		case '\n': mcp_buf_puts(b, "\\n"); break;
-		case '\r': mcp_buf_puts(b, "\\r"); break;
-		case '\t': mcp_buf_puts(b, "\\t"); break;
-		default: mcp_buf_printf(b, "\\u%04x", c);
+	for (size_t i = 0; i < n;) {
+		size_t end = n - i < 4096 ? n : i + 4096;
+		if (!mcp__buf_room(b, 6 * (end - i))) return;
+		char *o = b->p + b->len;
+		for (; i < end; i++) {
+			unsigned char c = (unsigned char)s[i];
+			if (c >= 0x20 && c != '"' && c != '\\') {
+				*o++ = (char)c;
+				continue;
+			}
+			*o++ = '\\';
+			switch (c) {
+			case '"': *o++ = '"'; break;
+			case '\\': *o++ = '\\'; break;
+			case '\n': *o++ = 'n'; break;
+			case '\r': *o++ = 'r'; break;
+			case '\t': *o++ = 't'; break;
+			default:
+				*o++ = 'u', *o++ = '0', *o++ = '0';
+				*o++ = hex[c >> 4], *o++ = hex[c & 15];
+			}
 		}
-		start = i + 1;
+		b->len = (size_t)(o - b->p);
 	}
-	mcp_buf_write(b, s + start, n - start);
 	mcp_buf_write(b, "\"", 1);
 }
 
@@ -647,16 +677,24 @@ static inline void mcp__call_envelope(mcp_json env, mcp_call *c, char *owned[3])
 	};
 }
 
+/* mcp__in is the input buffer mcp__serve reuses from call to call (an
+ * instance serves one call at a time); one that grew past 64 KiB is freed
+ * after its call, so a large input does not stay resident. */
+static char *mcp__in;
+static size_t mcp__in_cap;
+
 /* mcp__serve serves a tool call: it reads the input, a call frame when
  * frame is true (mcphost_call_tool) and call_tool's envelope otherwise,
  * into an mcp_call and runs handler. */
 static inline int32_t mcp__serve(int32_t (*handler)(const mcp_call *), bool frame) {
 	size_t n;
-	char *in = mcp_input(&n);
-	if (!in) {
+	if (!mcp__input_to(&mcp__in, &mcp__in_cap, &n)) {
+		free(mcp__in);
+		mcp__in = NULL;
 		mcp_error("out of memory");
 		return 1;
 	}
+	char *in = mcp__in;
 	mcp_call c;
 	char *owned[3] = {NULL, NULL, NULL};
 	int32_t rc;
@@ -670,7 +708,10 @@ static inline int32_t mcp__serve(int32_t (*handler)(const mcp_call *), bool fram
 		rc = 1;
 	}
 	for (int i = 0; i < 3; i++) free(owned[i]);
-	free(in);
+	if (mcp__in_cap > 64 << 10) {
+		free(mcp__in);
+		mcp__in = NULL;
+	}
 	return rc;
 }
 

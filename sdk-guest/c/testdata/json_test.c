@@ -185,6 +185,30 @@ int main(void) {
 	free(back);
 	free(b.p);
 
+	/* A long string written after other text, each byte a control
+	 * character (2 or 6 bytes escaped) across several of the writer's
+	 * stretches, then a quote and a plain tail: every byte comes back. */
+	size_t ln = 3 * 4096 + 7;
+	char *lraw = malloc(ln + 1);
+	for (size_t i = 0; i < ln; i++) lraw[i] = (char)(1 + i % 31);
+	lraw[ln - 7] = '"';
+	memcpy(lraw + ln - 6, "tail!!", 6);
+	lraw[ln] = 0;
+	mcp_buf lb = {0};
+	mcp_buf_puts(&lb, "x");
+	mcp_buf_json_string(&lb, lraw, ln);
+	size_t want = 1 + 2 + 2 + 6; /* x, the quotes, \" and the tail */
+	for (size_t i = 0; i < ln - 7; i++) want += lraw[i] == '\n' || lraw[i] == '\r' || lraw[i] == '\t' ? 2 : 6;
+	char *lback = lb.oom ? NULL : mcp_json_string((mcp_json){lb.p + 1, lb.len - 1}, NULL);
+	if (lb.oom || lb.len != want || lb.len >= lb.cap || lb.p[lb.len] != 0 || !lback || strcmp(lback, lraw) != 0) {
+		printf("FAIL long json_string: oom %d, length %zu (want %zu) of %zu, round trip %s\n", lb.oom, lb.len, want, lb.cap,
+		       lback && strcmp(lback, lraw) == 0 ? "ok" : "differs");
+		failures++;
+	}
+	free(lback);
+	free(lb.p);
+	free(lraw);
+
 	/* base64, as the kv host function carries values */
 	const char *plain[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar", "\xff\x00\x80"};
 	const char *enc[] = {"", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", "/wCA"};

@@ -3,6 +3,7 @@ package kits
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,24 @@ func TestKitTemplates(t *testing.T) {
 			got, _ := json.Marshal(res.StructuredContent)
 			if want := `{"bytes":30,"lines":2,"words":5}`; res.IsError || string(got) != want {
 				t.Errorf("tools/call: got %s (isError %v, %q); want %s", got, res.IsError, systest.TextOf(t, res), want)
+			}
+			// Inputs around and past the sizes a kit reads in one go (the
+			// C kit's reused 1 KiB input buffer grows, then is let go after
+			// a call over 64 KiB), each answered from its own bytes.
+			for _, n := range []int{1000, 5000, 40, 100 << 10, 40} {
+				text := strings.Repeat("ab cd\n", n/6+1)[:n]
+				res, err := s.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": text}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := json.Marshal(res.StructuredContent)
+				words, lines := len(strings.Fields(text)), strings.Count(text, "\n")
+				if !strings.HasSuffix(text, "\n") {
+					lines++
+				}
+				if want := fmt.Sprintf(`{"bytes":%d,"lines":%d,"words":%d}`, n, lines, words); res.IsError || string(got) != want {
+					t.Errorf("tools/call of %d bytes: got %s (isError %v); want %s", n, got, res.IsError, want)
+				}
 			}
 			res, err = s.Session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": 3}})
 			if err != nil || !res.IsError {
