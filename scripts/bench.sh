@@ -5,8 +5,9 @@
 # invocation, in interleaved rounds, and reports medians and ratios, so the
 # noise of a shared machine mostly cancels.
 #
-#   scripts/bench.sh                       # about 10 minutes on 2 cores
+#   scripts/bench.sh                       # about 14 minutes on 2 cores
 #   N=4000 scripts/bench.sh                # fewer calls per round (noisier)
+#   ROUNDS=5 scripts/bench.sh              # fewer stdio rounds per figure (noisier)
 #   BASELINE=/tmp/old/mcphost scripts/bench.sh   # also measure an older build
 #   CLIENT=real scripts/bench.sh           # one client only (real, light, http; both is real and light)
 #   OUT=/tmp/perf.md scripts/bench.sh      # write the page elsewhere
@@ -22,6 +23,11 @@ cd "$(dirname "$0")/.."
 # At ~20k calls/s, a round of 4000 calls lasts 0.2 s: too short to average
 # out this machine's noise. 20000 makes each round last ~1 s.
 N=${N:-20000}
+# A stdio round of one server moves by up to a fifth from the next on a
+# loaded machine (its CPU per call too), so a median of 5 rounds can miss
+# by a tenth; 11 rounds cut that by a third, for ~3 more minutes. HTTP rounds last
+# 10 s each and stay at 5.
+ROUNDS=${ROUNDS:-11}
 OUT=${OUT:-docs/performance.md}
 
 # across <raw> prints the section that holds this run against issue 39's
@@ -292,7 +298,7 @@ fi
 bench() { # bench <package> <regexp> <benchtime> [test binary flags...]
 	go test -timeout 0 -run '^$' -bench "$2" -benchtime "$3" "$1" "${@:4}" 2>&1 | grep -vE '^(goos|goarch|pkg|cpu|PASS|ok )' | tee -a "$raw" || true
 }
-peers=(-peers.client "${CLIENT:-all}")
+peers=(-peers.client "${CLIENT:-all}" -peers.rounds "$ROUNDS")
 [ -n "${BASELINE:-}" ] && peers+=(-peers.baseline "$BASELINE")
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')" >>"$raw"

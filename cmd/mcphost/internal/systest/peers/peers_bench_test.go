@@ -103,10 +103,11 @@ func BenchmarkPeers(b *testing.B) {
 }
 
 var (
-	peersClient   = flag.String("peers.client", "all", "BenchmarkPeers: the client, real (SDK-like over stdio), light, both (real and light), http (the HTTP workload) or all")
-	peersBaseline = flag.String("peers.baseline", "", "BenchmarkPeers: an older mcphost binary to measure as before-go and before-c")
-	peersRounds   = flag.Int("peers.rounds", 5, "BenchmarkPeers: interleaved rounds per figure")
-	peersOnly     = flag.String("peers.only", "", "BenchmarkPeers: a regexp; only the servers whose names match run (limit, gosdk, mcpgo, go, c, before-go, before-c)")
+	peersClient     = flag.String("peers.client", "all", "BenchmarkPeers: the client, real (SDK-like over stdio), light, both (real and light), http (the HTTP workload) or all")
+	peersBaseline   = flag.String("peers.baseline", "", "BenchmarkPeers: an older mcphost binary to measure as before-go and before-c")
+	peersRounds     = flag.Int("peers.rounds", 5, "BenchmarkPeers: interleaved rounds per stdio figure")
+	peersHTTPRounds = flag.Int("peers.http-rounds", 5, "BenchmarkPeers: interleaved rounds per HTTP figure (each -peers.http-time long)")
+	peersOnly       = flag.String("peers.only", "", "BenchmarkPeers: a regexp; only the servers whose names match run (limit, gosdk, mcpgo, go, c, before-go, before-c)")
 )
 
 // benchPeers are the servers every mcphost figure is divided by.

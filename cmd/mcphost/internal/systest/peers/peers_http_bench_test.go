@@ -177,7 +177,7 @@ func httpRounds(b *testing.B, servers []*httpServer, form string) {
 	for _, s := range servers {
 		run(s, 2*httpUsers) // warm-up: connections, pools, first-call paths
 	}
-	rounds := max(1, *peersRounds)
+	rounds := max(1, *peersHTTPRounds)
 	rates := map[string][]float64{}
 	cpu := newCPUMeter("iter")
 	for round := range rounds {
