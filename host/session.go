@@ -71,7 +71,6 @@ type request struct {
 	serverID string          // the gateway's top-level "server_id"
 	state    *clientState    // stateless requests: from _meta; nil: the session's
 	input    *inputRound     // stateless requests that may ask for input (inputrequired.go)
-	routed   bool            // serverID was given
 	hints    *cacheHints     // stateless results: ttlMs and cacheScope chosen by the handler (nil: the server's)
 	// served is the plugin whose code answers (tools/call, resources/read,
 	// prompts/get, tasks/get): set by the handler, on the goroutine that
@@ -79,6 +78,7 @@ type request struct {
 	served *plugins.Plugin
 
 	cancel    context.CancelFunc // nil for requests served in order
+	routed    bool               // serverID was given (beside the other flags: a request fits 256 bytes)
 	cancelled bool               // guarded by sess.mu
 	done      atomic.Bool        // answered (or dropped): the Peer sends no more
 }
