@@ -5,7 +5,7 @@
 # invocation, in interleaved rounds, and reports medians and ratios, so the
 # noise of a shared machine mostly cancels.
 #
-#   scripts/bench.sh                       # about 14 minutes on 2 cores
+#   scripts/bench.sh                       # about 16 minutes on 2 cores, loaded
 #   N=4000 scripts/bench.sh                # fewer calls per round (noisier)
 #   ROUNDS=5 scripts/bench.sh              # fewer stdio rounds per figure (noisier)
 #   BASELINE=/tmp/old/mcphost scripts/bench.sh   # also measure an older build
@@ -25,7 +25,8 @@ cd "$(dirname "$0")/.."
 N=${N:-20000}
 # A stdio round of one server moves by up to a fifth from the next on a
 # loaded machine (its CPU per call too), so a median of 5 rounds can miss
-# by a tenth; 11 rounds cut that by a third, for ~3 more minutes. HTTP rounds last
+# by a tenth; 11 rounds should narrow that by about a third (a median's
+# spread shrinks with the square root of the rounds). HTTP rounds last
 # 10 s each and stay at 5.
 ROUNDS=${ROUNDS:-11}
 OUT=${OUT:-docs/performance.md}
