@@ -28,9 +28,11 @@ import (
 
 // BenchmarkPeers measures tools/call throughput over real process stdio:
 // mcphost's Go-guest echo tool ("go") and, when clang and wasi-libc are
-// installed, the C kit's template tool ("c"), against three peers run in
-// the same invocation (see peers_test.go): the hand-written "limit",
-// go-sdk ("gosdk") and mark3labs/mcp-go ("mcpgo"). Every server runs as
+// installed, the C kit's template tool ("c"), against peers run in the
+// same invocation (see peers_test.go): the hand-written "limit", go-sdk
+// ("gosdk") and mark3labs/mcp-go ("mcpgo"); beside "c", "limit-c", the
+// limit answering the bytes the C tool answers, which divides c's
+// figures (and before-c's) only. Every server runs as
 // its own process for the whole benchmark; rounds interleave them in a
 // rotating order and each figure is the median over the rounds, so the
 // noise of a shared machine mostly cancels.
@@ -107,7 +109,7 @@ var (
 	peersBaseline   = flag.String("peers.baseline", "", "BenchmarkPeers: an older mcphost binary to measure as before-go and before-c")
 	peersRounds     = flag.Int("peers.rounds", 5, "BenchmarkPeers: interleaved rounds per stdio figure")
 	peersHTTPRounds = flag.Int("peers.http-rounds", 5, "BenchmarkPeers: interleaved rounds per HTTP figure (each -peers.http-time long)")
-	peersOnly       = flag.String("peers.only", "", "BenchmarkPeers: a regexp; only the servers whose names match run (limit, gosdk, mcpgo, go, c, before-go, before-c)")
+	peersOnly       = flag.String("peers.only", "", "BenchmarkPeers: a regexp; only the servers whose names match run (limit, gosdk, mcpgo, go, c, limit-c, before-go, before-c)")
 )
 
 // benchPeers are the servers every mcphost figure is divided by.
@@ -140,7 +142,11 @@ func startBenchServers(b *testing.B) []*benchServer {
 		}
 		if cConfig != "" && benchServerWanted(b, m.prefix+"c") {
 			fillCodeCache(b, m.bin, cConfig, cTool)
-			servers = append(servers, startBenchServer(b, m.prefix+"c", serve(cConfig), cTool))
+			c := startBenchServer(b, m.prefix+"c", serve(cConfig), cTool)
+			servers = append(servers, c)
+			if !slices.ContainsFunc(servers, func(s *benchServer) bool { return s.name == "limit-c" }) && benchServerWanted(b, "limit-c") {
+				servers = append(servers, startBenchServer(b, "limit-c", limitCommand(c.result(b)), cTool))
+			}
 		}
 	}
 	for _, s := range servers {
@@ -236,16 +242,21 @@ func peerRounds(b *testing.B, servers []*benchServer, client string, inflight in
 		b.ReportMetric(benchstat.Median(rates[s.name]), "calls/s:"+s.name)
 	}
 	names := make([]string, len(servers))
+	peers := slices.Clone(benchPeers)
 	for i, s := range servers {
 		names[i] = s.name
+		if strings.HasPrefix(s.name, "limit-") {
+			peers = append(peers, s.name)
+		}
 	}
-	reportRatios(b, names, benchPeers, rates)
-	cpu.report(b, names, benchPeers)
+	reportRatios(b, names, peers, rates)
+	cpu.report(b, names, peers)
 }
 
 // reportRatios reports "x:<server>/<peer>", the median of the per-round
-// ratios of rates, for every server not in peers against every peer and
-// against its before- baseline when one ran.
+// ratios of rates, for every server not in peers against every peer that
+// may divide it (see mayDivide) and against its before- baseline when one
+// ran.
 func reportRatios(b *testing.B, servers, peers []string, rates map[string][]float64) {
 	for _, m := range servers {
 		if slices.Contains(peers, m) {
@@ -256,7 +267,7 @@ func reportRatios(b *testing.B, servers, peers []string, rates map[string][]floa
 			divisors = append(slices.Clone(peers), "before-"+m)
 		}
 		for _, p := range divisors {
-			if rates[p] == nil {
+			if rates[p] == nil || !mayDivide(m, p) {
 				continue
 			}
 			ratios := make([]float64, len(rates[m]))
@@ -266,6 +277,14 @@ func reportRatios(b *testing.B, servers, peers []string, rates map[string][]floa
 			b.ReportMetric(benchstat.Median(ratios), "x:"+m+"/"+p)
 		}
 	}
+}
+
+// mayDivide reports whether the figures of o, a peer or another server,
+// divide those of server s: a limit answering one server's answer
+// (limit-X) divides only X and before-X; every other one divides all.
+func mayDivide(s, o string) bool {
+	x, ok := strings.CutPrefix(o, "limit-")
+	return !ok || strings.TrimPrefix(s, "before-") == x
 }
 
 func rotate[T any](s []T, n int) []T {
@@ -308,6 +327,30 @@ func startBenchServer(tb testing.TB, name string, cmd *exec.Cmd, tool string) *b
 	}
 	fmt.Fprintln(s.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
+}
+
+// result makes one tools/call before any client reads the server's
+// output and returns the call's result as sent.
+func (s *benchServer) result(tb testing.TB) string {
+	tb.Helper()
+	fmt.Fprintln(s.w, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+s.tool+`","arguments":{"text":"hello world"}}}`)
+	for {
+		line, err := s.r.ReadBytes('\n')
+		if err != nil {
+			tb.Fatalf("%s: tools/call: %v", s.name, err)
+		}
+		var msg rpcResponse
+		if err := json.Unmarshal(line, &msg); err != nil {
+			tb.Fatalf("%s: tools/call: %s: %v", s.name, line, err)
+		}
+		if msg.ID == nil || msg.Method != "" {
+			continue // a notification or a server→client request
+		}
+		if *msg.ID != 1 || msg.Result == nil {
+			tb.Fatalf("%s: tools/call: %s", s.name, line)
+		}
+		return string(msg.Result)
+	}
 }
 
 // stop ends the server: EOF on its stdin, then its exit.
@@ -679,7 +722,7 @@ func (m *cpuMeter) report(b *testing.B, all, peers []string) {
 			continue
 		}
 		for _, o := range names {
-			if o == s || !slices.Contains(peers, o) && slices.Index(names, o) < i {
+			if o == s || !slices.Contains(peers, o) && slices.Index(names, o) < i || !mayDivide(s, o) {
 				continue
 			}
 			ratios := make([]float64, len(m.per[s]))

@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"log"
 	"os"
@@ -20,8 +21,13 @@ import (
 // named wasm_echo:
 //
 //   - limit: a hand-written JSON-RPC loop answering with a constant, the
-//     ceiling for any server over the same pipes; it runs as this test
-//     binary started again with peerEnv naming it;
+//     echo's answer, the ceiling for any server over the same pipes; it
+//     runs as this test binary started again with peerEnv naming it;
+//   - limit-c, beside the C kit's tool: the same loop answering with the
+//     bytes the C tool answers (limitResultEnv), so that dividing by it
+//     weighs the servers alone: a client spends more decoding the C
+//     tool's structured answer than "hello world", which dividing by
+//     limit would charge to the server;
 //   - gosdk: the official MCP Go SDK, mcp.AddTool with a typed handler;
 //   - mcpgo: mark3labs/mcp-go, what a Go author would pick instead of a
 //     plugin, s.AddTool with request.RequireString.
@@ -31,12 +37,23 @@ import (
 // Streamable HTTP with -addr.
 const peerEnv = "MCPHOST_BENCH_PEER"
 
+// limitResultEnv, when set, is the result the limit answers every call
+// with (JSON); unset, it answers the echo's "hello world".
+const limitResultEnv = "MCPHOST_BENCH_LIMIT_RESULT"
+
+// echoResult is the result of the echo tools' calls, and the limit's.
+const echoResult = `{"content":[{"type":"text","text":"hello world"}]}`
+
 func TestMain(m *testing.M) {
 	if name := os.Getenv(peerEnv); name != "" {
 		if name != "limit" {
 			log.Fatalf("%s=%q: no such peer", peerEnv, name)
 		}
-		serveLimit()
+		result := cmp.Or(os.Getenv(limitResultEnv), echoResult)
+		if !json.Valid([]byte(result)) || strings.ContainsAny(result, "\r\n") {
+			log.Fatalf("%s: not one line of JSON: %q", limitResultEnv, result)
+		}
+		serveLimit(result)
 		os.Exit(0)
 	}
 	os.Exit(systest.Main(m))
@@ -46,11 +63,17 @@ func TestMain(m *testing.M) {
 // for internal/tools/benchpeer.
 func peerCommand(tb testing.TB, name string, args ...string) *exec.Cmd {
 	if name == "limit" {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), peerEnv+"="+name)
-		return cmd
+		return limitCommand(echoResult)
 	}
 	return exec.Command(peerBinary(tb), append([]string{"-sdk", name}, args...)...)
+}
+
+// limitCommand is the command that serves the limit answering every call
+// with result.
+func limitCommand(result string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), peerEnv+"=limit", limitResultEnv+"="+result)
+	return cmd
 }
 
 // peerBinary builds internal/tools/benchpeer once per test binary, as
@@ -118,7 +141,9 @@ func releaseBuildCommand(pkg, bin, extraLdflags string) *exec.Cmd {
 	return cmd
 }
 
-func serveLimit() {
+// serveLimit answers each request on stdin with result, and initialize
+// with its own capabilities, until EOF.
+func serveLimit(result string) {
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	for {
@@ -138,7 +163,9 @@ func serveLimit() {
 		if req.Method == "initialize" {
 			w.WriteString(`,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"limit","version":"1"}}}` + "\n")
 		} else {
-			w.WriteString(`,"result":{"content":[{"type":"text","text":"hello world"}]}}` + "\n")
+			w.WriteString(`,"result":`)
+			w.WriteString(result)
+			w.WriteString("}\n")
 		}
 		if r.Buffered() == 0 {
 			w.Flush()
@@ -161,6 +188,51 @@ func TestPeers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLimitAnswers checks that the limit answers what it is given, the
+// way limit-c is started with the C tool's answer, and what the echo
+// answers otherwise, through the helper that takes limit-c's answer from
+// the C tool.
+func TestLimitAnswers(t *testing.T) {
+	structured := `{"content":[{"type":"text","text":"{\"bytes\":11,\"words\":2,\"lines\":1}"}],"structuredContent":{"bytes":11,"words":2,"lines":1}}`
+	for _, tc := range []struct{ name, result, tool string }{
+		{"echo", echoResult, "wasm_echo"},
+		{"structured", structured, "c_measure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startBenchServer(t, "limit-"+tc.name, limitCommand(tc.result), tc.tool)
+			defer p.stop()
+			if got := p.result(t); got != tc.result {
+				t.Fatalf("result = %s; want %s", got, tc.result)
+			}
+			if err := newRealClient(p).call(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestMayDivide checks which peers divide which server's figures: a
+// limit answering one server's answer divides only that server and its
+// baseline.
+func TestMayDivide(t *testing.T) {
+	for _, tc := range []struct {
+		s, o string
+		want bool
+	}{
+		{"c", "limit", true},
+		{"c", "mcpgo", true},
+		{"c", "limit-c", true},
+		{"before-c", "limit-c", true},
+		{"go", "limit-c", false},
+		{"before-go", "limit-c", false},
+		{"go", "before-go", true},
+	} {
+		if got := mayDivide(tc.s, tc.o); got != tc.want {
+			t.Errorf("mayDivide(%q, %q) = %v; want %v", tc.s, tc.o, got, tc.want)
+		}
 	}
 }
 
