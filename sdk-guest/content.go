@@ -61,12 +61,27 @@ func NewResult(content ...abi.Content) *Result {
 }
 
 // TextResult returns a successful result holding one text block.
-func TextResult(s string) *Result { return NewResult(Text(s)) }
+func TextResult(s string) *Result { return oneBlock(Text(s)) }
 
 // Error returns a tool result with isError set and msg as its text: a
 // failure the model sees and can react to, unlike a protocol error.
 func Error(msg string) *Result {
-	return &Result{Content: []abi.Content{Text(msg)}, IsError: true}
+	r := oneBlock(Text(msg))
+	r.IsError = true
+	return r
+}
+
+// oneBlock returns a result holding c, allocated with its one-block
+// content slice: one allocation a call rather than two, which inside
+// Wasm is a good part of an echo tool's cost. Appending to its Content
+// copies, as with any full slice.
+func oneBlock(c abi.Content) *Result {
+	b := &struct {
+		r Result
+		c [1]abi.Content
+	}{c: [1]abi.Content{c}}
+	b.r.Content = b.c[:]
+	return &b.r
 }
 
 // Errorf is [Error] with formatting.

@@ -81,3 +81,26 @@ func TestFilterPrefix(t *testing.T) {
 		t.Errorf("FilterPrefix(nil) = %#v; want an empty, non-nil slice", got)
 	}
 }
+
+// TestOneBlockResults: TextResult and Error allocate their result and its
+// one block together (once a call, which counts inside Wasm), and the
+// result behaves as one built by hand: appending to its Content copies.
+func TestOneBlockResults(t *testing.T) {
+	var sink *Result
+	for name, f := range map[string]func(string) *Result{"TextResult": TextResult, "Error": Error} {
+		if n := testing.AllocsPerRun(100, func() { sink = f("x") }); n != 1 {
+			t.Errorf("%s: %v allocations; want 1", name, n)
+		}
+		a := f("a")
+		b := *a
+		b.Content = append(b.Content, Text("b"))
+		if len(a.Content) != 1 || a.Content[0].Text != "a" || len(b.Content) != 2 || b.Content[0].Text != "a" {
+			t.Errorf("%s: after appending to a copy: %+v and %+v", name, a.Content, b.Content)
+		}
+		b.Content[0].Text = "changed"
+		if a.Content[0].Text != "a" {
+			t.Errorf("%s: appending to a copy aliased the original's block", name)
+		}
+	}
+	_ = sink
+}
