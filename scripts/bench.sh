@@ -43,10 +43,12 @@ across() {
 	echo "mcp-go v1.2.1). Ratios are server ÷ peer of calls (or iterations) per second"
 	echo "with the real client, except where the measure says CPU or RSS."
 	echo "The C tool's target divides by **limit-c**, the limit answering the very bytes"
-	echo "the C tool answers: the real client spends ~6 µs more decoding that structured"
-	echo "answer than \"hello world\" (measured unloaded at 4 in flight, more than the C"
-	echo "server's own extra ~4 µs), and dividing by the limit charged it to the server. The rows against the"
-	echo "\"hello world\" limit stay for comparison with the other machine, measured so."
+	echo "the C tool answers: decoding that structured answer costs the client more than"
+	echo "\"hello world\", and dividing by the limit charged it to the server. Compare"
+	echo "limit and limit-c below: the real client, which decodes every answer, makes"
+	echo "fewer calls a second with limit-c; the light client, which decodes nothing, sees"
+	echo "little or no difference. The rows against the \"hello world\" limit stay for"
+	echo "comparison with the other machine, measured so."
 	echo
 	awk '
 	/^Benchmark/ {
