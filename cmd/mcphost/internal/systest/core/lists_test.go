@@ -122,17 +122,21 @@ func TestListsSectionServe(t *testing.T) {
 	if got := e.Tools(t); !slices.Equal(got, want) {
 		t.Fatalf("first start lists %q; want %q\nstderr:\n%s", got, want, e.Stderr())
 	}
-	log := e.Stderr()
+	// The log reaches us through a pipe that may still hold a line the
+	// server wrote before it answered: wait for each line looked for.
 	for _, p := range []string{"good", "stale"} {
-		if !strings.Contains(log, `plugin listed from its lists section; its module loads on first use" plugin=`+p) {
+		listed := `plugin listed from its lists section; its module loads on first use" plugin=` + p
+		log := e.WaitStderr(listed)
+		if !strings.Contains(log, listed) {
 			t.Errorf("%s not listed from its section\nstderr:\n%s", p, log)
 		}
 		if strings.Contains(log, `plugin module loaded on first use" plugin=`+p) {
 			t.Errorf("%s's module loaded before any call\nstderr:\n%s", p, log)
 		}
 	}
-	if strings.Contains(log, "lists section; its module loads on first use\" plugin=dynamic") ||
-		!strings.Contains(log, `lists section says the lists are dynamic; the plugin is run to list it" plugin=dynamic`) {
+	runToList := `lists section says the lists are dynamic; the plugin is run to list it" plugin=dynamic`
+	if log := e.WaitStderr(runToList); strings.Contains(log, "lists section; its module loads on first use\" plugin=dynamic") ||
+		!strings.Contains(log, runToList) {
 		t.Errorf("the dynamic plugin was not run to list it\nstderr:\n%s", log)
 	}
 
@@ -143,8 +147,9 @@ func TestListsSectionServe(t *testing.T) {
 	if got := e.Tools(t); slices.Contains(got, "stale_gone") {
 		t.Errorf("after the check, tools %q still hold stale_gone", got)
 	}
-	if !strings.Contains(e.Stderr(), `plugin lists differ from the cached ones; re-reading them" plugin=stale`) {
-		t.Errorf("the correction is not logged\nstderr:\n%s", e.Stderr())
+	corrected := `plugin lists differ from the cached ones; re-reading them" plugin=stale`
+	if log := e.WaitStderr(corrected); !strings.Contains(log, corrected) {
+		t.Errorf("the correction is not logged\nstderr:\n%s", log)
 	}
 	if got := e.Call(t, "good_now"); got != "good" {
 		t.Fatalf("good_now = %q", got)
