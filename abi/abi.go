@@ -5,8 +5,9 @@ import "encoding/json"
 // Version is the version of mcphost's additions to the hyper-mcp v2 ABI.
 // A guest built with sdk-guest reports it through [ExportABIVersion]; a guest
 // that does not is treated as plain hyper-mcp v2. Version 2 adds the
-// http host function and [ExportCallToolFrame].
-const Version = 2
+// http host function and [ExportCallToolFrame]; version 3,
+// [ExportCallToolMembers].
+const Version = 3
 
 // Exports of the v2 ABI (hyper-mcp compatible).
 const (

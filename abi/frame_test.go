@@ -2,44 +2,182 @@ package abi
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 )
 
-// TestCallFrame: a frame parses back into the fields it was built from,
-// and every truncation of one is refused, never read past its end.
+// TestCallFrame: a frame, in either layout, parses back into the fields
+// it was built from, and every truncation of one is refused, never read
+// past its end.
 func TestCallFrame(t *testing.T) {
 	tests := []struct {
 		name string
 		f    CallFrame
 	}{
 		{"full", CallFrame{Name: []byte("echo"), ID: []byte(`"req-1"`), Meta: []byte(`{"progressToken":5}`),
-			ProtocolVersion: []byte("2025-11-25"), Plugin: []byte("p"), Arguments: []byte(`{"text":"hi"}`)}},
+			ProtocolVersion: []byte("2025-11-25"), Plugin: []byte("p"), Members: AppendArgMembers(nil, []byte(`{"text":"hi"}`)),
+			Arguments: []byte(`{"text":"hi"}`)}},
 		{"no arguments", CallFrame{Name: []byte("echo"), ID: []byte(`3`), Meta: []byte(`{}`), Plugin: []byte("p")}},
 		{"empty", CallFrame{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := AppendCallFrame(nil, &tc.f)
-			if len(b) != tc.f.Size() {
-				t.Errorf("len = %d; Size() = %d", len(b), tc.f.Size())
-			}
-			var got CallFrame
-			if !ParseCallFrame(b, &got) {
-				t.Fatalf("ParseCallFrame(%q) failed", b)
-			}
-			for i, pair := range [][2][]byte{{got.Name, tc.f.Name}, {got.ID, tc.f.ID}, {got.Meta, tc.f.Meta},
-				{got.ProtocolVersion, tc.f.ProtocolVersion}, {got.Plugin, tc.f.Plugin}, {got.Arguments, tc.f.Arguments}} {
-				if !bytes.Equal(pair[0], pair[1]) {
-					t.Errorf("field %d: got %q; want %q", i, pair[0], pair[1])
+			for _, layout := range []struct {
+				name   string
+				append func([]byte, *CallFrame) []byte
+				parse  func([]byte, *CallFrame) bool
+				fields [][]byte
+				size   int
+			}{
+				{"call frame", AppendCallFrame, ParseCallFrame,
+					[][]byte{tc.f.Name, tc.f.ID, tc.f.Meta, tc.f.ProtocolVersion, tc.f.Plugin, nil}, tc.f.Size() - 4 - len(tc.f.Members)},
+				{"members frame", AppendMembersFrame, ParseMembersFrame,
+					[][]byte{tc.f.Name, tc.f.ID, tc.f.Meta, tc.f.ProtocolVersion, tc.f.Plugin, tc.f.Members}, tc.f.Size()},
+			} {
+				b := layout.append(nil, &tc.f)
+				if len(b) != layout.size {
+					t.Errorf("%s: len = %d; want %d", layout.name, len(b), layout.size)
 				}
-			}
-			for n := range frameFields*4 + len(tc.f.Name) + len(tc.f.ID) + len(tc.f.Meta) + len(tc.f.ProtocolVersion) + len(tc.f.Plugin) {
-				if ParseCallFrame(b[:n], &got) {
-					t.Errorf("ParseCallFrame of %d of %d bytes succeeded; want refused", n, len(b))
+				got := CallFrame{Members: []byte("stale")}
+				if !layout.parse(b, &got) {
+					t.Fatalf("%s: parse(%q) failed", layout.name, b)
+				}
+				for i, pair := range [][2][]byte{{got.Name, layout.fields[0]}, {got.ID, layout.fields[1]}, {got.Meta, layout.fields[2]},
+					{got.ProtocolVersion, layout.fields[3]}, {got.Plugin, layout.fields[4]}, {got.Members, layout.fields[5]},
+					{got.Arguments, tc.f.Arguments}} {
+					if !bytes.Equal(pair[0], pair[1]) {
+						t.Errorf("%s: field %d: got %q; want %q", layout.name, i, pair[0], pair[1])
+					}
+				}
+				for n := range len(b) - len(tc.f.Arguments) {
+					if layout.parse(b[:n], &got) {
+						t.Errorf("%s: parse of %d of %d bytes succeeded; want refused", layout.name, n, len(b))
+					}
 				}
 			}
 		})
 	}
+}
+
+// TestArgMembers: the index of an object's members gives each member's
+// key and value spans and flags, in order, and ArgMembers accepts it for
+// arguments that long; other arguments get no index.
+func TestArgMembers(t *testing.T) {
+	type member struct {
+		key, value string
+		flags      uint8
+	}
+	const plain = MemberKeyPlain
+	tests := []struct {
+		name, args string
+		want       []member // nil: no index
+	}{
+		{"flat", `{"text":"hi","n":-1.5e3,"ok":true,"z":null}`, []member{
+			{`"text"`, `"hi"`, plain | MemberString}, {`"n"`, `-1.5e3`, plain}, {`"ok"`, `true`, plain}, {`"z"`, `null`, plain}}},
+		{"space", "{\n \"a\" :\t[1, {\"b\":2}] ,\"c\": {} }", []member{{`"a"`, `[1, {"b":2}]`, plain}, {`"c"`, `{}`, plain}}},
+		{"escapes and high bytes", `{"t\u0065xt":"a\nb","ü":"é"}`, []member{
+			{`"t\u0065xt"`, `"a\nb"`, MemberString | MemberEscaped}, {`"ü"`, `"é"`, MemberString | MemberHigh}}},
+		{"repeated key", `{"a":1,"a":2}`, []member{{`"a"`, `1`, plain}, {`"a"`, `2`, plain}}},
+		{"empty object", `{}`, []member{}},
+		{"trailing space", "{\"a\":1} \n", []member{{`"a"`, `1`, plain}}},
+		{"array", `[1,2]`, nil},
+		{"string", `"x"`, nil},
+		{"leading space", ` {"a":1}`, nil},
+		{"none", ``, nil},
+		{"invalid", `{"a":1,}`, nil},
+		{"trailing garbage", `{"a":1} x`, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []byte(tc.args)
+			index := AppendArgMembers([]byte("keep"), args)
+			if string(index[:4]) != "keep" {
+				t.Fatalf("dst's bytes changed: %q", index[:4])
+			}
+			index = index[4:]
+			ms, ok := ArgMembers([]ArgMember{{}}, index, len(args))
+			if tc.want == nil {
+				if len(index) != 0 || ok {
+					t.Fatalf("index %q (%+v, %v); want none", index, ms, ok)
+				}
+				return
+			}
+			if !ok || len(ms) != 1+len(tc.want) {
+				t.Fatalf("ArgMembers = %+v, %v; want the one kept and %d, true", ms, ok, len(tc.want))
+			}
+			ms = ms[1:]
+			for i, w := range tc.want {
+				m := ms[i]
+				if got := (member{string(args[m.K0:m.K1]), string(args[m.V0:m.V1]), m.Flags}); got != w {
+					t.Errorf("member %d = %+v; want %+v", i, got, w)
+				}
+			}
+			if len(ms) > 0 {
+				if ms, ok := ArgMembers(nil, index, int(ms[len(ms)-1].V1)-1); ok || len(ms) != 0 {
+					t.Errorf("ArgMembers accepted the index for arguments ending before its last value: %+v", ms)
+				}
+			}
+			if _, ok := ArgMembers(nil, index[:len(index)-1], len(args)); ok {
+				t.Error("ArgMembers accepted a truncated index")
+			}
+		})
+	}
+}
+
+// FuzzArgMembers: for any bytes, the index describes exactly the members
+// encoding/json finds, key by key, value by value; and ArgMembers never
+// accepts an index whose spans leave the arguments or go backwards.
+func FuzzArgMembers(f *testing.F) {
+	f.Add([]byte(`{"a":"x","b":[1,2],"c":{"d":null}}`))
+	f.Add([]byte(`{"\u0061":"\u00e9","a":1}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, args []byte) {
+		index := AppendArgMembers(nil, args)
+		ms, ok := ArgMembers(nil, index, len(args))
+		var obj map[string]json.RawMessage
+		isObject := len(args) > 0 && args[0] == '{' && json.Unmarshal(args, &obj) == nil
+		if ok != isObject {
+			t.Fatalf("%q: indexed %v; an object for encoding/json: %v", args, ok, isObject)
+		}
+		if len(ms) != len(obj) && !hasRepeats(args, ms) {
+			t.Fatalf("%q: %d members indexed; encoding/json finds %d", args, len(ms), len(obj))
+		}
+		for i, m := range ms {
+			var key string
+			if err := json.Unmarshal(args[m.K0:m.K1], &key); err != nil {
+				t.Fatalf("%q: member %d's key %q: %v", args, i, args[m.K0:m.K1], err)
+			}
+			if !json.Valid(args[m.V0:m.V1]) {
+				t.Fatalf("%q: member %d's value %q is not JSON", args, i, args[m.V0:m.V1])
+			}
+			if isStr := args[m.V0] == '"'; isStr != (m.Flags&MemberString != 0) {
+				t.Fatalf("%q: member %d: string flag %v for %q", args, i, !isStr, args[m.V0:m.V1])
+			}
+		}
+		if ms, ok := ArgMembers(nil, args, len(args)); ok { // arbitrary bytes as an index
+			last := uint32(0)
+			for i, m := range ms {
+				if m.K0 < last || m.V1 > uint32(len(args)) || m.V1 <= m.V0 || m.V0 <= m.K1 {
+					t.Fatalf("accepted member %d: %+v", i, m)
+				}
+				last = m.V1
+			}
+		}
+	})
+}
+
+// hasRepeats reports whether two of ms have keys that decode alike.
+func hasRepeats(args []byte, ms []ArgMember) bool {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		var k string
+		_ = json.Unmarshal(args[m.K0:m.K1], &k)
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
 }
 
 // FuzzCallFrame: any bytes either fail to parse or parse into fields

@@ -350,10 +350,18 @@ func BenchmarkColdLoad(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // an iteration is two loads; the metrics above say what each cost
 }
 
+// envelopeOnly is a Caller without its frame exports: a Guest of it
+// sends tool calls to call_tool's envelope.
+type envelopeOnly struct{ Caller }
+
+func (e envelopeOnly) HasExport(name string) bool {
+	return name != abi.ExportCallToolFrame && name != abi.ExportCallToolMembers && e.Caller.HasExport(name)
+}
+
 // BenchmarkGoGuestCall prices a Go guest's tool call as plugins makes it
 // (Guest.CallTool with a client request's context), in interleaved
 // rounds so that every variant sees the same load: the echo example
-// through its frame export (abi.ExportCallToolFrame) and through its
+// through its frame export (abi.ExportCallToolMembers) and through its
 // call_tool envelope, and the bare boundary (a wasmgen export that does
 // nothing but write its output). Two more join when their paths are set:
 // $MCPHOST_BENCH_BASELINE_GUEST, the echo example built by an earlier
@@ -392,8 +400,8 @@ func BenchmarkGoGuestCall(b *testing.B) {
 	}
 	m := load("echo", echoExample(b))
 	frame := guestOf(m)
-	if !m.HasExport(abi.ExportCallToolFrame) {
-		b.Fatal("the echo example does not export " + abi.ExportCallToolFrame)
+	if !m.HasExport(abi.ExportCallToolMembers) {
+		b.Fatal("the echo example does not export " + abi.ExportCallToolMembers)
 	}
 	raw := load("boundary", wasmgen.Module(wasmgen.Func{Name: "hello", Output: "hello, world"}))
 	variants := []struct {
@@ -401,7 +409,7 @@ func BenchmarkGoGuestCall(b *testing.B) {
 		call func() error
 	}{
 		{"frame", call(frame, echo)},
-		{"envelope", call(extism.NewV2(m, "p", false, extismErrors), echo)},
+		{"envelope", call(extism.NewV2(envelopeOnly{m}, "p", extismErrors), echo)},
 		{"boundary", func() error { _, err := raw.Call(ctx, "hello", args); return err }},
 	}
 	for _, v := range []struct{ name, env, tool string }{
@@ -422,12 +430,12 @@ func BenchmarkGoGuestCall(b *testing.B) {
 			name string
 			call func() error
 		}{v.name, call(guestOf(vm), ToolRef{Name: v.tool})})
-		if vm.HasExport(abi.ExportCallToolFrame) {
+		if vm.HasExport(abi.ExportCallToolFrame) || vm.HasExport(abi.ExportCallToolMembers) {
 			// The same guest through its call_tool envelope.
 			variants = append(variants, struct {
 				name string
 				call func() error
-			}{v.name + "-envelope", call(extism.NewV2(vm, "p", false, extismErrors), ToolRef{Name: v.tool})})
+			}{v.name + "-envelope", call(extism.NewV2(envelopeOnly{vm}, "p", extismErrors), ToolRef{Name: v.tool})})
 		}
 	}
 	took := make([][]time.Duration, len(variants))

@@ -15,8 +15,8 @@ import (
 // kind speaks its own wire: an Extism v1 plugin gets {"params":…} on
 // describe and call, a v2 (hyper-mcp) plugin {"request":…,"context":…}
 // envelopes on its nine exports, except that a tool call goes to a
-// guest's mcphost_call_tool as an abi.CallFrame when it exports one
-// (sandbox/internal/extism), and a component is
+// guest's mcphost_call_tool_members or mcphost_call_tool as an
+// abi.CallFrame when it exports one (sandbox/internal/extism), and a component is
 // called through its WIT types, its arguments converted once from JSON to
 // WIT values, with no envelope in between (componentbackend.go).
 
@@ -86,7 +86,7 @@ func NewGuest(m Caller, plugin string) (Guest, error) {
 			return &componentPlugin{m: mod, b: b, plugin: plugin}, nil
 		}
 	}
-	v2 := extism.NewV2(m, plugin, m.HasExport(abi.ExportCallToolFrame), extismErrors)
+	v2 := extism.NewV2(m, plugin, extismErrors)
 	if m.HasExport(abi.ExportDescribe) && m.HasExport(abi.ExportCall) {
 		return extism.NewV1(v2), nil
 	}

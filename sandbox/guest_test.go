@@ -206,21 +206,22 @@ func sameJSON(a, b []byte) bool {
 	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
 
-// TestExtismGuestCallFrame: a v2 guest that exports mcphost_call_tool
+// TestExtismGuestCallFrame: a v2 guest that exports mcphost_call_tool_members
 // gets tool calls there, as a CallFrame holding what the call_tool
 // envelope's request and context would (the context filled and compacted
-// alike); one without it gets the envelope, as every hyper-mcp plugin
-// and every guest of an earlier SDK does. Errors name call_tool either
-// way.
+// alike) and the index of the arguments' members; one that exports only
+// mcphost_call_tool gets the same frame without the index; one with
+// neither gets the envelope, as every hyper-mcp plugin and every guest of
+// an earlier SDK does. Errors name call_tool either way.
 func TestExtismGuestCallFrame(t *testing.T) {
 	ctx := context.Background()
 	ok := []byte(`{"content":[]}`)
-	newCaller := func(frame bool, out []byte) *wireCaller {
+	newCaller := func(out []byte, frames ...string) *wireCaller {
 		w := &wireCaller{exports: map[string]func([]byte) []byte{
 			abi.ExportCallTool: func([]byte) []byte { return ok },
 		}}
-		if frame {
-			w.exports[abi.ExportCallToolFrame] = func([]byte) []byte { return out }
+		for _, e := range frames {
+			w.exports[e] = func([]byte) []byte { return out }
 		}
 		return w
 	}
@@ -237,30 +238,44 @@ func TestExtismGuestCallFrame(t *testing.T) {
 			ID: []byte(`"mcphost/internal"`), Meta: []byte(`{}`), Plugin: []byte("p")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newCaller(true, ok)
-			g, err := NewGuest(w, "p")
+			members := tc.want
+			members.Members = abi.AppendArgMembers(nil, tc.want.Arguments)
+			for _, v := range []struct {
+				exports []string // the frame exports the guest has
+				to      string   // the one calls go to
+				frame   string
+			}{
+				{[]string{abi.ExportCallToolMembers, abi.ExportCallToolFrame}, abi.ExportCallToolMembers, string(abi.AppendMembersFrame(nil, &members))},
+				{[]string{abi.ExportCallToolFrame}, abi.ExportCallToolFrame, string(abi.AppendCallFrame(nil, &tc.want))},
+			} {
+				w := newCaller(ok, v.exports...)
+				g, err := NewGuest(w, "p")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, tc.args, tc.cc); err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range append(v.exports, abi.ExportCallTool) {
+					if in := w.input(e); e != v.to && in != "" {
+						t.Errorf("%s called with %q; want only %s", e, in, v.to)
+					}
+				}
+				if got := w.input(v.to); got != v.frame {
+					t.Errorf("%s: frame %q\nwant  %q", v.to, got, v.frame)
+				}
+			}
+			old := newCaller(nil)
+			g, err := NewGuest(old, "p")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, tc.args, tc.cc); err != nil {
-				t.Fatal(err)
-			}
-			if in := w.input(abi.ExportCallTool); in != "" {
-				t.Errorf("call_tool called with %s; want only %s", in, abi.ExportCallToolFrame)
-			}
-			if got, want := w.input(abi.ExportCallToolFrame), string(abi.AppendCallFrame(nil, &tc.want)); got != want {
-				t.Errorf("frame %q\nwant  %q", got, want)
-			}
-			old := newCaller(false, nil)
-			if g, err = NewGuest(old, "p"); err != nil {
-				t.Fatal(err)
-			}
 			if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, tc.args, tc.cc); err != nil || old.input(abi.ExportCallTool) == "" {
-				t.Errorf("without %s: %v, call_tool input %q; want the envelope", abi.ExportCallToolFrame, err, old.input(abi.ExportCallTool))
+				t.Errorf("without a frame export: %v, call_tool input %q; want the envelope", err, old.input(abi.ExportCallTool))
 			}
 		})
 	}
-	g, err := NewGuest(newCaller(true, []byte(`{"content":{}}`)), "p")
+	g, err := NewGuest(newCaller([]byte(`{"content":{}}`), abi.ExportCallToolMembers), "p")
 	if err != nil {
 		t.Fatal(err)
 	}

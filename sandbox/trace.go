@@ -79,11 +79,12 @@ func spanIn(ctx context.Context) startSpan {
 
 // startCall begins the span of one guest call of export; the tracer goes
 // into the ctx it returns, for the call's host functions. The span is
-// named for the question: a tool call is "wasm call_tool" through either
-// of its exports (abi.ExportCallToolFrame), which wasm.export tells apart.
+// named for the question: a tool call is "wasm call_tool" through any
+// of its exports (abi.ExportCallToolFrame, abi.ExportCallToolMembers),
+// which wasm.export tells apart.
 func startCall(ctx context.Context, tr *tracer, plugin, export string) (context.Context, trace.Span) {
 	name := export
-	if export == abi.ExportCallToolFrame {
+	if export == abi.ExportCallToolFrame || export == abi.ExportCallToolMembers {
 		name = abi.ExportCallTool
 	}
 	ctx, sp := tr.Start(ctx, "wasm "+name, trace.WithAttributes(attribute.String("mcp.plugin", plugin), attribute.String("wasm.export", export)))

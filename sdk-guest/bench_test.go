@@ -35,13 +35,12 @@ func BenchmarkDispatch(b *testing.B) {
 }
 
 // BenchmarkCallFrame is BenchmarkDispatch's call through the frame
-// export (abi.ExportCallToolFrame), with the output buffer reused as the
+// export (abi.ExportCallToolMembers), with the output buffer reused as the
 // export reuses it: the allocations left are the handler's own (its
 // string argument, its result).
 func BenchmarkCallFrame(b *testing.B) {
 	useEcho(b)
-	frame := abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte("echo"), ID: []byte("1"),
-		Meta: []byte(`{"progressToken":1}`), Arguments: []byte(`{"text":"hello"}`)})
+	frame := frameOf("echo", `{"text":"hello"}`, abi.Context{ID: []byte("1"), Meta: []byte(`{"progressToken":1}`)})
 	var out []byte
 	b.ReportAllocs()
 	for b.Loop() {

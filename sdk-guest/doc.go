@@ -9,7 +9,7 @@
 // hyper-mcp v2 ABI (list_tools, call_tool, list_resources,
 // list_resource_templates, read_resource, list_prompts, get_prompt,
 // complete, on_roots_list_changed) plus mcphost_abi_version and
-// mcphost_call_tool (a tool call as an abi.CallFrame, no envelope), moves bytes
+// mcphost_call_tool_members (a tool call as an abi.CallFrame, no envelope), moves bytes
 // through the Extism kernel (extism:host/env), decodes the JSON envelopes of
 // package abi, recovers handler panics, and wraps the host functions of
 // extism:host/user (logging, progress, sampling, elicitation, roots,

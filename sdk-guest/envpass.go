@@ -20,16 +20,6 @@ import (
 // does. Under Wasm encoding/json's reflection costs a Go guest about
 // 14 µs a call for the context's four members alone.
 
-// argMember is a top-level member of a call's arguments object, as the
-// envelope's scan found it; offsets are the arguments' own.
-type argMember struct {
-	k0, k1    int32 // the key literal, quotes included
-	v0, v1    int32 // the value
-	kPlain    bool  // the key has no escape and no byte ≥ 0x80
-	str       bool  // the value is a string literal; then:
-	esc, high bool  // it has escapes, bytes ≥ 0x80
-}
-
 // envelope is the result of scanEnvelope: raw spans of input.
 type envelope struct {
 	request, context      []byte // the envelope's members, nil when absent
@@ -50,7 +40,7 @@ type envelope struct {
 // nor null or has such a key. A context that this pass cannot decode as
 // encoding/json would (not an object or null, a null or non-plain string
 // member, an escaped or case-folded key) sets e.slowContext.
-func scanEnvelope(input []byte, call bool, e *envelope, ms *[]argMember) (bigs []jsonscan.String, membersOK, ok bool) {
+func scanEnvelope(input []byte, call bool, e *envelope, ms *[]abi.ArgMember) (bigs []jsonscan.String, membersOK, ok bool) {
 	ok = true
 	s := input
 	sc := jsonscan.Scanner{OnString: func(str jsonscan.String) {
@@ -66,7 +56,7 @@ func scanEnvelope(input []byte, call bool, e *envelope, ms *[]argMember) (bigs [
 		case `"arguments"`:
 			ok = ok && e.args == nil
 			if v0 < len(s) && s[v0] == '{' && len(s) <= math.MaxInt32 {
-				v1, err = scanArgMembers(sc, s, v0, ms)
+				v1, err = scanArgMembers(sc, s, v0, 2, ms)
 				membersOK = true
 			} else {
 				v1, err = sc.Value(s, v0, 2)
@@ -162,31 +152,11 @@ func objectOrNull(sc jsonscan.Scanner, s []byte, v0 int, member func(k jsonscan.
 	return v1, err == nil && string(s[v0:v1]) == "null", err
 }
 
-// scanArgMembers scans the object at a0 in s, a call's arguments,
-// appending its top-level members to ms with offsets from a0.
-func scanArgMembers(sc jsonscan.Scanner, s []byte, a0 int, ms *[]argMember) (int, error) {
-	return sc.Object(s, a0, func(k jsonscan.String, v0 int) (int, error) {
-		m := argMember{k0: int32(k.Start - a0), k1: int32(k.End - a0), kPlain: !k.Escaped && !k.High, v0: int32(v0 - a0)}
-		var v1 int
-		if v0 < len(s) && s[v0] == '"' {
-			v, err := jsonscan.ScanString(s, v0)
-			if err != nil {
-				return v0, err
-			}
-			if sc.OnString != nil {
-				sc.OnString(v)
-			}
-			v1, m.str, m.esc, m.high = v.End, true, v.Escaped, v.High
-		} else {
-			var err error
-			if v1, err = sc.Value(s, v0, 3); err != nil {
-				return v1, err
-			}
-		}
-		m.v1 = int32(v1 - a0)
-		*ms = append(*ms, m)
-		return v1, nil
-	})
+// scanArgMembers scans the object at a0 in s, a call's arguments nested
+// depth levels deep, appending its top-level members to ms with offsets
+// from a0 (abi.ScanArgMembers).
+func scanArgMembers(sc jsonscan.Scanner, s []byte, a0, depth int, ms *[]abi.ArgMember) (int, error) {
+	return abi.ScanArgMembers(sc, s, a0, depth, func(m abi.ArgMember) { *ms = append(*ms, m) })
 }
 
 // otherKey reports whether encoding/json matches the raw key literal to
@@ -300,7 +270,7 @@ func unmarshalString(lit []byte) (string, bool) {
 
 // argMembers returns the top-level members of args when args is the
 // call's arguments object as decodeInputFast found it.
-func (c *Context) argMembers(args []byte) ([]argMember, bool) {
+func (c *Context) argMembers(args []byte) ([]abi.ArgMember, bool) {
 	if c == nil || !c.membersSet || len(args) != len(c.bigsOf) || len(args) == 0 || &args[0] != &c.bigsOf[0] {
 		return nil, false
 	}

@@ -138,7 +138,7 @@ func TestDecodeInputOnePass(t *testing.T) {
 		t.Fatalf("decodeInputFast = %+v, %v", p, ok)
 	}
 	ms, ok := ctx.argMembers(p.Arguments)
-	if !ok || len(ms) != 1 || !bytes.Equal(p.Arguments[ms[0].v0:ms[0].v1], []byte(`"hello world"`)) {
+	if !ok || len(ms) != 1 || !bytes.Equal(p.Arguments[ms[0].V0:ms[0].V1], []byte(`"hello world"`)) {
 		t.Fatalf("members %+v, %v", ms, ok)
 	}
 }

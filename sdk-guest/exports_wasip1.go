@@ -34,10 +34,11 @@ func exportComplete() int32 { return run(abi.ExportComplete) }
 //go:wasmexport on_roots_list_changed
 func exportOnRootsListChanged() int32 { return run(abi.ExportOnRootsListChanged) }
 
-// exportCallToolFrame is mcphost's second door to call_tool (ABI version
-// 2): the call as an abi.CallFrame, no envelope to scan.
+// exportCallToolFrame is mcphost's third door to call_tool (ABI version
+// 3): the call as an abi.CallFrame with its arguments' members indexed,
+// no envelope to scan.
 //
-//go:wasmexport mcphost_call_tool
+//go:wasmexport mcphost_call_tool_members
 func exportCallToolFrame() int32 { return runFrame() }
 
 // exportListSkills is mcphost's addition: the files AddSkills registered.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
@@ -140,13 +141,13 @@ func (p *flatPlan) lookup(key []byte) (i int, ok bool) {
 // instead: a key is escaped, not ASCII or matches a field only
 // case-insensitively, or a value is not one that encoding/json stores as
 // is in its field.
-func (p *flatPlan) decodeMembers(args []byte, ms []argMember, dst unsafe.Pointer) (seen uint64, ok bool) {
+func (p *flatPlan) decodeMembers(args []byte, ms []abi.ArgMember, dst unsafe.Pointer) (seen uint64, ok bool) {
 	for i := range ms {
 		m := &ms[i]
-		if !m.kPlain {
+		if m.Flags&abi.MemberKeyPlain == 0 {
 			return 0, false
 		}
-		fi, ok := p.lookup(args[m.k0+1 : m.k1-1])
+		fi, ok := p.lookup(args[m.K0+1 : m.K1-1])
 		if !ok {
 			return 0, false
 		}
@@ -155,12 +156,13 @@ func (p *flatPlan) decodeMembers(args []byte, ms []argMember, dst unsafe.Pointer
 		}
 		seen |= 1 << (fi & 63)
 		f := &p.fields[fi]
-		v := args[m.v0:m.v1]
-		if m.str {
+		v := args[m.V0:m.V1]
+		if m.Flags&abi.MemberString != 0 {
 			if f.kind != reflect.String {
 				return 0, false
 			}
-			*(*string)(unsafe.Add(dst, f.offset)) = jsonscan.Unquote(v, jsonscan.String{Escaped: m.esc, High: m.high})
+			*(*string)(unsafe.Add(dst, f.offset)) = jsonscan.Unquote(v, jsonscan.String{
+				Escaped: m.Flags&abi.MemberEscaped != 0, High: m.Flags&abi.MemberHigh != 0})
 		} else if !f.set(unsafe.Add(dst, f.offset), v) {
 			return 0, false
 		}

@@ -12,15 +12,17 @@ import (
 	"github.com/mcphost/mcphost/abi/jsonscan"
 )
 
-// A tool call through abi.ExportCallToolFrame (ABI version 2) does what
-// the host has not already done, and nothing else: the host parsed the
-// request, so the frame hands over the tool's name, the context's members
-// and the raw arguments, each found by its length. The arguments are
-// scanned once, for the flat plan of the handler's type (flatargs.go);
-// the Context, its member buffers and the strings the host sends on every
-// call (protocol version, plugin) are kept from call to call, and the
-// output is written into the caller's buffer, so that in steady state
-// the SDK allocates nothing of its own for a call.
+// A tool call through abi.ExportCallToolMembers (ABI version 3) does
+// what the host has not already done, and nothing else: the host parsed
+// the request, so the frame hands over the tool's name, the context's
+// members and the raw arguments, each found by its length, and the
+// arguments' top-level members, indexed. A tool whose arguments have a
+// flat plan (flatargs.go) decodes straight from that index; any other
+// scans its arguments once. The Context, its member buffers and the
+// strings the host sends on every call (protocol version, plugin) are
+// kept from call to call, and the output is written into the caller's
+// buffer, so that in steady state the SDK allocates nothing of its own
+// for a call.
 
 // frameCache is what consecutive frame calls reuse. A call that finds it
 // taken (natively, concurrent calls; under Wasm never) makes its own.
@@ -30,9 +32,9 @@ type frameCache struct {
 	pv, plugin string // the last ones sent
 }
 
-// CallFrame runs the tool call of a frame ([abi.CallFrame]), the input
-// of abi.ExportCallToolFrame, natively: exactly what that export runs, as
-// [Dispatch] is for the others. Its output and errors are those
+// CallFrame runs the tool call of a frame ([abi.AppendMembersFrame]), the
+// input of abi.ExportCallToolMembers, natively: exactly what that export
+// runs, as [Dispatch] is for the others. Its output and errors are those
 // Dispatch(abi.ExportCallTool, …) gives for the same call.
 func CallFrame(frame []byte) ([]byte, error) {
 	return std.callFrame(frame, nil)
@@ -44,7 +46,7 @@ func CallFrame(frame []byte) ([]byte, error) {
 func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
 	defer recoverExport(abi.ExportCallTool, &output, &err)
 	var f abi.CallFrame
-	if !abi.ParseCallFrame(frame, &f) {
+	if !abi.ParseMembersFrame(frame, &f) {
 		return nil, errors.New(abi.ExportCallTool + ": malformed call frame")
 	}
 	var ctx *Context
@@ -74,9 +76,11 @@ func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
 	var args json.RawMessage
 	if len(f.Arguments) > 0 {
 		args = f.Arguments
-		if t.decodes {
+		switch {
+		case t.flat && ctx.indexedArgs(args, f.Members): // decodeMembers reads the host's index
+		case t.decodes:
 			ctx.scanArgs(args)
-		} else {
+		default:
 			args = bytes.Clone(args) // a raw handler may keep them
 		}
 	}
@@ -118,6 +122,22 @@ func (r *registry) toolOf(name []byte) *toolEntry {
 	return nil
 }
 
+// indexedArgs records, for decodeArgs, the top-level members of args as
+// index (abi.CallFrame.Members) holds them, and reports whether it did:
+// the host sent an index that fits args.
+func (c *Context) indexedArgs(args, index []byte) bool {
+	ms := c.members[:0]
+	if cap(ms) == 0 {
+		ms = c.memberBuf[:0]
+	}
+	ms, ok := abi.ArgMembers(ms, index, len(args))
+	if !ok || len(args) > math.MaxInt32 {
+		return false
+	}
+	c.members, c.membersSet, c.bigsOf = ms, true, args
+	return true
+}
+
 // scanArgs records, for decodeArgs, the top-level members and the big
 // strings of args, a call's arguments, in one validating pass. Arguments
 // that are not an object, or not valid, record nothing: encoding/json
@@ -136,7 +156,7 @@ func (c *Context) scanArgs(args []byte) {
 			bigs = append(bigs, s)
 		}
 	}}
-	end, err := scanArgMembers(sc, args, 0, &ms)
+	end, err := scanArgMembers(sc, args, 0, 1, &ms)
 	if err != nil || jsonscan.SkipSpace(args, end) != len(args) {
 		return
 	}

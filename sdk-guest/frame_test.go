@@ -12,17 +12,25 @@ import (
 )
 
 // frameOf builds the frame the host sends for a call_tool envelope's
-// request and context members.
+// request and context members, with the index of args's members.
 func frameOf(name, args string, cc abi.Context) []byte {
-	return abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte(name), ID: cc.ID, Meta: cc.Meta,
-		ProtocolVersion: []byte(cc.ProtocolVersion), Plugin: []byte(cc.Plugin), Arguments: []byte(args)})
+	return frameIndexed(name, args, cc, abi.AppendArgMembers(nil, []byte(args)))
+}
+
+// frameIndexed is frameOf with index as the frame's Members, whatever
+// args holds.
+func frameIndexed(name, args string, cc abi.Context, index []byte) []byte {
+	return abi.AppendMembersFrame(nil, &abi.CallFrame{Name: []byte(name), ID: cc.ID, Meta: cc.Meta,
+		ProtocolVersion: []byte(cc.ProtocolVersion), Plugin: []byte(cc.Plugin), Members: index, Arguments: []byte(args)})
 }
 
 // TestCallFrameMatchesEnvelope: a call through the frame export answers
 // exactly as the same call through call_tool's envelope, output and
 // error, and the handler sees the same Context and arguments: typed
 // tools on the flat plan and off it, raw tools, required arguments,
-// panics, unknown tools and raw output.
+// panics, unknown tools and raw output. So does the frame without the
+// index of the arguments' members, and with an index that runs past
+// their end: the guest then scans them itself.
 func TestCallFrameMatchesEnvelope(t *testing.T) {
 	useRegistry(t)
 	type flat struct {
@@ -64,6 +72,10 @@ func TestCallFrameMatchesEnvelope(t *testing.T) {
 		{"space", "flat", ` { "text" : "hi" } `},
 		{"case-folded key", "flat", `{"TEXT":"hi"}`},
 		{"unknown key", "flat", `{"text":"hi","zzz":[1,{"a":2}]}`},
+		{"repeated key", "flat", `{"text":"first","n":1,"text":"last"}`},
+		{"escaped key", "flat", `{"t\u0065xt":"hi"}`},
+		{"high bytes", "flat", `{"text":"héllo \u00e9"}`},
+		{"invalid UTF-8", "flat", "{\"text\":\"a\xffb\"}"},
 		{"wrong type", "flat", `{"text":5}`},
 		{"overflow", "flat", `{"n":1e400}`},
 		{"null", "flat", `null`},
@@ -98,9 +110,19 @@ func TestCallFrameMatchesEnvelope(t *testing.T) {
 			}
 			env = append(env[:len(env)-1], []byte(`,"request":`+req+`}}`)...)
 			want, wantErr := Dispatch(abi.ExportCallTool, env)
-			got, gotErr := CallFrame(frameOf(tc.tool, tc.args, cc))
-			if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-				t.Errorf("frame: %.300s, %v\nenvelope: %.300s, %v", got, gotErr, want, wantErr)
+			misfit := abi.AppendArgMembers(nil, []byte(`{"k":"`+strings.Repeat("x", 3*bigString)+`"}`)) // past args' end
+			for _, f := range []struct {
+				name  string
+				frame []byte
+			}{
+				{"frame", frameOf(tc.tool, tc.args, cc)},
+				{"frame without an index", frameIndexed(tc.tool, tc.args, cc, nil)},
+				{"frame with a misfit index", frameIndexed(tc.tool, tc.args, cc, misfit)},
+			} {
+				got, gotErr := CallFrame(f.frame)
+				if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Errorf("%s: %.300s, %v\nenvelope: %.300s, %v", f.name, got, gotErr, want, wantErr)
+				}
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -110,8 +111,10 @@ func FuzzDecodeArgs(f *testing.F) {
 
 // FuzzCallFrame checks that a tool call through the frame export answers
 // as the same call through call_tool's envelope, for any arguments the
-// host would pass (valid JSON; empty for none), with flat, typed and raw
-// tools, and that no frame makes it panic.
+// host would pass (valid JSON, with the index of its members; empty for
+// none), with flat, typed and raw tools, that the index holds the
+// members the guest's own scan would find, and that no frame makes it
+// panic.
 func FuzzCallFrame(f *testing.F) {
 	for _, s := range []struct{ tool, args string }{
 		{"greet", `{"name":"x"}`}, {"greet", `{"NAME":"x","name":null}`}, {"sum", `{"a":1,"b":2.5}`},
@@ -122,11 +125,21 @@ func FuzzCallFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tool string, args []byte) {
 		useRegistry(t)
 		registerTools()
-		_, _ = CallFrame(append([]byte(tool), args...)) // arbitrary bytes: it must not panic
+		_, _ = CallFrame(append([]byte(tool), args...))                                    // arbitrary bytes: it must not panic
+		_, _ = CallFrame(frameIndexed("greet", string(args), abi.Context{}, []byte(tool))) // nor an arbitrary index
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = nil
 		} else if !json.Valid(args) {
 			return
+		}
+		if len(args) > 0 {
+			// The host's index holds what the guest's own scan finds.
+			var scanned, indexed Context
+			scanned.scanArgs(args)
+			ok := indexed.indexedArgs(args, abi.AppendArgMembers(nil, args))
+			if ok != scanned.membersSet || !slices.Equal(indexed.members, scanned.members) {
+				t.Errorf("%s: indexed %v %+v; scanned %v %+v", args, ok, indexed.members, scanned.membersSet, scanned.members)
+			}
 		}
 		if !utf8.ValidString(tool) {
 			return // names come from the guest's list; JSON would replace bad bytes
@@ -142,8 +155,7 @@ func FuzzCallFrame(f *testing.F) {
 		}
 		env += `},"context":{"id":1,"_meta":{},"plugin":"p"}}`
 		want, wantErr := Dispatch(abi.ExportCallTool, []byte(env))
-		got, gotErr := CallFrame(abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte(tool), ID: cc.ID, Meta: cc.Meta,
-			Plugin: []byte(cc.Plugin), Arguments: args}))
+		got, gotErr := CallFrame(frameOf(tool, string(args), cc))
 		if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 			t.Errorf("%s(%s): frame %s, %v; envelope %s, %v", tool, args, got, gotErr, want, wantErr)
 		}

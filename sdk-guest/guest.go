@@ -62,6 +62,9 @@ type toolEntry struct {
 	// what it decoded (a typed tool), so they may lie in a buffer the
 	// next call reuses.
 	decodes bool
+	// flat says what it decodes has a flat plan (flatargs.go): the
+	// members a call frame indexes are all it needs of a scan.
+	flat bool
 }
 
 type resourceEntry struct {
@@ -190,8 +193,8 @@ type Context struct {
 
 	// The top-level members of the call's arguments (bigsOf), when the
 	// envelope's scan recorded them (membersSet); see scanEnvelope.
-	members    []argMember
-	memberBuf  [4]argMember
+	members    []abi.ArgMember
+	memberBuf  [4]abi.ArgMember
 	membersSet bool
 
 	params abi.CallToolParams // the request decodeInputFast returns

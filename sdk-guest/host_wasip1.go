@@ -246,7 +246,7 @@ func run(export string) int32 {
 	return setOutput(export, out)
 }
 
-// The buffers of the frame export (abi.ExportCallToolFrame), kept from
+// The buffers of the frame export (abi.ExportCallToolMembers), kept from
 // call to call up to keptBuffer bytes each: a guest whose calls carry
 // megabytes should not hold that much between them.
 var frameIn, frameOut []byte

@@ -146,12 +146,12 @@ func (i *instance) call(t *testing.T, tool string) string {
 	})
 }
 
-// callFrame calls tool as a host of ABI version 2 does, through
-// mcphost_call_tool's frame.
+// callFrame calls tool as a host of ABI version 3 does, through
+// mcphost_call_tool_members's frame.
 func (i *instance) callFrame(t *testing.T, tool string) string {
 	t.Helper()
 	return i.callWith(t, func() ([]byte, error) {
-		return CallFrame(abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte(tool)}))
+		return CallFrame(abi.AppendMembersFrame(nil, &abi.CallFrame{Name: []byte(tool)}))
 	})
 }
 

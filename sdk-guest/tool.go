@@ -24,9 +24,9 @@ import (
 // that show up on the first load.
 func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
 	def := toolDef(tool, reflect.TypeFor[In](), nil)
-	args := typedArgs[In](def)
+	args, flat := typedArgs[In](def)
 	std.addTool(&toolEntry{
-		def: def, decodes: true,
+		def: def, decodes: true, flat: flat,
 		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
 			in, bad := args(ctx, raw)
 			if bad != nil {
@@ -44,9 +44,9 @@ func AddTool[In any](tool Tool, h func(*Context, In) (*Result, error)) {
 // same JSON as a text block.
 func AddToolOut[In, Out any](tool Tool, h func(*Context, In) (Out, error)) {
 	def := toolDef(tool, reflect.TypeFor[In](), reflect.TypeFor[Out]())
-	args := typedArgs[In](def)
+	args, flat := typedArgs[In](def)
 	std.addTool(&toolEntry{
-		def: def, decodes: true,
+		def: def, decodes: true, flat: flat,
 		handler: func(ctx *Context, raw json.RawMessage) (*Result, error) {
 			in, bad := args(ctx, raw)
 			if bad != nil {
@@ -105,7 +105,9 @@ func toolDef(tool Tool, in, out reflect.Type) abi.Tool {
 // the isError result that says what is wrong with them. When In has a
 // flat plan that covers its required arguments, the plan's decoding also
 // tells which are present, so a call neither reflects nor parses again.
-func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Result) {
+// flat says In has a flat plan: the top-level members of the arguments
+// are all the decoder needs of a call's scan.
+func typedArgs[In any](def abi.Tool) (decode func(*Context, json.RawMessage) (In, *Result), flat bool) {
 	names := requiredOf(def.InputSchema)
 	required := requiredCheck[In](names)
 	plan := flatPlanOf(reflect.TypeFor[In]())
@@ -133,7 +135,7 @@ func typedArgs[In any](def abi.Tool) func(*Context, json.RawMessage) (In, *Resul
 			return in, Errorf("invalid arguments: missing required argument %q", name)
 		}
 		return in, nil
-	}
+	}, plan != nil
 }
 
 // decodeArgs decodes a tool's arguments; missing or null arguments give

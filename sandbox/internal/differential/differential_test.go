@@ -237,10 +237,10 @@ func TestDifferentialExamples(t *testing.T) {
 			{name: "bad arguments", export: abi.ExportCallTool, input: toolCall("echo", `{"text":1}`)},
 			// The same calls through the frame export: on Extism's go-sdk
 			// the guest reads it without mcphost's bulk copies.
-			{name: "echo frame", export: abi.ExportCallToolFrame, input: toolFrame("echo", `{"text":"hi"}`)},
-			{name: "echo 100 KB frame", export: abi.ExportCallToolFrame, input: toolFrame("echo", `{"text":"`+strings.Repeat("y", 100000)+`"}`)},
-			{name: "bad arguments frame", export: abi.ExportCallToolFrame, input: toolFrame("echo", `{"text":1}`)},
-			{name: "malformed frame", export: abi.ExportCallToolFrame, input: "\x05"},
+			{name: "echo frame", export: abi.ExportCallToolMembers, input: toolFrame("echo", `{"text":"hi"}`)},
+			{name: "echo 100 KB frame", export: abi.ExportCallToolMembers, input: toolFrame("echo", `{"text":"`+strings.Repeat("y", 100000)+`"}`)},
+			{name: "bad arguments frame", export: abi.ExportCallToolMembers, input: toolFrame("echo", `{"text":1}`)},
+			{name: "malformed frame", export: abi.ExportCallToolMembers, input: "\x05"},
 		},
 		"hashtools": {
 			{name: "sha256", export: abi.ExportCallTool, input: toolCall("sha256", `{"text":"abc"}`)},
@@ -251,8 +251,8 @@ func TestDifferentialExamples(t *testing.T) {
 		"faulty": {
 			{name: "echo", export: abi.ExportCallTool, input: toolCall("echo", `{"text":"x"}`)},
 			{name: "panic", export: abi.ExportCallTool, input: toolCall("panic", `{}`)},
-			{name: "panic frame", export: abi.ExportCallToolFrame, input: toolFrame("panic", `{}`)},
-			{name: "loop frame", export: abi.ExportCallToolFrame, input: toolFrame("loop", `{}`)},
+			{name: "panic frame", export: abi.ExportCallToolMembers, input: toolFrame("panic", `{}`)},
+			{name: "loop frame", export: abi.ExportCallToolMembers, input: toolFrame("loop", `{}`)},
 			{name: "recovered panic", export: abi.ExportCallTool, input: toolCall("recovered_panic", `{}`)},
 			{name: "big", export: abi.ExportCallTool, input: toolCall("big", `{"bytes":70000}`)},
 			{name: "loop", export: abi.ExportCallTool, input: toolCall("loop", `{}`)},
@@ -289,9 +289,11 @@ func toolCall(name, args string) string {
 	return `{"request":{"name":"` + name + `","arguments":` + args + `}}`
 }
 
-// toolFrame is toolCall's call as the frame export takes it.
+// toolFrame is toolCall's call as the frame export takes it, its
+// arguments' members indexed.
 func toolFrame(name, args string) string {
-	return string(abi.AppendCallFrame(nil, &abi.CallFrame{Name: []byte(name), ID: []byte(`1`), Meta: []byte(`{}`), Arguments: []byte(args)}))
+	return string(abi.AppendMembersFrame(nil, &abi.CallFrame{Name: []byte(name), ID: []byte(`1`), Meta: []byte(`{}`),
+		Members: abi.AppendArgMembers(nil, []byte(args)), Arguments: []byte(args)}))
 }
 
 // TestDifferentialKernelProbe drives the kernel functions one by one

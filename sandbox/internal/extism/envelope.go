@@ -24,15 +24,23 @@ import (
 type V2 struct {
 	m      Caller
 	plugin string
-	frame  bool // it exports abi.ExportCallToolFrame: tool calls go there
+	frame  string // the frame export tool calls go to, "" for call_tool
 	errs   Errors
 }
 
 // NewV2 returns the Guest of m, a v2 plugin called plugin (the name guests
-// see in their context); frame says m exports abi.ExportCallToolFrame,
-// where tool calls then go. errs makes the errors of its caller's types.
-func NewV2(m Caller, plugin string, frame bool, errs Errors) *V2 {
-	return &V2{m: m, plugin: plugin, frame: frame, errs: errs}
+// see in their context). Its tool calls go to abi.ExportCallToolMembers
+// when m exports it, else to abi.ExportCallToolFrame when m exports that,
+// else to call_tool. errs makes the errors of its caller's types.
+func NewV2(m Caller, plugin string, errs Errors) *V2 {
+	g := &V2{m: m, plugin: plugin, errs: errs}
+	for _, e := range []string{abi.ExportCallToolMembers, abi.ExportCallToolFrame} {
+		if m.HasExport(e) {
+			g.frame = e
+			break
+		}
+	}
+	return g
 }
 
 func (g *V2) ABI() int { return 2 }
@@ -66,23 +74,23 @@ func (g *V2) Lists(ctx context.Context) (*Lists, error) {
 }
 
 // CallTool sends call_tool {"request":{name,arguments},"context":cc},
-// or, to a guest that exports abi.ExportCallToolFrame, the same call as
-// an abi.CallFrame there. Either way its errors name call_tool, the
+// or, to a guest that exports a frame export (NewV2), the same call as an
+// abi.CallFrame there. Either way its errors name call_tool, the
 // question the plugin answered.
 func (g *V2) CallTool(ctx context.Context, tool ToolRef, args json.RawMessage, cc abi.Context) (ToolResult, error) {
-	if g.frame {
+	if g.frame != "" {
 		in, err := g.callFrameInput(tool.Name, args, cc)
 		if err != nil {
 			return ToolResult{}, err
 		}
-		r, err := g.callTool(ctx, abi.ExportCallToolFrame, in)
+		r, err := g.callTool(ctx, g.frame, in)
 		if err == nil {
 			return r, nil
 		}
 		if oe := (*OutputError)(nil); errors.As(err, &oe) {
 			oe.Export = abi.ExportCallTool
 		} else {
-			g.errs.Rename(err, abi.ExportCallToolFrame, abi.ExportCallTool)
+			g.errs.Rename(err, g.frame, abi.ExportCallTool)
 		}
 		return r, err
 	}
@@ -222,7 +230,7 @@ func (g *V2) callTool(ctx context.Context, export string, in []byte) (ToolResult
 // invoke runs export, which the plugin must have, with in. The frame
 // export is known to be there (NewV2).
 func (g *V2) invoke(ctx context.Context, export string, in []byte) ([]byte, error) {
-	if !(g.frame && export == abi.ExportCallToolFrame) && !g.m.HasExport(export) {
+	if export != g.frame && !g.m.HasExport(export) {
 		return nil, g.errs.Unsupported(g.plugin, export)
 	}
 	return g.m.Call(ctx, export, in)
@@ -295,9 +303,11 @@ func (g *V2) callToolInput(name string, args json.RawMessage, cc abi.Context) ([
 	return append(in, '}'), nil
 }
 
-// callFrameInput is the abi.CallFrame of a tool call: the context's
-// members as callToolInput would write them (filled, compacted), and args
-// as they are; args must be valid JSON (the caller checked it) or empty.
+// callFrameInput is the abi.CallFrame of a tool call in the layout of
+// g.frame: the context's members as callToolInput would write them
+// (filled, compacted), args as they are and, for
+// abi.ExportCallToolMembers, the index of args' members; args must be
+// valid JSON (the caller checked it) or empty.
 func (g *V2) callFrameInput(name string, args json.RawMessage, cc abi.Context) ([]byte, error) {
 	cc.Plugin = g.plugin
 	cc = fillContext(cc)
@@ -314,7 +324,12 @@ func (g *V2) callFrameInput(name string, args json.RawMessage, cc abi.Context) (
 	}
 	f := abi.CallFrame{Name: []byte(name), ID: id, Meta: meta,
 		ProtocolVersion: []byte(cc.ProtocolVersion), Plugin: []byte(cc.Plugin), Arguments: args}
-	return abi.AppendCallFrame(make([]byte, 0, f.Size()), &f), nil
+	if g.frame == abi.ExportCallToolFrame {
+		return abi.AppendCallFrame(make([]byte, 0, f.Size()), &f), nil
+	}
+	var index [4 + 8*17]byte // eight members' room, on the stack
+	f.Members = abi.AppendArgMembers(index[:0], args)
+	return abi.AppendMembersFrame(make([]byte, 0, f.Size()), &f), nil
 }
 
 // appendContext appends cc as json.Marshal writes it (strings apart:

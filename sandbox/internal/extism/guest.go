@@ -65,6 +65,6 @@ type Errors struct {
 	// lacks.
 	Unsupported func(plugin, export string) error
 	// Rename makes err, a call of the export from, name the export to:
-	// a tool call sent to abi.ExportCallToolFrame reports call_tool.
+	// a tool call sent to a frame export reports call_tool.
 	Rename func(err error, from, to string)
 }

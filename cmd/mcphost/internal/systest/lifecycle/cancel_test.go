@@ -59,7 +59,7 @@ func checkCancelKeepsState(t *testing.T, transport, version, cache string) {
 			t.Errorf("%s cancelled: the client got %v; want context.Canceled", tool, err)
 		}
 		// A Go guest of the current SDK takes its calls through the call frame.
-		if _, err := s.log.wait(ctx, outcome, "plugin=counter", "export="+abi.ExportCallToolFrame); err != nil {
+		if _, err := s.log.wait(ctx, outcome, "plugin=counter", "export="+abi.ExportCallToolMembers); err != nil {
 			t.Fatalf("%s: %v\nstderr:\n%s", tool, err, s.log)
 		}
 	}
