@@ -3,7 +3,9 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestCallFrame: a frame, in either layout, parses back into the fields
@@ -192,6 +194,78 @@ func FuzzCallFrame(f *testing.F) {
 		}
 		if again := AppendCallFrame(nil, &fr); !bytes.Equal(again, b) {
 			t.Fatalf("reframed %q as %q", b, again)
+		}
+	})
+}
+
+// TestResultFrameMalformed: the host refuses, with ErrResultFrame, every
+// result frame it cannot write exactly, and JSON longer than its bound.
+func TestResultFrameMalformed(t *testing.T) {
+	good, ok := AppendResultFrame(nil, &CallToolResult{Content: []Content{{Type: ContentText, Text: "hi"}}, StructuredContent: []byte(`{"a":1}`)})
+	if !ok {
+		t.Fatal("no frame for a text result")
+	}
+	js, _, _, err := AppendResultJSON(nil, good, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		frame []byte
+		max   int
+	}{
+		{"empty", nil, 0},
+		{"JSON", []byte(`{"content":[]}`), 0},
+		{"count past the end", append([]byte{0, 0}, 5, 0, 0, 0, 0, 0, 0, 0), 0},
+		{"text past the end", []byte{0, 0, 1, 0, 0, 0, 9, 0, 0, 0, 'a'}, 0},
+		{"no structured length", []byte{0, 0, 0, 0, 0, 0}, 0},
+		{"trailing bytes", append(bytes.Clone(good), 'x'), 0},
+		{"invalid structured", []byte{0, 0, 0, 0, 0, 0, 1, 0, 0, 0, '{'}, 0},
+		{"over the bound", good, len(js) - 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, _, err := AppendResultJSON([]byte("keep"), tc.frame, tc.max)
+			if !errors.Is(err, ErrResultFrame) || string(out) != "keep" {
+				t.Errorf("got %q, %v; want ErrResultFrame and dst unchanged", out, err)
+			}
+		})
+	}
+	if out, _, _, err := AppendResultJSON(nil, good, len(js)); err != nil || !bytes.Equal(out, js) {
+		t.Errorf("at its bound: %s, %v", out, err)
+	}
+}
+
+// FuzzResultFrame: any bytes either are refused or written as valid JSON
+// holding a content array; and a frame made of any texts is written as
+// JSON that decodes back to those texts.
+func FuzzResultFrame(f *testing.F) {
+	f.Add([]byte{0, 1, 1, 0, 0, 0, 2, 0, 0, 0, 'h', 'i', 0, 0, 0, 0}, "a\"b", "\xff")
+	f.Fuzz(func(t *testing.T, frame []byte, a, b string) {
+		if out, _, _, err := AppendResultJSON(nil, frame, 1<<20); err == nil {
+			var r struct {
+				Content []struct{ Type, Text string } `json:"content"`
+			}
+			if err := json.Unmarshal(out, &r); err != nil || r.Content == nil {
+				t.Fatalf("%q written as %s: %v", frame, out, err)
+			}
+		}
+		res := &CallToolResult{Content: []Content{{Type: ContentText, Text: a}, {Type: ContentText, Text: b}}}
+		fr, ok := AppendResultFrame(nil, res)
+		if !ok {
+			t.Fatal("no frame for text blocks")
+		}
+		out, _, _, err := AppendResultJSON(nil, fr, 0)
+		var back struct {
+			Content []struct{ Text string } `json:"content"`
+		}
+		if err != nil || json.Unmarshal(out, &back) != nil || len(back.Content) != 2 {
+			t.Fatalf("%q: %s, %v", fr, out, err)
+		}
+		for i, want := range []string{a, b} {
+			if utf8.ValidString(want) && back.Content[i].Text != want {
+				t.Errorf("block %d: %q; want %q", i, back.Content[i].Text, want)
+			}
 		}
 	})
 }

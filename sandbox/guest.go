@@ -87,6 +87,9 @@ func NewGuest(m Caller, plugin string) (Guest, error) {
 		}
 	}
 	v2 := extism.NewV2(m, plugin, extismErrors)
+	if mod, ok := m.(*Module); ok {
+		v2.MaxOutput = mod.lim.MaxOutputBytes
+	}
 	if m.HasExport(abi.ExportDescribe) && m.HasExport(abi.ExportCall) {
 		return extism.NewV1(v2), nil
 	}

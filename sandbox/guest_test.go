@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcphost/mcphost/abi"
 	"github.com/mcphost/mcphost/abi/jsonscan"
+	"github.com/mcphost/mcphost/sandbox/internal/extism"
 )
 
 // wireCaller is a plugin written in Go at the byte level of the Extism
@@ -286,5 +287,51 @@ func TestExtismGuestCallFrame(t *testing.T) {
 	}
 	if _, err := g.CallTool(ctx, ToolRef{Name: "echo"}, nil, abi.Context{Meta: json.RawMessage(`{"a":`)}); err == nil {
 		t.Error("invalid _meta framed")
+	}
+}
+
+// TestExtismGuestResultFrame: a result frame from mcphost_call_tool_members
+// reaches the host's caller as the JSON it stands for, isError and
+// structured content found; a malformed one, or JSON longer than the
+// guest's output may be, is an OutputError naming call_tool; and from
+// mcphost_call_tool, which has no result frames, the same bytes are
+// output that is not JSON.
+func TestExtismGuestResultFrame(t *testing.T) {
+	ctx := context.Background()
+	res := &abi.CallToolResult{Content: []abi.Content{{Type: abi.ContentText, Text: "a \"b\""}}, StructuredContent: json.RawMessage(`{"n":1}`), IsError: true}
+	frame, ok := abi.AppendResultFrame(nil, res)
+	if !ok {
+		t.Fatal("no frame")
+	}
+	const wantJSON = `{"content":[{"type":"text","text":"a \"b\""}],"structuredContent":{"n":1},"isError":true}`
+	guest := func(export string, out []byte) Guest {
+		g, err := NewGuest(&wireCaller{exports: map[string]func([]byte) []byte{
+			abi.ExportCallTool: func([]byte) []byte { return []byte(`{"content":[]}`) },
+			export:             func([]byte) []byte { return out },
+		}}, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	r, err := guest(abi.ExportCallToolMembers, frame).CallTool(ctx, ToolRef{Name: "echo"}, nil, abi.Context{})
+	if err != nil || string(r.JSON) != wantJSON || !r.IsError || string(r.Structured) != `{"n":1}` {
+		t.Errorf("got %s (isError %v, structured %s), %v\nwant %s", r.JSON, r.IsError, r.Structured, err, wantJSON)
+	}
+	bounded := guest(abi.ExportCallToolMembers, frame).(*extism.V2)
+	bounded.MaxOutput = len(wantJSON) - 1
+	for _, tc := range []struct {
+		name string
+		g    Guest
+	}{
+		{"malformed", guest(abi.ExportCallToolMembers, frame[:len(frame)-1])},
+		{"over the output bound", bounded},
+		{"through mcphost_call_tool", guest(abi.ExportCallToolFrame, frame)},
+	} {
+		_, err := tc.g.CallTool(ctx, ToolRef{Name: "echo"}, nil, abi.Context{})
+		var oe *OutputError
+		if !errors.As(err, &oe) || oe.Export != abi.ExportCallTool {
+			t.Errorf("%s: %v; want an OutputError naming %s", tc.name, err, abi.ExportCallTool)
+		}
 	}
 }

@@ -71,6 +71,32 @@ func Error(msg string) *Result {
 	return r
 }
 
+// TextResult returns a successful result holding one text block, s, as
+// the package's TextResult does, but owned by c: it costs no allocation
+// and, like c, is valid only until the handler returns; the SDK then
+// encodes it and reuses its memory for a later call. A second call
+// during the same tool call returns a result of its own. Return it, do
+// not keep it: a result kept for later calls is TextResult's.
+func (c *Context) TextResult(s string) *Result {
+	o := c.owned
+	if o == nil || o.taken {
+		return TextResult(s)
+	}
+	o.taken = true
+	o.c[0] = Text(s)
+	o.r = Result{Content: o.c[:]}
+	return &o.r
+}
+
+// ownedResult is the memory of a Context's own result
+// ([Context.TextResult]): kept from call to call with the Context of the
+// frame export, made for each call elsewhere.
+type ownedResult struct {
+	r     Result
+	c     [1]abi.Content
+	taken bool // this call's result is handed out
+}
+
 // oneBlock returns a result holding c, allocated with its one-block
 // content slice: one allocation a call rather than two, which inside
 // Wasm is a good part of an echo tool's cost. Appending to its Content

@@ -43,6 +43,25 @@ func ExampleAddTool() {
 	// true <nil>
 }
 
+// A handler that returns its Context's own result (ctx.TextResult) costs
+// no allocation for it: the SDK encodes the result when the handler
+// returns and reuses its memory for a later call. Return it; keep
+// guest.TextResult's for results that outlive the call.
+func ExampleContext_TextResult() {
+	type In struct {
+		Name string `json:"name"`
+	}
+	guest.AddTool(guest.Tool{Name: "greet", Description: "Greets someone"},
+		func(ctx *guest.Context, in In) (*guest.Result, error) {
+			return ctx.TextResult("hello, " + in.Name), nil
+		})
+
+	out, err := guest.Dispatch(abi.ExportCallTool, []byte(`{"request":{"name":"greet","arguments":{"name":"Ada"}},"context":{}}`))
+	fmt.Println(string(out), err)
+	// Output:
+	// {"content":[{"type":"text","text":"hello, Ada"}]} <nil>
+}
+
 // A tool with typed output: the result carries Out as structuredContent,
 // and the listing carries the output schema derived from Out.
 func ExampleAddToolOut() {

@@ -22,27 +22,34 @@ import (
 // strings the host sends on every call (protocol version, plugin) are
 // kept from call to call, and the output is written into the caller's
 // buffer, so that in steady state the SDK allocates nothing of its own
-// for a call.
+// for a call. The output is a result frame when the result fits one
+// (text blocks, structured content, isError: abi.AppendResultFrame), so
+// the host, not the guest, writes its JSON.
 
 // frameCache is what consecutive frame calls reuse. A call that finds it
 // taken (natively, concurrent calls; under Wasm never) makes its own.
 type frameCache struct {
 	mu         sync.Mutex
 	ctx        Context
-	pv, plugin string // the last ones sent
+	owned      ownedResult // ctx's own result (Context.TextResult)
+	pv, plugin string      // the last ones sent
 }
 
 // CallFrame runs the tool call of a frame ([abi.AppendMembersFrame]), the
 // input of abi.ExportCallToolMembers, natively: exactly what that export
-// runs, as [Dispatch] is for the others. Its output and errors are those
-// Dispatch(abi.ExportCallTool, …) gives for the same call.
+// runs, as [Dispatch] is for the others. Its output is the export's: a
+// result frame ([abi.AppendResultFrame]) when the result fits one, else
+// JSON; either way the JSON ([abi.AppendResultJSON] writes a frame's) and
+// the errors are those Dispatch(abi.ExportCallTool, …) gives for the same
+// call.
 func CallFrame(frame []byte) ([]byte, error) {
 	return std.callFrame(frame, nil)
 }
 
 // callFrame runs the call of frame and appends its CallToolResult to
-// out[:0], growing it as needed. The Context handed to the handler, and
-// the raw arguments a typed tool decodes, are valid during the call only.
+// out[:0], growing it as needed (appendFrameOutput). The Context handed
+// to the handler, its own result, and the raw arguments a typed tool
+// decodes, are valid during the call only.
 func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
 	defer recoverExport(abi.ExportCallTool, &output, &err)
 	var f abi.CallFrame
@@ -53,7 +60,8 @@ func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
 	if c := &r.frames; c.mu.TryLock() {
 		defer c.mu.Unlock()
 		ctx = &c.ctx
-		*ctx = Context{members: ctx.members[:0], bigs: ctx.bigs[:0]}
+		*ctx = Context{members: ctx.members[:0], bigs: ctx.bigs[:0], owned: &c.owned}
+		c.owned.taken = false
 		ctx.ProtocolVersion = sameString(&c.pv, f.ProtocolVersion)
 		ctx.Plugin = sameString(&c.plugin, f.Plugin)
 	} else {
@@ -91,11 +99,28 @@ func (r *registry) callFrame(frame, out []byte) (output []byte, err error) {
 	if ctx.rawSet {
 		return ctx.rawOutput, nil
 	}
-	res = finish(res)
+	out, err = appendFrameOutput(out, finish(res))
+	if o := ctx.owned; o != nil && o.taken {
+		*o = ownedResult{} // what it held goes with the call
+	}
+	return out, err
+}
+
+// appendFrameOutput appends res to out[:0] as the frame export's output:
+// a result frame when it fits one (the host writes the JSON, natively),
+// else JSON.
+func appendFrameOutput(out []byte, res *Result) ([]byte, error) {
+	if n := abi.ResultFrameSize(res); cap(out) < n {
+		out = make([]byte, 0, n)
+	}
+	if frame, ok := abi.AppendResultFrame(out[:0], res); ok {
+		return frame, nil
+	}
 	if n := resultSize(res); cap(out) < n {
 		out = make([]byte, 0, n)
 	}
-	if out, err = appendCallToolResult(out[:0], res); err != nil {
+	out, err := appendCallToolResult(out[:0], res)
+	if err != nil {
 		return nil, fmt.Errorf("%s: encode output: %w", abi.ExportCallTool, err)
 	}
 	return out, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,6 +16,19 @@ import (
 // request and context members, with the index of args's members.
 func frameOf(name, args string, cc abi.Context) []byte {
 	return frameIndexed(name, args, cc, abi.AppendArgMembers(nil, []byte(args)))
+}
+
+// asHost returns out, an output of the frame export, as the host reads
+// it: a result frame written as JSON (abi.AppendResultJSON), JSON as is.
+func asHost(out []byte) []byte {
+	if !abi.IsResultFrame(out) {
+		return out
+	}
+	js, _, _, err := abi.AppendResultJSON(nil, out, 0)
+	if err != nil {
+		return []byte("bad result frame: " + err.Error())
+	}
+	return js
 }
 
 // frameIndexed is frameOf with index as the frame's Members, whatever
@@ -120,6 +134,7 @@ func TestCallFrameMatchesEnvelope(t *testing.T) {
 				{"frame with a misfit index", frameIndexed(tc.tool, tc.args, cc, misfit)},
 			} {
 				got, gotErr := CallFrame(f.frame)
+				got = asHost(got)
 				if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 					t.Errorf("%s: %.300s, %v\nenvelope: %.300s, %v", f.name, got, gotErr, want, wantErr)
 				}
@@ -133,7 +148,8 @@ func TestCallFrameMatchesEnvelope(t *testing.T) {
 
 // TestCallFrameAllocs: in steady state a frame call allocates nothing
 // of the SDK's own: a handler that allocates nothing (an int argument, a
-// result made once) costs no allocation, with the output buffer reused.
+// result made once) costs no allocation, with the output buffer reused,
+// and its output is the result's frame.
 func TestCallFrameAllocs(t *testing.T) {
 	useRegistry(t)
 	fixed := TextResult("ok")
@@ -148,14 +164,115 @@ func TestCallFrameAllocs(t *testing.T) {
 		})
 	frame := frameOf("add", `{"n":41,"other":"x"}`, abi.Context{ID: json.RawMessage(`7`), Meta: json.RawMessage(`{}`), ProtocolVersion: "2025-11-25", Plugin: "p"})
 	var out []byte
+	want, _ := abi.AppendResultFrame(nil, fixed)
 	call := func() {
 		var err error
-		if out, err = std.callFrame(frame, out); err != nil || string(out) != `{"content":[{"type":"text","text":"ok"}]}` {
-			t.Fatalf("got %s, %v", out, err)
+		if out, err = std.callFrame(frame, out); err != nil || !bytes.Equal(out, want) {
+			t.Fatalf("got %q, %v; want %q", out, err, want)
 		}
 	}
 	call()
 	if n := testing.AllocsPerRun(100, call); n != 0 {
 		t.Errorf("allocations per frame call: %v; want 0", n)
+	}
+}
+
+// TestContextTextResult: a Context's own result costs a frame call no
+// allocation (the echo's one allocation is its decoded string), is
+// encoded as TextResult's would be, is cleared once the call has used
+// it, and a second one in the same call is a result of its own; off the
+// frame export it is an ordinary result.
+func TestContextTextResult(t *testing.T) {
+	useRegistry(t)
+	type in struct {
+		Text string `json:"text"`
+	}
+	AddTool(Tool{Name: "echo"}, func(ctx *Context, in in) (*Result, error) { return ctx.TextResult(in.Text), nil })
+	AddTool(Tool{Name: "two"}, func(ctx *Context, in in) (*Result, error) {
+		a, b := ctx.TextResult("first"), ctx.TextResult(in.Text)
+		if a == b || a.Content[0].Text != "first" {
+			return Error("the second result overwrote the first"), nil
+		}
+		return NewResult(a.Content[0], b.Content[0]), nil
+	})
+	cc := abi.Context{ID: json.RawMessage(`7`), Meta: json.RawMessage(`{}`)}
+	for _, tc := range []struct{ tool, want string }{
+		{"echo", `{"content":[{"type":"text","text":"hello \"you\""}]}`},
+		{"two", `{"content":[{"type":"text","text":"first"},{"type":"text","text":"hello \"you\""}]}`},
+	} {
+		frame := frameOf(tc.tool, `{"text":"hello \"you\""}`, cc)
+		var out []byte
+		var err error
+		call := func() { out, err = std.callFrame(frame, out) }
+		call()
+		if err != nil || string(asHost(out)) != tc.want {
+			t.Fatalf("%s: got %s, %v; want %s", tc.tool, asHost(out), err, tc.want)
+		}
+		if tc.tool == "echo" {
+			if n := testing.AllocsPerRun(100, call); n != 1 {
+				t.Errorf("allocations per echo call: %v; want 1, its string", n)
+			}
+		}
+		if o := &std.frames.owned; o.taken || !reflect.ValueOf(o.c[0]).IsZero() || !reflect.ValueOf(o.r).IsZero() {
+			t.Errorf("%s: after the call the owned result holds %+v", tc.tool, o)
+		}
+		env := `{"request":{"name":"` + tc.tool + `","arguments":{"text":"hello \"you\""}},"context":{}}`
+		if got, err := Dispatch(abi.ExportCallTool, []byte(env)); err != nil || string(got) != tc.want {
+			t.Errorf("%s through the envelope: %s, %v; want %s", tc.tool, got, err, tc.want)
+		}
+	}
+}
+
+// TestResultFrameMatchesJSON: a result that fits a result frame gets one,
+// and the JSON the host writes for it is byte for byte the JSON the guest
+// writes for the result; a result that does not fit gets no frame.
+func TestResultFrameMatchesJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		r    *Result
+		fits bool
+	}{
+		{"text", TextResult("hello"), true},
+		{"escapes", TextResult("a\"b\\c\n\r\t\x01 <&> \u2028\u2029 é"), true},
+		{"invalid UTF-8", TextResult("a\xffb\xc3"), true},
+		{"empty text", TextResult(""), true},
+		{"error", Error("no luck"), true},
+		{"no content", &Result{Content: []abi.Content{}}, true},
+		{"blocks", &Result{Content: []abi.Content{{Type: abi.ContentText, Text: "a"}, {Type: abi.ContentText, Text: "b"}}, IsError: true}, true},
+		{"structured", &Result{Content: []abi.Content{{Type: abi.ContentText, Text: `{"n":1}`}}, StructuredContent: json.RawMessage(`{"n": 1}`)}, true},
+		{"text block's other fields", &Result{Content: []abi.Content{{Type: abi.ContentText, Text: "t", MimeType: "text/plain"}}}, true},
+		{"_meta", &Result{Content: []abi.Content{}, Meta: json.RawMessage(`{"a":1}`)}, false},
+		{"block _meta", &Result{Content: []abi.Content{{Type: abi.ContentText, Text: "t", Meta: json.RawMessage(`{}`)}}}, false},
+		{"annotations", &Result{Content: []abi.Content{{Type: abi.ContentText, Text: "t", Annotations: &abi.Annotations{Audience: []string{"user"}}}}}, false},
+		{"image", &Result{Content: []abi.Content{{Type: abi.ContentImage, Data: "AAAA", MimeType: "image/png"}}}, false},
+		{"invalid structured", &Result{Content: []abi.Content{}, StructuredContent: json.RawMessage(`{`)}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantErr := appendCallToolResult(nil, tc.r)
+			frame, ok := abi.AppendResultFrame([]byte("x"), tc.r)
+			if ok != tc.fits {
+				t.Fatalf("fits a frame: %v; want %v", ok, tc.fits)
+			}
+			if !ok {
+				if string(frame) != "x" {
+					t.Errorf("appended %q to dst; want nothing", frame[1:])
+				}
+				return
+			}
+			if wantErr != nil {
+				t.Fatalf("the guest's JSON: %v", wantErr)
+			}
+			if n := abi.ResultFrameSize(tc.r); n != len(frame)-1 {
+				t.Errorf("ResultFrameSize = %d; the frame has %d bytes", n, len(frame)-1)
+			}
+			got, isError, structured, err := abi.AppendResultJSON(nil, frame[1:], 0)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("host's JSON %s, %v\nguest's     %s", got, err, want)
+			}
+			if isError != tc.r.IsError || !bytes.Equal(structured, tc.r.StructuredContent) {
+				t.Errorf("isError %v, structured %s; want %v, %s", isError, structured, tc.r.IsError, tc.r.StructuredContent)
+			}
+		})
 	}
 }

@@ -156,6 +156,7 @@ func FuzzCallFrame(f *testing.F) {
 		env += `},"context":{"id":1,"_meta":{},"plugin":"p"}}`
 		want, wantErr := Dispatch(abi.ExportCallTool, []byte(env))
 		got, gotErr := CallFrame(frameOf(tool, string(args), cc))
+		got = asHost(got)
 		if !bytes.Equal(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 			t.Errorf("%s(%s): frame %s, %v; envelope %s, %v", tool, args, got, gotErr, want, wantErr)
 		}

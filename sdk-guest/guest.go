@@ -199,6 +199,8 @@ type Context struct {
 
 	params abi.CallToolParams // the request decodeInputFast returns
 
+	owned *ownedResult // the memory of TextResult's result; nil: none
+
 	// Cancellation (cancel.go): the host said the call is cancelled, and
 	// Done's channel, made when asked for.
 	cancelled bool

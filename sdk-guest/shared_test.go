@@ -151,7 +151,8 @@ func (i *instance) call(t *testing.T, tool string) string {
 func (i *instance) callFrame(t *testing.T, tool string) string {
 	t.Helper()
 	return i.callWith(t, func() ([]byte, error) {
-		return CallFrame(abi.AppendMembersFrame(nil, &abi.CallFrame{Name: []byte(tool)}))
+		out, err := CallFrame(abi.AppendMembersFrame(nil, &abi.CallFrame{Name: []byte(tool)}))
+		return asHost(out), err
 	})
 }
 

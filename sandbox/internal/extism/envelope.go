@@ -22,6 +22,10 @@ import (
 // V2 is a hyper-mcp v2 plugin: every question is an export taking
 // {"request":…,"context":…}.
 type V2 struct {
+	// MaxOutput bounds the JSON the host writes for a result frame, as
+	// the sandbox bounds a guest's output; 0 means no bound.
+	MaxOutput int
+
 	m      Caller
 	plugin string
 	frame  string // the frame export tool calls go to, "" for call_tool
@@ -220,11 +224,24 @@ func (g *V2) callTool(ctx context.Context, export string, in []byte) (ToolResult
 	if err != nil {
 		return ToolResult{}, err
 	}
+	if export == abi.ExportCallToolMembers && abi.IsResultFrame(out) {
+		return g.resultFrame(out)
+	}
 	r, msg := ReadToolResult(out)
 	if msg != "" {
 		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: export, Msg: msg}
 	}
 	return r, nil
+}
+
+// resultFrame writes the JSON of out, a result frame, no longer than the
+// guest's own output may be.
+func (g *V2) resultFrame(out []byte) (ToolResult, error) {
+	js, isError, structured, err := abi.AppendResultJSON(make([]byte, 0, len(out)+64), out, g.MaxOutput)
+	if err != nil {
+		return ToolResult{}, &OutputError{Plugin: g.plugin, Export: abi.ExportCallToolMembers, Msg: err.Error()}
+	}
+	return ToolResult{JSON: js, IsError: isError, Structured: structured}, nil
 }
 
 // invoke runs export, which the plugin must have, with in. The frame
