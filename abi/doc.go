@@ -22,7 +22,9 @@
 // mcphost's own additions are versioned by [Version] and announced by the
 // optional export [ExportABIVersion], which returns the version as its i32
 // result; [ExportCallToolFrame] takes a tool call as a [CallFrame]
-// instead of an envelope; [ExportListSkills] hands the host a guest's skill files
+// instead of an envelope, and [ExportCallToolMembers] the same frame with
+// the arguments' members indexed, answered with JSON or a result frame
+// ([AppendResultFrame]); [ExportListSkills] hands the host a guest's skill files
 // ([ListSkillsResult]). Host functions live in the extism:host/user namespace, under the
 // names hyper-mcp uses ([HostLog], [HostProgress], …).
 //
