@@ -87,7 +87,7 @@ func ParseCallFrame(b []byte, f *CallFrame) bool {
 }
 
 // ParseMembersFrame is ParseCallFrame for ExportCallToolMembers's frame.
-// It does not check f.Members: [MemberCount] does.
+// It does not check f.Members: [ArgMembers] does.
 func ParseMembersFrame(b []byte, f *CallFrame) bool {
 	return parseFrame(b, f, []*[]byte{&f.Name, &f.ID, &f.Meta, &f.ProtocolVersion, &f.Plugin, &f.Members})
 }
@@ -199,7 +199,8 @@ func AppendArgMembers(dst, args []byte) []byte {
 // ArgMembers appends to dst the members index holds, an index of
 // arguments of args bytes, and reports whether it is one: empty (no
 // index) or malformed reports false, and so does a member whose spans are
-// out of order or past the arguments' end.
+// out of order (each key of two bytes at least, before its value, after
+// the member before) or past the arguments' end.
 func ArgMembers(dst []ArgMember, index []byte, args int) ([]ArgMember, bool) {
 	if len(index) < 4 {
 		return dst, false
@@ -215,8 +216,8 @@ func ArgMembers(dst []ArgMember, index []byte, args int) ([]ArgMember, bool) {
 			V0: binary.LittleEndian.Uint32(e[8:]), V1: binary.LittleEndian.Uint32(e[12:]),
 			Flags: e[16],
 		}
-		if m.K0 < last || m.K1 < m.K0+2 || m.V0 <= m.K1 || m.V1 <= m.V0 || uint64(m.V1) > uint64(args) ||
-			m.Flags&MemberString != 0 && m.V1 < m.V0+2 {
+		if m.K0 < last || m.K1 < m.K0 || m.K1-m.K0 < 2 || m.V0 <= m.K1 || m.V1 <= m.V0 || uint64(m.V1) > uint64(args) ||
+			m.Flags&MemberString != 0 && m.V1-m.V0 < 2 {
 			return dst[:start], false
 		}
 		last = m.V1

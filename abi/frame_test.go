@@ -2,8 +2,10 @@ package abi
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 	"unicode/utf8"
 )
@@ -122,6 +124,14 @@ func TestArgMembers(t *testing.T) {
 			if _, ok := ArgMembers(nil, index[:len(index)-1], len(args)); ok {
 				t.Error("ArgMembers accepted a truncated index")
 			}
+			if len(ms) > 0 {
+				// A key that starts past the end wraps K0+2 around.
+				bad := bytes.Clone(index)
+				binary.LittleEndian.PutUint32(bad[4:], math.MaxUint32)
+				if got, ok := ArgMembers(nil, bad, len(args)); ok {
+					t.Errorf("ArgMembers accepted a key starting at %d: %+v", uint32(math.MaxUint32), got)
+				}
+			}
 		})
 	}
 }
@@ -159,7 +169,7 @@ func FuzzArgMembers(f *testing.F) {
 		if ms, ok := ArgMembers(nil, args, len(args)); ok { // arbitrary bytes as an index
 			last := uint32(0)
 			for i, m := range ms {
-				if m.K0 < last || m.V1 > uint32(len(args)) || m.V1 <= m.V0 || m.V0 <= m.K1 {
+				if m.K0 < last || m.K1 < m.K0+2 || m.V1 > uint32(len(args)) || m.V1 <= m.V0 || m.V0 <= m.K1 {
 					t.Fatalf("accepted member %d: %+v", i, m)
 				}
 				last = m.V1
